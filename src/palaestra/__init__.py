@@ -1,0 +1,5 @@
+"""Palaestra: a self-hostable arena for AI agents."""
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

@@ -1,0 +1,346 @@
+"""The egress client: the only way Palaestra calls out.
+
+Every call is judged by the :class:`EgressPolicy` on the addresses it actually
+connects to: host names are resolved by :class:`PolicyResolver`, which checks
+every address it found and hands the connector only checked ones, so a DNS
+answer that changes between a check and a connect (rebinding) cannot slip
+through. Redirects are never followed. The body is streamed and capped after
+decompression, and the whole call runs under one deadline. Every outcome,
+good or bad, is an :class:`EgressResult`; a misbehaving endpoint never raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import socket
+import ssl
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import aiohttp
+from aiohttp.abc import AbstractResolver, ResolveResult
+from aiohttp.resolver import ThreadedResolver
+from yarl import URL
+
+from palaestra.clock import Clock, SystemClock
+from palaestra.errors import EgressRefused
+from palaestra.protocol.constants import RESPONSE_CAP_BYTES
+from palaestra.protocol.failures import Failure, UnreachableStage
+from palaestra.protocol.jsonwire import InvalidJson, loads
+from palaestra.protocol.signing import signed_headers
+
+from .policy import EgressPolicy, parse_address
+
+__all__ = ["EgressClient", "EgressResult", "PolicyResolver", "Signer", "hmac_signer"]
+
+#: Builds the signature headers for (url, raw body) right before sending.
+Signer = Callable[[str, bytes], Mapping[str, str]]
+
+_STATUS_BODY_BYTES = 1024  # a failed call keeps only the start of its body
+_plain_http: contextvars.ContextVar[bool] = contextvars.ContextVar("plain_http", default=False)
+
+
+def hmac_signer(key: str, clock: Clock, task_id: str | None = None) -> Signer:
+    """A signer for edgearena-v1 dispatches with ``key``, stamped by ``clock``."""
+
+    def sign(url: str, body: bytes) -> Mapping[str, str]:
+        return signed_headers(key, url, body, int(clock.now()), task_id).as_dict()
+
+    return sign
+
+
+@dataclass(frozen=True, slots=True)
+class EgressResult:
+    """What one outbound call came to."""
+
+    url: str
+    latency_ms: float
+    status: int | None = None
+    body: bytes = b""
+    data: Any = None
+    failure: Failure | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+    @property
+    def reason(self) -> str | None:
+        return None if self.failure is None else self.failure.reason
+
+
+class PolicyResolver(AbstractResolver):
+    """Resolves with ``inner`` and lets through only addresses the policy allows.
+
+    One refused address refuses the whole host: a name that points at both a
+    public and a private address is not an endpoint Palaestra calls.
+    """
+
+    def __init__(self, policy: EgressPolicy, inner: AbstractResolver | None = None) -> None:
+        self.policy = policy
+        self._inner = inner or ThreadedResolver()
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        answers = await self._inner.resolve(host, port, family)
+        if not answers:
+            raise OSError(f"{host} has no addresses")
+        plain_http = _plain_http.get()
+        for answer in answers:
+            self.policy.check_address(parse_address(answer["host"]), plain_http=plain_http)
+        return answers
+
+    async def close(self) -> None:
+        await self._inner.close()
+
+
+@lru_cache(maxsize=4096)
+def _parse_url(url: str) -> URL:
+    return URL(url)
+
+
+class EgressClient:
+    """An aiohttp session bound to the egress policy.
+
+    Use as an async context manager, or call :meth:`close`. ``resolver``
+    replaces the system resolver (tests use it to script DNS answers).
+    """
+
+    def __init__(
+        self,
+        policy: EgressPolicy | None = None,
+        *,
+        clock: Clock | None = None,
+        resolver: AbstractResolver | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+        max_connections: int = 0,
+        keepalive: bool = True,
+        cap_bytes: int = RESPONSE_CAP_BYTES,
+    ) -> None:
+        self.policy = policy or EgressPolicy()
+        self.clock = clock or SystemClock()
+        self.cap_bytes = cap_bytes
+        self._resolver = PolicyResolver(self.policy, resolver)
+        self._ssl: ssl.SSLContext | bool = ssl_context if ssl_context is not None else True
+        self._max_connections = max_connections
+        self._keepalive = keepalive
+        self._session: aiohttp.ClientSession | None = None
+
+    async def __aenter__(self) -> EgressClient:
+        self._ensure_session()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    def _ensure_session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(
+                resolver=self._resolver,
+                use_dns_cache=False,  # every new connection resolves and is checked again
+                ssl=self._ssl,
+                limit=self._max_connections,
+                force_close=not self._keepalive,
+            )
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                auto_decompress=False,  # decompressed here, under the cap
+                cookie_jar=aiohttp.DummyCookieJar(),
+                trust_env=False,
+                raise_for_status=False,
+            )
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def get(self, url: str, *, user_agent: str, deadline: float) -> EgressResult:
+        """A liveness-style GET; the body is read (capped) but not parsed."""
+        return await self.request(
+            "GET", url, user_agent=user_agent, deadline=deadline, expect_json=False
+        )
+
+    async def post_json(
+        self,
+        url: str,
+        body: bytes,
+        *,
+        user_agent: str,
+        deadline: float,
+        signer: Signer | None = None,
+        headers: Mapping[str, str] | None = None,
+        deferred_ok: bool = False,
+    ) -> EgressResult:
+        """POST raw JSON ``body``; a 2xx reply must be JSON (a 202 need not, if ``deferred_ok``)."""
+        return await self.request(
+            "POST",
+            url,
+            body=body,
+            user_agent=user_agent,
+            deadline=deadline,
+            signer=signer,
+            headers=headers,
+            deferred_ok=deferred_ok,
+        )
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        user_agent: str,
+        deadline: float,
+        body: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        signer: Signer | None = None,
+        expect_json: bool = True,
+        deferred_ok: bool = False,
+    ) -> EgressResult:
+        """Make one call under the policy and the deadline (seconds); never raises for the peer."""
+        started = self.clock.monotonic()
+        deadline_ms = round(deadline * 1000)
+        try:
+            target = _parse_url(url)
+            self.policy.check_url(target)
+        except (EgressRefused, ValueError) as exc:
+            return self._done(url, started, failure=Failure.refused(_refusal_text(exc)))
+
+        request_headers = {"User-Agent": user_agent, "Accept-Encoding": "gzip, deflate"}
+        if body is not None:
+            request_headers["Content-Type"] = "application/json"
+        if headers:
+            request_headers.update(headers)
+        if signer is not None:
+            request_headers.update(signer(url, body or b""))
+
+        session = self._ensure_session()
+        token = _plain_http.set(target.scheme == "http")
+        try:
+            async with asyncio.timeout(deadline):
+                async with session.request(
+                    method,
+                    target,
+                    data=body,
+                    headers=request_headers,
+                    allow_redirects=False,
+                    ssl=self._ssl,
+                ) as response:
+                    status = response.status
+                    if not 200 <= status < 300:
+                        start = await _read_capped(response, _STATUS_BODY_BYTES, truncate=True)
+                        text = start.decode("utf-8", errors="replace")
+                        return self._done(
+                            url, started, status, start, failure=Failure.http_status(status, text)
+                        )
+                    raw = await _read_capped(response, self.cap_bytes)
+        except TimeoutError:
+            return self._done(url, started, failure=Failure.timeout(deadline_ms))
+        except _TooLarge:
+            return self._done(url, started, failure=Failure.too_large())
+        except EgressRefused as exc:
+            return self._done(url, started, failure=Failure.refused(exc.message))
+        except (aiohttp.ClientError, OSError, ssl.SSLError, zlib.error) as exc:
+            return self._done(url, started, failure=_classify(exc))
+        finally:
+            _plain_http.reset(token)
+
+        if not expect_json or (deferred_ok and status == 202):
+            return self._done(url, started, status, raw)
+        try:
+            data = loads(raw)
+        except InvalidJson as exc:
+            return self._done(url, started, status, raw, failure=Failure.invalid_json(exc.message))
+        return self._done(url, started, status, raw, data=data)
+
+    def _done(
+        self,
+        url: str,
+        started: float,
+        status: int | None = None,
+        body: bytes = b"",
+        *,
+        data: Any = None,
+        failure: Failure | None = None,
+    ) -> EgressResult:
+        latency_ms = (self.clock.monotonic() - started) * 1000
+        return EgressResult(url, latency_ms, status, body, data, failure)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _read_capped(
+    response: aiohttp.ClientResponse, cap: int, *, truncate: bool = False
+) -> bytes:
+    """Read the body, decompressing it here, and stop as soon as it passes ``cap``."""
+    declared = response.content_length
+    encoding = response.headers.get("Content-Encoding", "").strip().lower()
+    if not truncate and declared is not None and declared > cap and encoding in ("", "identity"):
+        raise _TooLarge
+    decoder = _decoder(encoding)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_any():
+        data = decoder(chunk, cap - size + 1) if decoder else chunk
+        size += len(data)
+        chunks.append(data)
+        if size > cap:
+            if truncate:
+                response.close()
+                return b"".join(chunks)[:cap]
+            raise _TooLarge
+    return b"".join(chunks)
+
+
+def _decoder(encoding: str) -> Callable[[bytes, int], bytes] | None:
+    if encoding in ("gzip", "x-gzip"):
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    elif encoding == "deflate":
+        inflater = zlib.decompressobj(zlib.MAX_WBITS | 32)  # zlib or gzip header, auto-detected
+    else:
+        return None
+
+    def decode(chunk: bytes, limit: int) -> bytes:
+        # max_length bounds the memory a bomb can claim: at most ``limit`` bytes per chunk.
+        return inflater.decompress(chunk, max(limit, 1))
+
+    return decode
+
+
+def _refusal_text(exc: Exception) -> str:
+    if isinstance(exc, EgressRefused):
+        return exc.message
+    return f"invalid URL: {exc}"
+
+
+def _classify(exc: BaseException) -> Failure:
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return Failure.unreachable(UnreachableStage.DNS, _os_detail(exc.os_error))
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
+        return Failure.unreachable(UnreachableStage.TLS, str(exc.certificate_error))
+    if isinstance(exc, aiohttp.ClientConnectorSSLError | aiohttp.ClientSSLError | ssl.SSLError):
+        return Failure.unreachable(UnreachableStage.TLS, _os_detail(exc))
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return Failure.unreachable(UnreachableStage.CONNECT, _os_detail(exc.os_error))
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return Failure.unreachable(UnreachableStage.RESET, "server disconnected")
+    if isinstance(exc, aiohttp.InvalidURL):
+        return Failure.refused(f"invalid URL: {exc}")
+    if isinstance(exc, zlib.error):
+        return Failure.unreachable(UnreachableStage.RESET, f"corrupt compressed body: {exc}")
+    return Failure.unreachable(UnreachableStage.RESET, _os_detail(exc))
+
+
+def _os_detail(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    text = str(exc)
+    return text or type(exc).__name__

@@ -1,0 +1,38 @@
+"""The project's exceptions: one root, small subclasses whose docstring is their message."""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigurationError",
+    "EgressRefused",
+    "PalaestraError",
+    "ProtocolError",
+    "SignatureError",
+]
+
+
+class PalaestraError(Exception):
+    """Palaestra failed."""
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or (self.__doc__ or "").strip())
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+
+class ProtocolError(PalaestraError):
+    """A message does not follow the protocol."""
+
+
+class SignatureError(ProtocolError):
+    """Invalid signature."""
+
+
+class EgressRefused(PalaestraError):
+    """The egress policy refuses this destination."""
+
+
+class ConfigurationError(PalaestraError):
+    """The configuration is invalid."""

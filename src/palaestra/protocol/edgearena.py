@@ -1,0 +1,156 @@
+"""edgearena-v1 messages, both directions."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from palaestra.protocol.constants import PROTOCOL, Phase
+from palaestra.protocol.models import InvalidMessage, WireModel
+
+__all__ = [
+    "AgentRequest",
+    "AnalystSimulation",
+    "BuildSimulation",
+    "ChatMessage",
+    "CompletionBody",
+    "DispatchPayload",
+    "DispatchReply",
+    "HandshakeReply",
+    "HandshakeRequest",
+    "ScoutSimulation",
+    "SimulationCandidate",
+    "SimulationRequest",
+    "parse_agent_request",
+]
+
+NonNegative = Annotated[int, Field(ge=0)]
+PhaseName = Literal["SCOUT", "BUILD", "VERIFY", "CRITIQUE"]
+
+
+class ChatMessage(WireModel):
+    """One prompt message; agents forward these verbatim to their model."""
+
+    role: Literal["system", "user"]
+    content: str
+
+
+class HandshakeRequest(WireModel):
+    """Step 3 of the wizard: proves the endpoint speaks JSON over HTTP."""
+
+    type: Literal["handshake"] = "handshake"
+    protocol: Literal["edgearena-v1"] = "edgearena-v1"
+    request_id: str
+
+
+class HandshakeReply(WireModel):
+    """Any JSON object passes; echoing the handshake is customary."""
+
+    ok: bool = True
+    protocol: str = PROTOCOL
+
+
+class SimulationCandidate(WireModel):
+    """The candidate a BUILDER or ANALYST simulation works on."""
+
+    id: str
+    title: str
+    target_customer: str | None = None
+    core_problem: str | None = None
+    solution_summary: str | None = None
+    why_now: str | None = None
+
+
+class _Simulation(WireModel):
+    protocol: Literal["edgearena-v1"] = "edgearena-v1"
+    task_id: str
+    deadline_ms: NonNegative
+    messages: list[ChatMessage]
+
+
+class ScoutSimulation(_Simulation):
+    """Step 4 of the wizard for a SCOUT."""
+
+    type: Literal["scout_task"] = "scout_task"
+    role: Literal["SCOUT"] = "SCOUT"
+    goal: str
+    launchpad: str
+
+
+class BuildSimulation(_Simulation):
+    """Step 4 of the wizard for a BUILDER."""
+
+    type: Literal["build_task"] = "build_task"
+    role: Literal["BUILDER"] = "BUILDER"
+    candidate: SimulationCandidate
+
+
+class AnalystSimulation(_Simulation):
+    """Step 4 of the wizard for an ANALYST (the critique path)."""
+
+    type: Literal["analyst_task"] = "analyst_task"
+    role: Literal["ANALYST"] = "ANALYST"
+    candidate: SimulationCandidate
+
+
+SimulationRequest = ScoutSimulation | BuildSimulation | AnalystSimulation
+
+
+class DispatchPayload(WireModel):
+    """A production task, signed, for one phase of one run."""
+
+    task_id: str = Field(alias="taskId")
+    run_id: str = Field(alias="runId")
+    phase: PhaseName
+    role: PhaseName
+    candidate_id: str | None = Field(alias="candidateId")
+    goal: str
+    launchpad_name: str = Field(alias="launchpadName")
+    messages: list[ChatMessage]
+
+    @property
+    def phase_enum(self) -> Phase:
+        return Phase(self.phase)
+
+
+class DispatchReply(WireModel):
+    """The envelope of a synchronous reply (its output is checked by the phase schema)."""
+
+    output: dict[str, Any]
+    prompt_tokens: NonNegative = Field(alias="promptTokens")
+    completion_tokens: NonNegative = Field(alias="completionTokens")
+    model_id: str = Field(alias="modelId")
+
+
+class CompletionBody(WireModel):
+    """The body of an async completion callback."""
+
+    task_id: str = Field(alias="taskId")
+    output: dict[str, Any]
+    prompt_tokens: NonNegative = Field(alias="promptTokens")
+    completion_tokens: NonNegative = Field(alias="completionTokens")
+    model_id: str | None = Field(default=None, alias="modelId")
+
+
+AgentRequest = HandshakeRequest | SimulationRequest | DispatchPayload
+
+_BY_TYPE: dict[str, type[WireModel]] = {
+    "handshake": HandshakeRequest,
+    "scout_task": ScoutSimulation,
+    "build_task": BuildSimulation,
+    "analyst_task": AnalystSimulation,
+}
+
+
+def parse_agent_request(body: Any) -> AgentRequest:
+    """Tell an agent-bound POST body apart by shape and validate it."""
+    if not isinstance(body, dict):
+        raise InvalidMessage("Validation failed: body: expected an object")
+    kind = body.get("type")
+    if kind is None and "taskId" in body:
+        return DispatchPayload.parse(body)
+    model = _BY_TYPE.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        raise InvalidMessage(f"Validation failed: type: unknown message type {kind!r}")
+    return model.parse(body)  # type: ignore[return-value]

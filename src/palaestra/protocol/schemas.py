@@ -1,0 +1,391 @@
+"""The role output schemas of edgearena-v1 and their exact failure lines.
+
+Every rule of ``spec/SCHEMAS.md`` is written once here. Validation walks the
+value in the documented key order and collects every violation; the first one
+is the task's failure reason (``Validation failed: Missing execution.first_milestone``).
+Extra keys are always allowed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import orjson
+
+from palaestra.errors import ProtocolError
+from palaestra.protocol.constants import RESPONSE_CAP_BYTES, Phase, Role
+
+__all__ = [
+    "LEVELS",
+    "SIMULATION_REQUIRED_KEYS",
+    "Envelope",
+    "SchemaViolation",
+    "Violation",
+    "check_required_keys",
+    "json_type",
+    "validate_envelope",
+    "validate_output",
+]
+
+LEVELS: Final = ("high", "medium", "low")
+VERDICTS: Final = ("pass", "eliminate")
+_PHASE_STEP_KEYS: Final = ("title", "objective", "outcome", "reality_check", "operator_guidance")
+
+SIMULATION_REQUIRED_KEYS: Final[Mapping[Role, tuple[str, ...]]] = {
+    Role.SCOUT: ("candidate_title", "target_customer", "core_problem", "proposed_solution"),
+    Role.BUILDER: ("candidate_id", "execution", "claims"),
+    Role.ANALYST: ("strengths", "weaknesses", "verdict"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One broken rule at one place in the value."""
+
+    path: str
+    problem: str | None = None  # None: the key is missing
+
+    @property
+    def reason(self) -> str:
+        if self.problem is None:
+            return f"Validation failed: Missing {self.path}"
+        return f"Validation failed: {self.path}: {self.problem}"
+
+
+class SchemaViolation(ProtocolError):
+    """Validation failed"""
+
+    def __init__(self, violations: Sequence[Violation]) -> None:
+        self.violations = tuple(violations)
+        super().__init__(self.violations[0].reason)
+
+
+def json_type(value: object) -> str:
+    """The JSON type name of a parsed value, as an agent author would say it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+class _Missing:
+    pass
+
+
+_MISSING: Final = _Missing()
+
+
+class _Checker:
+    """Collects violations while walking a value."""
+
+    def __init__(self) -> None:
+        self.violations: list[Violation] = []
+
+    def fail(self, path: str, problem: str | None = None) -> None:
+        self.violations.append(Violation(path, problem))
+
+    def get(self, obj: Mapping[str, Any], key: str, path: str, *, optional: bool = False) -> Any:
+        if key in obj:
+            return obj[key]
+        if not optional:
+            self.fail(path)
+        return _MISSING
+
+    def is_object(self, value: Any, path: str) -> bool:
+        if isinstance(value, dict):
+            return True
+        self.fail(path, f"expected an object, got {json_type(value)}")
+        return False
+
+    def is_array(self, value: Any, path: str, *, min_items: int = 0) -> bool:
+        if not isinstance(value, list):
+            self.fail(path, f"expected an array, got {json_type(value)}")
+            return False
+        if len(value) < min_items:
+            self.fail(path, f"must have at least {min_items} item")
+            return False
+        return True
+
+    def is_string(self, value: Any, path: str) -> bool:
+        if isinstance(value, str):
+            return True
+        self.fail(path, f"expected a string, got {json_type(value)}")
+        return False
+
+    def is_text(self, value: Any, path: str) -> bool:
+        if not self.is_string(value, path):
+            return False
+        if not value.strip():
+            self.fail(path, "must not be empty")
+            return False
+        return True
+
+    def is_number(
+        self, value: Any, path: str, *, low: float | None = None, high: float | None = None
+    ) -> bool:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.fail(path, f"expected a number, got {json_type(value)}")
+            return False
+        if low is not None and high is not None and not low <= value <= high:
+            self.fail(path, f"must be between {low:g} and {high:g}")
+            return False
+        if low is not None and value < low:
+            self.fail(path, f"must be >= {low:g}")
+            return False
+        return True
+
+    def is_count(self, value: Any, path: str) -> bool:
+        integral = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+        if isinstance(value, bool) or not integral:
+            shown = json_type(value) if not isinstance(value, float) else f"{value:g}"
+            self.fail(path, f"expected an integer, got {shown}")
+            return False
+        if value < 0:
+            self.fail(path, "must be >= 0")
+            return False
+        return True
+
+    def is_boolean(self, value: Any, path: str) -> bool:
+        if isinstance(value, bool):
+            return True
+        self.fail(path, f"expected a boolean, got {json_type(value)}")
+        return False
+
+    def is_choice(self, value: Any, path: str, choices: Sequence[str]) -> bool:
+        if isinstance(value, str) and value in choices:
+            return True
+        shown = f'"{value}"' if isinstance(value, str) else json_type(value)
+        self.fail(path, f"expected one of {', '.join(choices)}, got {shown}")
+        return False
+
+    # Composite rules, named after the spec's vocabulary.
+
+    def text(self, obj: Mapping[str, Any], key: str, base: str = "") -> None:
+        value = self.get(obj, key, _join(base, key))
+        if value is not _MISSING:
+            self.is_text(value, _join(base, key))
+
+    def candidate_id(self, obj: Mapping[str, Any], expected: str | None) -> None:
+        value = self.get(obj, "candidate_id", "candidate_id")
+        if value is _MISSING or not self.is_text(value, "candidate_id"):
+            return
+        if expected is not None and value != expected:
+            self.fail("candidate_id", f"must equal the dispatched candidate {expected}")
+
+    def array_of(
+        self,
+        obj: Mapping[str, Any],
+        key: str,
+        item: Callable[[Any, str], object],
+        *,
+        base: str = "",
+        min_items: int = 0,
+    ) -> None:
+        path = _join(base, key)
+        value = self.get(obj, key, path)
+        if value is _MISSING or not self.is_array(value, path, min_items=min_items):
+            return
+        for index, element in enumerate(value):
+            item(element, f"{path}[{index}]")
+
+    def record(self, value: Any, path: str, rules: Sequence[tuple[str, str]]) -> None:
+        """An object whose keys follow ``rules``: (key, kind) with kind text/string?/level/bool."""
+        if not self.is_object(value, path):
+            return
+        for key, kind in rules:
+            optional = kind.endswith("?")
+            field = self.get(value, key, _join(path, key), optional=optional)
+            if field is _MISSING:
+                continue
+            where = _join(path, key)
+            match kind.rstrip("?"):
+                case "text":
+                    self.is_text(field, where)
+                case "string":
+                    self.is_string(field, where)
+                case "level":
+                    self.is_choice(field, where, LEVELS)
+                case "bool":
+                    self.is_boolean(field, where)
+                case other:  # pragma: no cover - a programming error in a rule table
+                    raise AssertionError(other)
+
+
+def _join(base: str, key: str) -> str:
+    return f"{base}.{key}" if base else key
+
+
+_CLAIM: Final = (("type", "text"), ("text", "text"))
+_EVIDENCE: Final = (("kind", "text"), ("summary", "text"))
+_EVIDENCE_ASSESSMENT: Final = (
+    ("kind", "text"),
+    ("summary", "text"),
+    ("reliability", "level"),
+    ("specificity", "level"),
+    ("note", "string?"),
+)
+_CLAIM_ASSESSMENT: Final = (
+    ("type", "text"),
+    ("text", "text"),
+    ("supported", "bool"),
+    ("confidence", "level"),
+    ("note", "string?"),
+)
+
+
+def _scout(c: _Checker, out: Mapping[str, Any], candidate_id: str | None) -> None:
+    for key in ("candidate_title", "target_customer", "core_problem", "proposed_solution"):
+        c.text(out, key)
+    c.text(out, "why_now")
+    c.array_of(out, "claims", lambda v, p: c.record(v, p, _CLAIM))
+    c.array_of(out, "evidence", lambda v, p: c.record(v, p, _EVIDENCE))
+
+
+def _execution_phase(c: _Checker, value: Any, path: str) -> None:
+    if isinstance(value, str):
+        c.is_text(value, path)
+        return
+    if not isinstance(value, dict):
+        c.fail(path, f"expected text or an object, got {json_type(value)}")
+        return
+    for key in _PHASE_STEP_KEYS:
+        if key in value:
+            c.is_string(value[key], _join(path, key))
+    if "steps" in value:
+        steps_path = _join(path, "steps")
+        if c.is_array(value["steps"], steps_path):
+            for index, step in enumerate(value["steps"]):
+                c.is_string(step, f"{steps_path}[{index}]")
+
+
+def _build(c: _Checker, out: Mapping[str, Any], candidate_id: str | None) -> None:
+    c.candidate_id(out, candidate_id)
+    execution = c.get(out, "execution", "execution")
+    if execution is not _MISSING and c.is_object(execution, "execution"):
+        c.text(execution, "objective", "execution")
+        c.array_of(
+            execution,
+            "phases",
+            lambda v, p: _execution_phase(c, v, p),
+            base="execution",
+            min_items=1,
+        )
+        c.text(execution, "first_milestone", "execution")
+        c.text(execution, "success_check", "execution")
+    c.array_of(out, "claims", lambda v, p: c.record(v, p, _CLAIM))
+
+
+def _verify(c: _Checker, out: Mapping[str, Any], candidate_id: str | None) -> None:
+    c.candidate_id(out, candidate_id)
+    c.array_of(out, "evidence_assessments", lambda v, p: c.record(v, p, _EVIDENCE_ASSESSMENT))
+    c.array_of(out, "claim_assessments", lambda v, p: c.record(v, p, _CLAIM_ASSESSMENT))
+    for key in ("evidence_quality_score", "claim_coverage_score"):
+        value = c.get(out, key, key)
+        if value is not _MISSING:
+            c.is_number(value, key, low=0, high=100)
+    level = c.get(out, "overall_confidence", "overall_confidence")
+    if level is not _MISSING:
+        c.is_choice(level, "overall_confidence", LEVELS)
+    c.array_of(out, "red_flags", c.is_string)
+
+
+def _critique(c: _Checker, out: Mapping[str, Any], candidate_id: str | None) -> None:
+    c.candidate_id(out, candidate_id)
+    c.array_of(out, "strengths", c.is_text)
+    c.array_of(out, "weaknesses", c.is_text)
+    adjustments = c.get(out, "score_adjustments", "score_adjustments")
+    if adjustments is not _MISSING and c.is_object(adjustments, "score_adjustments"):
+        for name, value in adjustments.items():
+            c.is_number(value, f"score_adjustments.{name}")
+    penalty = c.get(out, "penalty_points", "penalty_points")
+    if penalty is not _MISSING:
+        c.is_number(penalty, "penalty_points", low=0)
+    verdict = c.get(out, "verdict", "verdict")
+    if verdict is not _MISSING:
+        c.is_choice(verdict, "verdict", VERDICTS)
+    fatal = c.get(out, "fatal_flaw", "fatal_flaw")
+    if fatal is not _MISSING:
+        c.is_boolean(fatal, "fatal_flaw")
+    reason = c.get(out, "elimination_reason", "elimination_reason", optional=True)
+    if reason is not _MISSING:
+        c.is_string(reason, "elimination_reason")
+
+
+_PHASE_RULES: Final = {
+    Phase.SCOUT: _scout,
+    Phase.BUILD: _build,
+    Phase.VERIFY: _verify,
+    Phase.CRITIQUE: _critique,
+}
+
+
+def validate_output(phase: Phase, output: Any, candidate_id: str | None = None) -> dict[str, Any]:
+    """Check a phase's ``output``; return it, or raise :class:`SchemaViolation`.
+
+    ``candidate_id`` is the candidate the platform dispatched (``None`` for SCOUT).
+    """
+    c = _Checker()
+    if not c.is_object(output, "output"):
+        raise SchemaViolation(c.violations)
+    size = len(orjson.dumps(output))
+    if size > RESPONSE_CAP_BYTES:
+        raise SchemaViolation([Violation("output", f"exceeds {RESPONSE_CAP_BYTES} bytes")])
+    _PHASE_RULES[phase](c, output, candidate_id)
+    if c.violations:
+        raise SchemaViolation(c.violations)
+    return output  # type: ignore[no-any-return]
+
+
+def check_required_keys(role: Role, body: Any) -> None:
+    """The wizard's ``required-fields`` check on a bare simulation reply."""
+    c = _Checker()
+    if not c.is_object(body, "body"):
+        raise SchemaViolation(c.violations)
+    for key in SIMULATION_REQUIRED_KEYS[role]:
+        c.get(body, key, key)
+    if c.violations:
+        raise SchemaViolation(c.violations)
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """A synchronous dispatch reply: the output and what it cost."""
+
+    output: dict[str, Any]
+    prompt_tokens: int
+    completion_tokens: int
+    model_id: str
+
+
+def validate_envelope(body: Any, phase: Phase, candidate_id: str | None = None) -> Envelope:
+    """Check a dispatch reply's envelope and its output; raise :class:`SchemaViolation`."""
+    c = _Checker()
+    if not c.is_object(body, "body"):
+        raise SchemaViolation(c.violations)
+    output = c.get(body, "output", "output")
+    for key in ("promptTokens", "completionTokens"):
+        value = c.get(body, key, key)
+        if value is not _MISSING:
+            c.is_count(value, key)
+    model_id = c.get(body, "modelId", "modelId")
+    if model_id is not _MISSING:
+        c.is_string(model_id, "modelId")
+    if c.violations:
+        raise SchemaViolation(c.violations)
+    return Envelope(
+        output=validate_output(phase, output, candidate_id),
+        prompt_tokens=int(body["promptTokens"]),
+        completion_tokens=int(body["completionTokens"]),
+        model_id=model_id,
+    )

@@ -1,0 +1,143 @@
+"""HMAC signatures of edgearena-v1, both directions.
+
+The signed material is ``f"{timestamp}\\n{host}{pathname}\\n"`` followed by the raw
+body bytes, keyed with the agent's API key. ``host`` is the URL's host with its
+port when the port is explicit and not the scheme's default, as a browser's
+``URL.host`` gives it; ``pathname`` is the path as sent (``/`` when empty). The
+scheme, query and fragment are not covered.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+from urllib.parse import urlsplit
+
+from palaestra.errors import SignatureError
+
+__all__ = [
+    "REPLAY_WINDOW_SECONDS",
+    "SIGNATURE_HEADER",
+    "TASK_ID_HEADER",
+    "TIMESTAMP_HEADER",
+    "SignatureProblem",
+    "SignedHeaders",
+    "VerificationFailed",
+    "sign",
+    "signature_target",
+    "signed_headers",
+    "verify",
+]
+
+SIGNATURE_HEADER = "x-edgearena-signature"
+TIMESTAMP_HEADER = "x-edgearena-timestamp"
+TASK_ID_HEADER = "x-edgearena-task-id"
+REPLAY_WINDOW_SECONDS = 300
+_PREFIX = "sha256="
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+
+
+class SignatureProblem(StrEnum):
+    """Why a signature was not accepted."""
+
+    MISSING_TIMESTAMP = "missing-timestamp"
+    STALE_TIMESTAMP = "stale-timestamp"
+    MISSING_SIGNATURE = "missing-signature"
+    BAD_SIGNATURE = "bad-signature"
+
+
+class VerificationFailed(SignatureError):
+    """Invalid signature."""
+
+    def __init__(self, problem: SignatureProblem, message: str, skew: int | None = None) -> None:
+        super().__init__(message)
+        self.problem = problem
+        self.skew = skew
+
+
+def signature_target(url: str) -> str:
+    """The ``host+pathname`` part of the signed material for ``url``."""
+    parts = urlsplit(url)
+    if not parts.hostname:
+        raise SignatureError(f"URL has no host: {url!r}")
+    host = parts.hostname.lower()
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError as exc:
+        raise SignatureError(f"URL has an invalid port: {url!r}") from exc
+    if port is not None and port != _DEFAULT_PORTS.get(parts.scheme.lower()):
+        host = f"{host}:{port}"
+    return host + (parts.path or "/")
+
+
+def sign(key: str, timestamp: int, target: str, body: bytes) -> str:
+    """The ``x-edgearena-signature`` value: ``sha256=<hex>``."""
+    material = f"{timestamp}\n{target}\n".encode() + body
+    return _PREFIX + hmac.new(key.encode(), material, hashlib.sha256).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class SignedHeaders:
+    """The headers of a signed request."""
+
+    signature: str
+    timestamp: int
+    task_id: str | None = None
+
+    def as_dict(self) -> dict[str, str]:
+        headers = {SIGNATURE_HEADER: self.signature, TIMESTAMP_HEADER: str(self.timestamp)}
+        if self.task_id is not None:
+            headers[TASK_ID_HEADER] = self.task_id
+        return headers
+
+
+def signed_headers(
+    key: str, url: str, body: bytes, timestamp: int, task_id: str | None = None
+) -> SignedHeaders:
+    """Sign ``body`` for a POST to ``url`` at ``timestamp`` (unix seconds)."""
+    return SignedHeaders(sign(key, timestamp, signature_target(url), body), timestamp, task_id)
+
+
+def verify(
+    key: str,
+    target: str,
+    body: bytes,
+    signature: str | None,
+    timestamp: str | None,
+    now: float,
+    window: int = REPLAY_WINDOW_SECONDS,
+) -> int:
+    """Check a signed request; return its timestamp or raise :class:`VerificationFailed`.
+
+    ``target`` is the receiver's own ``host+pathname`` (see :func:`signature_target`),
+    ``now`` the receiver's clock. The comparison is constant-time.
+    """
+    stamp = _parse_timestamp(timestamp)
+    skew = math.floor(now) - stamp
+    if abs(skew) > window:
+        raise VerificationFailed(
+            SignatureProblem.STALE_TIMESTAMP,
+            f"Signature timestamp outside ±{window}s replay window (skew={skew}s)",
+            skew=skew,
+        )
+    if not signature:
+        raise VerificationFailed(SignatureProblem.MISSING_SIGNATURE, "Missing signature")
+    expected = sign(key, stamp, target, body)
+    if not hmac.compare_digest(expected.encode(), signature.strip().encode("utf-8", "replace")):
+        raise VerificationFailed(SignatureProblem.BAD_SIGNATURE, "Invalid signature")
+    return stamp
+
+
+def _parse_timestamp(value: str | None) -> int:
+    text = (value or "").strip()
+    if not text.isascii() or not text.isdigit() or len(text) > 12:
+        raise VerificationFailed(
+            SignatureProblem.MISSING_TIMESTAMP,
+            "Invalid or missing X-EdgeArena-Timestamp header",
+        )
+    return int(text)
