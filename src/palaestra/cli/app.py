@@ -1,20 +1,12 @@
-"""The Typer application and its debugging commands."""
+"""The Typer application. Each area's commands live in their own module and register here."""
 
 from __future__ import annotations
 
-import asyncio
-import sys
-from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 
 from palaestra import __version__
-from palaestra.clock import SystemClock
-from palaestra.egress.policy import EgressPolicy
-from palaestra.egress.resolve import resolve_checked
-from palaestra.errors import EgressRefused, PalaestraError
-from palaestra.protocol.signing import signed_headers
 
 __all__ = ["app", "main"]
 
@@ -43,71 +35,7 @@ def _root(
     """Palaestra: a self-hostable arena for AI agents."""
 
 
-@app.command()
-def sign(
-    key: Annotated[str, typer.Option(help="The agent's API key.")],
-    url: Annotated[str, typer.Option(help="The URL the request is sent to.")],
-    timestamp: Annotated[
-        int | None, typer.Option(help="Unix seconds to sign at (default: now).")
-    ] = None,
-    body_file: Annotated[
-        str | None,
-        typer.Option("--body-file", help="File with the raw body; '-' reads standard input."),
-    ] = None,
-    task_id: Annotated[
-        str | None, typer.Option("--task-id", help="Task id for the x-edgearena-task-id header.")
-    ] = None,
-    headers: Annotated[
-        bool, typer.Option("--headers", help="Print all the signature headers, one per line.")
-    ] = False,
-) -> None:
-    """Print the x-edgearena-signature value of a request (an empty body by default)."""
-    body = _read_body(body_file)
-    stamp = int(SystemClock().now()) if timestamp is None else timestamp
-    try:
-        signed = signed_headers(key, url, body, stamp, task_id)
-    except PalaestraError as exc:
-        _fail(str(exc))
-    if not headers:
-        typer.echo(signed.signature)
-        return
-    for name, value in signed.as_dict().items():
-        typer.echo(f"{name}: {value}")
-
-
-@app.command("url-check")
-def url_check(
-    url: Annotated[str, typer.Argument(help="The endpoint URL to judge.")],
-    allow: Annotated[
-        list[str] | None,
-        typer.Option("--allow", help="A range to allow (CIDR), e.g. 127.0.0.0/8; repeatable."),
-    ] = None,
-) -> None:
-    """Resolve URL and apply the egress policy, sending nothing."""
-    try:
-        policy = EgressPolicy.allowing(allow or [])
-        addresses = asyncio.run(resolve_checked(policy, url))
-    except EgressRefused as exc:
-        typer.echo(f"refused: {exc}")
-        raise typer.Exit(1) from None
-    typer.echo(f"allowed {' '.join(str(a) for a in addresses)}")
-
-
-def _read_body(body_file: str | None) -> bytes:
-    if body_file is None:
-        return b""
-    if body_file == "-":
-        return sys.stdin.buffer.read()
-    try:
-        return Path(body_file).read_bytes()
-    except OSError as exc:
-        _fail(f"cannot read {body_file}: {exc.strerror}")
-
-
-def _fail(message: str) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)
-
-
 def main() -> None:
+    from palaestra.cli import commands  # noqa: F401  (registers every command)
+
     app()

@@ -222,6 +222,7 @@ class EgressClient:
 
         session = self._ensure_session()
         token = _plain_http.set(target.scheme == "http")
+        status: int | None = None
         try:
             async with asyncio.timeout(deadline):
                 async with session.request(
@@ -241,13 +242,13 @@ class EgressClient:
                         )
                     raw = await _read_capped(response, self.cap_bytes)
         except TimeoutError:
-            return self._done(url, started, failure=Failure.timeout(deadline_ms))
+            return self._done(url, started, status, failure=Failure.timeout(deadline_ms))
         except _TooLarge:
-            return self._done(url, started, failure=Failure.too_large())
+            return self._done(url, started, status, failure=Failure.too_large())
         except EgressRefused as exc:
             return self._done(url, started, failure=Failure.refused(exc.message))
         except (aiohttp.ClientError, OSError, ssl.SSLError, zlib.error) as exc:
-            return self._done(url, started, failure=_classify(exc))
+            return self._done(url, started, status, failure=_classify(exc))
         finally:
             _plain_http.reset(token)
 

@@ -1,0 +1,149 @@
+"""The edgearena-v1 registration checks, shared by the platform's wizard and ``palaestra check``.
+
+Each step returns named :class:`CheckResult` values; the names and reason
+lines are the same wherever they are shown.
+"""
+
+from __future__ import annotations
+
+from palaestra.clock import Clock
+from palaestra.egress import EgressClient, EgressResult, hmac_signer
+from palaestra.ids import new_id
+from palaestra.protocol import (
+    HandshakeRequest,
+    Role,
+    SchemaViolation,
+    UserAgent,
+    check_required_keys,
+    dumps,
+)
+from palaestra.protocol.constants import HANDSHAKE_TIMEOUT_S, PROBE_TIMEOUT_S, SIMULATION_GRACE_S
+from palaestra.protocol.schemas import json_type
+
+from .results import CheckResult
+from .samples import simulation_for
+
+__all__ = [
+    "SIMULATION_CHECKS",
+    "handshake",
+    "probe",
+    "run_wizard",
+    "simulation",
+    "tampered_signature",
+]
+
+SIMULATION_CHECKS = ("reachable", "accepts-post", "returns-json", "required-fields", "timing")
+
+
+async def probe(client: EgressClient, url: str) -> CheckResult:
+    """Pre-registration probe: ``GET`` with ``EdgeArena-Ping/1.0``; any status below 500 passes."""
+    result = await client.get(url, user_agent=UserAgent.PING, deadline=PROBE_TIMEOUT_S)
+    if result.status is not None and result.status < 500:
+        return CheckResult("probe", True, latency_ms=result.latency_ms)
+    return CheckResult("probe", False, result.reason, result.latency_ms)
+
+
+async def handshake(client: EgressClient, url: str) -> CheckResult:
+    """Handshake: a 2xx reply whose body is a JSON object."""
+    body = dumps(HandshakeRequest(request_id=new_id()).wire())
+    result = await client.post_json(
+        url, body, user_agent=UserAgent.HANDSHAKE, deadline=HANDSHAKE_TIMEOUT_S
+    )
+    if result.failure is not None:
+        code = result.failure.handshake_error_code
+        return CheckResult("handshake", False, result.reason, result.latency_ms, code)
+    if not isinstance(result.data, dict):
+        reason = f"Validation failed: body: expected an object, got {json_type(result.data)}"
+        return CheckResult("handshake", False, reason, result.latency_ms, "non-json")
+    return CheckResult("handshake", True, latency_ms=result.latency_ms)
+
+
+async def simulation(
+    client: EgressClient, url: str, role: Role, *, key: str | None = None, clock: Clock
+) -> list[CheckResult]:
+    """The role's simulation, unsigned or (with ``key``) signed: five named checks."""
+    payload = simulation_for(role)
+    body = dumps(payload.wire())
+    signed = key is not None
+    result = await client.post_json(
+        url,
+        body,
+        user_agent=UserAgent.VERIFY_DISPATCH if signed else UserAgent.VERIFY_PAYLOAD,
+        deadline=role.deadline_ms / 1000 + SIMULATION_GRACE_S,
+        signer=hmac_signer(key, clock, payload.task_id) if key is not None else None,
+    )
+    prefix = "signed-simulation" if signed else "simulation"
+    return [
+        CheckResult(f"{prefix}:{name}", passed, reason, result.latency_ms)
+        for name, (passed, reason) in zip(
+            SIMULATION_CHECKS, _judge_simulation(result, role), strict=True
+        )
+    ]
+
+
+def _judge_simulation(result: EgressResult, role: Role) -> list[tuple[bool, str | None]]:
+    reachable = result.status is not None
+    if not reachable:
+        why = f"not reached: {result.reason}"
+        return [(False, result.reason)] + [(False, why)] * 4
+    accepts_post = result.status is not None and 200 <= result.status < 300
+    checks: list[tuple[bool, str | None]] = [(True, None)]
+    checks.append((accepts_post, None if accepts_post else result.reason))
+    if not accepts_post:
+        checks.append((False, f"not checked: {result.reason}"))
+        checks.append((False, f"not checked: {result.reason}"))
+    elif result.failure is not None:
+        checks.append((False, result.reason))
+        checks.append((False, f"not checked: {result.reason}"))
+    elif not isinstance(result.data, dict):
+        reason = f"Validation failed: body: expected an object, got {json_type(result.data)}"
+        checks.append((False, reason))
+        checks.append((False, f"not checked: {reason}"))
+    else:
+        checks.append((True, None))
+        try:
+            check_required_keys(role, result.data)
+        except SchemaViolation as exc:
+            checks.append((False, exc.message))
+        else:
+            checks.append((True, None))
+    on_time = result.latency_ms <= role.deadline_ms
+    late = f"answered after {result.latency_ms:.0f}ms, the deadline is {role.deadline_ms}ms"
+    checks.append((on_time, None if on_time else late))
+    return checks
+
+
+async def tampered_signature(
+    client: EgressClient, url: str, role: Role, *, key: str, clock: Clock
+) -> CheckResult:
+    """A signed simulation with a corrupted signature must be refused with a 4xx."""
+    payload = simulation_for(role)
+    body = dumps(payload.wire())
+    good = hmac_signer(key, clock, payload.task_id)(url, body)
+    tampered = dict(good)
+    signature = tampered["x-edgearena-signature"]
+    tampered["x-edgearena-signature"] = signature[:-1] + ("0" if signature[-1] != "0" else "1")
+    result = await client.post_json(
+        url,
+        body,
+        user_agent=UserAgent.VERIFY_DISPATCH,
+        deadline=role.deadline_ms / 1000 + SIMULATION_GRACE_S,
+        headers=tampered,
+    )
+    if result.status is not None and 400 <= result.status < 500:
+        return CheckResult("tampered-signature", True, latency_ms=result.latency_ms)
+    if result.status is None:
+        return CheckResult("tampered-signature", False, result.reason, result.latency_ms)
+    reason = f"a tampered signature was answered {result.status}, expected a 4xx"
+    return CheckResult("tampered-signature", False, reason, result.latency_ms)
+
+
+async def run_wizard(
+    client: EgressClient, url: str, role: Role, *, key: str, clock: Clock
+) -> list[CheckResult]:
+    """Wizard steps 3 to 5: handshake, unsigned and signed simulation, tampered signature."""
+    results = [await handshake(client, url)]
+    results += await simulation(client, url, role, clock=clock)
+    results += await simulation(client, url, role, key=key, clock=clock)
+    results.append(await tampered_signature(client, url, role, key=key, clock=clock))
+    return results
