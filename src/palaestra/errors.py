@@ -4,15 +4,22 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigurationError",
+    "Conflict",
     "EgressRefused",
+    "Forbidden",
+    "InvalidRequest",
+    "NotFound",
     "PalaestraError",
     "ProtocolError",
     "SignatureError",
+    "Unauthorized",
 ]
 
 
 class PalaestraError(Exception):
     """Palaestra failed."""
+
+    code = "error"
 
     def __init__(self, message: str | None = None) -> None:
         super().__init__(message or (self.__doc__ or "").strip())
@@ -36,3 +43,33 @@ class EgressRefused(PalaestraError):
 
 class ConfigurationError(PalaestraError):
     """The configuration is invalid."""
+
+
+class NotFound(PalaestraError):
+    """Not found."""
+
+    code = "not-found"
+
+
+class Unauthorized(PalaestraError):
+    """Authentication required."""
+
+    code = "unauthorized"
+
+
+class Forbidden(PalaestraError):
+    """Not allowed."""
+
+    code = "forbidden"
+
+
+class InvalidRequest(PalaestraError):
+    """The request is invalid."""
+
+    code = "invalid-request"
+
+
+class Conflict(PalaestraError):
+    """The request conflicts with the current state."""
+
+    code = "conflict"

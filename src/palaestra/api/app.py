@@ -1,0 +1,71 @@
+"""The FastAPI application: routes, JSON errors, the body cap, and the embedded monitor."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+import structlog
+from fastapi import FastAPI
+
+from palaestra import __version__
+from palaestra.api import routes_agents, routes_fighters, routes_system
+from palaestra.api.errors import install_error_handlers
+from palaestra.api.limits import BodyLimit
+from palaestra.engine.accounts import bootstrap_admin
+from palaestra.engine.context import Platform
+from palaestra.engine.monitor import HealthMonitor
+from palaestra.settings import Settings
+
+__all__ = ["create_app"]
+
+log = structlog.get_logger(__name__)
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    platform: Platform | None = None,
+    on_admin_token: Callable[[str], None] | None = None,
+) -> FastAPI:
+    """The ASGI app. With ``platform`` given (tests), it is used and left open at shutdown."""
+    settings = settings or (platform.settings if platform else Settings())
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        owned = platform is None
+        current = platform or await Platform.open(settings)
+        app.state.platform = current
+        token = await bootstrap_admin(current)
+        if token is not None:
+            (on_admin_token or _print_admin_token)(token)
+        stop = asyncio.Event()
+        monitor_task = None
+        if settings.monitor_enabled:
+            monitor_task = asyncio.create_task(HealthMonitor(current).run(stop))
+        try:
+            yield
+        finally:
+            stop.set()
+            if monitor_task is not None:
+                await monitor_task
+            if owned:
+                await current.close()
+
+    app = FastAPI(
+        title="Palaestra",
+        version=__version__,
+        description="A self-hostable arena for AI agents: edgearena-v1 and cage.v1.",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.include_router(routes_system.router)
+    app.include_router(routes_agents.router)
+    app.include_router(routes_fighters.router)
+    return app
+
+
+def _print_admin_token(token: str) -> None:
+    print(f"\nPalaestra admin token (shown once, keep it safe):\n  {token}\n", flush=True)

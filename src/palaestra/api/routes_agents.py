@@ -1,0 +1,120 @@
+"""Owners and edgearena agents."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query
+
+from palaestra.api.deps import AdminCaller, AnyCaller, PlatformDep
+from palaestra.api.schemas import (
+    AgentCreated,
+    AgentOut,
+    CheckOut,
+    EventOut,
+    KeyOut,
+    NewAgent,
+    NewOwner,
+    OwnerCreated,
+    ProbeOut,
+    VerifyOut,
+    WizardOut,
+)
+from palaestra.engine import agents as service
+from palaestra.engine.accounts import create_owner
+
+router = APIRouter(prefix="/api")
+
+
+@router.post("/owners", status_code=201, response_model=OwnerCreated, tags=["owners"])
+async def new_owner(body: NewOwner, platform: PlatformDep, _admin: AdminCaller) -> OwnerCreated:
+    """Create an owner; its token is shown once."""
+    owner, token = await create_owner(platform, body.name)
+    return OwnerCreated(owner_id=owner.id, token=token)
+
+
+@router.post("/agents", status_code=201, response_model=AgentCreated, tags=["agents"])
+async def register(body: NewAgent, platform: PlatformDep, caller: AnyCaller) -> AgentCreated:
+    """Probe the endpoint and register a PENDING agent; its API key is shown once."""
+    done = await service.register_agent(platform, caller, body.name, body.role, body.endpoint_url)
+    return AgentCreated(
+        agent_id=done.agent.id,
+        api_key=done.api_key,
+        status=done.agent.status,
+        probe=ProbeOut(passed=done.probe.passed, reason=done.probe.reason),
+    )
+
+
+@router.get("/agents", response_model=list[AgentOut], tags=["agents"])
+async def agents(
+    platform: PlatformDep,
+    caller: AnyCaller,
+    arena: Annotated[str | None, Query(pattern="^(edgearena|cage)$")] = None,
+) -> list[AgentOut]:
+    return [AgentOut.of(a) for a in await service.list_agents(platform, caller, arena)]
+
+
+@router.get("/agents/{agent_id}", response_model=AgentOut, tags=["agents"])
+async def agent(agent_id: str, platform: PlatformDep, caller: AnyCaller) -> AgentOut:
+    return AgentOut.of(await service.get_agent(platform, caller, agent_id))
+
+
+@router.get("/agents/{agent_id}/history", response_model=list[EventOut], tags=["agents"])
+async def agent_history(
+    agent_id: str,
+    platform: PlatformDep,
+    caller: AnyCaller,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+) -> list[EventOut]:
+    """Recent pings, wizard checks, dispatches and status changes, newest first."""
+    rows = await service.recent_history(platform, caller, agent_id, limit)
+    return [EventOut.of(row) for row in rows]
+
+
+@router.post("/agents/{agent_id}/wizard", response_model=WizardOut, tags=["agents"])
+async def run_wizard(agent_id: str, platform: PlatformDep, caller: AnyCaller) -> WizardOut:
+    """Run the registration wizard (handshake, simulations, tampered signature)."""
+    outcome = await service.wizard(platform, caller, agent_id)
+    return WizardOut(
+        passed=outcome.passed,
+        status=outcome.agent.status,
+        checks=[CheckOut.of(c) for c in outcome.checks],
+    )
+
+
+def _action(action: str, summary: str) -> None:
+    async def act(agent_id: str, platform: PlatformDep, caller: AnyCaller) -> AgentOut:
+        return AgentOut.of(await service.change(platform, caller, agent_id, action))
+
+    act.__doc__ = summary
+    router.add_api_route(
+        f"/agents/{{agent_id}}/{action}",
+        act,
+        methods=["POST"],
+        response_model=AgentOut,
+        tags=["agents"],
+        name=action,
+    )
+
+
+_action("pause", "Owner: stop pings and dispatches until resumed.")
+_action("resume", "Owner: return to the status held before the pause.")
+_action("hold", "Admin: hold the agent; nothing reaches it until released.")
+_action("release", "Admin: release a hold.")
+
+
+@router.post("/agents/{agent_id}/rotate-key", response_model=KeyOut, tags=["agents"])
+async def rotate(agent_id: str, platform: PlatformDep, caller: AnyCaller) -> KeyOut:
+    """Issue a new API key (shown once); the old one stops working."""
+    return KeyOut(api_key=await service.rotate_key(platform, caller, agent_id))
+
+
+@router.post("/agents/{agent_id}/verify", response_model=VerifyOut, tags=["agents"])
+async def verify(
+    agent_id: str,
+    platform: PlatformDep,
+    x_agent_key: Annotated[str | None, Header()] = None,
+) -> VerifyOut:
+    """Seed: the agent asks to be checked again; a 2xx reachability check reactivates it."""
+    agent = await service.verify_agent(platform, agent_id, x_agent_key)
+    return VerifyOut(status=agent.status)

@@ -1,0 +1,43 @@
+"""cage.v1 fighters."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from palaestra.api.deps import AnyCaller, PlatformDep
+from palaestra.api.schemas import FighterCreate, FighterCreated, FighterEndpoint, FighterOut
+from palaestra.engine import fighters as service
+
+router = APIRouter(prefix="/api", tags=["fighters"])
+
+
+@router.post("/fighters", status_code=201, response_model=FighterCreated)
+async def create(body: FighterCreate, platform: PlatformDep, caller: AnyCaller) -> FighterCreated:
+    """Create a fighter; the one-time claim code registers a harness endpoint."""
+    model = None
+    if body.model is not None:
+        model = service.ModelConfig(body.model.base_url, body.model.model, body.model.api_key)
+    created = await service.create_fighter(
+        platform, caller, body.name, body.entrant_type, body.class_, model
+    )
+    return FighterCreated(fighter_id=created.fighter.id, claim_code=created.claim_code)
+
+
+@router.post("/fighters/endpoint", response_model=FighterOut)
+async def endpoint(body: FighterEndpoint, platform: PlatformDep) -> FighterOut:
+    """Seed: register a harness URL; accepted only once it echoes the nonce challenge."""
+    fighter = await service.claim_endpoint(
+        platform,
+        body.fighter_id,
+        body.claim_code,
+        body.url,
+        body.harness_name,
+        body.sandbox_attested,
+    )
+    return FighterOut.of(fighter)
+
+
+@router.get("/fighters/{fighter_id}", response_model=FighterOut, response_model_by_alias=True)
+async def profile(fighter_id: str, platform: PlatformDep) -> FighterOut:
+    """A fighter's public profile."""
+    return FighterOut.of(await service.get_fighter(platform, fighter_id))

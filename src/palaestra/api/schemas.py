@@ -1,0 +1,177 @@
+"""Request and response bodies of the HTTP API (they double as the OpenAPI schemas)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from palaestra.checks import CheckResult
+from palaestra.store.models import Agent, AgentEvent
+
+__all__ = [
+    "AgentOut",
+    "CheckOut",
+    "EventOut",
+    "FighterCreate",
+    "FighterEndpoint",
+    "FighterOut",
+    "NewAgent",
+    "NewOwner",
+    "WizardOut",
+]
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_max_length=4000)
+
+
+class NewOwner(_In):
+    name: str = Field(min_length=1, max_length=200)
+
+
+class OwnerCreated(BaseModel):
+    owner_id: str
+    token: str
+
+
+class NewAgent(_In):
+    name: str = Field(min_length=1, max_length=200)
+    role: str
+    endpoint_url: str = Field(min_length=1, max_length=2000)
+
+
+class CheckOut(BaseModel):
+    name: str
+    passed: bool
+    reason: str | None = None
+    latency_ms: float | None = None
+    error_code: str | None = None
+
+    @classmethod
+    def of(cls, check: CheckResult) -> CheckOut:
+        return cls(**check.as_dict())
+
+
+class ProbeOut(BaseModel):
+    passed: bool
+    reason: str | None = None
+
+
+class AgentOut(BaseModel):
+    agent_id: str
+    name: str
+    arena: str
+    role: str | None
+    endpoint_url: str | None
+    status: str
+    consecutive_failures: int
+    cooldown_until: float | None
+    last_heartbeat: float | None
+    hold: bool
+
+    @classmethod
+    def of(cls, agent: Agent) -> AgentOut:
+        return cls(
+            agent_id=agent.id,
+            name=agent.name,
+            arena=agent.arena,
+            role=agent.role,
+            endpoint_url=agent.endpoint_url,
+            status=agent.status,
+            consecutive_failures=agent.consecutive_failures,
+            cooldown_until=agent.cooldown_until,
+            last_heartbeat=agent.last_heartbeat,
+            hold=agent.hold,
+        )
+
+
+class AgentCreated(BaseModel):
+    agent_id: str
+    api_key: str
+    status: str
+    probe: ProbeOut
+
+
+class WizardOut(BaseModel):
+    passed: bool
+    status: str
+    checks: list[CheckOut]
+
+
+class KeyOut(BaseModel):
+    api_key: str
+
+
+class VerifyOut(BaseModel):
+    status: str
+
+
+class EventOut(BaseModel):
+    at: float
+    kind: str
+    outcome: str
+    latency_ms: float | None
+    reason: str | None
+    detail: dict[str, Any] | None
+
+    @classmethod
+    def of(cls, row: AgentEvent) -> EventOut:
+        return cls(
+            at=row.at,
+            kind=row.kind,
+            outcome=row.outcome,
+            latency_ms=row.latency_ms,
+            reason=row.reason,
+            detail=row.detail,
+        )
+
+
+class ModelIn(_In):
+    base_url: str = Field(min_length=1, max_length=2000)
+    model: str = Field(min_length=1, max_length=200)
+    api_key: str = Field(min_length=1, max_length=4000)
+
+
+class FighterCreate(_In):
+    name: str = Field(min_length=1, max_length=200)
+    entrant_type: str
+    class_: str = Field(alias="class")
+    model: ModelIn | None = None
+
+
+class FighterCreated(BaseModel):
+    fighter_id: str
+    claim_code: str
+
+
+class FighterEndpoint(_In):
+    fighter_id: str
+    claim_code: str
+    url: str = Field(min_length=1, max_length=2000)
+    harness_name: str = Field(default="", max_length=200)
+    sandbox_attested: bool = False
+
+
+class FighterOut(BaseModel):
+    fighter_id: str
+    name: str
+    entrant_type: str | None
+    fighter_class: str | None = Field(serialization_alias="class")
+    status: str
+    harness_name: str | None
+    sandbox_attested: bool
+    has_endpoint: bool
+
+    @classmethod
+    def of(cls, fighter: Agent) -> FighterOut:
+        return cls(
+            fighter_id=fighter.id,
+            name=fighter.name,
+            entrant_type=fighter.entrant_type,
+            fighter_class=fighter.fighter_class,
+            status=fighter.status,
+            harness_name=fighter.harness_name,
+            sandbox_attested=fighter.sandbox_attested,
+            has_endpoint=fighter.endpoint_url is not None,
+        )

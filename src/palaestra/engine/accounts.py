@@ -1,0 +1,74 @@
+"""Owners, the admin and their tokens."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from palaestra.engine.context import Platform
+from palaestra.errors import InvalidRequest, Unauthorized
+from palaestra.ids import new_id
+from palaestra.security import hash_token, new_token, token_matches
+from palaestra.store.models import Meta, Owner
+
+__all__ = ["Caller", "authenticate", "bootstrap_admin", "create_owner"]
+
+_ADMIN_KEY = "admin_token_hash"
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who is asking: the admin, or one owner."""
+
+    owner_id: str | None
+    is_admin: bool = False
+
+
+async def bootstrap_admin(platform: Platform) -> str | None:
+    """Make sure an admin token exists; return it if it was generated now (to print once)."""
+    configured = platform.settings.admin_token
+    async with platform.db.session() as session, session.begin():
+        row = await session.get(Meta, _ADMIN_KEY)
+        if configured is not None:
+            wanted = hash_token(configured.get_secret_value())
+            if row is None:
+                session.add(Meta(key=_ADMIN_KEY, value=wanted))
+            else:
+                row.value = wanted
+            return None
+        if row is not None:
+            return None
+        token = new_token("pa_admin")
+        session.add(Meta(key=_ADMIN_KEY, value=hash_token(token)))
+        return token
+
+
+async def authenticate(platform: Platform, token: str | None) -> Caller:
+    """Resolve a bearer token to a caller, or raise :class:`Unauthorized`."""
+    if not token:
+        raise Unauthorized("Missing bearer token")
+    async with platform.db.session() as session:
+        admin = await session.get(Meta, _ADMIN_KEY)
+        if admin is not None and token_matches(token, admin.value):
+            return Caller(owner_id=None, is_admin=True)
+        owner_id = await session.scalar(
+            select(Owner.id).where(Owner.token_hash == hash_token(token))
+        )
+    if owner_id is None:
+        raise Unauthorized("Invalid bearer token")
+    return Caller(owner_id=owner_id)
+
+
+async def create_owner(platform: Platform, name: str) -> tuple[Owner, str]:
+    """A new owner and its token (returned once; only the hash is stored)."""
+    name = name.strip()
+    if not name:
+        raise InvalidRequest("name must not be empty")
+    token = new_token("pa_owner")
+    owner = Owner(
+        id=new_id(), name=name, token_hash=hash_token(token), created_at=platform.clock.now()
+    )
+    async with platform.db.session() as session, session.begin():
+        session.add(owner)
+    return owner, token

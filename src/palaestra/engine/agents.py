@@ -1,0 +1,271 @@
+"""edgearena agents: registration, the wizard, owner controls, verify and history."""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from palaestra.checks import CheckResult, all_passed, probe, run_wizard
+from palaestra.engine.accounts import Caller
+from palaestra.engine.context import Platform
+from palaestra.engine.lifecycle import apply_event, history
+from palaestra.errors import Forbidden, InvalidRequest, NotFound, Unauthorized
+from palaestra.ids import new_id
+from palaestra.protocol import Role, UserAgent
+from palaestra.protocol.constants import VERIFY_TIMEOUT_S
+from palaestra.rules.status import Event, Status
+from palaestra.security import new_token
+from palaestra.store.models import Agent, AgentEvent
+
+__all__ = [
+    "Registration",
+    "WizardOutcome",
+    "change",
+    "get_agent",
+    "list_agents",
+    "recent_history",
+    "register_agent",
+    "rotate_key",
+    "verify_agent",
+    "wizard",
+]
+
+EDGEARENA = "edgearena"
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    agent: Agent
+    api_key: str
+    probe: CheckResult
+
+
+@dataclass(frozen=True, slots=True)
+class WizardOutcome:
+    agent: Agent
+    passed: bool
+    checks: list[CheckResult]
+
+
+def _validate_endpoint(url: str) -> str:
+    url = url.strip()
+    if not url.startswith(("https://", "http://")):
+        raise InvalidRequest("endpoint_url must be an https:// URL")
+    if len(url) > 2000:
+        raise InvalidRequest("endpoint_url is longer than 2000 characters")
+    return url
+
+
+async def register_agent(
+    platform: Platform, caller: Caller, name: str, role: str, endpoint_url: str
+) -> Registration:
+    """Probe the endpoint; if reachable, create a PENDING agent and issue its key (shown once)."""
+    if caller.owner_id is None:
+        raise Forbidden("agents are registered by an owner")
+    name = name.strip()
+    if not name or len(name) > 200:
+        raise InvalidRequest("name must be 1 to 200 characters")
+    try:
+        role_enum = Role(role)
+    except ValueError:
+        raise InvalidRequest("role must be one of SCOUT, BUILDER, ANALYST") from None
+    url = _validate_endpoint(endpoint_url)
+    result = await probe(platform.egress, url)
+    if not result.passed:
+        raise InvalidRequest(f"Endpoint not reachable: {result.reason}")
+    now = platform.clock.now()
+    key = new_token("ea")
+    agent = Agent(
+        id=new_id(),
+        owner_id=caller.owner_id,
+        name=name,
+        arena=EDGEARENA,
+        role=role_enum.value,
+        endpoint_url=url,
+        sandbox_attested=False,
+        key_sealed=platform.vault.seal(key),
+        status=Status.PENDING.value,
+        consecutive_failures=0,
+        hold=False,
+        reputation=0.0,
+        created_at=now,
+        updated_at=now,
+    )
+    async with platform.db.session() as session, session.begin():
+        session.add(agent)
+        await session.flush()
+        session.add(history(agent.id, now, "probe", "success", latency_ms=result.latency_ms))
+    return Registration(agent, key, result)
+
+
+async def _owned(session: AsyncSession, caller: Caller, agent_id: str) -> Agent:
+    agent = await session.get(Agent, agent_id)
+    if agent is None or not (caller.is_admin or agent.owner_id == caller.owner_id):
+        raise NotFound(f"Agent {agent_id} not found")
+    return agent
+
+
+async def get_agent(platform: Platform, caller: Caller, agent_id: str) -> Agent:
+    async with platform.db.session() as session:
+        return await _owned(session, caller, agent_id)
+
+
+async def list_agents(
+    platform: Platform, caller: Caller, arena: str | None = None
+) -> Sequence[Agent]:
+    query = select(Agent).order_by(Agent.created_at.desc())
+    if not caller.is_admin:
+        query = query.where(Agent.owner_id == caller.owner_id)
+    if arena is not None:
+        query = query.where(Agent.arena == arena)
+    async with platform.db.session() as session:
+        return (await session.scalars(query)).all()
+
+
+async def recent_history(
+    platform: Platform, caller: Caller, agent_id: str, limit: int = 200
+) -> Sequence[AgentEvent]:
+    async with platform.db.session() as session:
+        await _owned(session, caller, agent_id)
+        query = (
+            select(AgentEvent)
+            .where(AgentEvent.agent_id == agent_id)
+            .order_by(AgentEvent.id.desc())
+            .limit(limit)
+        )
+        return (await session.scalars(query)).all()
+
+
+async def wizard(platform: Platform, caller: Caller, agent_id: str) -> WizardOutcome:
+    """Run wizard steps 3-5; every check is recorded; a full pass admits a PENDING agent."""
+    agent = await get_agent(platform, caller, agent_id)
+    if caller.owner_id != agent.owner_id:
+        raise Forbidden("only the agent's owner runs its wizard")
+    if agent.arena != EDGEARENA or agent.role is None or agent.endpoint_url is None:
+        raise InvalidRequest("the wizard is for edgearena agents")
+    key = platform.vault.open(agent.key_sealed or "")
+    checks = await run_wizard(
+        platform.egress, agent.endpoint_url, Role(agent.role), key=key, clock=platform.clock
+    )
+    passed = all_passed(checks)
+    now = platform.clock.now()
+    async with platform.db.session() as session, session.begin():
+        stored = await _owned(session, caller, agent_id)
+        for check in checks:
+            session.add(
+                history(
+                    agent_id,
+                    now,
+                    "wizard",
+                    "success" if check.passed else "failure",
+                    latency_ms=check.latency_ms,
+                    reason=check.reason,
+                    detail={"check": check.name},
+                )
+            )
+        if passed:
+            stored.wizard_passed_at = now
+            session.add_all(
+                apply_event(
+                    stored,
+                    Event.WIZARD_PASSED,
+                    now,
+                    platform.schedule,
+                    cause="wizard passed",
+                )
+            )
+    return WizardOutcome(stored, passed, checks)
+
+
+_OWNER_EVENTS = {"pause": Event.PAUSE, "resume": Event.RESUME}
+_ADMIN_EVENTS = {"hold": Event.HOLD, "release": Event.RELEASE}
+
+
+async def change(platform: Platform, caller: Caller, agent_id: str, action: str) -> Agent:
+    """Owner pause/resume, admin hold/release."""
+    if action in _ADMIN_EVENTS:
+        if not caller.is_admin:
+            raise Forbidden("hold and release are admin actions")
+        event = _ADMIN_EVENTS[action]
+    elif action in _OWNER_EVENTS:
+        event = _OWNER_EVENTS[action]
+    else:  # pragma: no cover - routes only pass known actions
+        raise InvalidRequest(f"unknown action {action}")
+    now = platform.clock.now()
+    async with platform.db.session() as session, session.begin():
+        agent = await _owned(session, caller, agent_id)
+        if event in _OWNER_EVENTS.values() and agent.owner_id != caller.owner_id:
+            raise Forbidden("only the agent's owner pauses or resumes it")
+        session.add_all(
+            apply_event(
+                agent,
+                event,
+                now,
+                platform.schedule,
+                cause=f"{action} by {'admin' if caller.is_admin else 'owner'}",
+            )
+        )
+    return agent
+
+
+async def rotate_key(platform: Platform, caller: Caller, agent_id: str) -> str:
+    """Issue a new key (shown once); the old one stops working at once."""
+    key = new_token("ea")
+    now = platform.clock.now()
+    async with platform.db.session() as session, session.begin():
+        agent = await _owned(session, caller, agent_id)
+        if agent.owner_id != caller.owner_id:
+            raise Forbidden("only the agent's owner rotates its key")
+        agent.key_sealed = platform.vault.seal(key)
+        agent.updated_at = now
+        session.add(history(agent_id, now, "key", "rotated"))
+    return key
+
+
+async def verify_agent(platform: Platform, agent_id: str, agent_key: str | None) -> Agent:
+    """The seed's verify: authenticated by the agent's key, a 2xx ``EdgeArena-Verify/1.0`` GET
+    brings the agent back to ACTIVE (an admin hold stays)."""
+    async with platform.db.session() as session:
+        agent = await session.get(Agent, agent_id)
+    if agent is None or agent.key_sealed is None:
+        raise NotFound(f"Agent {agent_id} not found")
+    expected = platform.vault.open(agent.key_sealed)
+    if not agent_key or not hmac.compare_digest(expected.encode(), agent_key.encode()):
+        raise Unauthorized("Invalid or missing X-Agent-Key header")
+    if agent.endpoint_url is None:
+        raise InvalidRequest("the agent has no endpoint")
+    result = await platform.egress.get(
+        agent.endpoint_url, user_agent=UserAgent.VERIFY, deadline=VERIFY_TIMEOUT_S
+    )
+    now = platform.clock.now()
+    async with platform.db.session() as session, session.begin():
+        stored = await session.get(Agent, agent_id)
+        if stored is None:
+            raise NotFound(f"Agent {agent_id} not found")
+        session.add(
+            history(
+                agent_id,
+                now,
+                "verify",
+                "success" if result.ok else "failure",
+                latency_ms=result.latency_ms,
+                reason=result.reason,
+            )
+        )
+        if result.ok:
+            session.add_all(
+                apply_event(
+                    stored,
+                    Event.VERIFIED,
+                    now,
+                    platform.schedule,
+                    cause="verified by owner",
+                )
+            )
+    if not result.ok:
+        raise InvalidRequest(f"Verify failed: {result.reason}")
+    return stored

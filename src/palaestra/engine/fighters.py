@@ -1,0 +1,177 @@
+"""cage.v1 fighters: creation with a one-time claim code, and the endpoint's nonce challenge."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from enum import StrEnum
+
+from palaestra.engine.accounts import Caller
+from palaestra.engine.context import Platform
+from palaestra.engine.lifecycle import history
+from palaestra.errors import Forbidden, InvalidRequest, NotFound
+from palaestra.ids import new_id
+from palaestra.protocol import ChallengeRequest, dumps
+from palaestra.protocol.schemas import json_type
+from palaestra.rules.status import Status
+from palaestra.security import hash_token, new_token, token_matches
+from palaestra.store.models import Agent
+
+__all__ = [
+    "CHALLENGE_TIMEOUT_S",
+    "EntrantType",
+    "FighterCreated",
+    "ModelConfig",
+    "claim_endpoint",
+    "create_fighter",
+    "get_fighter",
+]
+
+CAGE = "cage"
+CHALLENGE_TIMEOUT_S = 10.0
+_CHALLENGE_UA = "Palaestra-Cage/1.0"
+
+
+class EntrantType(StrEnum):
+    HARNESS = "harness"
+    MODEL = "model"
+    HOUSE = "house"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelConfig:
+    base_url: str
+    model: str
+    api_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class FighterCreated:
+    fighter: Agent
+    claim_code: str
+
+
+async def create_fighter(
+    platform: Platform,
+    caller: Caller,
+    name: str,
+    entrant_type: str,
+    fighter_class: str,
+    model: ModelConfig | None = None,
+) -> FighterCreated:
+    """A new fighter. Harnesses stay PENDING until their endpoint passes the nonce challenge."""
+    if caller.owner_id is None:
+        raise Forbidden("fighters are created by an owner")
+    name = name.strip()
+    if not name or len(name) > 200:
+        raise InvalidRequest("name must be 1 to 200 characters")
+    try:
+        kind = EntrantType(entrant_type)
+    except ValueError:
+        raise InvalidRequest("entrant_type must be one of harness, model, house") from None
+    if fighter_class not in platform.settings.fighter_classes:
+        allowed = ", ".join(platform.settings.fighter_classes)
+        raise InvalidRequest(f"class must be one of {allowed}")
+    if (kind is EntrantType.MODEL) != (model is not None):
+        raise InvalidRequest(
+            "model (base_url, model, api_key) is required for, and only for, entrant type model"
+        )
+    provider = None
+    provider_key = None
+    if model is not None:
+        if not model.base_url.startswith(("https://", "http://")) or not model.model.strip():
+            raise InvalidRequest("model.base_url must be an https URL and model.model non-empty")
+        provider = {"base_url": model.base_url.rstrip("/"), "model": model.model}
+        provider_key = platform.vault.seal(model.api_key)
+    claim_code = new_token("claim")
+    now = platform.clock.now()
+    fighter = Agent(
+        id=new_id(),
+        owner_id=caller.owner_id,
+        name=name,
+        arena=CAGE,
+        entrant_type=kind.value,
+        fighter_class=fighter_class,
+        sandbox_attested=False,
+        provider=provider,
+        provider_key_sealed=provider_key,
+        claim_code_hash=hash_token(claim_code),
+        status=(Status.PENDING if kind is EntrantType.HARNESS else Status.ACTIVE).value,
+        consecutive_failures=0,
+        hold=False,
+        reputation=0.0,
+        created_at=now,
+        updated_at=now,
+    )
+    async with platform.db.session() as session, session.begin():
+        session.add(fighter)
+    return FighterCreated(fighter, claim_code)
+
+
+async def get_fighter(platform: Platform, fighter_id: str) -> Agent:
+    async with platform.db.session() as session:
+        fighter = await session.get(Agent, fighter_id)
+    if fighter is None or fighter.arena != CAGE:
+        raise NotFound(f"Fighter {fighter_id} not found")
+    return fighter
+
+
+async def claim_endpoint(
+    platform: Platform,
+    fighter_id: str,
+    claim_code: str,
+    url: str,
+    harness_name: str,
+    sandbox_attested: bool,
+) -> Agent:
+    """The seed's registration: the endpoint must echo a fresh nonce before it gets any turn."""
+    fighter = await get_fighter(platform, fighter_id)
+    if fighter.claim_code_hash is None or not token_matches(claim_code, fighter.claim_code_hash):
+        raise Forbidden("Invalid or already used claim code")
+    if fighter.entrant_type != EntrantType.HARNESS:
+        raise InvalidRequest("only harness fighters register an endpoint")
+    url = url.strip()
+    nonce = secrets.token_hex(16)
+    result = await platform.egress.post_json(
+        url,
+        dumps(ChallengeRequest(nonce=nonce).wire()),
+        user_agent=_CHALLENGE_UA,
+        deadline=CHALLENGE_TIMEOUT_S,
+    )
+    reason = result.reason
+    if reason is None:
+        data = result.data
+        if not isinstance(data, dict):
+            reason = f"Validation failed: body: expected an object, got {json_type(data)}"
+        elif "nonce" not in data:
+            reason = "Validation failed: Missing nonce"
+        elif data["nonce"] != nonce:
+            reason = "Challenge failed: the reply did not echo the nonce"
+    now = platform.clock.now()
+    async with platform.db.session() as session, session.begin():
+        stored = await session.get(Agent, fighter_id)
+        if stored is None:
+            raise NotFound(f"Fighter {fighter_id} not found")
+        if stored.claim_code_hash is None:
+            raise Forbidden("Invalid or already used claim code")
+        session.add(
+            history(
+                fighter_id,
+                now,
+                "challenge",
+                "failure" if reason else "success",
+                latency_ms=result.latency_ms,
+                reason=reason,
+                detail={"url": url},
+            )
+        )
+        if reason is None:
+            stored.endpoint_url = url
+            stored.harness_name = harness_name.strip()[:200] or None
+            stored.sandbox_attested = sandbox_attested
+            stored.claim_code_hash = None  # one-time
+            stored.status = Status.ACTIVE.value
+            stored.updated_at = now
+    if reason is not None:
+        raise InvalidRequest(reason)
+    return stored

@@ -1,0 +1,113 @@
+"""Applying the pure status machine to stored agents, with the history it leaves."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from palaestra.rules.status import AgentState, Event, Status, ping_interval, transition
+from palaestra.store.models import Agent, AgentEvent
+
+__all__ = [
+    "COOLDOWN_S",
+    "PingSchedule",
+    "apply_event",
+    "history",
+    "next_ping_at",
+    "state_of",
+]
+
+#: A failed dispatch keeps the agent out of selection this long.
+COOLDOWN_S = 60.0
+
+
+def state_of(agent: Agent) -> AgentState:
+    return AgentState(
+        status=Status(agent.status),
+        failures=agent.consecutive_failures,
+        paused_from=Status(agent.paused_from) if agent.paused_from else None,
+        hold=agent.hold,
+    )
+
+
+def history(
+    agent_id: str,
+    now: float,
+    kind: str,
+    outcome: str,
+    *,
+    latency_ms: float | None = None,
+    reason: str | None = None,
+    detail: dict[str, Any] | None = None,
+) -> AgentEvent:
+    return AgentEvent(
+        agent_id=agent_id,
+        at=now,
+        kind=kind,
+        outcome=outcome,
+        latency_ms=latency_ms,
+        reason=reason,
+        detail=detail,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PingSchedule:
+    """How pings are spread: cadence times ``scale``, shortened by up to ``jitter``."""
+
+    rng: random.Random
+    jitter: float = 0.1
+    scale: float = 1.0
+
+
+def next_ping_at(state: AgentState, now: float, schedule: PingSchedule) -> float | None:
+    """When the next health ping is due, or ``None`` when the agent is not pinged."""
+    interval = ping_interval(state)
+    if interval is None:
+        return None
+    return now + interval * schedule.scale * (1 - schedule.jitter * schedule.rng.random())
+
+
+def apply_event(
+    agent: Agent,
+    event: Event,
+    now: float,
+    schedule: PingSchedule,
+    *,
+    cause: str | None = None,
+) -> list[AgentEvent]:
+    """Move ``agent`` through ``event``; return the history rows of any status change.
+
+    A success refreshes the heartbeat. When the ping cadence changes (or pings
+    stop), the next ping is rescheduled from ``now``.
+    """
+    before = state_of(agent)
+    after = transition(before, event)
+    if event is Event.SUCCESS:
+        agent.last_heartbeat = now
+    agent.consecutive_failures = after.failures
+    agent.paused_from = after.paused_from.value if after.paused_from else None
+    agent.hold = after.hold
+    agent.updated_at = now
+    rows: list[AgentEvent] = []
+    if after.status is not before.status:
+        agent.status = after.status.value
+        rows.append(
+            history(
+                agent.id,
+                now,
+                "status",
+                after.status.value,
+                reason=f"{before.status.value} -> {after.status.value}"
+                + (f" ({cause})" if cause else ""),
+                detail={"from": before.status.value, "to": after.status.value, "event": event},
+            )
+        )
+    if agent.arena != "edgearena":
+        agent.next_ping_at = None  # cage harnesses answer POST only; they are not pinged
+    elif ping_interval(after) != ping_interval(before) or agent.next_ping_at is None:
+        agent.next_ping_at = next_ping_at(after, now, schedule)
+    if event in (Event.HOLD, Event.RELEASE) and before.hold is not after.hold:
+        rows.append(history(agent.id, now, "hold", "set" if after.hold else "released"))
+    return rows

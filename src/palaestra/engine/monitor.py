@@ -1,0 +1,204 @@
+"""The health monitor: pings each agent on its status's cadence and applies the outcome.
+
+Work is split into small idempotent steps so that it can run in-process or on
+many workers: *claim* moves each due agent's ``next_ping_at`` forward (so no
+one pings it twice in a period), *ping* is one GET, *record* applies the
+outcome to the agent's current state and appends history. The database is
+the truth; a crash between steps loses at most the pings in flight, which are
+simply due again one period later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import structlog
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from palaestra.engine.context import Platform
+from palaestra.engine.lifecycle import apply_event, history, next_ping_at, state_of
+from palaestra.protocol import UserAgent
+from palaestra.protocol.constants import HEALTH_TIMEOUT_S
+from palaestra.rules.status import PINGABLE, Event
+from palaestra.store.models import Agent
+
+__all__ = ["DuePing", "HealthMonitor", "PingOutcome"]
+
+log = structlog.get_logger(__name__)
+_PINGABLE = [status.value for status in PINGABLE]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class DuePing:
+    agent_id: str
+    url: str
+    due_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class PingOutcome:
+    agent_id: str
+    ok: bool
+    latency_ms: float
+    reason: str | None
+    failure_kind: str | None
+    lag_s: float
+
+
+@dataclass
+class HealthMonitor:
+    """Drives health pings. ``run_once`` drains what is due now (tests, jobs); ``run`` loops."""
+
+    platform: Platform
+    batch_size: int = 1000
+    tick_s: float = 0.05
+    lags: list[float] = field(default_factory=list)
+    record_lags: bool = False
+
+    async def claim(self, limit: int) -> list[DuePing]:
+        """Take up to ``limit`` due agents and push their next ping one period ahead."""
+        platform = self.platform
+        now = platform.clock.now()
+        async with platform.db.session() as session, session.begin():
+            query = (
+                select(Agent)
+                .where(
+                    Agent.next_ping_at <= now,
+                    Agent.arena == "edgearena",
+                    Agent.hold.is_(False),
+                    Agent.status.in_(_PINGABLE),
+                    Agent.endpoint_url.is_not(None),
+                )
+                .order_by(Agent.next_ping_at)
+                .limit(limit)
+            )
+            if not platform.db.is_sqlite:
+                query = query.with_for_update(skip_locked=True)
+            agents = (await session.scalars(query)).all()
+            due = []
+            for agent in agents:
+                due.append(DuePing(agent.id, agent.endpoint_url or "", agent.next_ping_at or now))
+                agent.next_ping_at = next_ping_at(state_of(agent), now, platform.schedule)
+        return due
+
+    async def ping(self, due: DuePing) -> PingOutcome:
+        platform = self.platform
+        lag = max(0.0, platform.clock.now() - due.due_at)
+        platform.metrics.pings_in_flight.inc()
+        try:
+            result = await platform.egress.get(
+                due.url, user_agent=UserAgent.HEALTH, deadline=HEALTH_TIMEOUT_S
+            )
+        finally:
+            platform.metrics.pings_in_flight.dec()
+        kind = result.failure.kind.value if result.failure else None
+        return PingOutcome(due.agent_id, result.ok, result.latency_ms, result.reason, kind, lag)
+
+    async def record(self, outcomes: Sequence[PingOutcome]) -> None:
+        """Apply each outcome to the agent as it is now, and append the history rows."""
+        if not outcomes:
+            return
+        platform = self.platform
+        now = platform.clock.now()
+        async with platform.db.session() as session, session.begin():
+            agents = await _load(session, [o.agent_id for o in outcomes])
+            for outcome in outcomes:
+                agent = agents.get(outcome.agent_id)
+                if agent is None:
+                    continue  # deleted meanwhile
+                session.add(
+                    history(
+                        agent.id,
+                        now,
+                        "ping",
+                        "success" if outcome.ok else "failure",
+                        latency_ms=outcome.latency_ms,
+                        reason=outcome.reason,
+                    )
+                )
+                event = Event.SUCCESS if outcome.ok else Event.FAILURE
+                rows = apply_event(agent, event, now, platform.schedule, cause="health ping")
+                session.add_all(rows)
+                for row in rows:
+                    if row.kind == "status":
+                        platform.metrics.status_changes.labels(row.outcome).inc()
+        for outcome in outcomes:
+            platform.metrics.pings.labels("success" if outcome.ok else "failure").inc()
+            if outcome.failure_kind:
+                platform.metrics.failures.labels(outcome.failure_kind).inc()
+            platform.metrics.ping_lag.observe(outcome.lag_s)
+            if self.record_lags:
+                self.lags.append(outcome.lag_s)
+
+    async def run_once(self) -> int:
+        """Ping every agent due now, record the outcomes, and return how many were pinged."""
+        total = 0
+        while due := await self.claim(self.batch_size):
+            outcomes = await _gather_limited(
+                [self.ping(d) for d in due], self.platform.settings.health_concurrency
+            )
+            await self.record(outcomes)
+            total += len(due)
+        return total
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Keep pinging until ``stop`` is set: claims as capacity frees, records in batches."""
+        limit = self.platform.settings.health_concurrency
+        in_flight: set[asyncio.Task[PingOutcome]] = set()
+        finished: list[PingOutcome] = []
+
+        def collect(task: asyncio.Task[PingOutcome]) -> None:
+            in_flight.discard(task)
+            if not task.cancelled() and task.exception() is None:
+                finished.append(task.result())
+
+        try:
+            while not stop.is_set():
+                try:
+                    room = limit - len(in_flight)
+                    if room > 0:
+                        for due in await self.claim(min(room, self.batch_size)):
+                            task = asyncio.create_task(self.ping(due))
+                            in_flight.add(task)
+                            task.add_done_callback(collect)
+                    if finished:
+                        batch, finished[:] = list(finished), []
+                        await self.record(batch)
+                except Exception:
+                    # A database hiccup must not stop health checking; the work is
+                    # idempotent, so the next tick simply tries again.
+                    log.exception("health monitor tick failed")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), self.tick_s)
+        finally:
+            for task in in_flight:
+                task.cancel()
+            if in_flight:
+                await asyncio.gather(*in_flight, return_exceptions=True)
+            if finished:
+                await self.record(finished)
+
+
+async def _load(session: AsyncSession, ids: list[str]) -> dict[str, Agent]:
+    agents: dict[str, Agent] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        for agent in await session.scalars(select(Agent).where(Agent.id.in_(chunk))):
+            agents[agent.id] = agent
+    return agents
+
+
+async def _gather_limited(coros: Sequence[Coroutine[Any, Any, T]], limit: int) -> list[T]:
+    semaphore = asyncio.Semaphore(limit)
+
+    async def one(coro: Coroutine[Any, Any, T]) -> T:
+        async with semaphore:
+            return await coro
+
+    return await asyncio.gather(*(one(c) for c in coros))

@@ -1,0 +1,44 @@
+"""Prometheus metrics, one registry per platform so tests and processes do not share counters."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+__all__ = ["Metrics"]
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.pings = Counter(
+            "palaestra_health_pings",
+            "Health pings sent, by outcome.",
+            ["outcome"],
+            registry=self.registry,
+        )
+        self.failures = Counter(
+            "palaestra_agent_failures",
+            "Failed calls to agents, by failure kind.",
+            ["kind"],
+            registry=self.registry,
+        )
+        self.ping_lag = Histogram(
+            "palaestra_health_ping_lag_seconds",
+            "How late a health ping started after it was due.",
+            buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10),
+            registry=self.registry,
+        )
+        self.status_changes = Counter(
+            "palaestra_agent_status_changes",
+            "Agent status transitions, by new status.",
+            ["status"],
+            registry=self.registry,
+        )
+        self.pings_in_flight = Gauge(
+            "palaestra_health_pings_in_flight",
+            "Health pings currently waiting on an agent.",
+            registry=self.registry,
+        )
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,1 @@
+"""The arena's decisions, pure: no I/O, no clock reads."""

@@ -1,0 +1,128 @@
+"""The agent status machine of edgearena-v1, as data and one pure function.
+
+``transition(state, event)`` is the whole machine; the tests cover every
+(status, event) pair. Time is passed in by the caller where it matters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Final
+
+__all__ = [
+    "DEGRADED_AT",
+    "DISPATCHABLE",
+    "PINGABLE",
+    "PING_INTERVAL_S",
+    "PROBATION_AT",
+    "SUSPENDED_AT",
+    "AgentState",
+    "Event",
+    "Status",
+    "ping_interval",
+    "transition",
+]
+
+DEGRADED_AT: Final = 3
+PROBATION_AT: Final = 6
+SUSPENDED_AT: Final = 9
+
+
+class Status(StrEnum):
+    """Where an agent stands. PENDING precedes the first passed wizard."""
+
+    PENDING = "PENDING"
+    ACTIVE = "ACTIVE"
+    DEGRADED = "DEGRADED"
+    PROBATION = "PROBATION"
+    SUSPENDED = "SUSPENDED"
+    PAUSED = "PAUSED"
+
+
+class Event(StrEnum):
+    """What can happen to an agent."""
+
+    FAILURE = "failure"  # a failed dispatch or health ping
+    SUCCESS = "success"  # a successful dispatch, async completion or health ping
+    VERIFIED = "verified"  # owner verify with a 2xx reachability check
+    WIZARD_PASSED = "wizard-passed"
+    PAUSE = "pause"
+    RESUME = "resume"
+    HOLD = "hold"
+    RELEASE = "release"
+
+
+#: Health ping cadence per status; statuses absent here are never pinged.
+PING_INTERVAL_S: Final[dict[Status, float]] = {
+    Status.ACTIVE: 300.0,
+    Status.DEGRADED: 60.0,
+    Status.PROBATION: 60.0,
+}
+PINGABLE: Final = frozenset(PING_INTERVAL_S)
+#: Eligible for dispatch, in ranking order (ACTIVE first).
+DISPATCHABLE: Final = (Status.ACTIVE, Status.DEGRADED, Status.PROBATION)
+
+_ONE_STEP_UP: Final = {Status.PROBATION: Status.DEGRADED, Status.DEGRADED: Status.ACTIVE}
+#: Statuses whose counter and rank the health signals move.
+_IN_SERVICE: Final = frozenset({Status.ACTIVE, Status.DEGRADED, Status.PROBATION})
+
+
+@dataclass(frozen=True, slots=True)
+class AgentState:
+    """The part of an agent the machine reads and writes."""
+
+    status: Status
+    failures: int = 0
+    paused_from: Status | None = None
+    hold: bool = False
+
+
+def transition(state: AgentState, event: Event) -> AgentState:
+    """The state after ``event``."""
+    match event:
+        case Event.FAILURE:
+            failures = state.failures + 1
+            if state.status not in _IN_SERVICE:
+                return replace(state, failures=failures)
+            return replace(state, failures=failures, status=_demoted(state.status, failures))
+        case Event.SUCCESS:
+            status = _ONE_STEP_UP.get(state.status, state.status)
+            return replace(state, failures=0, status=status)
+        case Event.VERIFIED:
+            if state.status is Status.PENDING:
+                return state  # only the wizard admits an agent
+            return replace(state, status=Status.ACTIVE, failures=0, paused_from=None)
+        case Event.WIZARD_PASSED:
+            if state.status is not Status.PENDING:
+                return state
+            return replace(state, status=Status.ACTIVE, failures=0)
+        case Event.PAUSE:
+            if state.status is Status.PAUSED:
+                return state
+            return replace(state, status=Status.PAUSED, paused_from=state.status)
+        case Event.RESUME:
+            if state.status is not Status.PAUSED:
+                return state
+            return replace(state, status=state.paused_from or Status.ACTIVE, paused_from=None)
+        case Event.HOLD:
+            return replace(state, hold=True)
+        case Event.RELEASE:
+            return replace(state, hold=False)
+
+
+def _demoted(status: Status, failures: int) -> Status:
+    if failures >= SUSPENDED_AT:
+        return Status.SUSPENDED
+    if failures >= PROBATION_AT:
+        return Status.PROBATION
+    if failures >= DEGRADED_AT and status is Status.ACTIVE:
+        return Status.DEGRADED
+    return status
+
+
+def ping_interval(state: AgentState) -> float | None:
+    """Seconds between health pings, or ``None`` when the agent is not pinged."""
+    if state.hold:
+        return None
+    return PING_INTERVAL_S.get(state.status)

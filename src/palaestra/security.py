@@ -1,0 +1,50 @@
+"""Tokens, keys and their storage: hashed when only checked, encrypted when needed again."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+from cryptography.fernet import Fernet, InvalidToken
+
+from palaestra.errors import ConfigurationError
+
+__all__ = ["KeyVault", "hash_token", "new_token", "token_matches"]
+
+
+def new_token(prefix: str) -> str:
+    """A fresh random token (256 bits), with a prefix that says what it is."""
+    return f"{prefix}_{secrets.token_urlsafe(32)}"
+
+
+def hash_token(token: str) -> str:
+    """The stored form of a bearer token. Tokens are random, so a plain SHA-256 suffices."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def token_matches(token: str, stored_hash: str) -> bool:
+    return hmac.compare_digest(hash_token(token), stored_hash)
+
+
+class KeyVault:
+    """Encrypts agent keys at rest; the platform decrypts them to sign dispatches."""
+
+    def __init__(self, secret_key: str) -> None:
+        try:
+            self._fernet = Fernet(secret_key.encode())
+        except (ValueError, TypeError) as exc:
+            raise ConfigurationError(
+                "the secret key must be 32 url-safe base64-encoded bytes (a Fernet key)"
+            ) from exc
+
+    def seal(self, plaintext: str) -> str:
+        return self._fernet.encrypt(plaintext.encode()).decode()
+
+    def open(self, sealed: str) -> str:
+        try:
+            return self._fernet.decrypt(sealed.encode()).decode()
+        except InvalidToken as exc:
+            raise ConfigurationError(
+                "an agent key cannot be decrypted: the secret key changed"
+            ) from exc

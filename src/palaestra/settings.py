@@ -1,0 +1,158 @@
+"""One settings object. Environment variables prefixed ``PALAESTRA_``; a ``.env`` file is honoured.
+
+Components receive a :class:`Settings`; nothing else reads the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from palaestra.egress.policy import EgressPolicy
+from palaestra.errors import ConfigurationError
+
+__all__ = ["Settings"]
+
+_SECRET_FILE = "secret.key"  # noqa: S105 (a file name, not a secret)
+
+
+class Settings(BaseSettings):
+    """Palaestra's configuration; every field has a safe default."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="PALAESTRA_", env_file=".env", extra="ignore", validate_default=True
+    )
+
+    data_dir: Path = Field(
+        default=Path("./data"),
+        description="Folder for the SQLite database and the generated secret key.",
+    )
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy async URL; default: SQLite at <data_dir>/palaestra.db. "
+        "For production: postgresql+asyncpg://user@host/db.",
+    )
+    broker_url: str | None = Field(
+        default=None,
+        description="Job broker (redis://...) for scale-out; default: jobs run in-process.",
+    )
+    host: str = Field(default="127.0.0.1", description="Address `palaestra serve` listens on.")
+    port: int = Field(default=8000, ge=0, le=65535, description="Port `palaestra serve` uses.")
+    public_url: str = Field(
+        default="http://127.0.0.1:8000",
+        description="The URL agents reach this platform at (async completion callbacks "
+        "are signed over its host and path).",
+    )
+    secret_key: SecretStr | None = Field(
+        default=None,
+        description="Key that encrypts agent keys at rest (Fernet, urlsafe base64, 32 bytes). "
+        "Generated into <data_dir>/secret.key (mode 0600) on first start when unset.",
+    )
+    admin_token: SecretStr | None = Field(
+        default=None,
+        description="The admin bearer token. When unset, one is generated and printed once "
+        "at first start; only its hash is kept.",
+    )
+    egress_allow: list[str] = Field(
+        default_factory=list,
+        description="Address ranges (CIDR) the egress policy allows for development, "
+        "e.g. 127.0.0.0/8; plain http is allowed only to these.",
+    )
+    max_body_bytes: int = Field(
+        default=1_048_576, ge=1024, description="Largest request body the API accepts."
+    )
+    health_jitter: float = Field(
+        default=0.1,
+        ge=0,
+        le=0.5,
+        description="Health pings are spread by up to this fraction of their interval.",
+    )
+    health_interval_scale: float = Field(
+        default=1.0,
+        gt=0,
+        le=1,
+        description="Multiplies the health ping cadence (1 = the protocol's 5 min / 1 min); "
+        "smaller values are for demos and tests only.",
+    )
+    health_concurrency: int = Field(
+        default=500, ge=1, description="Health pings in flight at once per process."
+    )
+    monitor_enabled: bool = Field(
+        default=True, description="Run the health monitor inside `palaestra serve`."
+    )
+    house_base_url: str | None = Field(
+        default=None, description="OpenAI-compatible base URL of the house model."
+    )
+    house_model: str | None = Field(default=None, description="Model name of the house model.")
+    house_api_key: SecretStr | None = Field(default=None, description="Key of the house model.")
+    fighter_classes: list[str] = Field(
+        default_factory=lambda: ["rogue", "corporate", "academic", "independent"],
+        description="Class labels fighters may carry.",
+    )
+
+    @field_validator("egress_allow", "fighter_classes", mode="before")
+    @classmethod
+    def _split_commas(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @property
+    def effective_database_url(self) -> str:
+        return self.database_url or f"sqlite+aiosqlite:///{self.data_dir / 'palaestra.db'}"
+
+    @property
+    def egress_policy(self) -> EgressPolicy:
+        try:
+            return EgressPolicy.allowing(self.egress_allow)
+        except Exception as exc:
+            raise ConfigurationError(f"PALAESTRA_EGRESS_ALLOW: {exc}") from exc
+
+    def ensure_secret_key(self) -> str:
+        """The encryption key: configured, or read from (or generated into) the data folder."""
+        if self.secret_key is not None:
+            return self.secret_key.get_secret_value()
+        from cryptography.fernet import Fernet
+
+        path = self.data_dir / _SECRET_FILE
+        if path.exists():
+            return path.read_text().strip()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        key = Fernet.generate_key().decode()
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(key + "\n")
+        return key
+
+    def described(self) -> list[tuple[str, str, str]]:
+        """(environment variable, effective value with secrets masked, description) rows."""
+        rows = []
+        for name, field in type(self).model_fields.items():
+            value = getattr(self, name)
+            if isinstance(value, SecretStr):
+                shown = "********"
+            elif value is None:
+                shown = "(unset)"
+            elif isinstance(value, list):
+                shown = ",".join(str(v) for v in value) or "(none)"
+            else:
+                shown = str(value)
+            if name == "database_url" and value is None:
+                shown = f"(default) {self.effective_database_url}"
+            elif name in ("database_url", "broker_url") and value is not None:
+                shown = _hide_password(value)
+            rows.append((f"PALAESTRA_{name.upper()}", shown, field.description or ""))
+        return rows
+
+
+def _hide_password(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return "********"

@@ -1,0 +1,19 @@
+"""Alembic environment: migrations always run on a connection handed in by Palaestra."""
+
+from __future__ import annotations
+
+from alembic import context
+
+from palaestra.store.models import Base
+
+connection = context.config.attributes.get("connection")
+if connection is None:
+    raise RuntimeError("run migrations with `palaestra migrate` (or Database.migrate)")
+
+context.configure(
+    connection=connection,
+    target_metadata=Base.metadata,
+    render_as_batch=connection.dialect.name == "sqlite",
+)
+with context.begin_transaction():
+    context.run_migrations()
