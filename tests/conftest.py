@@ -12,6 +12,8 @@ import socket
 
 import pytest
 
+pytest_plugins = ["tests.integration.platform_fixtures"]
+
 POSTGRES_URL = os.environ.get(
     "PALAESTRA_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 )
