@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
@@ -52,6 +53,7 @@ def create_app(
                 await monitor_task
             if owned:
                 await current.close()
+                print("Palaestra stopped cleanly", file=sys.stderr, flush=True)
 
     app = FastAPI(
         title="Palaestra",

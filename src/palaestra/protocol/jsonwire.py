@@ -15,7 +15,7 @@ from palaestra.errors import ProtocolError
 
 __all__ = ["InvalidJson", "dumps", "loads"]
 
-_WHITESPACE = b" \t\r\n"
+_WHITESPACE = " \t\r\n"
 
 
 class InvalidJson(ProtocolError):
@@ -27,8 +27,8 @@ def loads(raw: bytes | str) -> Any:
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        data = raw.encode() if isinstance(raw, str) else raw
-        raise InvalidJson(_describe(data, exc.pos, exc.msg)) from None
+        text = raw if isinstance(raw, str) else raw.decode("utf-8", errors="replace")
+        raise InvalidJson(_describe(text, exc.pos, exc.msg)) from None
 
 
 def dumps(value: Any) -> bytes:
@@ -36,15 +36,13 @@ def dumps(value: Any) -> bytes:
     return orjson.dumps(value)
 
 
-def _describe(data: bytes, pos: int, problem: str) -> str:
+def _describe(text: str, pos: int, problem: str) -> str:
+    # orjson's ``pos`` counts characters, not bytes.
     if "trailing comma" in problem:
         # JavaScript complains about the token after the comma, not the comma.
         pos += 1
-        while pos < len(data) and data[pos] in _WHITESPACE:
+        while pos < len(text) and text[pos] in _WHITESPACE:
             pos += 1
-    if pos >= len(data) or "end of data" in problem or not data.strip(_WHITESPACE):
+    if pos >= len(text) or "end of data" in problem or not text.strip(_WHITESPACE):
         return "Unexpected end of JSON input"
-    prefix = data[:pos].decode("utf-8", errors="replace")
-    rest = data[pos:].decode("utf-8", errors="replace")
-    token = rest[0] if rest else ""
-    return f"Unexpected token '{token}' in JSON at position {len(prefix)}"
+    return f"Unexpected token '{text[pos]}' in JSON at position {pos}"

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+)
 
 from palaestra.errors import ProtocolError
 
@@ -31,6 +37,17 @@ class WireModel(BaseModel):
     def wire(self) -> dict[str, Any]:
         """The message as a JSON-ready dict, with the protocol's key names."""
         return self.model_dump(mode="json", by_alias=True)
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_optionals(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # An optional key left empty is absent on the wire, as in the seeds, not ``null``.
+        data: dict[str, Any] = handler(self)
+        for name, field in type(self).model_fields.items():
+            if not field.is_required() and field.default is None and getattr(self, name) is None:
+                data.pop(name, None)
+                if field.alias is not None:
+                    data.pop(field.alias, None)
+        return data
 
 
 def describe(exc: ValidationError) -> str:

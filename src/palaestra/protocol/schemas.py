@@ -338,7 +338,10 @@ def validate_output(phase: Phase, output: Any, candidate_id: str | None = None) 
     c = _Checker()
     if not c.is_object(output, "output"):
         raise SchemaViolation(c.violations)
-    size = len(orjson.dumps(output))
+    try:
+        size = len(orjson.dumps(output))
+    except orjson.JSONEncodeError as exc:  # e.g. nested deeper than orjson writes
+        raise SchemaViolation([Violation("output", f"cannot be serialized: {exc}")]) from None
     if size > RESPONSE_CAP_BYTES:
         raise SchemaViolation([Violation("output", f"exceeds {RESPONSE_CAP_BYTES} bytes")])
     _PHASE_RULES[phase](c, output, candidate_id)
