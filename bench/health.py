@@ -33,7 +33,7 @@ import aiohttp
 from aiohttp import web
 from cryptography.fernet import Fernet
 from pydantic import SecretStr
-from sqlalchemy import insert, update
+from sqlalchemy import insert, select, update
 
 from palaestra.engine.context import Platform
 from palaestra.engine.monitor import HealthMonitor
@@ -149,7 +149,7 @@ async def sustained(platform: Platform, agents: int, interval_s: float, seconds:
     # Spread the first pings over one interval, as a running arena's would be.
     async with platform.db.session() as session, session.begin():
         rng = random.Random(7)
-        ids = [row for row in (await session.scalars(Agent.__table__.select())).all()]
+        ids = (await session.scalars(select(Agent.id))).all()
         for agent_id in ids:
             await session.execute(
                 update(Agent)
