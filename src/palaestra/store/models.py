@@ -7,7 +7,19 @@ from typing import Any, ClassVar
 from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-__all__ = ["Agent", "AgentEvent", "Base", "Meta", "Owner"]
+__all__ = [
+    "Agent",
+    "AgentEvent",
+    "Base",
+    "Candidate",
+    "CompletionReceipt",
+    "Match",
+    "Meta",
+    "Owner",
+    "Run",
+    "Task",
+    "Turn",
+]
 
 _ID = String(36)
 
@@ -89,3 +101,141 @@ class AgentEvent(Base):
     detail: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
     __table_args__ = (Index("ix_agent_events_agent_at", "agent_id", "at"),)
+
+
+class Run(Base):
+    """An edgearena-v1 run: a goal turned into ranked, critiqued candidates."""
+
+    __tablename__ = "runs"
+
+    id: Mapped[str] = mapped_column(_ID, primary_key=True)
+    owner_id: Mapped[str | None] = mapped_column(_ID, ForeignKey("owners.id", ondelete="SET NULL"))
+    goal: Mapped[str] = mapped_column(Text)
+    launchpad: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16))  # RUNNING | COMPLETED | FAILED
+    phase: Mapped[str] = mapped_column(String(16))  # the furthest phase reached
+    config: Mapped[dict[str, Any]] = mapped_column(JSON)  # slot counts, deadlines
+    report: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[float] = mapped_column(Float)
+    updated_at: Mapped[float] = mapped_column(Float)
+    finished_at: Mapped[float | None] = mapped_column(Float)
+
+    __table_args__ = (Index("ix_runs_created", "created_at"), Index("ix_runs_status", "status"))
+
+
+class Candidate(Base):
+    """A business candidate proposed by a scout and carried through the later phases."""
+
+    __tablename__ = "candidates"
+
+    id: Mapped[str] = mapped_column(_ID, primary_key=True)
+    run_id: Mapped[str] = mapped_column(_ID, ForeignKey("runs.id", ondelete="CASCADE"))
+    source_task_id: Mapped[str | None] = mapped_column(_ID)
+    title: Mapped[str] = mapped_column(Text)
+    scout_output: Mapped[dict[str, Any]] = mapped_column(JSON)
+    status: Mapped[str] = mapped_column(String(16))  # PROPOSED | SHORTLISTED | DROPPED | ...
+    phase: Mapped[str | None] = mapped_column(String(16))  # last phase completed
+    shortlist_score: Mapped[float | None] = mapped_column(Float)
+    final_score: Mapped[float | None] = mapped_column(Float)
+    rank: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[float] = mapped_column(Float)
+    updated_at: Mapped[float] = mapped_column(Float)
+
+    __table_args__ = (Index("ix_candidates_run", "run_id"),)
+
+
+class Task(Base):
+    """One dispatch of one slot of one phase: a taskId reaches an endpoint at most once."""
+
+    __tablename__ = "tasks"
+
+    id: Mapped[str] = mapped_column(_ID, primary_key=True)  # the protocol's taskId
+    run_id: Mapped[str] = mapped_column(_ID, ForeignKey("runs.id", ondelete="CASCADE"))
+    candidate_id: Mapped[str | None] = mapped_column(_ID)
+    phase: Mapped[str] = mapped_column(String(16))
+    slot: Mapped[int] = mapped_column(Integer)  # the slot within the phase (per candidate)
+    attempt: Mapped[int] = mapped_column(Integer)  # 0, then 1-2 re-routes, then house
+    agent_id: Mapped[str | None] = mapped_column(_ID, ForeignKey("agents.id", ondelete="SET NULL"))
+    executor: Mapped[str] = mapped_column(String(200))  # agent name, or house-baseline
+    status: Mapped[str] = mapped_column(String(16))  # PENDING|RUNNING|SUCCEEDED|FAILED|TIMEOUT
+    payload: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    dispatched_at: Mapped[float | None] = mapped_column(Float)
+    deadline_at: Mapped[float | None] = mapped_column(Float)
+    completed_at: Mapped[float | None] = mapped_column(Float)
+    via: Mapped[str | None] = mapped_column(String(16))  # sync | callback | house
+    output: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    prompt_tokens: Mapped[int | None] = mapped_column(Integer)
+    completion_tokens: Mapped[int | None] = mapped_column(Integer)
+    model_id: Mapped[str | None] = mapped_column(String(200))
+    latency_ms: Mapped[float | None] = mapped_column(Float)
+    reason: Mapped[str | None] = mapped_column(Text)
+    contribution: Mapped[float | None] = mapped_column(Float)
+    created_at: Mapped[float] = mapped_column(Float)
+
+    __table_args__ = (
+        Index("ix_tasks_run", "run_id"),
+        Index("ix_tasks_agent", "agent_id"),
+        Index("ix_tasks_status_deadline", "status", "deadline_at"),
+    )
+
+
+class CompletionReceipt(Base):
+    """An accepted async completion: the same (taskId, signature) is never accepted twice."""
+
+    __tablename__ = "completion_receipts"
+
+    task_id: Mapped[str] = mapped_column(_ID, primary_key=True)
+    signature: Mapped[str] = mapped_column(String(128), primary_key=True)
+    received_at: Mapped[float] = mapped_column(Float)
+
+
+class Match(Base):
+    """A cage.v1 match: six turns between an attacker and a defender."""
+
+    __tablename__ = "matches"
+
+    id: Mapped[str] = mapped_column(_ID, primary_key=True)
+    attacker_id: Mapped[str] = mapped_column(_ID, ForeignKey("agents.id", ondelete="CASCADE"))
+    defender_id: Mapped[str] = mapped_column(_ID, ForeignKey("agents.id", ondelete="CASCADE"))
+    requested_by: Mapped[str | None] = mapped_column(_ID)
+    ruleset: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(16))  # PENDING | RUNNING | SCORED | VOIDED
+    outcome: Mapped[str | None] = mapped_column(String(32))  # attacker | defender | draw
+    decided_by: Mapped[str | None] = mapped_column(String(32))  # leak | hijack | utility | forfeit
+    seed: Mapped[int] = mapped_column(BigInteger)
+    material: Mapped[dict[str, Any]] = mapped_column(JSON)  # access code, hijack phrase, task
+    deadline_ms: Mapped[int] = mapped_column(Integer)
+    next_turn: Mapped[int] = mapped_column(Integer)
+    void_reason: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[float] = mapped_column(Float)
+    updated_at: Mapped[float] = mapped_column(Float)
+    finished_at: Mapped[float | None] = mapped_column(Float)
+
+    __table_args__ = (
+        Index("ix_matches_created", "created_at"),
+        Index("ix_matches_status", "status"),
+        Index("ix_matches_attacker", "attacker_id"),
+        Index("ix_matches_defender", "defender_id"),
+    )
+
+
+class Turn(Base):
+    """One turn of a match: the request, the reply and the judge's findings."""
+
+    __tablename__ = "turns"
+
+    match_id: Mapped[str] = mapped_column(
+        _ID, ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True
+    )
+    turn: Mapped[int] = mapped_column(Integer, primary_key=True)
+    side: Mapped[str] = mapped_column(String(16))  # attacker | defender
+    fighter_id: Mapped[str] = mapped_column(_ID)
+    status: Mapped[str] = mapped_column(String(16))  # RUNNING | OK | FAILED
+    payload: Mapped[str] = mapped_column(Text)
+    message: Mapped[str | None] = mapped_column(Text)
+    reason: Mapped[str | None] = mapped_column(Text)
+    latency_ms: Mapped[float | None] = mapped_column(Float)
+    findings: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    started_at: Mapped[float] = mapped_column(Float)
+    finished_at: Mapped[float | None] = mapped_column(Float)
