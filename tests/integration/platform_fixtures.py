@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ import uvicorn
 from cryptography.fernet import Fernet
 from fastapi import FastAPI
 from pydantic import SecretStr
-from sqlalchemy import text
+from sqlalchemy import make_url, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from palaestra.api.app import create_app
@@ -37,12 +38,32 @@ async def _reset_postgres(url: str) -> None:
     await engine.dispose()
 
 
+@pytest.fixture(scope="session")
+def postgres_database(postgres_url: str) -> Iterator[str]:
+    """A database of this test process's own, so that concurrent test runs never collide."""
+    base = make_url(postgres_url)
+    name = f"palaestra_test_{os.getpid()}"
+
+    async def admin(statement: str) -> None:
+        engine = create_async_engine(base, isolation_level="AUTOCOMMIT")
+        async with engine.connect() as connection:
+            await connection.execute(text(statement))
+        await engine.dispose()
+
+    asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}"'))
+    asyncio.run(admin(f'CREATE DATABASE "{name}"'))
+    try:
+        yield base.set(database=name).render_as_string(hide_password=False)
+    finally:
+        asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """Each platform test runs on both stores."""
     if request.param == "sqlite":
         return f"sqlite+aiosqlite:///{tmp_path / 'palaestra.db'}"
-    url: str = request.getfixturevalue("postgres_url")
+    url: str = request.getfixturevalue("postgres_database")
     return url
 
 
