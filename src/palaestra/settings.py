@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from palaestra.egress.policy import EgressPolicy
 from palaestra.errors import ConfigurationError
@@ -57,7 +57,7 @@ class Settings(BaseSettings):
         description="The admin bearer token. When unset, one is generated and printed once "
         "at first start; only its hash is kept.",
     )
-    egress_allow: list[str] = Field(
+    egress_allow: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Address ranges (CIDR) the egress policy allows for development, "
         "e.g. 127.0.0.0/8; plain http is allowed only to these.",
@@ -89,7 +89,7 @@ class Settings(BaseSettings):
     )
     house_model: str | None = Field(default=None, description="Model name of the house model.")
     house_api_key: SecretStr | None = Field(default=None, description="Key of the house model.")
-    fighter_classes: list[str] = Field(
+    fighter_classes: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["rogue", "corporate", "academic", "independent"],
         description="Class labels fighters may carry.",
     )
@@ -97,7 +97,7 @@ class Settings(BaseSettings):
     @field_validator("egress_allow", "fighter_classes", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
-        if isinstance(value, str):
+        if isinstance(value, str):  # comma-separated in the environment
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
 

@@ -135,3 +135,21 @@ def test_version_and_help() -> None:
     assert helped.returncode == 0
     assert "url-check" in helped.stdout
     assert "sign" in helped.stdout
+
+
+def test_config_prints_every_setting_with_secrets_masked(tmp_path: Path) -> None:
+    import os
+
+    env = {
+        **os.environ,
+        "PALAESTRA_ADMIN_TOKEN": "very-secret-admin",
+        "PALAESTRA_DATA_DIR": str(tmp_path),
+        "COLUMNS": "200",
+    }
+    result = subprocess.run(
+        [*PALAESTRA, "config"], capture_output=True, text=True, timeout=60, env=env, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert "very-secret-admin" not in result.stdout
+    for name in ("PALAESTRA_DATABASE_URL", "PALAESTRA_ADMIN_TOKEN", "PALAESTRA_EGRESS_ALLOW"):
+        assert name in result.stdout

@@ -1,0 +1,37 @@
+"""The admin token: configured, or generated once and shown once."""
+
+from __future__ import annotations
+
+import pytest
+
+from palaestra.engine.accounts import authenticate, bootstrap_admin, create_owner
+from palaestra.engine.context import Platform
+from palaestra.errors import Unauthorized
+from palaestra.settings import Settings
+
+pytestmark = pytest.mark.asyncio
+
+
+async def test_generated_admin_token_is_returned_once_and_works(settings: Settings) -> None:
+    settings.admin_token = None
+    platform = await Platform.open(settings)
+    try:
+        token = await bootstrap_admin(platform)
+        assert token is not None
+        assert token.startswith("pa_admin_")
+        assert await bootstrap_admin(platform) is None  # never shown again
+        assert (await authenticate(platform, token)).is_admin
+        with pytest.raises(Unauthorized, match="Invalid bearer token"):
+            await authenticate(platform, token + "x")
+        with pytest.raises(Unauthorized, match="Missing bearer token"):
+            await authenticate(platform, None)
+    finally:
+        await platform.close()
+
+
+async def test_owner_tokens_authenticate_their_owner(platform: Platform) -> None:
+    owner, token = await create_owner(platform, "  Ada  ")
+    assert owner.name == "Ada"
+    caller = await authenticate(platform, token)
+    assert (caller.owner_id, caller.is_admin) == (owner.id, False)
+    assert token not in owner.token_hash

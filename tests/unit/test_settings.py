@@ -1,0 +1,97 @@
+"""The settings object: environment, defaults, the generated secret key, masking."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+from cryptography.fernet import Fernet
+from pydantic import SecretStr, ValidationError
+
+from palaestra.errors import ConfigurationError
+from palaestra.security import KeyVault, hash_token, new_token, token_matches
+from palaestra.settings import Settings
+
+
+def make(**values: object) -> Settings:
+    return Settings(_env_file=None, **values)  # type: ignore[arg-type]
+
+
+def test_environment_variables_are_prefixed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PALAESTRA_PORT", "9123")
+    monkeypatch.setenv("PALAESTRA_EGRESS_ALLOW", "127.0.0.0/8, ::1/128")
+    monkeypatch.setenv("PALAESTRA_FIGHTER_CLASSES", "rogue,lab")
+    settings = make()
+    assert settings.port == 9123
+    assert settings.egress_allow == ["127.0.0.0/8", "::1/128"]
+    assert settings.fighter_classes == ["rogue", "lab"]
+    assert settings.egress_policy.allow[0].compressed == "127.0.0.0/8"
+
+
+def test_defaults_are_safe(tmp_path: Path) -> None:
+    settings = make(data_dir=tmp_path)
+    assert settings.egress_allow == []
+    assert settings.egress_policy.allow == ()
+    assert settings.effective_database_url == f"sqlite+aiosqlite:///{tmp_path / 'palaestra.db'}"
+    assert settings.host == "127.0.0.1"
+
+
+def test_invalid_values_are_refused() -> None:
+    with pytest.raises(ValidationError):
+        make(port=70000)
+    with pytest.raises(ConfigurationError, match="PALAESTRA_EGRESS_ALLOW"):
+        _ = make(egress_allow=["not-a-range"]).egress_policy
+
+
+def test_secret_key_is_generated_once_with_mode_0600(tmp_path: Path) -> None:
+    settings = make(data_dir=tmp_path / "data")
+    key = settings.ensure_secret_key()
+    path = tmp_path / "data" / "secret.key"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert settings.ensure_secret_key() == key  # read back, not regenerated
+    KeyVault(key)  # a usable Fernet key
+
+
+def test_a_configured_secret_key_wins_and_no_file_is_written(tmp_path: Path) -> None:
+    key = Fernet.generate_key().decode()
+    settings = make(data_dir=tmp_path, secret_key=SecretStr(key))
+    assert settings.ensure_secret_key() == key
+    assert not (tmp_path / "secret.key").exists()
+
+
+def test_described_masks_every_secret(tmp_path: Path) -> None:
+    settings = make(
+        data_dir=tmp_path,
+        secret_key=SecretStr("fernet-secret"),
+        admin_token=SecretStr("admin-secret"),
+        house_api_key=SecretStr("sk-house"),
+        database_url="postgresql+asyncpg://user:db-password@db.example/palaestra",
+    )
+    rows = {name: value for name, value, _ in settings.described()}
+    text = " ".join(rows.values())
+    for secret in ("fernet-secret", "admin-secret", "sk-house", "db-password"):
+        assert secret not in text
+    assert rows["PALAESTRA_SECRET_KEY"] == "********"
+    assert rows["PALAESTRA_DATABASE_URL"] == "postgresql+asyncpg://user:***@db.example/palaestra"
+    assert all(description for _, _, description in settings.described())
+
+
+def test_vault_round_trip_and_wrong_key() -> None:
+    vault = KeyVault(Fernet.generate_key().decode())
+    sealed = vault.seal("ea_agent-key")
+    assert "ea_agent-key" not in sealed
+    assert vault.open(sealed) == "ea_agent-key"
+    with pytest.raises(ConfigurationError, match="secret key changed"):
+        KeyVault(Fernet.generate_key().decode()).open(sealed)
+    with pytest.raises(ConfigurationError, match="Fernet key"):
+        KeyVault("too-short")
+
+
+def test_tokens_are_random_and_checked_by_hash() -> None:
+    first, second = new_token("pa_owner"), new_token("pa_owner")
+    assert first != second
+    assert first.startswith("pa_owner_")
+    assert len(first) > 40
+    assert token_matches(first, hash_token(first))
+    assert not token_matches(second, hash_token(first))
