@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install lint typecheck test test-unit test-integration test-acceptance bench format clean
+.PHONY: install demo serve lint typecheck test test-unit test-integration test-acceptance bench format clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Palaestra needs Python >= 3.11")'
@@ -15,9 +15,15 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+demo: install
+	$(BIN)/palaestra serve --allow 127.0.0.0/8
+
+serve: install
+	$(BIN)/palaestra serve
+
 lint: install
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench examples
+	$(BIN)/ruff format --check src tests bench examples
 
 typecheck: install
 	$(BIN)/mypy
@@ -38,8 +44,8 @@ bench: install
 	@for script in bench/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 format: install
-	$(BIN)/ruff check --fix src tests bench
-	$(BIN)/ruff format src tests bench
+	$(BIN)/ruff check --fix src tests bench examples
+	$(BIN)/ruff format src tests bench examples
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
