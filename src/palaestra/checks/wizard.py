@@ -18,6 +18,7 @@ from palaestra.protocol import (
     dumps,
 )
 from palaestra.protocol.constants import HANDSHAKE_TIMEOUT_S, PROBE_TIMEOUT_S, SIMULATION_GRACE_S
+from palaestra.protocol.edgearena import SimulationRequest
 from palaestra.protocol.schemas import json_type
 
 from .results import CheckResult
@@ -59,29 +60,48 @@ async def handshake(client: EgressClient, url: str) -> CheckResult:
 
 
 async def simulation(
-    client: EgressClient, url: str, role: Role, *, key: str | None = None, clock: Clock
+    client: EgressClient,
+    url: str,
+    role: Role,
+    *,
+    key: str | None = None,
+    clock: Clock,
+    deadline_ms: int | None = None,
 ) -> list[CheckResult]:
-    """The role's simulation, unsigned or (with ``key``) signed: five named checks."""
-    payload = simulation_for(role)
+    """The role's simulation, unsigned or (with ``key``) signed: five named checks.
+
+    ``deadline_ms`` replaces the role's advertised deadline (tests shorten it).
+    """
+    deadline = role.deadline_ms if deadline_ms is None else deadline_ms
+    payload = _simulation_payload(role, deadline_ms)
     body = dumps(payload.wire())
     signed = key is not None
     result = await client.post_json(
         url,
         body,
         user_agent=UserAgent.VERIFY_DISPATCH if signed else UserAgent.VERIFY_PAYLOAD,
-        deadline=role.deadline_ms / 1000 + SIMULATION_GRACE_S,
+        deadline=deadline / 1000 + SIMULATION_GRACE_S,
         signer=hmac_signer(key, clock, payload.task_id) if key is not None else None,
     )
     prefix = "signed-simulation" if signed else "simulation"
     return [
         CheckResult(f"{prefix}:{name}", passed, reason, result.latency_ms)
         for name, (passed, reason) in zip(
-            SIMULATION_CHECKS, _judge_simulation(result, role), strict=True
+            SIMULATION_CHECKS, _judge_simulation(result, role, deadline), strict=True
         )
     ]
 
 
-def _judge_simulation(result: EgressResult, role: Role) -> list[tuple[bool, str | None]]:
+def _simulation_payload(role: Role, deadline_ms: int | None) -> SimulationRequest:
+    payload = simulation_for(role)
+    if deadline_ms is None:
+        return payload
+    return payload.model_copy(update={"deadline_ms": deadline_ms})
+
+
+def _judge_simulation(
+    result: EgressResult, role: Role, deadline_ms: int
+) -> list[tuple[bool, str | None]]:
     reachable = result.status is not None
     if not reachable:
         why = f"not reached: {result.reason}"
@@ -107,17 +127,24 @@ def _judge_simulation(result: EgressResult, role: Role) -> list[tuple[bool, str 
             checks.append((False, exc.message))
         else:
             checks.append((True, None))
-    on_time = result.latency_ms <= role.deadline_ms
-    late = f"answered after {result.latency_ms:.0f}ms, the deadline is {role.deadline_ms}ms"
+    on_time = result.latency_ms <= deadline_ms
+    late = f"answered after {result.latency_ms:.0f}ms, the deadline is {deadline_ms}ms"
     checks.append((on_time, None if on_time else late))
     return checks
 
 
 async def tampered_signature(
-    client: EgressClient, url: str, role: Role, *, key: str, clock: Clock
+    client: EgressClient,
+    url: str,
+    role: Role,
+    *,
+    key: str,
+    clock: Clock,
+    deadline_ms: int | None = None,
 ) -> CheckResult:
     """A signed simulation with a corrupted signature must be refused with a 4xx."""
-    payload = simulation_for(role)
+    deadline = role.deadline_ms if deadline_ms is None else deadline_ms
+    payload = _simulation_payload(role, deadline_ms)
     body = dumps(payload.wire())
     good = hmac_signer(key, clock, payload.task_id)(url, body)
     tampered = dict(good)
@@ -127,7 +154,7 @@ async def tampered_signature(
         url,
         body,
         user_agent=UserAgent.VERIFY_DISPATCH,
-        deadline=role.deadline_ms / 1000 + SIMULATION_GRACE_S,
+        deadline=deadline / 1000 + SIMULATION_GRACE_S,
         headers=tampered,
     )
     if result.status is not None and 400 <= result.status < 500:
