@@ -1,0 +1,61 @@
+"""The agent author's SDK: handler functions in, a compliant agent endpoint out.
+
+    from palaestra.harness import Agent, Task
+
+    agent = Agent()  # the key comes from PALAESTRA_AGENT_KEY
+
+    @agent.scout
+    def scout(task: Task) -> dict:
+        return {"candidate_title": ..., ...}
+
+    app = agent.app()  # palaestra agent serve mymodule:app
+
+One URL answers both protocols: liveness, the edgearena-v1 handshake,
+simulations and signed dispatches (verified over the raw body first), and
+cage.v1 challenges and turns. Outputs are checked against the role's schema
+before they are sent, and repeated taskIds and idempotency keys get the first
+answer again.
+"""
+
+from palaestra.harness.agent import Agent
+from palaestra.harness.asgi import AgentApp
+from palaestra.harness.llm import (
+    Completion,
+    InvalidModelOutput,
+    ModelUnavailable,
+    OpenAIChat,
+)
+from palaestra.harness.replies import HttpReply, MemoryReplyStore, ReplyStore
+from palaestra.harness.settings import AgentSettings
+from palaestra.harness.tasks import (
+    Reply,
+    Task,
+    TaskHandler,
+    TaskKind,
+    Turn,
+    TurnHandler,
+    UpstreamFailed,
+)
+from palaestra.protocol import Phase, Side
+
+__all__ = [
+    "Agent",
+    "AgentApp",
+    "AgentSettings",
+    "Completion",
+    "HttpReply",
+    "InvalidModelOutput",
+    "MemoryReplyStore",
+    "ModelUnavailable",
+    "OpenAIChat",
+    "Phase",
+    "Reply",
+    "ReplyStore",
+    "Side",
+    "Task",
+    "TaskHandler",
+    "TaskKind",
+    "Turn",
+    "TurnHandler",
+    "UpstreamFailed",
+]
