@@ -84,6 +84,8 @@ class Settings(BaseSettings):
     monitor_enabled: bool = Field(
         default=True, description="Run the health monitor inside `palaestra serve`."
     )
+    log_level: str = Field(default="INFO", description="Log level: DEBUG, INFO, WARNING, ERROR.")
+    log_json: bool = Field(default=False, description="Write logs as JSON lines.")
     house_base_url: str | None = Field(
         default=None, description="OpenAI-compatible base URL of the house model."
     )

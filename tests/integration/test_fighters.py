@@ -202,7 +202,31 @@ REFUSED: list[tuple[dict[str, Any], tuple[int, dict[str, str]]]] = [
     ),
     (
         {"entrant_type": "model", "class": "rogue", "model": {**MODEL, "base_url": "ftp://x"}},
-        (400, invalid("model.base_url must be an https URL and model.model non-empty")),
+        (
+            400,
+            invalid(
+                "model.base_url is refused by the egress policy: "
+                "scheme 'ftp' is not allowed, only https"
+            ),
+        ),
+    ),
+    (
+        {
+            "entrant_type": "model",
+            "class": "rogue",
+            "model": {**MODEL, "base_url": "https://169.254.169.254/v1"},
+        },
+        (
+            400,
+            invalid(
+                "model.base_url is refused by the egress policy: "
+                "169.254.169.254 is a link-local address"
+            ),
+        ),
+    ),
+    (
+        {"entrant_type": "model", "class": "rogue", "model": {**MODEL, "model": "  "}},
+        (400, invalid("model.model must not be empty")),
     ),
     (
         {"entrant_type": "house", "class": "rogue", "claim_code": "mine"},

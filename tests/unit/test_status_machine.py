@@ -52,7 +52,7 @@ EXPECTED: dict[tuple[Status, Event], Status] = {
     (S.SUSPENDED, E.RESUME): S.SUSPENDED,
     (S.PAUSED, E.FAILURE): S.PAUSED,
     (S.PAUSED, E.SUCCESS): S.PAUSED,
-    (S.PAUSED, E.VERIFIED): S.ACTIVE,
+    (S.PAUSED, E.VERIFIED): S.PAUSED,  # the owner's pause stands; resume gives ACTIVE
     (S.PAUSED, E.WIZARD_PASSED): S.PAUSED,
     (S.PAUSED, E.PAUSE): S.PAUSED,
     (S.PAUSED, E.RESUME): S.ACTIVE,  # paused with no recorded status: back to ACTIVE
@@ -138,6 +138,13 @@ def test_pause_remembers_and_resume_restores() -> None:
     assert transition(paused, E.PAUSE) == paused
     resumed = transition(paused, E.RESUME)
     assert (resumed.status, resumed.paused_from, resumed.failures) == (S.PROBATION, None, 7)
+
+
+def test_verify_of_a_paused_agent_keeps_the_pause_and_resumes_active() -> None:
+    paused = transition(AgentState(S.SUSPENDED, failures=9), E.PAUSE)
+    verified = transition(paused, E.VERIFIED)
+    assert verified == AgentState(S.PAUSED, failures=0, paused_from=S.ACTIVE)
+    assert transition(verified, E.RESUME) == AgentState(S.ACTIVE)
 
 
 def test_verify_resets_the_counter_but_not_a_pending_agent() -> None:

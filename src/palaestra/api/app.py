@@ -17,6 +17,7 @@ from palaestra.api.limits import BodyLimit
 from palaestra.engine.accounts import bootstrap_admin
 from palaestra.engine.context import Platform
 from palaestra.engine.monitor import HealthMonitor
+from palaestra.logs import configure_logging
 from palaestra.settings import Settings
 
 __all__ = ["create_app"]
@@ -32,6 +33,8 @@ def create_app(
 ) -> FastAPI:
     """The ASGI app. With ``platform`` given (tests), it is used and left open at shutdown."""
     settings = settings or (platform.settings if platform else Settings())
+    if not structlog.is_configured():
+        configure_logging(settings.log_level, json=settings.log_json)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

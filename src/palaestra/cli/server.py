@@ -11,6 +11,7 @@ from rich.table import Table
 
 from palaestra.cli.app import app
 from palaestra.errors import PalaestraError
+from palaestra.logs import configure_logging
 from palaestra.settings import Settings
 
 __all__ = ["config", "migrate", "serve"]
@@ -54,6 +55,7 @@ def serve(
     except PalaestraError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    configure_logging(settings.log_level, json=settings.log_json)
     typer.echo(f"Palaestra listening on http://{settings.host}:{settings.port}", err=True)
     uvicorn.run(
         create_app(settings),

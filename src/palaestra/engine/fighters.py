@@ -6,10 +6,13 @@ import secrets
 from dataclasses import dataclass
 from enum import StrEnum
 
+from sqlalchemy import update
+from yarl import URL
+
 from palaestra.engine.accounts import Caller
 from palaestra.engine.context import Platform
 from palaestra.engine.lifecycle import history
-from palaestra.errors import Forbidden, InvalidRequest, NotFound
+from palaestra.errors import EgressRefused, Forbidden, InvalidRequest, NotFound
 from palaestra.ids import new_id
 from palaestra.protocol import ChallengeRequest, dumps
 from palaestra.protocol.schemas import json_type
@@ -79,8 +82,12 @@ async def create_fighter(
     provider = None
     provider_key = None
     if model is not None:
-        if not model.base_url.startswith(("https://", "http://")) or not model.model.strip():
-            raise InvalidRequest("model.base_url must be an https URL and model.model non-empty")
+        if not model.model.strip():
+            raise InvalidRequest("model.model must not be empty")
+        try:
+            platform.settings.egress_policy.check_url(URL(model.base_url))
+        except (EgressRefused, ValueError) as exc:
+            raise InvalidRequest(f"model.base_url is refused by the egress policy: {exc}") from None
         provider = {"base_url": model.base_url.rstrip("/"), "model": model.model}
         provider_key = platform.vault.seal(model.api_key)
     claim_code = new_token("claim")
@@ -149,11 +156,23 @@ async def claim_endpoint(
             reason = "Challenge failed: the reply did not echo the nonce"
     now = platform.clock.now()
     async with platform.db.session() as session, session.begin():
-        stored = await session.get(Agent, fighter_id)
-        if stored is None:
-            raise NotFound(f"Fighter {fighter_id} not found")
-        if stored.claim_code_hash is None:
-            raise Forbidden("Invalid or already used claim code")
+        if reason is None:
+            # Consume the claim code with a conditional update: of two concurrent
+            # claims with the same code, exactly one sees its row change.
+            claimed = await session.execute(
+                update(Agent)
+                .where(Agent.id == fighter_id, Agent.claim_code_hash == fighter.claim_code_hash)
+                .values(
+                    endpoint_url=url,
+                    harness_name=harness_name.strip()[:200] or None,
+                    sandbox_attested=sandbox_attested,
+                    claim_code_hash=None,
+                    status=Status.ACTIVE.value,
+                    updated_at=now,
+                )
+            )
+            if claimed.rowcount != 1:  # type: ignore[attr-defined]
+                raise Forbidden("Invalid or already used claim code")
         session.add(
             history(
                 fighter_id,
@@ -165,13 +184,6 @@ async def claim_endpoint(
                 detail={"url": url},
             )
         )
-        if reason is None:
-            stored.endpoint_url = url
-            stored.harness_name = harness_name.strip()[:200] or None
-            stored.sandbox_attested = sandbox_attested
-            stored.claim_code_hash = None  # one-time
-            stored.status = Status.ACTIVE.value
-            stored.updated_at = now
     if reason is not None:
         raise InvalidRequest(reason)
-    return stored
+    return await get_fighter(platform, fighter_id)

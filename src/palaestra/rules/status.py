@@ -92,6 +92,9 @@ def transition(state: AgentState, event: Event) -> AgentState:
         case Event.VERIFIED:
             if state.status is Status.PENDING:
                 return state  # only the wizard admits an agent
+            if state.status is Status.PAUSED:
+                # The agent's own key must not undo its owner's pause: it resumes ACTIVE.
+                return replace(state, failures=0, paused_from=Status.ACTIVE)
             return replace(state, status=Status.ACTIVE, failures=0, paused_from=None)
         case Event.WIZARD_PASSED:
             if state.status is not Status.PENDING:
