@@ -1,0 +1,182 @@
+"""Commands for agent authors: ``palaestra check URL`` and ``palaestra agent serve``."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import os
+import sys
+from typing import Annotated, Any
+
+import orjson
+import typer
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from palaestra.checks import Arena, CheckResult, all_passed, run_checks
+from palaestra.cli.app import app
+from palaestra.cli.debug import fail
+from palaestra.clock import SystemClock
+from palaestra.egress import EgressClient, EgressPolicy
+from palaestra.errors import EgressRefused
+from palaestra.protocol import Role
+
+__all__ = ["check", "load_app", "serve"]
+
+agent_app = typer.Typer(
+    name="agent", help="Run an agent built with palaestra.harness.", no_args_is_help=True
+)
+app.add_typer(agent_app, name="agent")
+
+
+@app.command()
+def check(
+    url: Annotated[str, typer.Argument(help="The agent's endpoint URL, as it would register.")],
+    arena: Annotated[
+        Arena, typer.Option(help="The protocol the endpoint speaks.")
+    ] = Arena.EDGEARENA,
+    role: Annotated[
+        Role | None,
+        typer.Option(case_sensitive=False, help="The edgearena role: SCOUT, BUILDER or ANALYST."),
+    ] = None,
+    key: Annotated[
+        str | None,
+        typer.Option(
+            envvar="PALAESTRA_AGENT_KEY",
+            show_default=False,
+            help="The agent's key, to send correctly signed requests (without it the signed "
+            "checks fail as not run).",
+        ),
+    ] = None,
+    allow: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow", help="A range the egress policy allows (CIDR), e.g. 127.0.0.0/8; repeatable."
+        ),
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+) -> None:
+    """Run every check the platform runs on an agent; exit 0 only if all pass."""
+    try:
+        policy = EgressPolicy.allowing(allow or [])
+    except EgressRefused as exc:
+        fail(str(exc))
+    if arena is Arena.EDGEARENA and role is None:
+        fail("--role is required with --arena edgearena (SCOUT, BUILDER or ANALYST)")
+    results = asyncio.run(_run(url, arena, role, key, policy))
+    if json_output:
+        sys.stdout.buffer.write(orjson.dumps(_report(url, arena, role, results)) + b"\n")
+    else:
+        _print_table(url, arena, role, results)
+    if not allow and results and "refused by egress policy" in (results[0].reason or ""):
+        typer.echo("hint: for an agent on this machine, add --allow 127.0.0.0/8", err=True)
+    raise typer.Exit(0 if all_passed(results) else 1)
+
+
+async def _run(
+    url: str, arena: Arena, role: Role | None, key: str | None, policy: EgressPolicy
+) -> list[CheckResult]:
+    console = Console(stderr=True)
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        waiting = progress.add_task("starting", total=None)
+
+        def tell(name: str, deadline_s: float) -> None:
+            progress.reset(waiting, description=f"waiting on {name} (up to {deadline_s:g}s)")
+
+        async with EgressClient(policy) as client:
+            return await run_checks(
+                client, url, arena, clock=SystemClock(), role=role, key=key, progress=tell
+            )
+
+
+def _report(
+    url: str, arena: Arena, role: Role | None, results: list[CheckResult]
+) -> dict[str, Any]:
+    return {
+        "url": url,
+        "arena": str(arena),
+        "role": None if role is None else str(role),
+        "passed": all_passed(results),
+        "checks": [result.as_dict() for result in results],
+    }
+
+
+def _print_table(url: str, arena: Arena, role: Role | None, results: list[CheckResult]) -> None:
+    console = Console()
+    subject = f"{arena} {role}" if role is not None else str(arena)
+    table = Table(title=f"palaestra check {url} ({subject})", title_justify="left")
+    table.add_column("check", no_wrap=True)
+    table.add_column("result", no_wrap=True)
+    table.add_column("latency", justify="right", no_wrap=True)
+    table.add_column("reason", overflow="fold")
+    for result in results:
+        verdict = Text("pass", style="green") if result.passed else Text("FAIL", style="bold red")
+        latency = "-" if result.latency_ms is None else f"{result.latency_ms:.0f} ms"
+        reason = Text(result.reason or "", style="dim" if result.passed else "")
+        table.add_row(result.name, verdict, latency, reason)
+    console.print(table)
+    passed = sum(result.passed for result in results)
+    console.print(f"{passed}/{len(results)} checks passed", markup=False, highlight=False)
+
+
+@agent_app.command()
+def serve(
+    target: Annotated[
+        str,
+        typer.Argument(help="module:attribute, an Agent or an ASGI app (e.g. examples.scout:app)."),
+    ],
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    key: Annotated[
+        str | None,
+        typer.Option(
+            show_default=False,
+            help="The agent's key (sets PALAESTRA_AGENT_KEY for the agent; prefer the variable).",
+        ),
+    ] = None,
+    public_url: Annotated[
+        str | None,
+        typer.Option(
+            show_default=False,
+            help="The URL the agent is registered under, behind a proxy "
+            "(sets PALAESTRA_AGENT_PUBLIC_URL).",
+        ),
+    ] = None,
+    log_level: Annotated[str, typer.Option(help="uvicorn's log level.")] = "info",
+) -> None:
+    """Serve an agent with uvicorn."""
+    import uvicorn
+
+    # The agent reads its settings when its module is imported, so set them first.
+    if key is not None:
+        os.environ["PALAESTRA_AGENT_KEY"] = key
+    if public_url is not None:
+        os.environ["PALAESTRA_AGENT_PUBLIC_URL"] = public_url
+    asgi = load_app(target)
+    uvicorn.run(asgi, host=host, port=port, log_level=log_level, ws="none", lifespan="on")
+
+
+def load_app(target: str) -> Any:
+    """Import ``module:attribute`` (from the current folder too); an Agent becomes its app."""
+    from palaestra.harness import Agent
+
+    module_name, _, attribute = target.partition(":")
+    if not module_name:
+        fail(f"expected module:attribute, got {target!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        fail(f"cannot import {module_name}: {exc}")
+    value = getattr(module, attribute or "app", None)
+    if value is None:
+        fail(f"{module_name} has no attribute {attribute or 'app'!r}")
+    if isinstance(value, Agent):
+        return value.app()
+    if not callable(value):
+        fail(f"{target} is not an ASGI application")
+    return value
