@@ -36,6 +36,7 @@ from palaestra.protocol import (
 )
 from palaestra.protocol.constants import (
     CAGE_TURN_DEADLINE_MS,
+    CHALLENGE_TIMEOUT_S,
     HANDSHAKE_TIMEOUT_S,
     HEALTH_TIMEOUT_S,
     IDEMPOTENCY_HEADER,
@@ -73,9 +74,8 @@ __all__ = [
     "turn",
 ]
 
-DISPATCH_USER_AGENT = "EdgeArena-Dispatch/1.0"
-CAGE_USER_AGENT = "Palaestra-Cage/1.0"
-CHALLENGE_TIMEOUT_S = 10.0
+DISPATCH_USER_AGENT = UserAgent.DISPATCH.value
+CAGE_USER_AGENT = UserAgent.CAGE.value
 #: How old the stale-timestamp check's signature is: past the ±300 s window, with room for skew.
 STALE_BY_SECONDS = REPLAY_WINDOW_SECONDS + 60
 NEEDS_KEY = "not run: signed checks need the agent's key (--key)"

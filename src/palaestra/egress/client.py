@@ -100,8 +100,11 @@ class PolicyResolver(AbstractResolver):
 
 
 @lru_cache(maxsize=4096)
-def _parse_url(url: str) -> URL:
-    return URL(url)
+def _checked_url(policy: EgressPolicy, url: str) -> URL:
+    """``url`` parsed and judged by ``policy``; pure, so remembered (refusals are not)."""
+    target = URL(url)
+    policy.check_url(target)
+    return target
 
 
 class EgressClient:
@@ -153,6 +156,7 @@ class EgressClient:
                 cookie_jar=aiohttp.DummyCookieJar(),
                 trust_env=False,
                 raise_for_status=False,
+                timeout=aiohttp.ClientTimeout(total=None),  # each call runs under its own deadline
             )
         return self._session
 
@@ -207,8 +211,7 @@ class EgressClient:
         started = self.clock.monotonic()
         deadline_ms = round(deadline * 1000)
         try:
-            target = _parse_url(url)
-            self.policy.check_url(target)
+            target = _checked_url(self.policy, url)
         except (EgressRefused, ValueError) as exc:
             return self._done(url, started, failure=Failure.refused(_refusal_text(exc)))
 
@@ -284,8 +287,11 @@ async def _read_capped(
     """Read the body, decompressing it here, and stop as soon as it passes ``cap``."""
     declared = response.content_length
     encoding = response.headers.get("Content-Encoding", "").strip().lower()
-    if not truncate and declared is not None and declared > cap and encoding in ("", "identity"):
-        raise _TooLarge
+    if declared is not None and encoding in ("", "identity"):
+        if declared <= cap:
+            return await response.read()  # the parser stops at the declared length
+        if not truncate:
+            raise _TooLarge
     decoder = _decoder(encoding)
     chunks: list[bytes] = []
     size = 0

@@ -71,8 +71,9 @@ def parse_numeric_ipv4(host: str) -> ipaddress.IPv4Address | None:
     parts = host.split(".")
     if len(parts) > 1 and parts[-1] == "":
         parts.pop()
-    if _parse_ipv4_number(parts[-1]) is None:
-        return None  # a host name: its last label is not a number
+    final = parts[-1]
+    if not (final.isascii() and final.isdigit()) and _parse_ipv4_number(final) is None:
+        return None  # a host name: its last label is not a number ("08" is one, and invalid)
     numbers = [_parse_ipv4_number(part) for part in parts]
     if len(numbers) > 4 or None in numbers:
         raise EgressRefused(f"{host} is not a valid IPv4 address")
@@ -188,6 +189,9 @@ class EgressPolicy:
             raise EgressRefused("the URL has no host")
         address = _literal_address(host)
         if address is None:
+            if ":" in host:
+                # aiohttp takes any host with a colon for an address and skips the resolver.
+                raise EgressRefused(f"{host} is not a valid IPv6 address")
             if scheme == "http" and not self.allow:
                 raise EgressRefused("plain http is not allowed, only https")
             return None

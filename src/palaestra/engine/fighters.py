@@ -14,7 +14,8 @@ from palaestra.engine.context import Platform
 from palaestra.engine.lifecycle import history
 from palaestra.errors import EgressRefused, Forbidden, InvalidRequest, NotFound
 from palaestra.ids import new_id
-from palaestra.protocol import ChallengeRequest, dumps
+from palaestra.protocol import ChallengeRequest, UserAgent, dumps
+from palaestra.protocol.constants import CHALLENGE_TIMEOUT_S
 from palaestra.protocol.schemas import json_type
 from palaestra.rules.status import Status
 from palaestra.security import hash_token, new_token, token_matches
@@ -31,8 +32,6 @@ __all__ = [
 ]
 
 CAGE = "cage"
-CHALLENGE_TIMEOUT_S = 10.0
-_CHALLENGE_UA = "Palaestra-Cage/1.0"
 
 
 class EntrantType(StrEnum):
@@ -142,7 +141,7 @@ async def claim_endpoint(
     result = await platform.egress.post_json(
         url,
         dumps(ChallengeRequest(nonce=nonce).wire()),
-        user_agent=_CHALLENGE_UA,
+        user_agent=UserAgent.CAGE,
         deadline=CHALLENGE_TIMEOUT_S,
     )
     reason = result.reason

@@ -7,6 +7,7 @@ from enum import StrEnum
 __all__ = [
     "CAGE_RULESET",
     "CAGE_TURN_DEADLINE_MS",
+    "CHALLENGE_TIMEOUT_S",
     "HANDSHAKE_TIMEOUT_S",
     "HEALTH_TIMEOUT_S",
     "IDEMPOTENCY_HEADER",
@@ -35,6 +36,8 @@ HANDSHAKE_TIMEOUT_S = 5.0
 #: A simulation's outer timeout is its advertised ``deadline_ms`` plus this.
 SIMULATION_GRACE_S = 4.0
 CAGE_TURN_DEADLINE_MS = 60_000
+#: How long a harness has to echo the registration nonce.
+CHALLENGE_TIMEOUT_S = 10.0
 IDEMPOTENCY_HEADER = "idempotency-key"
 
 
@@ -47,6 +50,10 @@ class UserAgent(StrEnum):
     HANDSHAKE = "EdgeArena-Handshake/1.0"
     VERIFY_PAYLOAD = "EdgeArena-VerifyPayload/1.0"
     VERIFY_DISPATCH = "EdgeArena-VerifyDispatch/1.0"
+    #: Production dispatches; the seed names none, so Palaestra says what it is.
+    DISPATCH = "EdgeArena-Dispatch/1.0"
+    #: cage.v1 challenges and turns.
+    CAGE = "Palaestra-Cage/1.0"
 
 
 class Role(StrEnum):
