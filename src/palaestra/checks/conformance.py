@@ -29,9 +29,11 @@ from palaestra.protocol import (
     SchemaViolation,
     Side,
     UserAgent,
+    challenge_problem,
     dumps,
     idempotency_key,
     signed_headers,
+    turn_problem,
     validate_envelope,
 )
 from palaestra.protocol.constants import (
@@ -44,7 +46,6 @@ from palaestra.protocol.constants import (
     PROBE_TIMEOUT_S,
     SIMULATION_GRACE_S,
 )
-from palaestra.protocol.schemas import json_type
 from palaestra.protocol.signing import REPLAY_WINDOW_SECONDS
 
 from . import wizard
@@ -350,15 +351,7 @@ async def challenge(client: EgressClient, url: str) -> tuple[CheckResult, bool]:
     result = await client.post_json(
         url, body, user_agent=CAGE_USER_AGENT, deadline=CHALLENGE_TIMEOUT_S
     )
-    reason = result.reason
-    if reason is None:
-        data = result.data
-        if not isinstance(data, dict):
-            reason = f"Validation failed: body: expected an object, got {json_type(data)}"
-        elif "nonce" not in data:
-            reason = "Validation failed: Missing nonce"
-        elif data["nonce"] != nonce:
-            reason = "Challenge failed: the reply did not echo the nonce"
+    reason = result.reason or challenge_problem(result.data, nonce)
     check = CheckResult("challenge", reason is None, reason, result.latency_ms)
     return check, result.status is not None
 
@@ -386,16 +379,7 @@ async def turn(
 
 
 def _turn_problem(result: EgressResult) -> str | None:
-    if result.failure is not None:
-        return result.reason
-    data = result.data
-    if not isinstance(data, dict):
-        return f"Validation failed: body: expected an object, got {json_type(data)}"
-    if "message" not in data:
-        return "Validation failed: Missing message"
-    if not isinstance(data["message"], str):
-        return f"Validation failed: message: expected a string, got {json_type(data['message'])}"
-    return None
+    return result.reason if result.failure is not None else turn_problem(result.data)
 
 
 async def repeated_idempotency_key(

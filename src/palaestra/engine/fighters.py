@@ -14,9 +14,8 @@ from palaestra.engine.context import Platform
 from palaestra.engine.lifecycle import history
 from palaestra.errors import EgressRefused, Forbidden, InvalidRequest, NotFound
 from palaestra.ids import new_id
-from palaestra.protocol import ChallengeRequest, UserAgent, dumps
+from palaestra.protocol import ChallengeRequest, UserAgent, challenge_problem, dumps
 from palaestra.protocol.constants import CHALLENGE_TIMEOUT_S
-from palaestra.protocol.schemas import json_type
 from palaestra.rules.status import Status
 from palaestra.security import hash_token, new_token, token_matches
 from palaestra.store.models import Agent
@@ -144,15 +143,7 @@ async def claim_endpoint(
         user_agent=UserAgent.CAGE,
         deadline=CHALLENGE_TIMEOUT_S,
     )
-    reason = result.reason
-    if reason is None:
-        data = result.data
-        if not isinstance(data, dict):
-            reason = f"Validation failed: body: expected an object, got {json_type(data)}"
-        elif "nonce" not in data:
-            reason = "Validation failed: Missing nonce"
-        elif data["nonce"] != nonce:
-            reason = "Challenge failed: the reply did not echo the nonce"
+    reason = result.reason or challenge_problem(result.data, nonce)
     now = platform.clock.now()
     async with platform.db.session() as session, session.begin():
         if reason is None:

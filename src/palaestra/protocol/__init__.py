@@ -10,8 +10,10 @@ from palaestra.protocol.cage import (
     Side,
     TurnReply,
     TurnRequest,
+    challenge_problem,
     idempotency_key,
     parse_cage_request,
+    turn_problem,
 )
 from palaestra.protocol.constants import (
     CAGE_RULESET,
@@ -93,6 +95,7 @@ __all__ = [
     "UserAgent",
     "VerificationFailed",
     "Violation",
+    "challenge_problem",
     "check_required_keys",
     "dumps",
     "idempotency_key",
@@ -102,6 +105,7 @@ __all__ = [
     "sign",
     "signature_target",
     "signed_headers",
+    "turn_problem",
     "validate_envelope",
     "validate_output",
     "verify",

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from palaestra.protocol.models import InvalidMessage, WireModel
+from palaestra.protocol.schemas import json_type
 
 __all__ = [
     "CageRequest",
@@ -16,8 +17,10 @@ __all__ = [
     "Side",
     "TurnReply",
     "TurnRequest",
+    "challenge_problem",
     "idempotency_key",
     "parse_cage_request",
+    "turn_problem",
 ]
 
 
@@ -75,3 +78,25 @@ def parse_cage_request(body: Any) -> CageRequest:
     if kind == "turn":
         return TurnRequest.parse(body)
     raise InvalidMessage(f"Validation failed: type: unknown message type {kind!r}")
+
+
+def challenge_problem(reply: Any, nonce: str) -> str | None:
+    """Why a parsed challenge reply does not prove control of the endpoint (``None``: it does)."""
+    if not isinstance(reply, dict):
+        return f"Validation failed: body: expected an object, got {json_type(reply)}"
+    if "nonce" not in reply:
+        return "Validation failed: Missing nonce"
+    if reply["nonce"] != nonce:
+        return "Challenge failed: the reply did not echo the nonce"
+    return None
+
+
+def turn_problem(reply: Any) -> str | None:
+    """Why a parsed turn reply is not a move (``None``: it is): an object with a string message."""
+    if not isinstance(reply, dict):
+        return f"Validation failed: body: expected an object, got {json_type(reply)}"
+    if "message" not in reply:
+        return "Validation failed: Missing message"
+    if not isinstance(reply["message"], str):
+        return f"Validation failed: message: expected a string, got {json_type(reply['message'])}"
+    return None
