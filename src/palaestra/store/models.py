@@ -13,9 +13,12 @@ __all__ = [
     "Base",
     "Candidate",
     "CompletionReceipt",
+    "FighterRating",
+    "LeaderboardSnapshot",
     "Match",
     "Meta",
     "Owner",
+    "RatedMatch",
     "Run",
     "Task",
     "Turn",
@@ -239,3 +242,57 @@ class Turn(Base):
     findings: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     started_at: Mapped[float] = mapped_column(Float)
     finished_at: Mapped[float | None] = mapped_column(Float)
+
+
+class FighterRating(Base):
+    """A cage fighter's live OpenSkill rating on one side; absent until its first rated match."""
+
+    __tablename__ = "fighter_ratings"
+
+    fighter_id: Mapped[str] = mapped_column(
+        _ID, ForeignKey("agents.id", ondelete="CASCADE"), primary_key=True
+    )
+    side: Mapped[str] = mapped_column(String(8), primary_key=True)  # attack | defence
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    matches: Mapped[int] = mapped_column(Integer)
+    wins: Mapped[int] = mapped_column(Integer)
+    draws: Mapped[int] = mapped_column(Integer)
+    losses: Mapped[int] = mapped_column(Integer)
+    updated_at: Mapped[float] = mapped_column(Float)
+
+
+class RatedMatch(Base):
+    """A scored match applied to the live ratings, exactly once, with the ratings it moved."""
+
+    __tablename__ = "rated_matches"
+
+    match_id: Mapped[str] = mapped_column(
+        _ID, ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True
+    )
+    result: Mapped[str | None] = mapped_column(String(16))  # attacker | defender | draw
+    attack_mu_before: Mapped[float | None] = mapped_column(Float)
+    attack_sigma_before: Mapped[float | None] = mapped_column(Float)
+    defence_mu_before: Mapped[float | None] = mapped_column(Float)
+    defence_sigma_before: Mapped[float | None] = mapped_column(Float)
+    attack_mu_after: Mapped[float | None] = mapped_column(Float)
+    attack_sigma_after: Mapped[float | None] = mapped_column(Float)
+    defence_mu_after: Mapped[float | None] = mapped_column(Float)
+    defence_sigma_after: Mapped[float | None] = mapped_column(Float)
+    rated_at: Mapped[float] = mapped_column(Float)
+
+
+class LeaderboardSnapshot(Base):
+    """A published leaderboard of one arena as computed at one time."""
+
+    __tablename__ = "leaderboard_snapshots"
+
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    )
+    arena: Mapped[str] = mapped_column(String(16))  # cage | edgearena
+    computed_at: Mapped[float] = mapped_column(Float)
+    match_count: Mapped[int] = mapped_column(Integer)  # scored matches, or finished tasks
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+    __table_args__ = (Index("ix_leaderboard_snapshots_arena_at", "arena", "computed_at"),)
