@@ -96,6 +96,47 @@ class Settings(BaseSettings):
         description="Class labels fighters may carry.",
     )
 
+    ratings_enabled: bool = Field(
+        default=True,
+        description="Keep the live ratings and the published leaderboards current inside "
+        "`palaestra serve`.",
+    )
+    ratings_interval_s: float = Field(
+        default=5.0,
+        gt=0,
+        description="Seconds between applying newly scored matches to the live ratings.",
+    )
+    leaderboard_interval_s: float = Field(
+        default=900.0,
+        ge=0,
+        description="Republish a leaderboard when its latest snapshot is older than this "
+        "many seconds; 0 publishes only on demand.",
+    )
+    leaderboard_resamples: int = Field(
+        default=1000,
+        ge=10,
+        le=100_000,
+        description="Bootstrap resamples behind the published leaderboard's 95% intervals.",
+    )
+    matchmaking_enabled: bool = Field(
+        default=True,
+        description="Schedule cage.v1 matches among eligible fighters inside `palaestra "
+        "serve`; pause and resume at runtime with `POST /api/matchmaking/pause` and "
+        "`/resume` or `palaestra matchmaking --pause` and `--resume`.",
+    )
+    matchmaking_interval_s: float = Field(
+        default=15.0, gt=0, description="Seconds between two matchmaking rounds."
+    )
+    matchmaking_max_per_fighter: int = Field(
+        default=2,
+        ge=2,
+        description="cage.v1 matches a fighter may be in at once; a pairing takes two "
+        "(both seat orders).",
+    )
+    matchmaking_max_matches: int = Field(
+        default=50, ge=2, description="cage.v1 matches pending or running at once, arena-wide."
+    )
+
     @field_validator("egress_allow", "fighter_classes", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:

@@ -11,12 +11,14 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
+from sqlalchemy import insert
+
 from palaestra.engine.context import Platform
 from palaestra.ids import new_id
 from palaestra.security import hash_token
 from palaestra.store.models import Agent, Match, Owner, Run, Task, Turn
 
-__all__ = ["add_agent", "add_fighter", "add_match", "add_owner", "add_run"]
+__all__ = ["add_agent", "add_fighter", "add_match", "add_matches", "add_owner", "add_run"]
 
 _clock = itertools.count(1)
 
@@ -155,6 +157,34 @@ async def add_match(
                 )
             )
     return match.id
+
+
+async def add_matches(platform: Platform, games: Sequence[tuple[str, str, str]]) -> None:
+    """Many SCORED matches at once: (attacker_id, defender_id, outcome), finished in order."""
+    now = platform.clock.now()
+    rows: list[dict[str, Any]] = [
+        {
+            "id": new_id(),
+            "attacker_id": attacker,
+            "defender_id": defender,
+            "requested_by": None,
+            "ruleset": "cage.v1",
+            "status": "SCORED",
+            "outcome": outcome,
+            "decided_by": "utility",
+            "seed": i,
+            "material": {},
+            "deadline_ms": 60_000,
+            "next_turn": 7,
+            "created_at": now,
+            "updated_at": now,
+            "finished_at": now + i,
+        }
+        for i, (attacker, defender, outcome) in enumerate(games)
+    ]
+    async with platform.db.session() as session, session.begin():
+        for start in range(0, len(rows), 1000):
+            await session.execute(insert(Match), rows[start : start + 1000])
 
 
 async def add_run(
