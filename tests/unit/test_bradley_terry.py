@@ -300,6 +300,20 @@ def test_groups_follow_the_given_order_then_the_rest() -> None:
         group_estimates(result, ["a"])
 
 
+def test_fighters_labelled_none_are_left_out_of_every_group() -> None:
+    _, _, games = arena(seed=8, fighters=6, matches=200)
+    result = bootstrap(games, resamples=10)
+    labels = ["a", None, "a", "b", None, "b"]
+    groups = group_estimates(result, labels)
+    assert [(g.group, g.fighters) for g in groups] == [("a", 2), ("b", 2)]
+    expected = result.estimate.overall[[0, 2]].mean()
+    assert groups[0].overall.value == pytest.approx(expected)
+    (difference,) = group_differences(result, labels)
+    assert difference.overall.value == pytest.approx(
+        expected - result.estimate.overall[[3, 5]].mean()
+    )
+
+
 def test_estimates_per_fighter() -> None:
     _, _, games = arena(seed=9, fighters=5, matches=300)
     result = bootstrap(games, resamples=40)

@@ -445,8 +445,10 @@ def interval_ranks(low: Floats, high: Floats) -> Indices:
     return (above + 1).astype(np.intp)
 
 
-def _members(labels: Sequence[str], order: Sequence[str] | None) -> list[tuple[str, Indices]]:
-    found = sorted(set(labels))
+def _members(
+    labels: Sequence[str | None], order: Sequence[str] | None
+) -> list[tuple[str, Indices]]:
+    found = sorted({label for label in labels if label is not None})
     names = [g for g in order if g in found] if order is not None else found
     names += [g for g in found if g not in names]
     column = np.asarray(labels, dtype=object)
@@ -454,9 +456,12 @@ def _members(labels: Sequence[str], order: Sequence[str] | None) -> list[tuple[s
 
 
 def group_estimates(
-    result: Bootstrap, labels: Sequence[str], order: Sequence[str] | None = None
+    result: Bootstrap, labels: Sequence[str | None], order: Sequence[str] | None = None
 ) -> list[GroupEstimate]:
-    """Mean strengths of each group (``labels[i]`` is fighter ``i``'s group), with intervals."""
+    """Mean strengths of each group, with intervals.
+
+    ``labels[i]`` is fighter ``i``'s group, or ``None`` to leave it out.
+    """
     if len(labels) != len(result.estimate.attack):
         raise ValueError("one label per fighter")
     out = []
@@ -475,7 +480,7 @@ def group_estimates(
 
 
 def group_differences(
-    result: Bootstrap, labels: Sequence[str], order: Sequence[str] | None = None
+    result: Bootstrap, labels: Sequence[str | None], order: Sequence[str] | None = None
 ) -> list[GroupDifference]:
     """Every pair of groups, in ``order``: the first's mean strengths minus the second's."""
     groups = _members(labels, order)

@@ -1,0 +1,79 @@
+"""Leaderboards (anyone), their recomputation and the matchmaker's pause switch (admin)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from palaestra.api.deps import AdminCaller, PlatformDep
+from palaestra.api.leaderboard_schemas import LeaderboardOut, MatchmakingOut, PublishedOut
+from palaestra.engine import leaderboard, matchmaker
+from palaestra.engine.live_ratings import rate_pending
+from palaestra.errors import InvalidRequest
+
+router = APIRouter(prefix="/api", tags=["leaderboard"])
+
+
+@router.get("/leaderboard", response_model=LeaderboardOut)
+async def get_leaderboard(
+    platform: PlatformDep,
+    arena: Annotated[str, Query(description="cage or edgearena")] = "cage",
+    entrant_type: Annotated[str | None, Query(description="cage: harness, model or house")] = None,
+    fighter_class: Annotated[str | None, Query(alias="class", description="cage: a class")] = None,
+    role: Annotated[str | None, Query(description="edgearena: SCOUT, BUILDER or ANALYST")] = None,
+) -> LeaderboardOut:
+    """The latest published leaderboard, filtered, with its computation time and match count."""
+    data = await leaderboard.view(
+        platform,
+        arena,
+        entrant_type=entrant_type or None,
+        fighter_class=fighter_class or None,
+        role=role or None,
+    )
+    return LeaderboardOut.model_validate(data)
+
+
+@router.post("/leaderboard/recompute", response_model=PublishedOut)
+async def recompute(
+    platform: PlatformDep,
+    _admin: AdminCaller,
+    arena: Annotated[str, Query(description="cage or edgearena")] = "cage",
+) -> PublishedOut:
+    """Apply pending live ratings and publish a fresh snapshot of the arena now."""
+    try:
+        chosen = leaderboard.Arena(arena)
+    except ValueError:
+        raise InvalidRequest("arena must be cage or edgearena") from None
+    await rate_pending(platform)
+    snapshot = await leaderboard.recompute(platform, chosen)
+    return PublishedOut(
+        arena=chosen.value, computed_at=snapshot.computed_at, match_count=snapshot.match_count
+    )
+
+
+def _out(state: matchmaker.MatchmakingState) -> MatchmakingOut:
+    return MatchmakingOut(
+        enabled=state.enabled,
+        paused=state.paused,
+        scheduling=state.scheduling,
+        open_matches=state.open_matches,
+    )
+
+
+@router.get("/matchmaking", response_model=MatchmakingOut)
+async def matchmaking(platform: PlatformDep, _admin: AdminCaller) -> MatchmakingOut:
+    """Whether the matchmaker schedules matches now."""
+    return _out(await matchmaker.matchmaking_state(platform))
+
+
+@router.post("/matchmaking/pause", response_model=MatchmakingOut)
+async def pause(platform: PlatformDep, _admin: AdminCaller) -> MatchmakingOut:
+    """Stop scheduling new matches (matches already made play on)."""
+    return _out(await matchmaker.set_paused(platform, True))
+
+
+@router.post("/matchmaking/resume", response_model=MatchmakingOut)
+async def resume(platform: PlatformDep, _admin: AdminCaller) -> MatchmakingOut:
+    """Schedule matches again."""
+    return _out(await matchmaker.set_paused(platform, False))

@@ -1,0 +1,241 @@
+"""Leaderboards: published snapshots, recomputed on a schedule and on demand, and served filtered.
+
+``recompute`` reads every scored match (cage) or finished task (edgearena),
+builds the table in a worker thread (the bootstrap is CPU work) and stores it
+as a snapshot with its computation time and match count. ``view`` serves the
+latest snapshot, filtered, with the live ratings read at request time; the
+first request for an arena without a snapshot computes one.
+
+:class:`RatingsWorker` keeps everything current inside ``palaestra serve``:
+it applies newly scored matches to the live ratings every
+``ratings_interval_s`` and republishes an arena's leaderboard when its latest
+snapshot is older than ``leaderboard_interval_s``. Recomputing is idempotent,
+so two workers that both decide to do it only waste a little time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import structlog
+from sqlalchemy import delete, select
+
+from palaestra.engine.context import Platform
+from palaestra.engine.leaderboard_tables import (
+    FighterFacts,
+    build_cage,
+    build_edgearena,
+    filter_agents,
+    filter_cage,
+    live_rows,
+)
+from palaestra.engine.live_ratings import live_ratings, rate_pending
+from palaestra.errors import InvalidRequest
+from palaestra.rules.agent_stats import FINISHED, AgentFacts, TaskFacts
+from palaestra.rules.ratings import SCORED, result_of
+from palaestra.store.models import Agent, LeaderboardSnapshot, Match, Task
+
+__all__ = ["Arena", "RatingsWorker", "Snapshot", "latest", "recompute", "view"]
+
+log = structlog.get_logger(__name__)
+
+#: Snapshots kept per arena (older ones are deleted when a new one is stored).
+KEEP_SNAPSHOTS = 10
+BOOTSTRAP_SEED = 20_260_101
+
+
+class Arena(StrEnum):
+    CAGE = "cage"
+    EDGEARENA = "edgearena"
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    arena: Arena
+    computed_at: float
+    match_count: int
+    data: dict[str, Any]
+
+
+async def recompute(platform: Platform, arena: Arena, *, resamples: int | None = None) -> Snapshot:
+    """Compute and store a fresh snapshot of ``arena``'s leaderboard."""
+    if arena is Arena.CAGE:
+        fighters = await _cage_fighters(platform)
+        records = await _scored_records(platform)
+        data = await asyncio.to_thread(
+            build_cage,
+            {f.fighter_id: f for f in fighters},
+            records,
+            resamples=resamples or platform.settings.leaderboard_resamples,
+            seed=BOOTSTRAP_SEED,
+        )
+        count = len(records)
+    else:
+        agents, tasks = await _edgearena_facts(platform)
+        data = await asyncio.to_thread(build_edgearena, agents, tasks)
+        count = len(tasks)
+    now = platform.clock.now()
+    async with platform.db.session() as session, session.begin():
+        session.add(
+            LeaderboardSnapshot(arena=arena.value, computed_at=now, match_count=count, data=data)
+        )
+        await session.flush()
+        keep = (
+            select(LeaderboardSnapshot.id)
+            .where(LeaderboardSnapshot.arena == arena.value)
+            .order_by(LeaderboardSnapshot.computed_at.desc(), LeaderboardSnapshot.id.desc())
+            .limit(KEEP_SNAPSHOTS)
+        )
+        kept = list(await session.scalars(keep))
+        await session.execute(
+            delete(LeaderboardSnapshot).where(
+                LeaderboardSnapshot.arena == arena.value, LeaderboardSnapshot.id.not_in(kept)
+            )
+        )
+    log.info("leaderboard published", arena=arena.value, matches=count)
+    return Snapshot(arena, now, count, data)
+
+
+async def latest(platform: Platform, arena: Arena) -> Snapshot | None:
+    """The most recent snapshot of ``arena``, if any."""
+    async with platform.db.session() as session:
+        row = await session.scalar(
+            select(LeaderboardSnapshot)
+            .where(LeaderboardSnapshot.arena == arena.value)
+            .order_by(LeaderboardSnapshot.computed_at.desc(), LeaderboardSnapshot.id.desc())
+            .limit(1)
+        )
+    if row is None:
+        return None
+    return Snapshot(arena, row.computed_at, row.match_count, row.data)
+
+
+async def _latest_time(platform: Platform, arena: Arena) -> float | None:
+    async with platform.db.session() as session:
+        return await session.scalar(
+            select(LeaderboardSnapshot.computed_at)
+            .where(LeaderboardSnapshot.arena == arena.value)
+            .order_by(LeaderboardSnapshot.computed_at.desc())
+            .limit(1)
+        )
+
+
+async def view(
+    platform: Platform,
+    arena: str,
+    *,
+    entrant_type: str | None = None,
+    fighter_class: str | None = None,
+    role: str | None = None,
+) -> dict[str, Any]:
+    """What ``GET /api/leaderboard`` answers: the latest snapshot, filtered, plus live ratings."""
+    try:
+        chosen = Arena(arena)
+    except ValueError:
+        raise InvalidRequest("arena must be cage or edgearena") from None
+    if chosen is Arena.CAGE and role is not None:
+        raise InvalidRequest("role filters the edgearena leaderboard")
+    if chosen is Arena.EDGEARENA and (entrant_type is not None or fighter_class is not None):
+        raise InvalidRequest("entrant_type and class filter the cage leaderboard")
+    snapshot = await latest(platform, chosen) or await recompute(platform, chosen)
+    out: dict[str, Any] = {
+        "arena": chosen.value,
+        "computed_at": snapshot.computed_at,
+        "match_count": snapshot.match_count,
+        "filters": {"entrant_type": entrant_type, "class": fighter_class, "role": role},
+    }
+    if chosen is Arena.EDGEARENA:
+        return out | filter_agents(snapshot.data, role=role)
+    out |= filter_cage(snapshot.data, entrant_type=entrant_type, fighter_class=fighter_class)
+    fighters = [
+        f
+        for f in await _cage_fighters(platform)
+        if f.status != "PENDING"
+        and (entrant_type is None or f.entrant_type == entrant_type)
+        and (fighter_class is None or f.fighter_class == fighter_class)
+    ]
+    ratings = await live_ratings(platform, [f.fighter_id for f in fighters])
+    out["live"] = live_rows(fighters, ratings)
+    return out
+
+
+async def _cage_fighters(platform: Platform) -> list[FighterFacts]:
+    query = select(
+        Agent.id, Agent.name, Agent.entrant_type, Agent.fighter_class, Agent.status
+    ).where(Agent.arena == Arena.CAGE.value)
+    async with platform.db.session() as session:
+        rows = (await session.execute(query)).all()
+    return [FighterFacts(r.id, r.name, r.entrant_type, r.fighter_class, r.status) for r in rows]
+
+
+async def _scored_records(platform: Platform) -> list[tuple[str, str, float]]:
+    query = select(Match.attacker_id, Match.defender_id, Match.status, Match.outcome).where(
+        Match.status == SCORED
+    )
+    records = []
+    async with platform.db.session() as session:
+        for row in await session.execute(query):
+            result = result_of(row.status, row.outcome)
+            if result is not None:
+                records.append((row.attacker_id, row.defender_id, result.score))
+    return records
+
+
+async def _edgearena_facts(platform: Platform) -> tuple[list[AgentFacts], list[TaskFacts]]:
+    agents_query = select(Agent.id, Agent.name, Agent.role, Agent.status, Agent.reputation).where(
+        Agent.arena == Arena.EDGEARENA.value
+    )
+    tasks_query = select(Task.agent_id, Task.status, Task.latency_ms, Task.contribution).where(
+        Task.agent_id.is_not(None), Task.status.in_(sorted(FINISHED))
+    )
+    async with platform.db.session() as session:
+        agents = [
+            AgentFacts(r.id, r.name, r.role or "", r.status, r.reputation)
+            for r in await session.execute(agents_query)
+        ]
+        tasks = [
+            TaskFacts(r.agent_id, r.status, r.latency_ms, r.contribution)
+            for r in await session.execute(tasks_query)
+        ]
+    return agents, tasks
+
+
+@dataclass
+class RatingsWorker:
+    """Live ratings every tick; each arena republished when its snapshot is due.
+
+    ``run_once`` does one round now (tests, CLI); ``run`` waits a tick, then
+    does a round, until ``stop`` is set.
+    """
+
+    platform: Platform
+    rounds: int = field(default=0, init=False)
+
+    async def run_once(self) -> None:
+        platform = self.platform
+        await rate_pending(platform)
+        interval = platform.settings.leaderboard_interval_s
+        if interval > 0:
+            now = platform.clock.now()
+            for arena in Arena:
+                last = await _latest_time(platform, arena)
+                if last is None or now - last >= interval:
+                    await recompute(platform, arena)
+        self.rounds += 1
+
+    async def run(self, stop: asyncio.Event) -> None:
+        tick = self.platform.settings.ratings_interval_s
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), tick)
+            if stop.is_set():
+                return
+            try:
+                await self.run_once()
+            except Exception:
+                # A database hiccup must not stop the ratings; every step is idempotent.
+                log.exception("ratings round failed")
