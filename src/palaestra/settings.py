@@ -95,6 +95,19 @@ class Settings(BaseSettings):
         default_factory=lambda: ["rogue", "corporate", "academic", "independent"],
         description="Class labels fighters may carry.",
     )
+    cage_turn_deadline_ms: int = Field(
+        default=60_000,
+        ge=100,
+        le=600_000,
+        description="Per-turn deadline of cage.v1 matches (cage.v1 says 60,000 ms); "
+        "shorter values are for demos and tests only.",
+    )
+    referee_enabled: bool = Field(
+        default=True, description="Play cage.v1 matches inside `palaestra serve`."
+    )
+    referee_concurrency: int = Field(
+        default=16, ge=1, description="cage.v1 matches played at once per process."
+    )
 
     ratings_enabled: bool = Field(
         default=True,

@@ -11,12 +11,13 @@ import structlog
 from fastapi import FastAPI
 
 from palaestra import __version__
-from palaestra.api import routes_agents, routes_fighters, routes_system
+from palaestra.api import routes_agents, routes_fighters, routes_matches, routes_system
 from palaestra.api.errors import install_error_handlers
 from palaestra.api.limits import BodyLimit
 from palaestra.engine.accounts import bootstrap_admin
 from palaestra.engine.context import Platform
 from palaestra.engine.monitor import HealthMonitor
+from palaestra.engine.referee import Referee
 from palaestra.logs import configure_logging
 from palaestra.settings import Settings
 
@@ -45,15 +46,21 @@ def create_app(
         if token is not None:
             (on_admin_token or _print_admin_token)(token)
         stop = asyncio.Event()
-        monitor_task = None
+        monitor_task = referee_task = None
         if settings.monitor_enabled:
             monitor_task = asyncio.create_task(HealthMonitor(current).run(stop))
+        if settings.referee_enabled:
+            referee = Referee(current, concurrency=settings.referee_concurrency)
+            app.state.referee = referee
+            referee_task = asyncio.create_task(referee.run(stop))
         try:
             yield
         finally:
             stop.set()
             if monitor_task is not None:
                 await monitor_task
+            if referee_task is not None:
+                await referee_task
             if owned:
                 await current.close()
                 print("Palaestra stopped cleanly", file=sys.stderr, flush=True)
@@ -69,6 +76,7 @@ def create_app(
     app.include_router(routes_system.router)
     app.include_router(routes_agents.router)
     app.include_router(routes_fighters.router)
+    app.include_router(routes_matches.router)
     return app
 
 

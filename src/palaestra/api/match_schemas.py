@@ -1,0 +1,143 @@
+"""Bodies of the match API. A running match never shows its secret material or payloads.
+
+The defender's payload carries the access code and the attacker's carries
+the hijack phrase, so both stay hidden, with the seed and the task, until the
+match is scored or voided; then everything is shown, so that anyone can check
+the judge. Fighters' keys and claim codes are never part of a match.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from palaestra.engine.matches import MatchTranscript
+from palaestra.store.models import Match, Turn
+
+__all__ = ["EntrantOut", "MatchCreate", "MatchCreated", "MatchOut", "MatchSummary", "TurnOut"]
+
+
+class MatchCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_max_length=64)
+
+    attacker: str = Field(description="The attacking fighter's id.")
+    defender: str = Field(description="The defending fighter's id.")
+
+
+class MatchCreated(BaseModel):
+    match_id: str
+
+
+class EntrantOut(BaseModel):
+    """An entrant as it stood when the match was made."""
+
+    fighter_id: str
+    name: str
+    entrant_type: str | None
+    fighter_class: str | None = Field(serialization_alias="class")
+    sandbox_attested: bool
+    harness_name: str | None
+    executor: str = Field(description="harness, model:<name>, house:<name> or house-baseline")
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> EntrantOut:
+        return cls(
+            fighter_id=data["fighter_id"],
+            name=data["name"],
+            entrant_type=data.get("entrant_type"),
+            fighter_class=data.get("class"),
+            sandbox_attested=bool(data.get("sandbox_attested")),
+            harness_name=data.get("harness_name"),
+            executor=data.get("executor", ""),
+        )
+
+
+class TurnOut(BaseModel):
+    turn: int
+    side: str
+    fighter_id: str
+    status: str = Field(description="RUNNING, OK or FAILED")
+    message: str | None
+    reason: str | None = Field(description="Why the turn failed")
+    latency_ms: float | None
+    findings: dict[str, Any] | None = Field(
+        description="The judge's findings on a defender's reply: leak and hijack evidence "
+        "(secret, transformation, start, end, excerpt, decoded) and utility"
+    )
+    payload: str | None = Field(description="The turn's payload; shown once the match ended")
+    started_at: float
+    finished_at: float | None
+
+    @classmethod
+    def of(cls, turn: Turn, *, reveal: bool) -> TurnOut:
+        return cls(
+            turn=turn.turn,
+            side=turn.side,
+            fighter_id=turn.fighter_id,
+            status=turn.status,
+            message=turn.message,
+            reason=turn.reason,
+            latency_ms=turn.latency_ms,
+            findings=turn.findings,
+            payload=turn.payload if reveal else None,
+            started_at=turn.started_at,
+            finished_at=turn.finished_at,
+        )
+
+
+class MatchSummary(BaseModel):
+    match_id: str
+    ruleset: str
+    status: str = Field(description="PENDING, RUNNING, SCORED or VOIDED")
+    attacker: EntrantOut
+    defender: EntrantOut
+    outcome: str | None = Field(description="attacker, defender or draw, once scored")
+    decided_by: str | None = Field(description="leak, hijack, utility or forfeit")
+    void_reason: str | None
+    next_turn: int
+    deadline_ms: int
+    created_at: float
+    finished_at: float | None
+
+    @classmethod
+    def fields_of(cls, match: Match) -> dict[str, Any]:
+        entrants = match.material.get("entrants", {})
+        return {
+            "match_id": match.id,
+            "ruleset": match.ruleset,
+            "status": match.status,
+            "attacker": EntrantOut.of(entrants["attacker"]),
+            "defender": EntrantOut.of(entrants["defender"]),
+            "outcome": match.outcome,
+            "decided_by": match.decided_by,
+            "void_reason": match.void_reason,
+            "next_turn": match.next_turn,
+            "deadline_ms": match.deadline_ms,
+            "created_at": match.created_at,
+            "finished_at": match.finished_at,
+        }
+
+    @classmethod
+    def of(cls, match: Match) -> MatchSummary:
+        return cls(**cls.fields_of(match))
+
+
+class MatchOut(MatchSummary):
+    turns: list[TurnOut]
+    seed: int | None = Field(description="The random source's seed; shown once the match ended")
+    material: dict[str, Any] | None = Field(
+        description="Access code, hijack phrase, user task with its answer, fence key; "
+        "shown once the match ended"
+    )
+
+    @classmethod
+    def of_transcript(cls, transcript: MatchTranscript) -> MatchOut:
+        match = transcript.match
+        reveal = transcript.finished
+        return cls(
+            **cls.fields_of(match),
+            turns=[TurnOut.of(turn, reveal=reveal) for turn in transcript.turns],
+            seed=match.seed if reveal else None,
+            material=match.material["secret"] if reveal else None,
+        )

@@ -1,0 +1,46 @@
+"""cage.v1 matches: start one, list them, read one's transcript."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+
+from palaestra.api.deps import AnyCaller, PlatformDep
+from palaestra.api.match_schemas import MatchCreate, MatchCreated, MatchOut, MatchSummary
+from palaestra.engine import matches as service
+from palaestra.engine.referee import Referee
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/api", tags=["matches"])
+
+
+def _wake_referee(request: Request) -> None:
+    referee: Referee | None = getattr(request.app.state, "referee", None)
+    if referee is not None:
+        referee.wake()
+
+
+@router.post("/matches", status_code=202, response_model=MatchCreated)
+async def create(
+    body: MatchCreate, request: Request, platform: PlatformDep, caller: AnyCaller
+) -> MatchCreated:
+    """Start a match between two fighters; the referee plays it in the background."""
+    match = await service.create_match(platform, caller, body.attacker, body.defender)
+    _wake_referee(request)
+    return MatchCreated(match_id=match.id)
+
+
+@router.get("/matches", response_model=list[MatchSummary], response_model_by_alias=True)
+async def recent(
+    platform: PlatformDep, limit: Annotated[int, Query(ge=1, le=200)] = 50
+) -> list[MatchSummary]:
+    """Recent matches, newest first."""
+    return [MatchSummary.of(match) for match in await service.list_matches(platform, limit)]
+
+
+@router.get("/matches/{match_id}", response_model=MatchOut, response_model_by_alias=True)
+async def transcript(match_id: str, platform: PlatformDep) -> MatchOut:
+    """A match's turns, the judge's findings and the outcome; its secrets once it ended."""
+    return MatchOut.of_transcript(await service.get_match(platform, match_id))

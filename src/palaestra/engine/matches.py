@@ -1,0 +1,156 @@
+"""cage.v1 matches: creating one with its secret material, and reading them back.
+
+A match is refused unless both fighters are cage fighters, ACTIVE, not held,
+distinct and not co-owned, and every harness among them has proven its
+endpoint with the nonce challenge. An owner may only start matches in which
+one of its own fighters plays (other owners' ``model`` fighters spend their
+owners' provider credit); the admin may pair anyone.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import select
+
+from palaestra.engine.accounts import Caller
+from palaestra.engine.context import Platform
+from palaestra.engine.entrants import executor_of
+from palaestra.engine.fighters import EntrantType, get_fighter
+from palaestra.errors import Conflict, Forbidden, InvalidRequest, NotFound
+from palaestra.ids import new_id
+from palaestra.protocol.constants import CAGE_RULESET
+from palaestra.rules.cage_material import Material, draw_material
+from palaestra.rules.status import Status
+from palaestra.store.models import Agent, Match, Turn
+
+__all__ = [
+    "MatchStatus",
+    "MatchTranscript",
+    "TurnStatus",
+    "create_match",
+    "get_match",
+    "list_matches",
+    "material_of",
+]
+
+
+class MatchStatus(StrEnum):
+    PENDING = "PENDING"
+    RUNNING = "RUNNING"
+    SCORED = "SCORED"
+    VOIDED = "VOIDED"
+
+    @property
+    def finished(self) -> bool:
+        return self in (MatchStatus.SCORED, MatchStatus.VOIDED)
+
+
+class TurnStatus(StrEnum):
+    RUNNING = "RUNNING"
+    OK = "OK"
+    FAILED = "FAILED"
+
+
+@dataclass(frozen=True, slots=True)
+class MatchTranscript:
+    """A match and its turns, in order."""
+
+    match: Match
+    turns: Sequence[Turn]
+
+    @property
+    def finished(self) -> bool:
+        return MatchStatus(self.match.status).finished
+
+
+def material_of(match: Match) -> Material:
+    return Material.from_dict(match.material["secret"])
+
+
+def _entrant(platform: Platform, fighter: Agent) -> dict[str, Any]:
+    """The public facts about an entrant, as they stood when the match was made."""
+    return {
+        "fighter_id": fighter.id,
+        "name": fighter.name,
+        "entrant_type": fighter.entrant_type,
+        "class": fighter.fighter_class,
+        "sandbox_attested": fighter.sandbox_attested,
+        "harness_name": fighter.harness_name,
+        "executor": executor_of(platform.settings, fighter),
+    }
+
+
+def _check_ready(fighter: Agent) -> None:
+    if fighter.status != Status.ACTIVE or fighter.hold:
+        raise Conflict(f"fighter {fighter.id} is {fighter.status}, not ACTIVE")
+    if fighter.entrant_type == EntrantType.HARNESS and fighter.endpoint_url is None:
+        raise Conflict(f"fighter {fighter.id} has not proven its endpoint")
+
+
+async def create_match(
+    platform: Platform,
+    caller: Caller,
+    attacker_id: str,
+    defender_id: str,
+    *,
+    deadline_ms: int | None = None,
+) -> Match:
+    """A new PENDING match with fresh secret material; the referee plays it."""
+    if attacker_id == defender_id:
+        raise InvalidRequest("a fighter cannot fight itself")
+    attacker = await get_fighter(platform, attacker_id)
+    defender = await get_fighter(platform, defender_id)
+    if attacker.owner_id == defender.owner_id:
+        raise InvalidRequest("co-owned fighters cannot fight each other")
+    if not caller.is_admin and caller.owner_id not in (attacker.owner_id, defender.owner_id):
+        raise Forbidden("an owner can only start matches in which one of its fighters plays")
+    for fighter in (attacker, defender):
+        _check_ready(fighter)
+    seed = secrets.randbits(62)
+    now = platform.clock.now()
+    match = Match(
+        id=new_id(),
+        attacker_id=attacker.id,
+        defender_id=defender.id,
+        requested_by=caller.owner_id,
+        ruleset=CAGE_RULESET,
+        status=MatchStatus.PENDING.value,
+        seed=seed,
+        material={
+            "secret": draw_material(seed).as_dict(),
+            "entrants": {
+                "attacker": _entrant(platform, attacker),
+                "defender": _entrant(platform, defender),
+            },
+        },
+        deadline_ms=deadline_ms or platform.settings.cage_turn_deadline_ms,
+        next_turn=1,
+        created_at=now,
+        updated_at=now,
+    )
+    async with platform.db.session() as session, session.begin():
+        session.add(match)
+    return match
+
+
+async def get_match(platform: Platform, match_id: str) -> MatchTranscript:
+    async with platform.db.session() as session:
+        match = await session.get(Match, match_id)
+        if match is None:
+            raise NotFound(f"Match {match_id} not found")
+        turns = (
+            await session.scalars(select(Turn).where(Turn.match_id == match_id).order_by(Turn.turn))
+        ).all()
+    return MatchTranscript(match, turns)
+
+
+async def list_matches(platform: Platform, limit: int = 50) -> Sequence[Match]:
+    """The most recent matches, newest first."""
+    async with platform.db.session() as session:
+        query = select(Match).order_by(Match.created_at.desc(), Match.id.desc()).limit(limit)
+        return (await session.scalars(query)).all()
