@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from palaestra.checks import CheckResult, all_passed, probe, run_wizard
+from palaestra.checks import CheckResult, all_passed, probe
 from palaestra.engine.accounts import Caller
 from palaestra.engine.context import Platform
 from palaestra.engine.lifecycle import apply_event, history
+from palaestra.engine.wizard_live import begin_wizard, run_wizard_steps
 from palaestra.errors import Forbidden, InvalidRequest, NotFound, Unauthorized
 from palaestra.ids import new_id
 from palaestra.protocol import Role, UserAgent
@@ -142,43 +143,9 @@ async def recent_history(
 
 async def wizard(platform: Platform, caller: Caller, agent_id: str) -> WizardOutcome:
     """Run wizard steps 3-5; every check is recorded; a full pass admits a PENDING agent."""
-    agent = await get_agent(platform, caller, agent_id)
-    if caller.owner_id != agent.owner_id:
-        raise Forbidden("only the agent's owner runs its wizard")
-    if agent.arena != EDGEARENA or agent.role is None or agent.endpoint_url is None:
-        raise InvalidRequest("the wizard is for edgearena agents")
-    key = platform.vault.open(agent.key_sealed or "")
-    checks = await run_wizard(
-        platform.egress, agent.endpoint_url, Role(agent.role), key=key, clock=platform.clock
-    )
-    passed = all_passed(checks)
-    now = platform.clock.now()
-    async with platform.db.session() as session, session.begin():
-        stored = await _owned(session, caller, agent_id)
-        for check in checks:
-            session.add(
-                history(
-                    agent_id,
-                    now,
-                    "wizard",
-                    "success" if check.passed else "failure",
-                    latency_ms=check.latency_ms,
-                    reason=check.reason,
-                    detail={"check": check.name},
-                )
-            )
-        if passed:
-            stored.wizard_passed_at = now
-            session.add_all(
-                apply_event(
-                    stored,
-                    Event.WIZARD_PASSED,
-                    now,
-                    platform.schedule,
-                    cause="wizard passed",
-                )
-            )
-    return WizardOutcome(stored, passed, checks)
+    attempt = await begin_wizard(platform, caller, agent_id)
+    checks = await run_wizard_steps(platform, attempt)
+    return WizardOutcome(await get_agent(platform, caller, agent_id), all_passed(checks), checks)
 
 
 _OWNER_EVENTS = {"pause": Event.PAUSE, "resume": Event.RESUME}

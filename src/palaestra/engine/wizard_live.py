@@ -1,0 +1,248 @@
+"""The registration wizard, one step at a time, each step's checks recorded as soon as it ends.
+
+A page (or anything else) follows an attempt by reading the history rows:
+one ``wizard-start`` row opens the attempt, then one ``wizard`` row per check,
+each with the attempt's id in its detail. The database is the truth, so any
+API process can answer for an attempt that another one runs. The checks are
+the shared ones of :mod:`palaestra.checks`; only their pacing is new here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from sqlalchemy import select
+
+from palaestra.checks import (
+    SIMULATION_CHECKS,
+    CheckResult,
+    all_passed,
+    handshake,
+    simulation,
+    tampered_signature,
+)
+from palaestra.engine.accounts import Caller
+from palaestra.engine.context import Platform
+from palaestra.engine.lifecycle import apply_event, history
+from palaestra.errors import Forbidden, InvalidRequest, NotFound
+from palaestra.ids import new_id
+from palaestra.protocol import Role
+from palaestra.protocol.constants import HANDSHAKE_TIMEOUT_S, SIMULATION_GRACE_S
+from palaestra.rules.status import Event
+from palaestra.store.models import Agent, AgentEvent
+
+__all__ = [
+    "CHECK_KIND",
+    "START_KIND",
+    "WIZARD_CHECKS",
+    "WizardAttempt",
+    "WizardProgress",
+    "begin_wizard",
+    "run_wizard_steps",
+    "wizard_progress",
+]
+
+START_KIND: Final = "wizard-start"
+CHECK_KIND: Final = "wizard"
+#: Every check of one attempt, in the order they are run and shown.
+WIZARD_CHECKS: Final = (
+    "handshake",
+    *(f"simulation:{name}" for name in SIMULATION_CHECKS),
+    *(f"signed-simulation:{name}" for name in SIMULATION_CHECKS),
+    "tampered-signature",
+)
+#: Beyond the slowest step's own deadline: a quiet attempt this much longer was interrupted.
+_SLACK_S: Final = 15.0
+#: Rows read to find an attempt: a dozen attempts' worth.
+_ROWS_READ: Final = 200
+
+
+@dataclass(frozen=True, slots=True)
+class WizardAttempt:
+    """An attempt under way: what its steps need."""
+
+    attempt_id: str
+    agent_id: str
+    url: str
+    role: Role
+    key: str = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class WizardProgress:
+    """What is known of one attempt: the checks recorded so far, in order."""
+
+    attempt_id: str
+    started_at: float
+    checks: tuple[CheckResult, ...]
+    interrupted: bool = False
+
+    @property
+    def finished(self) -> bool:
+        return len(self.checks) >= len(WIZARD_CHECKS)
+
+    @property
+    def passed(self) -> bool:
+        return self.finished and all_passed(self.checks)
+
+    @property
+    def waiting(self) -> tuple[str, ...]:
+        """The checks not recorded yet."""
+        done = {check.name for check in self.checks}
+        return tuple(name for name in WIZARD_CHECKS if name not in done)
+
+    @property
+    def running(self) -> bool:
+        return not self.finished and not self.interrupted
+
+
+async def begin_wizard(platform: Platform, caller: Caller, agent_id: str) -> WizardAttempt:
+    """Open an attempt on the owner's edgearena agent; :func:`run_wizard_steps` runs it."""
+    async with platform.db.session() as session, session.begin():
+        agent = await session.get(Agent, agent_id)
+        if agent is None or not (caller.is_admin or agent.owner_id == caller.owner_id):
+            raise NotFound(f"Agent {agent_id} not found")
+        if caller.owner_id != agent.owner_id:
+            raise Forbidden("only the agent's owner runs its wizard")
+        if agent.arena != "edgearena" or agent.role is None or agent.endpoint_url is None:
+            raise InvalidRequest("the wizard is for edgearena agents")
+        attempt = WizardAttempt(
+            attempt_id=new_id(),
+            agent_id=agent.id,
+            url=agent.endpoint_url,
+            role=Role(agent.role),
+            key=platform.vault.open(agent.key_sealed or ""),
+        )
+        session.add(
+            history(
+                agent.id,
+                platform.clock.now(),
+                START_KIND,
+                "started",
+                detail={"attempt": attempt.attempt_id},
+            )
+        )
+    return attempt
+
+
+Step = Callable[[], Awaitable[list[CheckResult]]]
+
+
+def _steps(platform: Platform, attempt: WizardAttempt) -> list[Step]:
+    egress, clock = platform.egress, platform.clock
+    url, role, key = attempt.url, attempt.role, attempt.key
+
+    async def shake() -> list[CheckResult]:
+        return [await handshake(egress, url)]
+
+    async def unsigned() -> list[CheckResult]:
+        return await simulation(egress, url, role, clock=clock)
+
+    async def signed() -> list[CheckResult]:
+        return await simulation(egress, url, role, key=key, clock=clock)
+
+    async def tampered() -> list[CheckResult]:
+        return [await tampered_signature(egress, url, role, key=key, clock=clock)]
+
+    return [shake, unsigned, signed, tampered]
+
+
+async def run_wizard_steps(platform: Platform, attempt: WizardAttempt) -> list[CheckResult]:
+    """Run the steps in order, recording each step's checks when it ends.
+
+    When every check passed, the last step's rows and the agent's admission
+    (PENDING -> ACTIVE) are written in one transaction.
+    """
+    results: list[CheckResult] = []
+    steps = _steps(platform, attempt)
+    for index, step in enumerate(steps):
+        checks = await step()
+        results += checks
+        last = index == len(steps) - 1
+        await _record(platform, attempt, checks, admit=last and all_passed(results))
+    return results
+
+
+async def _record(
+    platform: Platform, attempt: WizardAttempt, checks: Sequence[CheckResult], *, admit: bool
+) -> None:
+    now = platform.clock.now()
+    async with platform.db.session() as session, session.begin():
+        for check in checks:
+            session.add(
+                history(
+                    attempt.agent_id,
+                    now,
+                    CHECK_KIND,
+                    "success" if check.passed else "failure",
+                    latency_ms=check.latency_ms,
+                    reason=check.reason,
+                    detail={"check": check.name, "attempt": attempt.attempt_id},
+                )
+            )
+        if admit:
+            agent = await session.get(Agent, attempt.agent_id)
+            if agent is None:
+                raise NotFound(f"Agent {attempt.agent_id} not found")
+            agent.wizard_passed_at = now
+            admitted = apply_event(
+                agent, Event.WIZARD_PASSED, now, platform.schedule, cause="wizard passed"
+            )
+            session.add_all(admitted)
+
+
+async def wizard_progress(
+    platform: Platform, agent_id: str, attempt_id: str | None = None
+) -> WizardProgress | None:
+    """The attempt ``attempt_id`` of the agent (default: its latest), or ``None``."""
+    query = (
+        select(AgentEvent)
+        .where(AgentEvent.agent_id == agent_id, AgentEvent.kind.in_((START_KIND, CHECK_KIND)))
+        .order_by(AgentEvent.id.desc())
+        .limit(_ROWS_READ)
+    )
+    async with platform.db.session() as session:
+        rows = list(await session.scalars(query))
+        role = await session.scalar(select(Agent.role).where(Agent.id == agent_id))
+    start = next(
+        (
+            row
+            for row in rows
+            if row.kind == START_KIND
+            and (attempt_id is None or (row.detail or {}).get("attempt") == attempt_id)
+        ),
+        None,
+    )
+    if start is None:
+        return None
+    wanted = (start.detail or {}).get("attempt")
+    mine = [row for row in reversed(rows) if row.kind == CHECK_KIND and _attempt_of(row) == wanted]
+    checks = tuple(
+        CheckResult(
+            str((row.detail or {}).get("check", "")),
+            row.outcome == "success",
+            row.reason,
+            row.latency_ms,
+        )
+        for row in mine
+    )
+    progress = WizardProgress(str(wanted), start.at, checks)
+    last_seen = mine[-1].at if mine else start.at
+    quiet = platform.clock.now() - last_seen
+    if not progress.finished and quiet > _longest_step_s(role) + _SLACK_S:
+        progress = WizardProgress(progress.attempt_id, progress.started_at, checks, True)
+    return progress
+
+
+def _attempt_of(row: AgentEvent) -> object:
+    return (row.detail or {}).get("attempt")
+
+
+def _longest_step_s(role: str | None) -> float:
+    try:
+        deadline_s = Role(role or "").deadline_ms / 1000
+    except ValueError:
+        deadline_s = max(r.deadline_ms for r in Role) / 1000
+    return max(HANDSHAKE_TIMEOUT_S, deadline_s + SIMULATION_GRACE_S)
