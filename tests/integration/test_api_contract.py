@@ -507,7 +507,7 @@ async def test_bad_requests_get_json_errors(platform: Platform) -> None:
                 {"token": alice},
                 (404, {"error": "Not Found", "code": "not-found"}),
             ),
-            ("GET", "/", {}, (404, {"error": "Not Found", "code": "not-found"})),
+            ("GET", "/no-such-page", {}, (404, {"error": "Not Found", "code": "not-found"})),
             (
                 "DELETE",
                 "/api/owners",

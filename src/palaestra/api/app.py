@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 import structlog
 from fastapi import FastAPI
 
-from palaestra import __version__
+from palaestra import __version__, web
 from palaestra.api import routes_agents, routes_fighters, routes_matches, routes_system
 from palaestra.api.errors import install_error_handlers
 from palaestra.api.limits import BodyLimit
@@ -77,6 +77,7 @@ def create_app(
     app.include_router(routes_agents.router)
     app.include_router(routes_fighters.router)
     app.include_router(routes_matches.router)
+    web.mount(app)
     return app
 
 

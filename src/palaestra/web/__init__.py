@@ -1,0 +1,37 @@
+"""The web UI: server-rendered pages (Jinja2), a little htmx, one stylesheet, no build step.
+
+:func:`mount` adds the pages, the static files and HTML error pages to the
+API's application; the API's own routes and JSON errors are unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from palaestra.web import pages, register
+from palaestra.web.rendering import STATIC_DIR, render, wants_html
+
+__all__ = ["mount"]
+
+
+def mount(app: FastAPI) -> None:
+    """Serve the pages beside the API. Call it after the API's error handlers are installed."""
+    app.state.web_jobs = set()
+    app.include_router(pages.router)
+    app.include_router(register.router)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    json_errors: Any = app.exception_handlers.get(StarletteHTTPException)
+
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if json_errors is None or wants_html(request):
+            title = "Not found" if exc.status_code == 404 else f"Error {exc.status_code}"
+            return render(request, "error.html", exc.status_code, title=title, message=exc.detail)
+        response: Response = await json_errors(request, exc)
+        return response
+
+    app.add_exception_handler(StarletteHTTPException, http_error)  # type: ignore[arg-type]

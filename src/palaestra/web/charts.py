@@ -1,0 +1,210 @@
+"""Charts as inline SVG, drawn on the server: no JavaScript, styled by the page's CSS.
+
+Pure functions: points in, markup out. Colours come from CSS classes
+(``.pt-ok``, ``.pt-fail``, ``.st-ACTIVE``...), so the charts follow the
+page's light or dark theme.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from markupsafe import Markup, escape
+
+__all__ = [
+    "LatencyPoint",
+    "StatusSpan",
+    "duration",
+    "latency_chart",
+    "nice_ceiling",
+    "status_spans",
+    "status_strip",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class LatencyPoint:
+    at: float
+    latency_ms: float
+    ok: bool
+    kind: str  # ping, dispatch, verify
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StatusSpan:
+    status: str
+    start: float
+    end: float
+
+
+def nice_ceiling(value: float) -> float:
+    """The smallest 1, 2, 2.5 or 5 times a power of ten that is at least ``value``."""
+    if value <= 0:
+        return 1.0
+    power = 10 ** math.floor(math.log10(value))
+    for step in (1, 2, 2.5, 5, 10):
+        if step * power >= value:
+            return float(step * power)
+    return float(10 * power)  # pragma: no cover - the loop always returns
+
+
+def _clock(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%H:%M:%S UTC")
+
+
+def _ago(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    if seconds < 90:
+        return f"-{seconds:.0f}s"
+    if seconds < 5400:
+        return f"-{seconds / 60:.0f} min"
+    if seconds < 172_800:
+        return f"-{seconds / 3600:.0f} h"
+    return f"-{seconds / 86400:.0f} d"
+
+
+def duration(seconds: float) -> str:
+    """A duration as people say it: 45 s, 12 min, 3.5 h, 2 d."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172_800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.0f} d"
+
+
+def _ms(value: float) -> str:
+    if value >= 10_000:
+        return f"{value / 1000:.0f} s"
+    if value >= 1000:
+        return f"{value / 1000:.1f} s".replace(".0 s", " s")
+    if value < 10:
+        return f"{value:.2f}".rstrip("0").rstrip(".") + " ms"
+    return f"{value:.0f} ms"
+
+
+def latency_chart(
+    points: Sequence[LatencyPoint],
+    *,
+    now: float,
+    width: int = 720,
+    height: int = 220,
+    label: str = "Latency of health pings and dispatches",
+    narrow: bool = False,
+) -> Markup:
+    """A scatter of latencies over time: pings as dots joined by a line, dispatches as
+    diamonds, failures as crosses; every mark has a tooltip."""
+    left, right, top, bottom = (52 if narrow else 56), 8, 12, 28
+    plot_w, plot_h = width - left - right, height - top - bottom
+    parts = [
+        f'<svg class="chart{" narrow" if narrow else " wide"}" viewBox="0 0 {width} {height}" '
+        'role="img" '
+        f'aria-label="{escape(label)}" preserveAspectRatio="xMidYMid meet">',
+        f"<title>{escape(label)}</title>",
+    ]
+    if not points:
+        parts.append(
+            f'<text class="axis" x="{width / 2}" y="{height / 2}" text-anchor="middle">'
+            "no pings or dispatches yet</text></svg>"
+        )
+        return Markup("".join(parts))  # noqa: S704 - built from numbers and escaped text
+    start = min(p.at for p in points)
+    end = max(now, max(p.at for p in points))
+    if end - start < 60:
+        start = end - 60
+    step_ms = nice_ceiling(max(p.latency_ms for p in points) * 1.1 / 4)
+    top_ms = step_ms * 4
+
+    def x(at: float) -> float:
+        return left + (at - start) / (end - start) * plot_w
+
+    def y(ms: float) -> float:
+        return top + plot_h - min(ms, top_ms) / top_ms * plot_h
+
+    for i in range(5):
+        value = step_ms * i
+        gy = y(value)
+        parts.append(
+            f'<line class="grid" x1="{left}" x2="{left + plot_w}" y1="{gy:.1f}" y2="{gy:.1f}"/>'
+            f'<text class="axis" x="{left - 6}" y="{gy + 4:.1f}" text-anchor="end">'
+            f"{_ms(value)}</text>"
+        )
+    ticks = 2 if narrow else 4
+    for i in range(ticks + 1):
+        at = start + (end - start) * i / ticks
+        anchor = "start" if i == 0 else "end" if i == ticks else "middle"
+        text = "now" if i == ticks else _ago(now - at)
+        parts.append(
+            f'<text class="axis" x="{x(at):.1f}" y="{height - 8}" text-anchor="{anchor}">'
+            f"{text}</text>"
+        )
+    pings = [p for p in points if p.kind == "ping"]
+    if len(pings) > 1:
+        line = " ".join(f"{x(p.at):.1f},{y(p.latency_ms):.1f}" for p in pings)
+        parts.append(f'<polyline class="trend" points="{line}"/>')
+    for p in points:
+        cx, cy = x(p.at), y(p.latency_ms)
+        tip = f"{p.kind} {'ok' if p.ok else 'failed'} · {_ms(p.latency_ms)} · {_clock(p.at)}"
+        if p.reason:
+            tip += f" · {p.reason}"
+        title = f"<title>{escape(tip)}</title>"
+        if not p.ok:
+            d = 4.5
+            parts.append(
+                f'<path class="pt-fail" d="M{cx - d:.1f},{cy - d:.1f}L{cx + d:.1f},{cy + d:.1f}'
+                f'M{cx - d:.1f},{cy + d:.1f}L{cx + d:.1f},{cy - d:.1f}">{title}</path>'
+            )
+        elif p.kind == "ping":
+            parts.append(
+                f'<circle class="pt-ok" cx="{cx:.1f}" cy="{cy:.1f}" r="3">{title}</circle>'
+            )
+        else:
+            d = 5
+            parts.append(
+                f'<path class="pt-{escape(p.kind)}" d="M{cx:.1f},{cy - d:.1f}L{cx + d:.1f},{cy:.1f}'
+                f'L{cx:.1f},{cy + d:.1f}L{cx - d:.1f},{cy:.1f}Z">{title}</path>'
+            )
+    parts.append("</svg>")
+    return Markup("".join(parts))  # noqa: S704 - built from numbers and escaped text
+
+
+def status_spans(
+    changes: Sequence[tuple[float, str, str]], *, since: float, now: float, initial: str
+) -> list[StatusSpan]:
+    """Spans of time in each status, from (at, from, to) changes in time order."""
+    spans: list[StatusSpan] = []
+    current, begun = initial, since
+    for at, before, after in changes:
+        if at > begun:
+            spans.append(StatusSpan(before or current, begun, at))
+        current, begun = after, max(begun, at)
+    # The last span is the status now: kept even when it began this instant.
+    last = StatusSpan(current, begun, max(now, begun))
+    return [span for span in spans if span.end > span.start] + [last]
+
+
+def status_strip(spans: Sequence[StatusSpan], *, now: float, width: int = 720) -> Markup:
+    """One bar coloured by status over time, with a tooltip per span (labels go beside it)."""
+    if not spans:
+        return Markup("")
+    start, end = spans[0].start, max(now, spans[-1].end)
+    total = max(end - start, 1e-9)
+    parts = [
+        f'<svg class="strip" viewBox="0 0 {width} 24" role="img" '
+        'aria-label="Status over time" preserveAspectRatio="none">'
+    ]
+    for span in spans:
+        x0 = (span.start - start) / total * width
+        w = max((span.end - span.start) / total * width, 1.0)
+        tip = f"{span.status} from {_clock(span.start)} for {duration(span.end - span.start)}"
+        parts.append(
+            f'<rect class="st-{escape(span.status)}" x="{x0:.1f}" y="0" width="{w:.1f}" '
+            f'height="24"><title>{escape(tip)}</title></rect>'
+        )
+    parts.append("</svg>")
+    return Markup("".join(parts))  # noqa: S704 - built from numbers and escaped text

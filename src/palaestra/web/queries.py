@@ -1,0 +1,366 @@
+"""What the pages show, read straight from the tables: counts, agents, history, runs, matches.
+
+Read-only and public: nothing here returns a key, a token, a claim code, a
+provider setting or an endpoint beyond its host. The runs and matches
+sections read their tables directly, so they fill in as soon as rows exist.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from sqlalchemy import and_, func, or_, select
+from sqlalchemy.orm import aliased
+from yarl import URL
+
+from palaestra.engine.context import Platform
+from palaestra.engine.wizard_live import WizardProgress, wizard_progress
+from palaestra.rules.status import Status
+from palaestra.store.models import Agent, AgentEvent, Match, Run
+
+__all__ = [
+    "ACTIVITY_KINDS",
+    "Activity",
+    "AgentPage",
+    "AgentRow",
+    "FighterPage",
+    "MatchRow",
+    "Overview",
+    "RunRow",
+    "agent_brief",
+    "agent_page",
+    "agent_rows",
+    "agent_status",
+    "endpoint_host",
+    "fighter_page",
+    "fighter_rows",
+    "overview",
+    "recent_matches",
+    "recent_runs",
+]
+
+EDGEARENA: Final = "edgearena"
+CAGE: Final = "cage"
+#: History kinds that make the overview's activity feed; failed checks and pings join them.
+ACTIVITY_KINDS: Final = ("status", "probe", "challenge", "verify", "hold")
+#: Kinds whose latency is charted on an agent's page.
+TIMED_KINDS: Final = ("ping", "dispatch", "verify")
+FAILURE_KINDS: Final = (*TIMED_KINDS, "wizard")
+#: Status changes read for an agent's timeline.
+STATUS_CHANGES: Final = 200
+_STATUS_ORDER: Final = [status.value for status in Status]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRow:
+    id: str
+    name: str
+    arena: str
+    role: str | None
+    entrant_type: str | None
+    fighter_class: str | None
+    status: str
+    hold: bool
+    consecutive_failures: int
+    last_heartbeat: float | None
+    host: str | None
+    created_at: float
+
+    @classmethod
+    def of(cls, agent: Agent) -> AgentRow:
+        return cls(
+            id=agent.id,
+            name=agent.name,
+            arena=agent.arena,
+            role=agent.role,
+            entrant_type=agent.entrant_type,
+            fighter_class=agent.fighter_class,
+            status=agent.status,
+            hold=agent.hold,
+            consecutive_failures=agent.consecutive_failures,
+            last_heartbeat=agent.last_heartbeat,
+            host=endpoint_host(agent.endpoint_url),
+            created_at=agent.created_at,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    at: float
+    agent_id: str
+    agent_name: str
+    arena: str
+    kind: str
+    outcome: str
+    reason: str | None
+    latency_ms: float | None
+    detail: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    id: str
+    goal: str
+    launchpad: str
+    status: str
+    phase: str
+    created_at: float
+    finished_at: float | None
+    has_report: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRow:
+    id: str
+    attacker_id: str
+    attacker: str
+    defender_id: str
+    defender: str
+    status: str
+    outcome: str | None
+    decided_by: str | None
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Overview:
+    agents_by_status: list[tuple[str, int]]
+    agents_total: int
+    fighters_total: int
+    pings_last_hour: int
+    failures_last_hour: int
+    runs_total: int
+    matches_total: int
+    activity: list[Activity]
+    runs: list[RunRow]
+    matches: list[MatchRow]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentPage:
+    agent: AgentRow
+    status_changes: list[AgentEvent]  # oldest first
+    timed: list[AgentEvent]  # pings, dispatches, verifies with a latency; oldest first
+    failures: list[AgentEvent]  # newest first
+    failures_total: int
+    wizard: WizardProgress | None
+
+
+@dataclass(frozen=True, slots=True)
+class FighterPage:
+    fighter: AgentRow
+    harness_name: str | None
+    sandbox_attested: bool
+    model: str | None
+    matches: list[MatchRow]
+    record: dict[str, int]  # won, lost, drawn, voided
+
+
+def endpoint_host(url: str | None) -> str | None:
+    """Only the host of an endpoint is public; its path may carry an owner's secret."""
+    if not url:
+        return None
+    try:
+        return URL(url).host
+    except ValueError:
+        return None
+
+
+async def overview(platform: Platform, *, activity: int = 15, recent: int = 5) -> Overview:
+    since = platform.clock.now() - 3600
+    async with platform.db.session() as session:
+        by_status = dict(
+            (
+                await session.execute(
+                    select(Agent.status, func.count())
+                    .where(Agent.arena == EDGEARENA)
+                    .group_by(Agent.status)
+                )
+            ).all()
+        )
+        fighters = await session.scalar(
+            select(func.count()).select_from(Agent).where(Agent.arena == CAGE)
+        )
+        pings = dict(
+            (
+                await session.execute(
+                    select(AgentEvent.outcome, func.count())
+                    .where(AgentEvent.kind == "ping", AgentEvent.at >= since)
+                    .group_by(AgentEvent.outcome)
+                )
+            ).all()
+        )
+        runs_total = await session.scalar(select(func.count()).select_from(Run))
+        matches_total = await session.scalar(select(func.count()).select_from(Match))
+        rows = await session.execute(
+            select(AgentEvent, Agent.name, Agent.arena)
+            .join(Agent, Agent.id == AgentEvent.agent_id)
+            .where(
+                or_(
+                    AgentEvent.kind.in_(ACTIVITY_KINDS),
+                    and_(AgentEvent.kind.in_(FAILURE_KINDS), AgentEvent.outcome == "failure"),
+                )
+            )
+            .order_by(AgentEvent.id.desc())
+            .limit(activity)
+        )
+        feed = [
+            Activity(
+                e.at, e.agent_id, name, arena, e.kind, e.outcome, e.reason, e.latency_ms, e.detail
+            )
+            for e, name, arena in rows.all()
+        ]
+    ordered = sorted(by_status.items(), key=lambda item: _STATUS_ORDER.index(item[0]))
+    return Overview(
+        agents_by_status=[(str(s), int(n)) for s, n in ordered],
+        agents_total=sum(by_status.values()),
+        fighters_total=fighters or 0,
+        pings_last_hour=sum(pings.values()),
+        failures_last_hour=pings.get("failure", 0),
+        runs_total=runs_total or 0,
+        matches_total=matches_total or 0,
+        activity=feed,
+        runs=await recent_runs(platform, recent) if runs_total else [],
+        matches=await recent_matches(platform, recent) if matches_total else [],
+    )
+
+
+async def agent_brief(platform: Platform, agent_id: str) -> AgentRow | None:
+    async with platform.db.session() as session:
+        agent = await session.get(Agent, agent_id)
+        return None if agent is None else AgentRow.of(agent)
+
+
+async def agent_status(platform: Platform, agent_id: str) -> str | None:
+    async with platform.db.session() as session:
+        return await session.scalar(select(Agent.status).where(Agent.id == agent_id))
+
+
+async def agent_rows(platform: Platform, arena: str = EDGEARENA) -> list[AgentRow]:
+    query = select(Agent).where(Agent.arena == arena).order_by(Agent.created_at, Agent.name)
+    async with platform.db.session() as session:
+        return [AgentRow.of(agent) for agent in await session.scalars(query)]
+
+
+async def fighter_rows(platform: Platform) -> list[AgentRow]:
+    return await agent_rows(platform, CAGE)
+
+
+async def agent_page(
+    platform: Platform, agent_id: str, *, points: int = 300, failures: int = 100
+) -> AgentPage | None:
+    async with platform.db.session() as session:
+        agent = await session.get(Agent, agent_id)
+        if agent is None or agent.arena != EDGEARENA:
+            return None
+        mine = AgentEvent.agent_id == agent_id
+        changes = await session.scalars(
+            select(AgentEvent)
+            .where(mine, AgentEvent.kind == "status")
+            .order_by(AgentEvent.id.desc())
+            .limit(STATUS_CHANGES)
+        )
+        timed = await session.scalars(
+            select(AgentEvent)
+            .where(mine, AgentEvent.kind.in_(TIMED_KINDS), AgentEvent.latency_ms.is_not(None))
+            .order_by(AgentEvent.id.desc())
+            .limit(points)
+        )
+        failed = select(AgentEvent).where(mine, AgentEvent.outcome == "failure")
+        failure_rows = await session.scalars(failed.order_by(AgentEvent.id.desc()).limit(failures))
+        failures_total = await session.scalar(select(func.count()).select_from(failed.subquery()))
+        row = AgentRow.of(agent)
+        page_changes = list(reversed(list(changes)))
+        page_timed = list(reversed(list(timed)))
+        page_failures = list(failure_rows)
+    return AgentPage(
+        agent=row,
+        status_changes=page_changes,
+        timed=page_timed,
+        failures=page_failures,
+        failures_total=failures_total or 0,
+        wizard=await wizard_progress(platform, agent_id),
+    )
+
+
+async def fighter_page(platform: Platform, fighter_id: str) -> FighterPage | None:
+    async with platform.db.session() as session:
+        fighter = await session.get(Agent, fighter_id)
+        if fighter is None or fighter.arena != CAGE:
+            return None
+        row = AgentRow.of(fighter)
+        model = (fighter.provider or {}).get("model") if fighter.provider else None
+    matches = await recent_matches(platform, 50, fighter_id=fighter_id)
+    return FighterPage(
+        fighter=row,
+        harness_name=fighter.harness_name,
+        sandbox_attested=fighter.sandbox_attested,
+        model=str(model) if model else None,
+        matches=matches,
+        record=_record(fighter_id, matches),
+    )
+
+
+def _record(fighter_id: str, matches: Sequence[MatchRow]) -> dict[str, int]:
+    tally: Counter[str] = Counter(won=0, lost=0, drawn=0, voided=0)
+    for match in matches:
+        if match.status == "VOIDED":
+            tally["voided"] += 1
+        elif match.outcome == "draw":
+            tally["drawn"] += 1
+        elif match.outcome in ("attacker", "defender"):
+            side = "attacker" if match.attacker_id == fighter_id else "defender"
+            tally["won" if match.outcome == side else "lost"] += 1
+    return dict(tally)
+
+
+async def recent_runs(platform: Platform, limit: int = 20) -> list[RunRow]:
+    query = select(Run).order_by(Run.created_at.desc()).limit(limit)
+    async with platform.db.session() as session:
+        return [
+            RunRow(
+                id=run.id,
+                goal=run.goal,
+                launchpad=run.launchpad,
+                status=run.status,
+                phase=run.phase,
+                created_at=run.created_at,
+                finished_at=run.finished_at,
+                has_report=run.report is not None,
+            )
+            for run in await session.scalars(query)
+        ]
+
+
+async def recent_matches(
+    platform: Platform, limit: int = 20, *, fighter_id: str | None = None
+) -> list[MatchRow]:
+    attacker, defender = aliased(Agent), aliased(Agent)
+    query = (
+        select(Match, attacker.name, defender.name)
+        .join(attacker, attacker.id == Match.attacker_id)
+        .join(defender, defender.id == Match.defender_id)
+        .order_by(Match.created_at.desc())
+        .limit(limit)
+    )
+    if fighter_id is not None:
+        query = query.where(or_(Match.attacker_id == fighter_id, Match.defender_id == fighter_id))
+    async with platform.db.session() as session:
+        rows = (await session.execute(query)).all()
+    return [
+        MatchRow(
+            id=match.id,
+            attacker_id=match.attacker_id,
+            attacker=attacker_name,
+            defender_id=match.defender_id,
+            defender=defender_name,
+            status=match.status,
+            outcome=match.outcome,
+            decided_by=match.decided_by,
+            created_at=match.created_at,
+        )
+        for match, attacker_name, defender_name in rows
+    ]

@@ -1,0 +1,150 @@
+"""Templates, their filters, and HTML error pages for the browser (the API keeps JSON errors)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from fastapi import Request
+from fastapi.templating import Jinja2Templates
+from jinja2 import pass_context
+from jinja2.runtime import Context
+from starlette.responses import Response
+
+from palaestra import __version__
+from palaestra.engine.context import Platform
+from palaestra.engine.wizard_live import WIZARD_CHECKS, WizardProgress
+from palaestra.web.charts import duration
+
+__all__ = [
+    "CHECK_ABOUT",
+    "STATIC_DIR",
+    "TEMPLATE_DIR",
+    "render",
+    "templates",
+    "wants_html",
+    "wizard_rows",
+]
+
+HERE: Final = Path(__file__).parent
+TEMPLATE_DIR: Final = HERE / "templates"
+STATIC_DIR: Final = HERE / "static"
+
+templates = Jinja2Templates(directory=TEMPLATE_DIR)
+templates.env.globals["version"] = __version__
+#: Entries of the navigation bar: (path, label).
+templates.env.globals["nav"] = (
+    ("/", "Overview"),
+    ("/agents", "Agents"),
+    ("/runs", "Runs"),
+    ("/matches", "Matches"),
+    ("/leaderboard", "Leaderboard"),
+    ("/register", "Register"),
+)
+
+
+@pass_context
+def _ago(context: Context, at: float | None) -> str:
+    if at is None:
+        return "never"
+    seconds = float(context.get("now", at)) - at
+    if seconds < 5:
+        return "just now"
+    if seconds < 0:
+        return "in " + duration(-seconds)
+    return duration(seconds) + " ago"
+
+
+def _clock(at: float | None) -> str:
+    if at is None:
+        return ""
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _ms(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return f"{value / 1000:.1f} s" if value >= 1000 else f"{value:.0f} ms"
+
+
+#: One line on what each wizard check asks of the agent.
+CHECK_ABOUT: Final = {
+    "handshake": "answers the handshake with a JSON object",
+    "reachable": "the request reaches the endpoint",
+    "accepts-post": "answers the POST with a 2xx",
+    "returns-json": "the body is a JSON object",
+    "required-fields": "the output has every field the role requires",
+    "timing": "answers within the role's deadline",
+    "tampered-signature": "refuses a corrupted signature with a 4xx",
+}
+
+
+def wizard_rows(progress: WizardProgress) -> list[dict[str, Any]]:
+    """Every planned check with its state: pass, fail, run (its step is under way) or wait."""
+    done = {check.name: check for check in progress.checks}
+    waiting = progress.waiting
+    current = waiting[0].split(":")[0] if waiting and progress.running else None
+    rows = []
+    for name in WIZARD_CHECKS:
+        check = done.get(name)
+        if check is not None:
+            state = "pass" if check.passed else "fail"
+        else:
+            state = "run" if name.split(":")[0] == current else "wait"
+        about = CHECK_ABOUT.get(name.rsplit(":", 1)[-1], "")
+        if name.startswith("signed-"):
+            about += ", signed with the key"
+        rows.append({"name": name, "state": state, "check": check, "about": about})
+    return rows
+
+
+templates.env.globals["wizard_rows"] = wizard_rows
+templates.env.filters["ago"] = _ago
+templates.env.filters["clock"] = _clock
+templates.env.filters["ms"] = _ms
+templates.env.filters["duration"] = duration
+
+
+def render(
+    request: Request,
+    name: str,
+    status_code: int = 200,
+    *,
+    private: bool = False,
+    **context: Any,
+) -> Response:
+    """Render a template with ``now`` (the platform's clock) and the current path.
+
+    ``private`` pages (a key shown once, a form holding a token) are never stored
+    by the browser or a proxy.
+    """
+    platform: Platform = request.app.state.platform
+    context.setdefault("now", platform.clock.now())
+    context.setdefault("path", request.url.path)
+    response = templates.TemplateResponse(request, name, context, status_code=status_code)
+    response.headers["Referrer-Policy"] = "same-origin"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["X-Frame-Options"] = "DENY"
+    if private:
+        response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+_NOT_PAGES: Final = (
+    "/api/",
+    "/static/",
+    "/healthz",
+    "/metrics",
+    "/openapi.json",
+    "/docs",
+    "/redoc",
+)
+
+
+def wants_html(request: Request) -> bool:
+    """A browser asking for a page (not the API, and not a client that wants JSON)."""
+    path = request.url.path
+    if path.startswith(_NOT_PAGES):
+        return False
+    return "text/html" in request.headers.get("accept", "")
