@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: install
-	$(BIN)/palaestra serve --allow 127.0.0.0/8
+	$(BIN)/palaestra demo
 
 serve: install
 	$(BIN)/palaestra serve

@@ -1,0 +1,435 @@
+"""``palaestra demo``: a populated arena on this machine, through the real API and wizard.
+
+It starts ``palaestra serve`` (SQLite in a demo folder, loopback agents
+allowed, a short health cadence), starts the example agents with
+``palaestra agent serve``, registers them as an owner would (probe, key,
+restart the agent with its key, wizard), adds the cage fighters, starts a run
+and a round of matches when this build has those APIs, prints where to look,
+and stops every process it started on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import aiohttp
+
+from palaestra.demo.processes import (
+    Child,
+    ChildFailed,
+    base_environment,
+    python_command,
+    start_child,
+)
+from palaestra.errors import ConfigurationError
+from palaestra.settings import Settings
+
+__all__ = ["ADMIN_TOKEN", "LINEUP", "Demo", "DemoOptions", "Entry"]
+
+#: The demo's fixed admin token: the demo listens on loopback only.
+ADMIN_TOKEN: Final = "pa_admin_demo"  # noqa: S105 - printed for the newcomer on purpose
+MARKER: Final = ".palaestra-demo"
+GOAL: Final = "Find a small business a two-person team could start this quarter"
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One agent of the lineup: what serves it and what it shows."""
+
+    name: str
+    target: str  # module:attribute for `palaestra agent serve`
+    role: str | None  # the edgearena role; None for the cage harness
+    shows: str
+
+
+LINEUP: Final = (
+    Entry("scout-atlas", "examples.scout:app", "SCOUT", "a good scout (examples/scout.py)"),
+    Entry(
+        "scout-beacon",
+        "palaestra.demo.agents:flaky_scout",
+        "SCOUT",
+        "flaky: its health pings fail in bursts; it drops to DEGRADED, PROBATION, and recovers",
+    ),
+    Entry("builder-forge", "examples.builder:app", "BUILDER", "a good builder"),
+    Entry("analyst-lens", "examples.analyst:app", "ANALYST", "a good analyst"),
+    Entry(
+        "analyst-tortoise",
+        "palaestra.demo.agents:slow_analyst",
+        "ANALYST",
+        "slow: over a second per task, within its deadlines",
+    ),
+    Entry(
+        "scout-sloppy",
+        "palaestra.demo.agents:sloppy_scout",
+        "SCOUT",
+        "breaks the schema and ignores signatures: its wizard fails, it stays PENDING",
+    ),
+    Entry("cage-baseline", "examples.cage_fighter:app", None, "a cage.v1 harness (both sides)"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DemoOptions:
+    port: int = 8000
+    data_dir: Path = Path("./demo-data")
+    agent_port: int = 9100
+    health_scale: float = 0.02
+    workdir: Path = field(default_factory=Path.cwd)
+
+
+class Api:
+    """The demo's JSON client for the platform's API."""
+
+    def __init__(self, session: aiohttp.ClientSession, base: str) -> None:
+        self.session = session
+        self.base = base
+
+    async def call(
+        self, method: str, path: str, token: str, body: Any = None, *, expect: int = 200
+    ) -> Any:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with self.session.request(
+            method, self.base + path, json=body, headers=headers
+        ) as response:
+            data = await response.json(content_type=None)
+            if response.status != expect:
+                raise DemoStepFailed(f"{method} {path}: {response.status} {data}")
+            return data
+
+    async def owner(self, name: str) -> str:
+        created = await self.call("POST", "/api/owners", ADMIN_TOKEN, {"name": name}, expect=201)
+        token: str = created["token"]
+        return token
+
+
+class DemoStepFailed(Exception):
+    """One step of the demo's set-up was refused."""
+
+
+class Demo:
+    """The demo's processes and what it registered; ``say`` prints progress."""
+
+    def __init__(self, options: DemoOptions, say: Callable[[str], None] = print) -> None:
+        self.options = options
+        self.say = say
+        self.children: list[Child] = []
+        self.server: Child | None = None
+        self.base = f"http://127.0.0.1:{options.port}"
+        self.data_dir = options.data_dir.resolve()
+        self.logs = self.data_dir / "logs"
+        self.agents: dict[str, dict[str, Any]] = {}  # name -> {id, status, port, failed}
+        self.owner_token = ""
+        self.notes: list[str] = []
+
+    # set-up
+
+    def prepare_data_dir(self) -> None:
+        """A fresh demo folder each time; a folder that is not a demo's is never emptied."""
+        folder = self.data_dir
+        if folder.exists() and any(folder.iterdir()):
+            if not (folder / MARKER).exists():
+                raise ConfigurationError(
+                    f"{folder} is not empty and is not a demo folder; choose another --data-dir"
+                )
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / MARKER).write_text("created by palaestra demo; emptied by the next one\n")
+
+    def _check_examples(self) -> None:
+        if not (self.options.workdir / "examples" / "scout.py").exists():
+            raise ConfigurationError(
+                "palaestra demo serves the example agents in examples/: "
+                "run it from the repository's root folder"
+            )
+
+    async def start(self) -> None:
+        self._check_examples()
+        self.prepare_data_dir()
+        await self._start_server()
+        # No keep-alive: a connection the server closed while idle must never be reused
+        # for a POST (aiohttp does not retry those).
+        connector = aiohttp.TCPConnector(force_close=True)
+        async with aiohttp.ClientSession(connector=connector) as session:
+            api = Api(session, self.base)
+            self.owner_token = (
+                await api.call("POST", "/api/owners", ADMIN_TOKEN, {"name": "demo-lab"}, expect=201)
+            )["token"]
+            house_token = (
+                await api.call(
+                    "POST", "/api/owners", ADMIN_TOKEN, {"name": "arena-house"}, expect=201
+                )
+            )["token"]
+            await self._start_agents()
+            await self._register(api)
+            await self._restart_with_keys()
+            await self._wizards(api)
+            fighters = await self._fighters(api, house_token)
+            await self._run_and_matches(api, fighters)
+
+    async def _start_server(self) -> None:
+        scale = self.options.health_scale
+        env = base_environment() | {
+            "PALAESTRA_DATA_DIR": str(self.data_dir),
+            "PALAESTRA_DATABASE_URL": f"sqlite+aiosqlite:///{self.data_dir / 'palaestra.db'}",
+            "PALAESTRA_ADMIN_TOKEN": ADMIN_TOKEN,
+            "PALAESTRA_PUBLIC_URL": self.base,
+            "PALAESTRA_HEALTH_INTERVAL_SCALE": str(scale),
+            "PALAESTRA_HOST": "127.0.0.1",
+        }
+        command = python_command(
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.options.port),
+            "--allow",
+            "127.0.0.0/8",
+        )
+        self.say(
+            f"starting palaestra serve on {self.base} (data in {self.data_dir}; health pings every "
+            f"{300 * scale:g}s while ACTIVE and {60 * scale:g}s while DEGRADED or PROBATION, "
+            "instead of 5 min and 1 min, so that statuses visibly move)"
+        )
+        self.server = await start_child(
+            "palaestra serve",
+            command,
+            log=self.logs / "server.log",
+            env=env,
+            cwd=self.options.workdir,
+        )
+        self.children.append(self.server)
+        await self.server.wait_http(self.base + "/healthz")
+
+    def _agent_env(self, key: str | None) -> dict[str, str]:
+        env = base_environment()
+        if key is not None:
+            env["PALAESTRA_AGENT_KEY"] = key
+        return env
+
+    async def _start_agent(self, index: int, entry: Entry, key: str | None) -> Child:
+        port = self.options.agent_port + index
+        command = python_command(
+            "agent", "serve", entry.target, "--port", str(port), "--log-level", "warning"
+        )
+        child = await start_child(
+            entry.name,
+            command,
+            log=self.logs / f"{entry.name}.log",
+            env=self._agent_env(key),
+            cwd=self.options.workdir,
+        )
+        self.children.append(child)
+        self.agents.setdefault(entry.name, {})["port"] = port
+        self.agents[entry.name]["child"] = child
+        return child
+
+    def _url(self, name: str) -> str:
+        return f"http://127.0.0.1:{self.agents[name]['port']}/"
+
+    async def _start_agents(self) -> None:
+        self.say(f"starting {len(LINEUP)} agents with palaestra agent serve:")
+        for index, entry in enumerate(LINEUP):
+            await self._start_agent(index, entry, None)
+            self.say(f"  {entry.name:<17} {entry.target:<36} {entry.shows}")
+        await asyncio.gather(
+            *(self.agents[e.name]["child"].wait_http(self._url(e.name)) for e in LINEUP)
+        )
+
+    async def _register(self, api: Api) -> None:
+        async def one(entry: Entry) -> None:
+            created = await api.call(
+                "POST",
+                "/api/agents",
+                self.owner_token,
+                {"name": entry.name, "role": entry.role, "endpoint_url": self._url(entry.name)},
+                expect=201,
+            )
+            self.agents[entry.name].update(id=created["agent_id"], key=created["api_key"])
+
+        await asyncio.gather(*(one(e) for e in LINEUP if e.role is not None))
+        self.say("registered the edgearena agents (probe passed, keys issued)")
+
+    async def _restart_with_keys(self) -> None:
+        async def one(index: int, entry: Entry) -> None:
+            old: Child = self.agents[entry.name]["child"]
+            await old.stop()
+            self.children.remove(old)
+            child = await self._start_agent(index, entry, self.agents[entry.name]["key"])
+            await child.wait_http(self._url(entry.name))
+
+        await asyncio.gather(*(one(i, e) for i, e in enumerate(LINEUP) if e.role is not None))
+        self.say("restarted each agent with its key (PALAESTRA_AGENT_KEY)")
+
+    async def _wizards(self, api: Api) -> None:
+        async def one(entry: Entry) -> None:
+            agent = self.agents[entry.name]
+            result = await api.call("POST", f"/api/agents/{agent['id']}/wizard", self.owner_token)
+            failed = [c for c in result["checks"] if not c["passed"]]
+            agent["status"] = result["status"]
+            total = len(result["checks"])
+            verdict = "passed" if result["passed"] else f"{len(failed)} of {total} checks failed"
+            first = f": {failed[0]['name']}: {failed[0]['reason']}" if failed else ""
+            self.say(f"  wizard {entry.name:<17} {verdict}, now {result['status']}{first}")
+
+        self.say("running the registration wizard on each:")
+        await asyncio.gather(*(one(e) for e in LINEUP if e.role is not None))
+
+    async def _fighters(self, api: Api, house_token: str) -> dict[str, str]:
+        fighters: dict[str, str] = {}
+        harness = next(e for e in LINEUP if e.role is None)
+        created = await api.call(
+            "POST",
+            "/api/fighters",
+            self.owner_token,
+            {"name": harness.name, "entrant_type": "harness", "class": "independent"},
+            expect=201,
+        )
+        await api.call(
+            "POST",
+            "/api/fighters/endpoint",
+            self.owner_token,
+            {
+                "fighter_id": created["fighter_id"],
+                "claim_code": created["claim_code"],
+                "url": self._url(harness.name),
+                "harness_name": "baseline-cage-fighter",
+            },
+        )
+        fighters[harness.name] = created["fighter_id"]
+        house = await api.call(
+            "POST",
+            "/api/fighters",
+            house_token,
+            {"name": "house-sentinel", "entrant_type": "house", "class": "corporate"},
+            expect=201,
+        )
+        fighters["house-sentinel"] = house["fighter_id"]
+        settings = Settings()
+        if settings.house_base_url and settings.house_model:
+            key = settings.house_api_key.get_secret_value() if settings.house_api_key else "none"
+            model = await api.call(
+                "POST",
+                "/api/fighters",
+                self.owner_token,
+                {
+                    "name": f"model-{settings.house_model}"[:200],
+                    "entrant_type": "model",
+                    "class": "academic",
+                    "model": {
+                        "base_url": settings.house_base_url,
+                        "model": settings.house_model,
+                        "api_key": key,
+                    },
+                },
+                expect=201,
+            )
+            fighters["model"] = model["fighter_id"]
+        else:
+            self.notes.append(
+                "no model entrant: set PALAESTRA_HOUSE_BASE_URL and PALAESTRA_HOUSE_MODEL for one"
+            )
+        self.say(f"cage fighters: {', '.join(fighters)}")
+        return fighters
+
+    async def _run_and_matches(self, api: Api, fighters: dict[str, str]) -> None:
+        async with api.session.get(self.base + "/openapi.json") as response:
+            paths = (await response.json()).get("paths", {})
+        if "post" in paths.get("/api/runs", {}):
+            run = await api.call(
+                "POST",
+                "/api/runs",
+                self.owner_token,
+                {"goal": GOAL, "launchpad": "make-money"},
+                expect=202,
+            )
+            self.say(f"started a run: {GOAL!r} ({run['run_id']})")
+        else:
+            self.notes.append("this build has no runs API yet: no run started")
+        if "post" in paths.get("/api/matches", {}):
+            harness = fighters["cage-baseline"]
+            others = [fid for name, fid in fighters.items() if name != "cage-baseline"]
+            pairs = [(harness, other) for other in others] + [(other, harness) for other in others]
+            for attacker, defender in pairs:
+                await api.call(
+                    "POST",
+                    "/api/matches",
+                    ADMIN_TOKEN,
+                    {"attacker": attacker, "defender": defender},
+                    expect=202,
+                )
+            self.say(f"started {len(pairs)} cage matches")
+        else:
+            self.notes.append("this build has no matches API yet: no match started")
+
+    # running and stopping
+
+    def summary(self) -> str:
+        lines = [
+            "",
+            f"Palaestra demo is up: open {self.base}/ in your browser",
+            f"  admin token        {ADMIN_TOKEN}",
+            f"  owner token        {self.owner_token}   (demo-lab: use it on {self.base}/register)",
+            f"  API docs           {self.base}/docs",
+            f"  logs               {self.logs}",
+        ]
+        lines += [f"  note: {note}" for note in self.notes]
+        lines += ["Press Ctrl-C to stop the demo and every process it started.", ""]
+        return "\n".join(lines)
+
+    async def watch(self, stop: asyncio.Event) -> bool:
+        """Wait for ``stop``; False if the server exited on its own first."""
+        assert self.server is not None
+        server_exit = asyncio.ensure_future(self.server.process.wait())
+        stopped = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({server_exit, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        for waiter in (server_exit, stopped):
+            waiter.cancel()
+        if stop.is_set():
+            return True
+        self.say(f"palaestra serve exited on its own:\n{self.server.tail()}")
+        return False
+
+    async def stop(self) -> None:
+        """Stop the server first (no more pings), then the agents; wait for every one."""
+        if self.server is not None:
+            await self.server.stop()
+        await asyncio.gather(*(child.stop() for child in self.children))
+
+
+async def run_demo(options: DemoOptions, say: Callable[[str], None] = print) -> int:
+    """Start the demo, wait for Ctrl-C (or SIGTERM), stop everything; the exit status."""
+    demo = Demo(options, say)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    status = 0
+    try:
+        setup = asyncio.ensure_future(demo.start())
+        stopping = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({setup, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        if setup.done():
+            setup.result()
+            say(demo.summary())
+            if not await demo.watch(stop):
+                status = 1
+        else:
+            setup.cancel()
+            await asyncio.gather(setup, return_exceptions=True)
+    except (ChildFailed, DemoStepFailed, ConfigurationError, aiohttp.ClientError) as exc:
+        say(f"error: {exc}")
+        status = 1
+    finally:
+        say("stopping the demo...")
+        await demo.stop()
+        say(f"stopped: all {len(demo.children)} processes the demo started have exited")
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+    return status

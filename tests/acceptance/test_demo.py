@@ -1,0 +1,71 @@
+"""`palaestra demo` from the repository: a populated arena, and a clean stop on Ctrl-C."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from palaestra.demo import ADMIN_TOKEN, LINEUP
+from tests.acceptance.demo_process import alive, descendants, palaestra_demo
+
+GOOD = {"scout-atlas", "scout-beacon", "builder-forge", "analyst-lens", "analyst-tortoise"}
+
+
+def has_rows(body: Any) -> bool:
+    if isinstance(body, list):
+        return bool(body)
+    if isinstance(body, dict):
+        return any(isinstance(value, list) and value for value in body.values())
+    return False
+
+
+def test_the_demo_populates_the_arena_and_stops_every_process(tmp_path: Path) -> None:
+    with palaestra_demo(tmp_path / "demo-data", health_scale=0.02) as demo:
+        demo.wait_ready()
+        output = demo.text()
+        assert f"admin token        {ADMIN_TOKEN}" in output
+        assert "health pings every 6s while ACTIVE" in output
+        agents = demo.agents()
+        assert {name for name, a in agents.items() if a["status"] == "ACTIVE"} == GOOD
+        assert agents["scout-sloppy"]["status"] == "PENDING"
+        # Each child is a real process: the server and one per agent.
+        children = descendants(demo.process.pid)
+        assert len(children) >= 1 + len(LINEUP)
+
+        paths = demo.paths()
+        if "/api/runs" in paths:
+            runs = demo.call("GET", "/api/runs")
+            assert len(runs) == 1
+            run_id = runs[0]["run_id"]
+            demo.wait_until(
+                "the run has a report",
+                lambda: demo.call("GET", f"/api/runs/{run_id}").get("report"),
+                timeout_s=120,
+            )
+        else:
+            assert "no runs API yet" in output
+        if "/api/matches" in paths:
+            demo.wait_until(
+                "every match is finished",
+                lambda: all(
+                    m["status"] in ("SCORED", "VOIDED") for m in demo.call("GET", "/api/matches")
+                ),
+                timeout_s=120,
+            )
+        if "/api/leaderboard" in paths:
+            demo.wait_until(
+                "the leaderboard has rows",
+                lambda: has_rows(demo.call("GET", "/api/leaderboard?arena=cage")),
+                timeout_s=120,
+            )
+
+        started = time.monotonic()
+        assert demo.stop() == 0
+        assert time.monotonic() - started < 20
+        assert [pid for pid in children if alive(pid)] == []
+        output = demo.text()
+        assert "Traceback" not in output
+        assert "have exited" in output
+    server_log = (tmp_path / "demo-data" / "logs" / "server.log").read_text()
+    assert "Palaestra stopped cleanly" in server_log
