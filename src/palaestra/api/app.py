@@ -14,8 +14,10 @@ from palaestra import __version__, web
 from palaestra.api import routes_agents, routes_fighters, routes_matches, routes_system
 from palaestra.api.errors import install_error_handlers
 from palaestra.api.limits import BodyLimit
+from palaestra.api.routes_leaderboard import router as leaderboard_router
 from palaestra.engine.accounts import bootstrap_admin
 from palaestra.engine.context import Platform
+from palaestra.engine.leaderboard import RatingsWorker
 from palaestra.engine.monitor import HealthMonitor
 from palaestra.engine.referee import Referee
 from palaestra.logs import configure_logging
@@ -53,10 +55,18 @@ def create_app(
             referee = Referee(current, concurrency=settings.referee_concurrency)
             app.state.referee = referee
             referee_task = asyncio.create_task(referee.run(stop))
+        ratings_task = None
+        if settings.ratings_enabled:
+            ratings_task = asyncio.create_task(RatingsWorker(current).run(stop))
         try:
             yield
         finally:
             stop.set()
+            if ratings_task is not None:
+                # A recomputation still running is abandoned; the next start redoes it.
+                await asyncio.wait([ratings_task], timeout=10)
+                ratings_task.cancel()
+                await asyncio.gather(ratings_task, return_exceptions=True)
             if monitor_task is not None:
                 await monitor_task
             if referee_task is not None:
@@ -76,6 +86,7 @@ def create_app(
     app.include_router(routes_system.router)
     app.include_router(routes_agents.router)
     app.include_router(routes_fighters.router)
+    app.include_router(leaderboard_router)
     app.include_router(routes_matches.router)
     web.mount(app)
     return app
