@@ -16,7 +16,7 @@ from sqlalchemy import insert
 from palaestra.engine.context import Platform
 from palaestra.ids import new_id
 from palaestra.security import hash_token
-from palaestra.store.models import Agent, Match, Owner, Run, Task, Turn
+from palaestra.store.models import Agent, Candidate, Match, Owner, Run, Task, Turn
 
 __all__ = ["add_agent", "add_fighter", "add_match", "add_matches", "add_owner", "add_run"]
 
@@ -45,6 +45,7 @@ async def add_fighter(
     status: str = "ACTIVE",
     hold: bool = False,
     endpoint_url: str | None = "https://fighter.example/cage",
+    sandbox_attested: bool = False,
     **extra: Any,
 ) -> str:
     now = platform.clock.now()
@@ -56,7 +57,7 @@ async def add_fighter(
         entrant_type=entrant_type,
         fighter_class=fighter_class,
         endpoint_url=endpoint_url if entrant_type == "harness" else None,
-        sandbox_attested=False,
+        sandbox_attested=sandbox_attested,
         status=status,
         consecutive_failures=0,
         hold=hold,
@@ -194,8 +195,9 @@ async def add_run(
     status: str = "COMPLETED",
     goal: str = "Find a business",
     owner_id: str | None = None,
+    candidates: Sequence[str] = (),
 ) -> str:
-    """A run with its tasks; each task dict names at least ``agent_id`` and ``status``."""
+    """A run with its tasks (dicts naming at least ``agent_id`` and ``status``) and candidates."""
     now = platform.clock.now()
     run = Run(
         id=new_id(),
@@ -226,6 +228,23 @@ async def add_run(
                     executor=spec.pop("executor", "agent"),
                     created_at=now,
                     **spec,
+                )
+            )
+        for rank, title in enumerate(candidates, start=1):
+            session.add(
+                Candidate(
+                    id=new_id(),
+                    run_id=run.id,
+                    source_task_id=None,
+                    title=title,
+                    scout_output={"candidate_title": title, "api_key": "leaked?"},
+                    status="SHORTLISTED",
+                    phase="CRITIQUE",
+                    shortlist_score=0.5,
+                    final_score=0.7,
+                    rank=rank,
+                    created_at=now,
+                    updated_at=now,
                 )
             )
     return run.id

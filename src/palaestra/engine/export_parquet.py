@@ -1,0 +1,170 @@
+"""The Parquet side of the dataset export (needs ``pyarrow``: ``palaestra[parquet]``).
+
+The schemas are written out, not inferred, so that every file of a schema
+version has the same column types whatever its rows hold. Free-form JSON
+fields become JSON text (see ``JSON_TEXT_FIELDS`` in :mod:`palaestra.engine.export`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from palaestra.engine.export import JSON_TEXT_FIELDS, _Writer, json_text
+
+__all__ = ["SCHEMAS", "ParquetWriter"]
+
+_TEXT = pa.string()
+_FLOAT = pa.float64()
+_INT = pa.int64()
+
+_ENTRANT = pa.struct(
+    [
+        ("fighter_id", _TEXT),
+        ("name", _TEXT),
+        ("entrant_type", _TEXT),
+        ("class", _TEXT),
+        ("harness_name", _TEXT),
+        ("model", _TEXT),
+        ("sandbox_attested", pa.bool_()),
+    ]
+)
+_RATING = pa.struct([("mu", _FLOAT), ("sigma", _FLOAT)])
+_TURN = pa.struct(
+    [
+        ("turn", _INT),
+        ("side", _TEXT),
+        ("fighter_id", _TEXT),
+        ("status", _TEXT),
+        ("payload", _TEXT),
+        ("message", _TEXT),
+        ("reason", _TEXT),
+        ("latency_ms", _FLOAT),
+        ("findings", _TEXT),
+        ("started_at", _FLOAT),
+        ("finished_at", _FLOAT),
+    ]
+)
+_CANDIDATE = pa.struct(
+    [
+        ("candidate_id", _TEXT),
+        ("source_task_id", _TEXT),
+        ("title", _TEXT),
+        ("status", _TEXT),
+        ("phase", _TEXT),
+        ("shortlist_score", _FLOAT),
+        ("final_score", _FLOAT),
+        ("rank", _INT),
+        ("scout_output", _TEXT),
+    ]
+)
+_TASK = pa.struct(
+    [
+        ("task_id", _TEXT),
+        ("candidate_id", _TEXT),
+        ("phase", _TEXT),
+        ("slot", _INT),
+        ("attempt", _INT),
+        ("agent_id", _TEXT),
+        ("agent_role", _TEXT),
+        ("executor", _TEXT),
+        ("status", _TEXT),
+        ("via", _TEXT),
+        ("dispatched_at", _FLOAT),
+        ("deadline_at", _FLOAT),
+        ("completed_at", _FLOAT),
+        ("latency_ms", _FLOAT),
+        ("prompt_tokens", _INT),
+        ("completion_tokens", _INT),
+        ("model_id", _TEXT),
+        ("reason", _TEXT),
+        ("contribution", _FLOAT),
+        ("payload", _TEXT),
+        ("output", _TEXT),
+    ]
+)
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "matches": pa.schema(
+        [
+            ("schema_version", _TEXT),
+            ("match_id", _TEXT),
+            ("ruleset", _TEXT),
+            ("status", _TEXT),
+            ("outcome", _TEXT),
+            ("decided_by", _TEXT),
+            ("void_reason", _TEXT),
+            ("created_at", _FLOAT),
+            ("finished_at", _FLOAT),
+            ("attacker", _ENTRANT),
+            ("defender", _ENTRANT),
+            ("material", _TEXT),
+            ("turns", pa.list_(_TURN)),
+            (
+                "ratings",
+                pa.struct(
+                    [
+                        ("result", _TEXT),
+                        ("attack_before", _RATING),
+                        ("attack_after", _RATING),
+                        ("defence_before", _RATING),
+                        ("defence_after", _RATING),
+                    ]
+                ),
+            ),
+        ]
+    ),
+    "runs": pa.schema(
+        [
+            ("schema_version", _TEXT),
+            ("run_id", _TEXT),
+            ("goal", _TEXT),
+            ("launchpad", _TEXT),
+            ("status", _TEXT),
+            ("phase", _TEXT),
+            ("error", _TEXT),
+            ("created_at", _FLOAT),
+            ("finished_at", _FLOAT),
+            ("config", _TEXT),
+            ("report", _TEXT),
+            ("candidates", pa.list_(_CANDIDATE)),
+            ("tasks", pa.list_(_TASK)),
+        ]
+    ),
+}
+
+
+def _as_text(record: dict[str, Any], path: str) -> None:
+    """Turn the field at ``path`` (``a`` or ``a[].b``) into JSON text, in place."""
+    if "[]." in path:
+        outer, inner = path.split("[].", 1)
+        for item in record.get(outer) or []:
+            _as_text(item, inner)
+        return
+    record[path] = json_text(record.get(path))
+
+
+class ParquetWriter(_Writer):
+    """One row group per page of records."""
+
+    suffix = "parquet"
+
+    def __init__(self, directory: Path, name: str) -> None:
+        super().__init__(directory, name)
+        self.schema = SCHEMAS[name]
+        self._writer = pq.ParquetWriter(self.path, self.schema)
+
+    def write(self, records: Sequence[dict[str, Any]]) -> None:
+        rows = [dict(r) for r in records]
+        for row in rows:
+            for path in JSON_TEXT_FIELDS[self.name]:
+                _as_text(row, path)
+        self._writer.write_table(pa.Table.from_pylist(rows, schema=self.schema))
+        self.count += len(rows)
+
+    def close(self) -> None:
+        self._writer.close()
