@@ -26,7 +26,7 @@ from enum import StrEnum
 from typing import Any
 
 import structlog
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -68,23 +68,29 @@ class StepResult:
 class _Claim:
     match_id: str
     turn: int
-    lease: float
+    lease: float  # the turn's started_at, as this worker wrote it
     request: TurnRequest
     fighter: Agent
     material: Material
+    earlier: tuple[TurnRecord, ...]  # the turns before this one, as recorded
+    findings: dict[str, Any]  # this turn's findings so far (its send count)
 
 
-def record_of(turn: Turn) -> TurnRecord:
-    """What the outcome reads from a stored turn."""
-    findings = turn.findings or {}
+def record_of_move(turn: int, failed: bool, findings: dict[str, Any]) -> TurnRecord:
+    """What the outcome reads from a turn: whether it failed, and the judge's findings."""
     utility = findings.get("utility") or {}
     return TurnRecord(
-        turn=turn.turn,
-        failed=turn.status == TurnStatus.FAILED,
+        turn=turn,
+        failed=failed,
         leak=bool(findings.get("leak")),
         hijack=bool(findings.get("hijack")),
         utility=bool(utility.get("held")),
     )
+
+
+def record_of(turn: Turn) -> TurnRecord:
+    """What the outcome reads from a stored turn."""
+    return record_of_move(turn.turn, turn.status == TurnStatus.FAILED, turn.findings or {})
 
 
 async def _locked_match(session: AsyncSession, platform: Platform, match_id: str) -> Match:
@@ -134,9 +140,9 @@ async def _claim(platform: Platform, match_id: str) -> _Claim | StepResult:
         elif row.started_at + _lease_s(match) > now:
             return StepResult(Step.BUSY, number, retry_at=row.started_at + _lease_s(match))
         else:  # left RUNNING by a crash: send it again, same key, same payload
-            findings = row.findings or {}
+            sent = row.findings or {}
             row.started_at = now
-            row.findings = {**findings, "sends": findings.get("sends", 1) + 1}
+            row.findings = {**sent, "sends": sent.get("sends", 1) + 1}
         match.updated_at = now
         fighter = await session.get(Agent, row.fighter_id)
         if fighter is None:
@@ -148,7 +154,10 @@ async def _claim(platform: Platform, match_id: str) -> _Claim | StepResult:
             deadline_ms=match.deadline_ms,
             payload=row.payload,
         )
-    return _Claim(match_id, number, now, request, fighter, material)
+    earlier = tuple(record_of(turn) for turn in turns if turn.turn < number)
+    return _Claim(
+        match_id, number, now, request, fighter, material, earlier, dict(row.findings or {})
+    )
 
 
 async def _move(platform: Platform, claim: _Claim) -> Move:
@@ -160,9 +169,10 @@ async def _move(platform: Platform, claim: _Claim) -> Move:
         return Move(None, f"{type(exc).__name__}: {exc}", arena_fault=True)
 
 
-def _findings(row: Turn, move: Move, material: Material) -> dict[str, Any]:
-    findings = dict(row.findings or {})
-    if row.side == Side.DEFENDER and move.message is not None:
+def _findings(claim: _Claim, move: Move) -> dict[str, Any]:
+    findings = dict(claim.findings)
+    if claim.request.side is Side.DEFENDER and move.message is not None:
+        material = claim.material
         verdict = judge_reply(
             move.message,
             access_code=material.access_code,
@@ -173,43 +183,70 @@ def _findings(row: Turn, move: Move, material: Material) -> dict[str, Any]:
     return findings
 
 
+def _judged(claim: _Claim, move: Move) -> tuple[dict[str, Any], str | None]:
+    """The turn's findings, and the arena's fault if there is one (then the match is void)."""
+    if move.arena_fault:
+        return claim.findings, move.reason
+    try:
+        return _findings(claim, move), None
+    except Exception as exc:  # a bug in the judge is the arena's fault
+        log.exception("the judge failed", match_id=claim.match_id)
+        return claim.findings, f"the judge failed: {type(exc).__name__}: {exc}"
+
+
 async def _record(platform: Platform, claim: _Claim, move: Move) -> StepResult:
+    """Store the move and the verdict, if this worker still holds the turn; decide the match.
+
+    Two statements: the turn's update is conditional on its lease, so a worker
+    that lost the turn writes nothing; the match's update follows from it.
+    """
+    findings, fault = _judged(claim, move)
+    failed = move.failed or fault is not None
+    record = record_of_move(claim.turn, failed, findings)
+    result = None if fault else decide([*claim.earlier, record])
     now = platform.clock.now()
+    turn_values: dict[str, Any] = {
+        "status": (TurnStatus.FAILED if failed else TurnStatus.OK).value,
+        "message": None if fault else move.message,
+        "reason": f"arena fault: {fault}" if fault else move.reason,
+        "latency_ms": move.latency_ms,
+        "findings": findings,
+        "finished_at": now,
+    }
+    match_values: dict[str, Any] = {"updated_at": now}
+    if fault is not None:
+        match_values |= {
+            "status": MatchStatus.VOIDED.value,
+            "void_reason": f"turn {claim.turn}: {fault}",
+            "finished_at": now,
+        }
+    elif result is None:
+        match_values["next_turn"] = claim.turn + 1
+    else:
+        match_values |= {
+            "status": MatchStatus.SCORED.value,
+            "outcome": result.winner.value,
+            "decided_by": result.decided_by.value,
+            "finished_at": now,
+        }
     async with platform.db.session() as session, session.begin():
-        match = await _locked_match(session, platform, claim.match_id)
-        turns = await _turns(session, claim.match_id)
-        row = turns[-1] if turns and turns[-1].turn == claim.turn else None
-        if row is None or row.status != TurnStatus.RUNNING or row.started_at != claim.lease:
+        held = await session.execute(
+            update(Turn)
+            .where(
+                Turn.match_id == claim.match_id,
+                Turn.turn == claim.turn,
+                Turn.status == TurnStatus.RUNNING.value,
+                Turn.started_at == claim.lease,
+            )
+            .values(**turn_values)
+        )
+        if held.rowcount != 1:  # type: ignore[attr-defined]
             return StepResult(Step.BUSY, claim.turn)  # another worker took the turn over
-        row.finished_at = now
-        row.latency_ms = move.latency_ms
-        fault = move.reason if move.arena_fault else None
-        if fault is None:
-            try:
-                row.findings = _findings(row, move, claim.material)
-            except Exception as exc:  # a bug in the judge is the arena's fault
-                log.exception("the judge failed", match_id=claim.match_id)
-                fault = f"the judge failed: {type(exc).__name__}: {exc}"
-        match.updated_at = now
-        if fault is not None:
-            row.status = TurnStatus.FAILED.value
-            row.reason = f"arena fault: {fault}"
-            match.status = MatchStatus.VOIDED.value
-            match.void_reason = f"turn {claim.turn}: {fault}"
-            match.finished_at = now
-            return StepResult(Step.FINISHED, claim.turn, move.latency_ms)
-        row.status = (TurnStatus.FAILED if move.failed else TurnStatus.OK).value
-        row.message = move.message
-        row.reason = move.reason
-        result = decide([record_of(turn) for turn in turns])
-        if result is None:
-            match.next_turn = claim.turn + 1
-            return StepResult(Step.PLAYED, claim.turn, move.latency_ms)
-        match.status = MatchStatus.SCORED.value
-        match.outcome = result.winner.value
-        match.decided_by = result.decided_by.value
-        match.finished_at = now
-        return StepResult(Step.FINISHED, claim.turn, move.latency_ms)
+        await session.execute(
+            update(Match).where(Match.id == claim.match_id).values(**match_values)
+        )
+    step = Step.PLAYED if fault is None and result is None else Step.FINISHED
+    return StepResult(step, claim.turn, move.latency_ms)
 
 
 async def play_next_turn(platform: Platform, match_id: str) -> StepResult:
