@@ -83,7 +83,7 @@ _Vector = tuple[float, Floats, Floats]  # (advantage, attack, defence)
 #: Stop when no parameter moves by more than this (log-odds).
 FIT_TOLERANCE: Final = 1e-8
 #: Resamples only feed percentiles, whose own noise is far larger than this.
-RESAMPLE_TOLERANCE: Final = 1e-5
+RESAMPLE_TOLERANCE: Final = 1e-4
 _MAX_NEWTON: Final = 200
 _CG_RELATIVE: Final = 1e-4
 
@@ -236,21 +236,19 @@ class _Pairs:
         assert self.matrix.nnz == len(pairs)
         self.transposed = self.matrix.T  # shares the data array: one update serves both
         self._ones = np.ones(n)
-        # One cell per (pair, distinct score): a resample is then one bincount.
-        self.values, score_codes = np.unique(games.scores, return_inverse=True)
-        self.cells: Indices = (self.inverse * len(self.values) + score_codes.ravel()).astype(
-            np.intp
-        )
+        self.scores = games.scores
 
     def __len__(self) -> int:
         return len(self.rows)
 
     def counts(self, picks: Indices | None = None) -> tuple[Floats, Floats]:
         """Per pair: games played and the attacker's total score (of ``picks`` when given)."""
-        cells = self.cells if picks is None else self.cells[picks]
-        per_cell = np.bincount(cells, minlength=len(self) * len(self.values))
-        per_cell = per_cell.reshape(len(self), len(self.values)).astype(np.float64)
-        return per_cell.sum(axis=1), per_cell @ self.values
+        inverse, scores = self.inverse, self.scores
+        if picks is not None:
+            inverse, scores = inverse[picks], scores[picks]
+        played = np.bincount(inverse, minlength=len(self)).astype(np.float64)
+        won = np.bincount(inverse, weights=scores, minlength=len(self)).astype(np.float64)
+        return played, won
 
     def sums(self, values: Floats) -> tuple[Floats, Floats]:
         """Per attacker and per defender: the sums of a value given per pair.
@@ -297,7 +295,8 @@ def _solve(
         softplus = np.maximum(eta, 0.0) + np.log1p(tail)
         p = 0.5 + 0.5 * np.tanh(0.5 * eta)
         penalty = 0.5 * (lam * float(a @ a + d @ d) + lam_h * h * h)
-        return float(played @ softplus - won @ eta) + penalty, p
+        # Plain ufunc sums, not BLAS: threaded BLAS stalls on these sizes on a busy machine.
+        return float((played * softplus).sum() - (won * eta).sum()) + penalty, p
 
     value, p = evaluate(h, a, d)
     for _ in range(_MAX_NEWTON):
