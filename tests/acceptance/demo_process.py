@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -32,12 +33,19 @@ def free_port() -> int:
         return port
 
 
+def _ephemeral_start() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32_768
+
+
 def _free_range(size: int) -> int:
-    """The first of ``size`` consecutive free ports."""
+    """The first of ``size`` consecutive free ports, below the range the kernel hands out
+    to outgoing connections (so that none is taken between this check and the bind)."""
+    top = min(_ephemeral_start(), 32_768) - size
     for _ in range(50):
-        first = free_port()
-        if first + size > 65_000:
-            continue
+        first = random.randrange(20_000, top)
         try:
             for port in range(first, first + size):
                 with socket.socket() as sock:

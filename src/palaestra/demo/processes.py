@@ -12,6 +12,7 @@ import contextlib
 import ctypes
 import os
 import signal
+import socket
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -20,7 +21,14 @@ from pathlib import Path
 
 import aiohttp
 
-__all__ = ["Child", "ChildFailed", "start_child"]
+__all__ = [
+    "Child",
+    "ChildFailed",
+    "base_environment",
+    "port_free",
+    "python_command",
+    "start_child",
+]
 
 _PR_SET_PDEATHSIG = 1
 
@@ -114,6 +122,16 @@ async def start_child(
             preexec_fn=_die_with_parent(),  # only prctl: safe between fork and exec
         )
     return Child(name, process, log)
+
+
+def port_free(port: int) -> bool:
+    """Whether a server could listen on 127.0.0.1:``port`` now."""
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def python_command(*args: str) -> list[str]:

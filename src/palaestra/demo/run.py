@@ -24,6 +24,7 @@ from palaestra.demo.processes import (
     Child,
     ChildFailed,
     base_environment,
+    port_free,
     python_command,
     start_child,
 )
@@ -214,6 +215,8 @@ class Demo:
 
     async def _start_agent(self, index: int, entry: Entry, key: str | None) -> Child:
         port = self.options.agent_port + index
+        if key is None and not port_free(port):
+            raise ChildFailed(f"port {port} is in use: choose another --agent-port")
         command = python_command(
             "agent", "serve", entry.target, "--port", str(port), "--log-level", "warning"
         )
