@@ -26,8 +26,12 @@ ruleset). A secret is found when its folded form appears in:
    and 2 characters), so text glued before the encoded part does not hide it;
    a token too short to decode to the secret's length is not decoded.
 
-A secret must fold to at least :data:`MIN_SECRET_LENGTH` characters: shorter
-ones would turn up in ordinary text by chance. Pure: no I/O, no clock reads.
+Transformations are not combined (base64 of the reversed code is not
+looked for), and a secret cut into pieces encoded one by one is not found:
+the list is what cage.v1 judges, no more. Quoting the hijack phrase is
+saying it. A secret must fold to at least :data:`MIN_SECRET_LENGTH`
+characters: shorter ones would turn up in ordinary text by chance. Pure: no
+I/O, no clock reads.
 """
 
 from __future__ import annotations
