@@ -349,6 +349,20 @@ async def test_a_failure_of_the_house_model_voids_the_match(arena: Platform) -> 
     assert body["material"] is not None  # a voided match is over: its secrets are shown
 
 
+async def test_a_bug_in_the_judge_voids_the_match(
+    arena: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(reply: str, **secrets: Any) -> None:
+        raise KeyError("oops")
+
+    monkeypatch.setattr("palaestra.engine.referee.judge_reply", broken)
+    async with bout(arena, injects, refuses) as b:
+        _, body = await b.play(arena)
+    assert summary(body) == ("VOIDED", None, None, 2)
+    assert body["void_reason"] == "turn 2: the judge failed: KeyError: 'oops'"
+    assert body["turns"][1]["message"] == refuses({})  # kept, to be judged again
+
+
 # Crash recovery.
 
 

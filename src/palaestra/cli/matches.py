@@ -24,7 +24,7 @@ from palaestra.cli.app import app
 from palaestra.cli.debug import fail
 from palaestra.engine.accounts import Caller
 from palaestra.engine.context import Platform
-from palaestra.engine.matches import MatchTranscript, create_match, get_match
+from palaestra.engine.matches import MatchTranscript, TurnStatus, create_match, get_match
 from palaestra.engine.referee import Step, play_next_turn
 from palaestra.errors import PalaestraError
 from palaestra.settings import Settings
@@ -80,7 +80,7 @@ async def _play(
             except OperationalError:  # the database is busy with another writer: try again
                 step = Step.BUSY
             transcript = await get_match(platform, created.id)
-            done = [t for t in transcript.turns if t.status != "RUNNING"]
+            done = [t for t in transcript.turns if t.status != TurnStatus.RUNNING]
             for turn in done[shown:]:
                 console.print(render_turn(turn, transcript.match))
             shown = len(done)
@@ -154,10 +154,10 @@ def render_turn(turn: Turn, match: Match) -> RenderableType:
     findings = turn.findings or {}
     spans = [(e["start"], e["end"]) for k in ("leak", "hijack") for e in findings.get(k, [])]
     body: list[RenderableType] = []
-    if turn.message is None:
-        body.append(Text(f"FAILED: {turn.reason}", style="yellow"))
-    else:
+    if turn.message is not None:
         body.append(_message(turn, spans))
+    if turn.status == TurnStatus.FAILED:
+        body.append(Text(f"FAILED: {turn.reason}", style="yellow"))
     if findings.get("sends", 1) > 1:
         body.append(Text(f"sent {findings['sends']} times (same idempotency key)", style="dim"))
     body += _findings(findings)

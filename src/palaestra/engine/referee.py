@@ -207,7 +207,7 @@ async def _record(platform: Platform, claim: _Claim, move: Move) -> StepResult:
     now = platform.clock.now()
     turn_values: dict[str, Any] = {
         "status": (TurnStatus.FAILED if failed else TurnStatus.OK).value,
-        "message": None if fault else move.message,
+        "message": move.message,  # kept even when the arena failed: it can be re-judged
         "reason": f"arena fault: {fault}" if fault else move.reason,
         "latency_ms": move.latency_ms,
         "findings": findings,
@@ -295,6 +295,8 @@ class Referee:
                 .limit(limit + len(self._playing) + len(self._not_before))
             )
             ids = (await session.scalars(query)).all()
+        # Forget waits on matches that are no longer open (another worker finished them).
+        self._not_before = {i: t for i, t in self._not_before.items() if i in ids}
         ready = [i for i in ids if i not in self._playing and self._not_before.get(i, 0.0) <= now]
         return ready[:limit]
 
