@@ -7,6 +7,7 @@ little scheduling slack) and never holds more than the response cap.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import re
@@ -470,3 +471,24 @@ async def test_signed_post_with_a_wrong_key_is_rejected_by_the_server(
             signer=hmac_signer("wrong-key", FrozenClock()),
         )
     assert result.reason == "External agent responded with 401: Invalid signature"
+
+
+async def test_idle_connections_are_not_reused_past_the_idle_limit(
+    client: EgressClient,
+) -> None:
+    """Servers drop idle keep-alive connections (often after 5 s); the client lets go first,
+    so a dispatch never races a server's close on a connection it is about to reuse."""
+    peers: list[Any] = []
+
+    async def handler(request: web.BaseRequest) -> web.StreamResponse:
+        assert request.transport is not None
+        peers.append(request.transport.get_extra_info("peername"))
+        return web.json_response({"ok": True})
+
+    async with serve(handler) as endpoint:
+        for pause in (0.0, 0.2, 2.5):
+            await asyncio.sleep(pause)
+            result = await client.request("GET", endpoint.url("/"), user_agent="t", deadline=2)
+            assert result.ok, result.reason
+    assert peers[0] == peers[1]  # reused while fresh
+    assert peers[2] != peers[1]  # a new connection after 2.5 s idle

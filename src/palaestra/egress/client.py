@@ -40,6 +40,7 @@ __all__ = ["EgressClient", "EgressResult", "PolicyResolver", "Signer", "hmac_sig
 #: Builds the signature headers for (url, raw body) right before sending.
 Signer = Callable[[str, bytes], Mapping[str, str]]
 
+_IDLE_KEEPALIVE_S = 2.0
 _STATUS_BODY_BYTES = 1024  # a failed call keeps only the start of its body
 _plain_http: contextvars.ContextVar[bool] = contextvars.ContextVar("plain_http", default=False)
 
@@ -149,6 +150,10 @@ class EgressClient:
                 ssl=self._ssl,
                 limit=self._max_connections,
                 force_close=not self._keepalive,
+                # Agents' servers commonly drop idle connections after 5 s (uvicorn, Node);
+                # a request racing that close fails with no response and cannot be retried
+                # (a taskId reaches an endpoint at most once), so idle ones go sooner here.
+                keepalive_timeout=_IDLE_KEEPALIVE_S if self._keepalive else None,
             )
             self._session = aiohttp.ClientSession(
                 connector=connector,
