@@ -132,10 +132,11 @@ class Settings(BaseSettings):
         description="Bootstrap resamples behind the published leaderboard's 95% intervals.",
     )
     matchmaking_enabled: bool = Field(
-        default=True,
+        default=False,
         description="Schedule cage.v1 matches among eligible fighters inside `palaestra "
-        "serve`; pause and resume at runtime with `POST /api/matchmaking/pause` and "
-        "`/resume` or `palaestra matchmaking --pause` and `--resume`.",
+        "serve` (off by default: turn it on for a live arena); pause and resume at runtime "
+        "with `POST /api/matchmaking/pause` and `/resume` or `palaestra matchmaking "
+        "--pause` and `--resume`.",
     )
     matchmaking_interval_s: float = Field(
         default=15.0, gt=0, description="Seconds between two matchmaking rounds."

@@ -61,12 +61,15 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return data
 
 
-def run(data: Path, *args: str, code: str | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    data: Path, *args: str, code: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "PALAESTRA_DATA_DIR": str(data),
         "PALAESTRA_LEADERBOARD_RESAMPLES": "20",
         "COLUMNS": "220",
+        **(env or {}),
     }
     command = [sys.executable, "-c", code, *args] if code else [*PALAESTRA, *args]
     return subprocess.run(
@@ -170,8 +173,11 @@ def test_export_parquet(data_dir: Path, tmp_path: Path) -> None:
 def test_matchmaking_pause_and_resume(data_dir: Path) -> None:
     result = run(data_dir, "matchmaking", "--pause")
     assert result.returncode == 0, result.stderr
-    assert "matchmaking: paused" in result.stdout
-    assert "matchmaking: paused" in run(data_dir, "matchmaking").stdout
-    result = run(data_dir, "matchmaking", "--resume")
-    assert "matchmaking: scheduling" in result.stdout
+    assert "pause switch: paused" in result.stdout
+    assert "matchmaking: disabled" in result.stdout  # off unless the setting turns it on
+    assert "pause switch: paused" in run(data_dir, "matchmaking").stdout
+    result = run(data_dir, "matchmaking", "--resume", env={"PALAESTRA_MATCHMAKING_ENABLED": "1"})
+    assert "matchmaking: enabled" in result.stdout
+    assert "pause switch: off" in result.stdout
+    assert "scheduling now: yes" in result.stdout
     assert "open matches: 0" in result.stdout

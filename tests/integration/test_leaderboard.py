@@ -313,6 +313,9 @@ async def test_the_matchmaking_switch(platform: Platform) -> None:
     async with running(platform) as api:
         status, body = await api.call("GET", "/api/matchmaking", token=ADMIN_TOKEN)
         assert status == 200, body
+        assert body == {"enabled": False, "paused": False, "scheduling": False, "open_matches": 0}
+        platform.settings.matchmaking_enabled = True
+        status, body = await api.call("GET", "/api/matchmaking", token=ADMIN_TOKEN)
         assert body == {"enabled": True, "paused": False, "scheduling": True, "open_matches": 0}
         status, body = await api.call("POST", "/api/matchmaking/pause", token=ADMIN_TOKEN)
         assert body["paused"] is True

@@ -6,15 +6,27 @@ import asyncio
 from typing import Any
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from palaestra.engine.context import Platform
-from palaestra.engine.matchmaker import Matchmaker, is_paused, matchmaking_state, set_paused
+from palaestra.engine.matchmaker import (
+    Matchmaker,
+    is_paused,
+    matchmaking_state,
+    set_paused,
+    through_referee,
+)
 from palaestra.errors import Conflict
 from palaestra.store.models import Match
 from tests.integration.arena_rows import add_fighter, add_match, add_owner
+from tests.integration.platform_fixtures import ADMIN_TOKEN, running
 
 pytestmark = pytest.mark.asyncio
+
+
+@pytest.fixture(autouse=True)
+def matchmaking_on(platform: Platform) -> None:
+    platform.settings.matchmaking_enabled = True
 
 
 class Referee:
@@ -155,3 +167,41 @@ async def test_the_loop_runs_rounds_until_stopped(platform: Platform) -> None:
     stop.set()
     await asyncio.wait_for(task, 5)
     assert len(referee.created) == 2
+
+
+async def test_through_the_referee(platform: Platform) -> None:
+    first = await add_fighter(platform, await add_owner(platform, "h1"), "h1", entrant_type="house")
+    second = await add_fighter(
+        platform, await add_owner(platform, "h2"), "h2", entrant_type="house"
+    )
+    woken: list[bool] = []
+    created = await Matchmaker(
+        platform, through_referee(platform, lambda: woken.append(True))
+    ).run_once()
+    assert sorted(created) == sorted([(first, second), (second, first)])
+    assert len(woken) == 2
+    async with platform.db.session() as session:
+        statuses = (await session.scalars(select(Match.status))).all()
+    assert statuses == ["PENDING", "PENDING"]
+
+
+async def test_the_arena_plays_rates_and_publishes_on_its_own(platform: Platform) -> None:
+    """Matchmaker, referee, live ratings and leaderboard together, inside the served app."""
+    platform.settings.matchmaking_interval_s = 0.05
+    platform.settings.ratings_interval_s = 0.05
+    platform.settings.leaderboard_resamples = 20
+    for name in ("house-a", "house-b", "house-c"):
+        await add_fighter(platform, await add_owner(platform, name), name, entrant_type="house")
+    async with running(platform) as api:
+        rated = 0
+        for _ in range(600):
+            status, body = await api.call("GET", "/api/leaderboard?arena=cage")
+            assert status == 200, body
+            rated = sum(row["attack"]["matches"] for row in body["live"])
+            if rated >= 2:
+                break
+            await asyncio.sleep(0.05)
+        assert rated >= 2
+        status, body = await api.call("POST", "/api/leaderboard/recompute", token=ADMIN_TOKEN)
+        assert status == 200, body
+        assert body["match_count"] >= 2

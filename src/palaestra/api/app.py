@@ -18,6 +18,7 @@ from palaestra.api.routes_leaderboard import router as leaderboard_router
 from palaestra.engine.accounts import bootstrap_admin
 from palaestra.engine.context import Platform
 from palaestra.engine.leaderboard import RatingsWorker
+from palaestra.engine.matchmaker import Matchmaker, through_referee
 from palaestra.engine.monitor import HealthMonitor
 from palaestra.engine.referee import Referee
 from palaestra.logs import configure_logging
@@ -58,6 +59,11 @@ def create_app(
         ratings_task = None
         if settings.ratings_enabled:
             ratings_task = asyncio.create_task(RatingsWorker(current).run(stop))
+        matchmaker_task = None
+        if settings.matchmaking_enabled:
+            wake = app.state.referee.wake if settings.referee_enabled else None
+            matchmaker = Matchmaker(current, through_referee(current, wake))
+            matchmaker_task = asyncio.create_task(matchmaker.run(stop))
         try:
             yield
         finally:
@@ -67,6 +73,8 @@ def create_app(
                 await asyncio.wait([ratings_task], timeout=10)
                 ratings_task.cancel()
                 await asyncio.gather(ratings_task, return_exceptions=True)
+            if matchmaker_task is not None:
+                await matchmaker_task
             if monitor_task is not None:
                 await monitor_task
             if referee_task is not None:

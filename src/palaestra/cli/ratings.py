@@ -299,8 +299,10 @@ def matchmaking(
         return await matchmaker.matchmaking_state(platform)
 
     state = _with_platform(work)
-    if not state.enabled:
-        typer.echo("matchmaking: disabled by setting (PALAESTRA_MATCHMAKING_ENABLED)")
+    if state.enabled:
+        typer.echo("matchmaking: enabled")
     else:
-        typer.echo(f"matchmaking: {'paused' if state.paused else 'scheduling'}")
+        typer.echo("matchmaking: disabled (PALAESTRA_MATCHMAKING_ENABLED=true turns it on)")
+    typer.echo(f"pause switch: {'paused' if state.paused else 'off'}")
+    typer.echo(f"scheduling now: {'yes' if state.scheduling else 'no'}")
     typer.echo(f"open matches: {state.open_matches}")

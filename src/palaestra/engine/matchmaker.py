@@ -25,8 +25,10 @@ from dataclasses import dataclass
 import structlog
 from sqlalchemy import func, select
 
+from palaestra.engine.accounts import Caller
 from palaestra.engine.context import Platform
 from palaestra.engine.live_ratings import FighterRatings, live_ratings
+from palaestra.engine.matches import create_match
 from palaestra.errors import PalaestraError
 from palaestra.rules.matchmaking import Entrant, eligible, pair_key, select_pairings
 from palaestra.store.models import Agent, Match, Meta
@@ -38,6 +40,7 @@ __all__ = [
     "is_paused",
     "matchmaking_state",
     "set_paused",
+    "through_referee",
 ]
 
 log = structlog.get_logger(__name__)
@@ -45,6 +48,19 @@ log = structlog.get_logger(__name__)
 CreateMatch = Callable[[str, str], Awaitable[object]]
 _PAUSED_KEY = "matchmaking_paused"
 _OPEN = ("PENDING", "RUNNING")
+
+
+def through_referee(platform: Platform, wake: Callable[[], None] | None = None) -> CreateMatch:
+    """The referee's ``create_match``, as the arena itself; ``wake`` nudges a local referee."""
+    arena = Caller(owner_id=None, is_admin=True)
+
+    async def create(attacker_id: str, defender_id: str) -> str:
+        match = await create_match(platform, arena, attacker_id, defender_id)
+        if wake is not None:
+            wake()
+        return match.id
+
+    return create
 
 
 @dataclass(frozen=True, slots=True)
