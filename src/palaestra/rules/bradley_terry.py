@@ -24,11 +24,9 @@ Modelling decisions:
   record stay finite; with tens of matches per fighter its pull is a few
   percent of one standard error.
 - **Fit.** Newton's method on the penalised log-likelihood within the
-  mean-zero subspace; each Newton system is solved by preconditioned
-  conjugate gradients with Hessian-vector products through a sparse
-  attacker-by-defender matrix, so a step costs O(pairs played), never
-  O(fighters ** 3). Steps are halved when they would not decrease the
-  objective, so the fit converges from any start.
+  mean-zero subspace, each step solved by preconditioned conjugate gradients
+  over a sparse attacker-by-defender matrix, so a step costs O(pairs
+  played), never O(fighters ** 3) (:mod:`palaestra.rules.bradley_terry_solver`).
 - **Intervals.** A nonparametric bootstrap: matches are resampled with
   replacement, aggregated into per-pair counts with ``np.bincount``, and each
   resample is refitted from the full fit's estimate (warm start). Intervals
@@ -57,8 +55,8 @@ from itertools import combinations
 from typing import Final
 
 import numpy as np
-import scipy.sparse as sp
-from numpy.typing import NDArray
+
+from palaestra.rules.bradley_terry_solver import Floats, Indices, Pairs, State, centre, solve
 
 __all__ = [
     "Bootstrap",
@@ -76,16 +74,10 @@ __all__ = [
     "simulate",
 ]
 
-Floats = NDArray[np.float64]
-Indices = NDArray[np.intp]
-_Vector = tuple[float, Floats, Floats]  # (advantage, attack, defence)
-
 #: Stop when no parameter moves by more than this (log-odds).
 FIT_TOLERANCE: Final = 1e-8
 #: Resamples only feed percentiles, whose own noise is far larger than this.
 RESAMPLE_TOLERANCE: Final = 1e-4
-_MAX_NEWTON: Final = 200
-_CG_RELATIVE: Final = 1e-4
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,180 +210,17 @@ class GroupDifference:
     defence: Estimate
 
 
-class _Pairs:
-    """The distinct (attacker, defender) pairs of a set of games, and a sparse matrix over them."""
-
-    def __init__(self, games: Games) -> None:
-        n = games.fighters
-        codes = games.attackers.astype(np.int64) * n + games.defenders
-        pairs, inverse = np.unique(codes, return_inverse=True)
-        self.fighters = n
-        self.inverse: Indices = inverse.astype(np.intp).ravel()
-        self.rows: Indices = (pairs // n).astype(np.intp)
-        self.cols: Indices = (pairs % n).astype(np.intp)
-        # Rows and columns come sorted, so the CSR data array is in pair order.
-        self.matrix = sp.csr_matrix(
-            (np.ones(len(pairs)), (self.rows, self.cols)), shape=(n, n), dtype=np.float64
-        )
-        assert self.matrix.nnz == len(pairs)
-        self.transposed = self.matrix.T  # shares the data array: one update serves both
-        self._ones = np.ones(n)
-        self.scores = games.scores
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def counts(self, picks: Indices | None = None) -> tuple[Floats, Floats]:
-        """Per pair: games played and the attacker's total score (of ``picks`` when given)."""
-        inverse, scores = self.inverse, self.scores
-        if picks is not None:
-            inverse, scores = inverse[picks], scores[picks]
-        played = np.bincount(inverse, minlength=len(self)).astype(np.float64)
-        won = np.bincount(inverse, weights=scores, minlength=len(self)).astype(np.float64)
-        return played, won
-
-    def sums(self, values: Floats) -> tuple[Floats, Floats]:
-        """Per attacker and per defender: the sums of a value given per pair.
-
-        Leaves ``values`` in the matrix, where Hessian products read the weights.
-        """
-        self.matrix.data[:] = values
-        return self.matrix @ self._ones, self.transposed @ self._ones
+def _zeros(n: int) -> State:
+    return State(0.0, np.zeros(n), np.zeros(n))
 
 
-@dataclass
-class _State:
-    advantage: float
-    attack: Floats
-    defence: Floats
+def _penalties(prior: Prior) -> tuple[float, float]:
+    return 1.0 / prior.strength_sd**2, 1.0 / prior.advantage_sd**2
 
 
-def _dot(x: _Vector, y: _Vector) -> float:
-    return float(x[0] * y[0] + x[1] @ y[1] + x[2] @ y[2])
-
-
-def _centre(values: Floats) -> Floats:
-    return values - values.mean() if len(values) else values
-
-
-def _solve(
-    pairs: _Pairs,
-    played: Floats,
-    won: Floats,
-    prior: Prior,
-    start: _State,
-    tolerance: float,
-) -> _State:
-    """Newton's method in the mean-zero subspace, with halving steps."""
-    n = pairs.fighters
-    rows, cols = pairs.rows, pairs.cols
-    lam = 1.0 / prior.strength_sd**2
-    lam_h = 1.0 / prior.advantage_sd**2
-    h, a, d = start.advantage, start.attack.copy(), start.defence.copy()
-
-    def evaluate(h: float, a: Floats, d: Floats) -> tuple[float, Floats]:
-        eta = h + a[rows] - d[cols]
-        tail = np.exp(-np.abs(eta))
-        softplus = np.maximum(eta, 0.0) + np.log1p(tail)
-        p = 0.5 + 0.5 * np.tanh(0.5 * eta)
-        penalty = 0.5 * (lam * float(a @ a + d @ d) + lam_h * h * h)
-        # Plain ufunc sums, not BLAS: threaded BLAS stalls on these sizes on a busy machine.
-        return float((played * softplus).sum() - (won * eta).sum()) + penalty, p
-
-    value, p = evaluate(h, a, d)
-    for _ in range(_MAX_NEWTON):
-        residual = played * p - won
-        g_h = float(residual.sum()) + lam_h * h
-        by_attacker, by_defender = pairs.sums(residual)
-        g_a = _centre(by_attacker + lam * a)
-        g_d = _centre(lam * d - by_defender)
-        weight = played * p * (1.0 - p)
-        w_a, w_d = pairs.sums(weight)
-        w_all = float(weight.sum())
-
-        s_h, s_a, s_d = _conjugate_gradient(
-            _Curvature(pairs.matrix, pairs.transposed, w_a, w_d, w_all, lam, lam_h),
-            (g_h, g_a, g_d),
-            (1.0 / (w_all + lam_h), np.reciprocal(w_a + lam), np.reciprocal(w_d + lam)),
-            limit=2 * n + 2,
-        )
-        biggest = max(
-            abs(s_h), float(np.abs(s_a).max(initial=0.0)), float(np.abs(s_d).max(initial=0.0))
-        )
-        scale = 1.0
-        while True:
-            new_h, new_a, new_d = h - scale * s_h, a - scale * s_a, d - scale * s_d
-            new_value, new_p = evaluate(new_h, new_a, new_d)
-            if new_value <= value + 1e-12 * abs(value) or scale * biggest < tolerance:
-                break
-            scale /= 2.0
-        h, a, d, value, p = new_h, new_a, new_d, new_value, new_p
-        if scale * biggest < tolerance:
-            break
-    return _State(h, a, d)
-
-
-@dataclass(frozen=True, slots=True)
-class _Curvature:
-    """Hessian-vector products of the penalised objective, projected to the mean-zero subspace."""
-
-    matrix: sp.csr_matrix  # pair weights, attacker by defender
-    transposed: sp.csc_matrix
-    w_a: Floats
-    w_d: Floats
-    w_all: float
-    lam: float
-    lam_h: float
-
-    def __call__(self, v_h: float, v_a: Floats, v_d: Floats) -> _Vector:
-        w_a, w_d, lam = self.w_a, self.w_d, self.lam
-        out_h = v_h * (self.w_all + self.lam_h) + w_a @ v_a - w_d @ v_d
-        out_a = w_a * (v_h + v_a) - self.matrix @ v_d + lam * v_a
-        out_d = (w_d + lam) * v_d - w_d * v_h - self.transposed @ v_a
-        return float(out_h), _centre(out_a), _centre(out_d)
-
-
-def _conjugate_gradient(
-    hessian: _Curvature,
-    gradient: _Vector,
-    inverse_diagonal: _Vector,
-    limit: int,
-) -> _Vector:
-    """Solve ``H s = g`` in the mean-zero subspace, preconditioned by the diagonal."""
-    m_h, m_a, m_d = inverse_diagonal
-    r_h, r_a, r_d = gradient[0], gradient[1].copy(), gradient[2].copy()
-    x_h, x_a, x_d = 0.0, np.zeros_like(r_a), np.zeros_like(r_d)
-    z_h, z_a, z_d = r_h * m_h, _centre(r_a * m_a), _centre(r_d * m_d)
-    p_h, p_a, p_d = z_h, z_a.copy(), z_d.copy()
-    rz = _dot((r_h, r_a, r_d), (z_h, z_a, z_d))
-    target = _CG_RELATIVE * _dot((r_h, r_a, r_d), (r_h, r_a, r_d)) ** 0.5
-    if target == 0.0:
-        return x_h, x_a, x_d
-    for _ in range(limit):
-        q_h, q_a, q_d = hessian(p_h, p_a, p_d)
-        curvature = _dot((p_h, p_a, p_d), (q_h, q_a, q_d))
-        if curvature <= 0.0:
-            break
-        alpha = rz / curvature
-        x_h, x_a, x_d = x_h + alpha * p_h, x_a + alpha * p_a, x_d + alpha * p_d
-        r_h, r_a, r_d = r_h - alpha * q_h, r_a - alpha * q_a, r_d - alpha * q_d
-        if _dot((r_h, r_a, r_d), (r_h, r_a, r_d)) ** 0.5 <= target:
-            break
-        z_h, z_a, z_d = r_h * m_h, _centre(r_a * m_a), _centre(r_d * m_d)
-        rz_next = _dot((r_h, r_a, r_d), (z_h, z_a, z_d))
-        beta = rz_next / rz
-        rz = rz_next
-        p_h, p_a, p_d = z_h + beta * p_h, z_a + beta * p_a, z_d + beta * p_d
-    return float(x_h), x_a, x_d
-
-
-def _zeros(n: int) -> _State:
-    return _State(0.0, np.zeros(n), np.zeros(n))
-
-
-def _strengths(state: _State) -> Strengths:
+def _strengths(state: State) -> Strengths:
     # The subspace keeps both means at zero; re-centring only removes rounding.
-    return Strengths(state.advantage, _centre(state.attack), _centre(state.defence))
+    return Strengths(state.advantage, centre(state.attack), centre(state.defence))
 
 
 def fit(games: Games, *, prior: Prior | None = None, tolerance: float = FIT_TOLERANCE) -> Strengths:
@@ -399,9 +228,10 @@ def fit(games: Games, *, prior: Prior | None = None, tolerance: float = FIT_TOLE
     prior = prior or Prior()
     if len(games) == 0:
         return _strengths(_zeros(games.fighters))
-    pairs = _Pairs(games)
+    pairs = Pairs(games.fighters, games.attackers, games.defenders, games.scores)
     played, won = pairs.counts()
-    return _strengths(_solve(pairs, played, won, prior, _zeros(games.fighters), tolerance))
+    start = _zeros(games.fighters)
+    return _strengths(solve(pairs, played, won, _penalties(prior), start, tolerance))
 
 
 def bootstrap(
@@ -422,18 +252,19 @@ def bootstrap(
     defence = np.zeros((resamples, n))
     if total == 0:
         return Bootstrap(_strengths(_zeros(n)), advantage, attack, defence, confidence)
-    pairs = _Pairs(games)
+    pairs = Pairs(games.fighters, games.attackers, games.defenders, games.scores)
     played, won = pairs.counts()
-    full = _solve(pairs, played, won, prior, _zeros(n), FIT_TOLERANCE)
+    penalties = _penalties(prior)
+    full = solve(pairs, played, won, penalties, _zeros(n), FIT_TOLERANCE)
     estimate = _strengths(full)
-    warm = _State(estimate.advantage, estimate.attack, estimate.defence)
+    warm = State(estimate.advantage, estimate.attack, estimate.defence)
     rng = np.random.default_rng(seed)
     for b in range(resamples):
         picks = rng.integers(0, total, size=total)
-        state = _solve(pairs, *pairs.counts(picks), prior, warm, RESAMPLE_TOLERANCE)
+        state = solve(pairs, *pairs.counts(picks), penalties, warm, RESAMPLE_TOLERANCE)
         advantage[b] = state.advantage
-        attack[b] = _centre(state.attack)
-        defence[b] = _centre(state.defence)
+        attack[b] = centre(state.attack)
+        defence[b] = centre(state.defence)
     return Bootstrap(estimate, advantage, attack, defence, confidence)
 
 
