@@ -332,3 +332,33 @@ def test_simulated_scores_average_the_win_probability() -> None:
     scores = simulate(truth, attackers, defenders, rng, draw_share=0.4)
     assert scores.mean() == pytest.approx(1 / (1 + np.exp(-1.0)), abs=0.005)
     assert set(np.unique(scores)) == {0.0, 0.5, 1.0}
+
+
+def test_the_solver_exports() -> None:
+    from palaestra.rules import bradley_terry_solver
+
+    assert set(bradley_terry_solver.__all__) == {
+        "Floats",
+        "Indices",
+        "Pairs",
+        "State",
+        "centre",
+        "solve",
+    }
+
+
+@pytest.mark.parametrize("prior", [Prior(), Prior(strength_sd=0.5, advantage_sd=1.0)])
+def test_the_fit_is_a_stationary_point_of_the_penalised_likelihood(prior: Prior) -> None:
+    # The gradient, computed here from the model's definition, vanishes within the
+    # mean-zero subspace (the constraint absorbs a common shift of each side).
+    _, _, games = arena(seed=21, fighters=15, matches=2000)
+    estimate = fit(games, prior=prior)
+    eta = estimate.advantage + estimate.attack[games.attackers] - estimate.defence[games.defenders]
+    residual = 1.0 / (1.0 + np.exp(-eta)) - games.scores
+    lam, lam_h = 1.0 / prior.strength_sd**2, 1.0 / prior.advantage_sd**2
+    g_h = residual.sum() + lam_h * estimate.advantage
+    g_a = np.bincount(games.attackers, residual, minlength=15) + lam * estimate.attack
+    g_d = -np.bincount(games.defenders, residual, minlength=15) + lam * estimate.defence
+    assert abs(g_h) < 1e-6
+    assert np.abs(g_a - g_a.mean()).max() < 1e-6
+    assert np.abs(g_d - g_d.mean()).max() < 1e-6
