@@ -39,6 +39,24 @@ class Metrics:
             "Health pings currently waiting on an agent.",
             registry=self.registry,
         )
+        self.jobs = Counter(
+            "palaestra_jobs",
+            "Jobs run by this process, by job and outcome (done, error).",
+            ["job", "outcome"],
+            registry=self.registry,
+        )
+        self.queue_depth = Gauge(
+            "palaestra_queue_depth",
+            "Jobs in the broker's queue: waiting for a worker, or running (not yet "
+            "acknowledged). Read when scraped.",
+            ["state"],
+            registry=self.registry,
+        )
+        self.dispatches_in_flight = Gauge(
+            "palaestra_dispatches_in_flight",
+            "edgearena tasks RUNNING against an agent, across the cluster. Read when scraped.",
+            registry=self.registry,
+        )
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

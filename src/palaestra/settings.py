@@ -38,7 +38,42 @@ class Settings(BaseSettings):
     )
     broker_url: str | None = Field(
         default=None,
-        description="Job broker (redis://...) for scale-out; default: jobs run in-process.",
+        description="Job broker (redis://...) for scale-out: `palaestra worker` processes run "
+        "the jobs; default: jobs run in-process.",
+    )
+    broker_queue: str = Field(
+        default="palaestra",
+        min_length=1,
+        max_length=64,
+        description="Name of the job stream in Redis, and prefix of the scheduler's keys; "
+        "give each installation that shares one Redis its own.",
+    )
+    broker_redelivery_s: float = Field(
+        default=30.0,
+        ge=0.5,
+        description="A job its worker has not acknowledged for this long (the worker died) is "
+        "delivered again to another worker; live workers keep their jobs' claim fresh.",
+    )
+    serve_jobs: bool = Field(
+        default=True,
+        description="Run the arena's work inside `palaestra serve`: its own loops, or with a "
+        "broker an in-process worker. `serve --no-workers` turns it off for API-only "
+        "processes.",
+    )
+    worker_concurrency: int = Field(
+        default=64, ge=1, description="Jobs one `palaestra worker` process runs at once."
+    )
+    schedule_tick_s: float = Field(
+        default=1.0,
+        gt=0,
+        description="How often the cluster looks for due health pings (once across the "
+        "cluster, however many workers run).",
+    )
+    sweep_interval_s: float = Field(
+        default=5.0,
+        gt=0,
+        description="How often the sweeper moves on work left by dead workers: tasks past "
+        "their deadline, runs with nothing in flight, turns whose lease ran out.",
     )
     host: str = Field(default="127.0.0.1", description="Address `palaestra serve` listens on.")
     port: int = Field(default=8000, ge=0, le=65535, description="Port `palaestra serve` uses.")

@@ -21,6 +21,7 @@ from palaestra.engine.leaderboard import RatingsWorker
 from palaestra.engine.matchmaker import Matchmaker, through_referee
 from palaestra.engine.monitor import HealthMonitor
 from palaestra.engine.referee import Referee
+from palaestra.jobs.serving import through_broker
 from palaestra.logs import configure_logging
 from palaestra.settings import Settings
 
@@ -48,6 +49,13 @@ def create_app(
         token = await bootstrap_admin(current)
         if token is not None:
             (on_admin_token or _print_admin_token)(token)
+        if settings.broker_url:  # scale-out: the work goes through the broker as jobs
+            async with through_broker(app, current):
+                yield
+            if owned:
+                await current.close()
+                print("Palaestra stopped cleanly", file=sys.stderr, flush=True)
+            return
         stop = asyncio.Event()
         monitor_task = referee_task = None
         if settings.monitor_enabled:

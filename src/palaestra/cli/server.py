@@ -14,7 +14,7 @@ from palaestra.errors import PalaestraError
 from palaestra.logs import configure_logging
 from palaestra.settings import Settings
 
-__all__ = ["config", "migrate", "serve"]
+__all__ = ["config", "migrate", "serve", "worker"]
 
 
 def _settings(**overrides: object) -> Settings:
@@ -38,8 +38,19 @@ def serve(
     no_monitor: Annotated[
         bool, typer.Option("--no-monitor", help="Do not run the health monitor here.")
     ] = False,
+    no_workers: Annotated[
+        bool,
+        typer.Option(
+            "--no-workers",
+            help="Serve the API only: jobs go to the broker for `palaestra worker` processes.",
+        ),
+    ] = False,
 ) -> None:
-    """Start the API and the health monitor in one process (the embedded default)."""
+    """Start the API and the arena's work in one process (the embedded default).
+
+    With PALAESTRA_BROKER_URL set, the work runs as jobs through the broker:
+    inside this process too, unless --no-workers is given.
+    """
     import uvicorn
 
     from palaestra.api.app import create_app
@@ -49,7 +60,12 @@ def serve(
         overrides["egress_allow"] = allow
     if no_monitor:
         overrides["monitor_enabled"] = False
+    if no_workers:
+        overrides["serve_jobs"] = False
     settings = _settings(**overrides)
+    if no_workers and not settings.broker_url:
+        typer.echo("error: --no-workers needs a broker: set PALAESTRA_BROKER_URL", err=True)
+        raise typer.Exit(2)
     try:
         settings.egress_policy  # noqa: B018  (validates the allow-list before starting)
     except PalaestraError as exc:
@@ -64,6 +80,63 @@ def serve(
         log_level="warning",
         timeout_graceful_shutdown=10,
     )
+
+
+@app.command()
+def worker(
+    concurrency: Annotated[
+        int | None,
+        typer.Option(min=1, help="Jobs run at once (default PALAESTRA_WORKER_CONCURRENCY)."),
+    ] = None,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(help="Serve this worker's Prometheus metrics on this port."),
+    ] = None,
+    allow: Annotated[
+        list[str] | None,
+        typer.Option("--allow", help="Egress range to allow (CIDR), e.g. 127.0.0.0/8."),
+    ] = None,
+) -> None:
+    """Run the arena's jobs from the broker (scale-out); many may run on many machines."""
+    import signal
+
+    from palaestra.jobs.worker import run_worker
+
+    overrides: dict[str, object] = {"worker_concurrency": concurrency}
+    if allow:
+        overrides["egress_allow"] = allow
+    settings = _settings(**overrides)
+    if not settings.broker_url:
+        typer.echo(
+            "error: PALAESTRA_BROKER_URL is not set: without a broker, `palaestra serve` "
+            "runs the jobs itself",
+            err=True,
+        )
+        raise typer.Exit(2)
+    try:
+        settings.egress_policy  # noqa: B018  (validates the allow-list before starting)
+    except PalaestraError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    configure_logging(settings.log_level, json=settings.log_json)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        await run_worker(
+            settings,
+            concurrency=settings.worker_concurrency,
+            stop=stop,
+            metrics_port=metrics_port,
+            on_ready=lambda: typer.echo(
+                f"Palaestra worker running {settings.worker_concurrency} jobs at once", err=True
+            ),
+        )
+
+    asyncio.run(main())
+    typer.echo("Palaestra worker stopped cleanly", err=True)
 
 
 @app.command()

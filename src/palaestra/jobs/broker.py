@@ -1,0 +1,197 @@
+"""The job broker, made from the settings: in memory for one process, Redis streams to scale out.
+
+With ``broker_url`` unset the broker is taskiq's :class:`InMemoryBroker`: a job
+kicked is run at once as a task of the same event loop (tests, and one
+process that wants the job path). With ``redis://...`` it is
+:class:`StreamBroker`, taskiq-redis's ``RedisStreamBroker`` (a stream and a
+consumer group: a job stays pending until the worker that runs it
+acknowledges it, after it ran) with three changes:
+
+- a worker reads one job at a time and only when it has room to run it
+  (``XREADGROUP COUNT 1``, asked by taskiq's receiver only when a slot is
+  free), so no job waits in a busy worker while another is idle;
+- jobs left unacknowledged by a dead worker are claimed (``XAUTOCLAIM``)
+  after ``broker_redelivery_s`` whether or not new jobs arrive (upstream
+  claims only after a read that returned something), and a live worker
+  refreshes the claim on the jobs it holds (``XCLAIM ... JUSTID``), so a long
+  job is never taken for an abandoned one;
+- an acknowledged job is deleted from the stream, so the stream holds only
+  the jobs waiting or running: its length is the queue's depth, and it does
+  not grow without end.
+
+A job may still run twice (its worker died after the work, before the
+acknowledgement): every job is an idempotent step and the database decides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from redis.asyncio import Redis
+from taskiq import AckableMessage, AsyncBroker, InMemoryBroker
+from taskiq_redis import RedisStreamBroker
+
+from palaestra.settings import Settings
+
+__all__ = ["QueueDepth", "StreamBroker", "make_broker", "queue_depth"]
+
+log = structlog.get_logger(__name__)
+
+#: Abandoned jobs claimed at once: held (and kept fresh) until this worker has room.
+_CLAIM_BATCH = 10
+
+
+@dataclass(frozen=True, slots=True)
+class QueueDepth:
+    waiting: int  # kicked, not yet taken by a worker
+    running: int  # taken by a worker, not yet acknowledged
+
+
+class StreamBroker(RedisStreamBroker):
+    """``RedisStreamBroker`` with fair fetching, idle-proof redelivery and live-job refresh."""
+
+    def __init__(self, url: str, *, queue: str, redelivery_s: float, pool_size: int) -> None:
+        redelivery_ms = max(1, round(redelivery_s * 1000))
+        super().__init__(
+            url,
+            queue_name=queue,
+            consumer_group_name=queue,
+            consumer_id="0",  # a group made after jobs were kicked still gets them
+            idle_timeout=redelivery_ms,
+            xread_count=1,
+            xread_block=max(50, min(2000, redelivery_ms // 2)),
+            unacknowledged_batch_size=1,
+            max_connection_pool_size=pool_size,
+        )
+        self.redelivery_s = redelivery_s
+        #: Jobs delivered to this consumer and not yet acknowledged (stream ids).
+        self.holding: set[Any] = set()
+
+    def _ack_generator(self, id: Any, queue_name: str) -> Callable[[], Awaitable[None]]:
+        async def ack() -> None:
+            async with Redis(connection_pool=self.connection_pool) as redis:
+                pipe = redis.pipeline(transaction=True)
+                pipe.xack(queue_name, self.consumer_group_name, id)
+                pipe.xdel(queue_name, id)
+                await pipe.execute()
+            self.holding.discard(id)
+
+        return ack
+
+    def _message(self, msg_id: Any, fields: Any) -> AckableMessage:
+        self.holding.add(msg_id)
+        return AckableMessage(
+            data=fields[b"data"],
+            ack=self._ack_generator(id=msg_id, queue_name=self.queue_name),
+        )
+
+    async def listen(self) -> AsyncGenerator[AckableMessage, None]:
+        refresher = asyncio.create_task(self._refresh_held())
+        loop = asyncio.get_running_loop()
+        claimed: deque[AckableMessage] = deque()
+        cursor: bytes | str = "0-0"
+        next_pass = 0.0
+        try:
+            async with Redis(connection_pool=self.connection_pool) as redis:
+                while True:
+                    if claimed:
+                        yield claimed.popleft()
+                        continue
+                    if loop.time() >= next_pass:
+                        # One step through the pending list; a full pass every redelivery / 4.
+                        cursor, found, *_ = await redis.xautoclaim(
+                            self.queue_name,
+                            self.consumer_group_name,
+                            self.consumer_name,
+                            min_idle_time=self.idle_timeout,
+                            start_id=cursor,
+                            count=_CLAIM_BATCH,
+                        )
+                        if cursor in (b"0-0", "0-0"):
+                            next_pass = loop.time() + self.redelivery_s / 4
+                        for msg_id, fields in found:
+                            if fields:  # None: the entry was deleted meanwhile
+                                log.info("job redelivered", id=msg_id.decode())
+                                claimed.append(self._message(msg_id, fields))
+                        if claimed or cursor not in (b"0-0", "0-0"):
+                            continue
+                    fetched: Any = await redis.xreadgroup(
+                        self.consumer_group_name,
+                        self.consumer_name,
+                        {self.queue_name: ">"},
+                        block=self.block,
+                        count=self.count,
+                    )
+                    for _stream, messages in fetched or []:
+                        for msg_id, fields in messages:
+                            yield self._message(msg_id, fields)
+        finally:
+            refresher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await refresher
+
+    async def _refresh_held(self) -> None:
+        """Reset the idle time of the jobs this worker holds, so none is redelivered."""
+        while True:
+            await asyncio.sleep(self.redelivery_s / 3)
+            held: list[Any] = list(self.holding)
+            if not held:
+                continue
+            try:
+                async with Redis(connection_pool=self.connection_pool) as redis:
+                    await redis.xclaim(
+                        self.queue_name,
+                        self.consumer_group_name,
+                        self.consumer_name,
+                        min_idle_time=0,
+                        message_ids=held,
+                        justid=True,
+                    )
+            except Exception:
+                log.exception("refreshing held jobs failed")
+
+    async def depth(self) -> QueueDepth:
+        async with Redis(connection_pool=self.connection_pool) as redis:
+            length = await redis.xlen(self.queue_name)
+            try:
+                pending = await redis.xpending(self.queue_name, self.consumer_group_name)
+                running = int(pending["pending"])
+            except Exception:  # no group yet: nobody has listened
+                running = 0
+        return QueueDepth(waiting=max(0, length - running), running=running)
+
+    async def ping(self) -> None:
+        async with Redis(connection_pool=self.connection_pool) as redis:
+            await redis.ping()
+
+    def redis(self) -> Redis:
+        """A client on the broker's pool (the scheduler's period locks use it)."""
+        return Redis(connection_pool=self.connection_pool)
+
+
+def make_broker(settings: Settings, *, concurrency: int | None = None) -> AsyncBroker:
+    """The broker ``settings`` ask for: Redis streams with ``broker_url``, else in memory."""
+    concurrency = concurrency or settings.worker_concurrency
+    if not settings.broker_url:
+        return InMemoryBroker(max_async_tasks=concurrency, max_stored_results=1)
+    return StreamBroker(
+        settings.broker_url,
+        queue=settings.broker_queue,
+        redelivery_s=settings.broker_redelivery_s,
+        pool_size=concurrency + 16,
+    )
+
+
+async def queue_depth(broker: AsyncBroker) -> QueueDepth:
+    """Jobs waiting and running (in memory: the jobs of this process still running)."""
+    if isinstance(broker, StreamBroker):
+        return await broker.depth()
+    if isinstance(broker, InMemoryBroker):
+        return QueueDepth(waiting=0, running=len(broker._running_tasks))
+    return QueueDepth(0, 0)

@@ -1,0 +1,78 @@
+"""The sweeper: finds the work dead workers left behind, and kicks the job that moves it on.
+
+It only reads and kicks; the jobs it kicks decide from the database whether
+there is anything to do, so a sweep that kicks live work only wastes a
+little time. What it looks for:
+
+- open matches whose current turn's lease has run out (its worker died
+  mid-turn: the referee re-sends the turn with the same idempotency key and
+  payload), or that have no current turn and have not moved for a sweep
+  interval (the job that should have played it was lost);
+- runs: see :mod:`palaestra.jobs.runs` (``orphaned_runs``), once the runs
+  engine takes jobs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sqlalchemy import and_, select
+
+from palaestra.engine.context import Platform
+from palaestra.engine.matches import MatchStatus, TurnStatus
+from palaestra.engine.referee import LEASE_GRACE_S
+from palaestra.store.models import Match, Turn
+
+if TYPE_CHECKING:
+    from palaestra.jobs.tasks import Jobs
+
+__all__ = ["orphaned_matches", "pending_matches", "sweep"]
+
+_OPEN = (MatchStatus.PENDING.value, MatchStatus.RUNNING.value)
+
+
+async def orphaned_matches(platform: Platform, now: float, stall_s: float) -> list[str]:
+    """Open matches nobody is playing: an expired turn lease, or no turn and no move lately."""
+    query = (
+        select(
+            Match.id,
+            Match.deadline_ms,
+            Match.updated_at,
+            Turn.status,
+            Turn.started_at,
+        )
+        .outerjoin(Turn, and_(Turn.match_id == Match.id, Turn.turn == Match.next_turn))
+        .where(Match.status.in_(_OPEN))
+        .order_by(Match.created_at)
+    )
+    found = []
+    async with platform.db.session() as session:
+        for row in await session.execute(query):
+            if row.status is None:
+                if row.updated_at <= now - stall_s:
+                    found.append(row.id)
+            elif row.status == TurnStatus.RUNNING.value:
+                lease = row.deadline_ms / 1000 + LEASE_GRACE_S
+                if row.started_at + lease <= now:
+                    found.append(row.id)
+    return found
+
+
+async def pending_matches(platform: Platform) -> list[str]:
+    """Matches created and not started."""
+    query = (
+        select(Match.id).where(Match.status == MatchStatus.PENDING.value).order_by(Match.created_at)
+    )
+    async with platform.db.session() as session:
+        return list((await session.scalars(query)).all())
+
+
+async def sweep(jobs: Jobs) -> dict[str, int]:
+    """Kick a job for every piece of orphaned work; return how many of each kind."""
+    platform = jobs.platform
+    now = platform.clock.now()
+    stall = platform.settings.sweep_interval_s
+    matches = await orphaned_matches(platform, now, stall)
+    for match_id in matches:
+        await jobs.play_turn.kiq(match_id)
+    return {"matches": len(matches)}

@@ -1,0 +1,197 @@
+"""The Redis stream broker and the scheduler's period locks, on the machine's real Redis.
+
+Each test uses a stream and keys of its own (prefixed with the process id and
+a random part) and deletes only those.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from typing import Any, cast
+
+import pytest
+from redis.asyncio import Redis
+from taskiq import AckableMessage
+
+from palaestra.clock import FrozenClock
+from palaestra.jobs.broker import StreamBroker, make_broker, queue_depth
+from palaestra.jobs.scheduler import RedisPeriods, Scheduler
+from palaestra.settings import Settings
+
+pytestmark = pytest.mark.redis
+
+
+@pytest.fixture
+async def queue(redis_url: str) -> AsyncIterator[str]:
+    name = f"palaestra-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    yield name
+    redis = Redis.from_url(redis_url)
+    keys = [key async for key in redis.scan_iter(match=f"{name}*")]
+    if keys:
+        await redis.delete(*keys)
+    await redis.aclose()
+
+
+def broker(redis_url: str, queue: str, redelivery_s: float = 0.4) -> StreamBroker:
+    return StreamBroker(redis_url, queue=queue, redelivery_s=redelivery_s, pool_size=8)
+
+
+async def started(redis_url: str, queue: str, redelivery_s: float = 0.4) -> StreamBroker:
+    made = broker(redis_url, queue, redelivery_s)
+    await made.startup()
+    return made
+
+
+async def kick(made: StreamBroker, value: str) -> None:
+    task = made.register_task(_job, task_name="test.job")
+    await task.kiq(value)
+
+
+async def _job(value: str) -> str:
+    return value
+
+
+async def next_message(listening: Any, within_s: float) -> AckableMessage | None:
+    try:
+        message: AckableMessage = await asyncio.wait_for(anext(listening), within_s)
+    except TimeoutError:
+        return None
+    return message
+
+
+async def acknowledge(message: AckableMessage) -> None:
+    assert message.ack is not None
+    acked = message.ack()
+    assert acked is not None
+    await acked
+
+
+def test_the_settings_choose_the_broker(tmp_path: Any) -> None:
+    from taskiq import InMemoryBroker
+
+    assert isinstance(make_broker(Settings(_env_file=None, data_dir=tmp_path)), InMemoryBroker)
+    scaled = Settings(
+        _env_file=None,
+        data_dir=tmp_path,
+        broker_url="redis://127.0.0.1:6379/15",
+        broker_queue="q",
+        broker_redelivery_s=7,
+    )
+    made = make_broker(scaled, concurrency=5)
+    assert isinstance(made, StreamBroker)
+    assert (made.queue_name, made.consumer_group_name, made.idle_timeout) == ("q", "q", 7000)
+
+
+async def test_a_job_held_by_a_dead_worker_is_delivered_to_another(
+    redis_url: str, queue: str
+) -> None:
+    dead, alive = await started(redis_url, queue), await started(redis_url, queue)
+    try:
+        await kick(dead, "one")
+        async with aclosing(dead.listen()) as listening:
+            taken = await next_message(listening, 2)
+            assert taken is not None
+        # ``dead`` took the job and stopped without acknowledging it, as a killed worker does.
+        depth = await queue_depth(alive)
+        assert (depth.waiting, depth.running) == (0, 1)
+        async with aclosing(alive.listen()) as listening:
+            again = await next_message(listening, 3)
+            assert again is not None
+            assert again.data == taken.data
+            await acknowledge(again)
+        assert await queue_depth(alive) == type(depth)(0, 0)
+        async with Redis.from_url(redis_url) as redis:
+            assert await redis.xlen(queue) == 0  # acknowledged jobs leave the stream
+    finally:
+        await dead.shutdown()
+        await alive.shutdown()
+
+
+async def test_a_live_worker_keeps_its_long_job(redis_url: str, queue: str) -> None:
+    busy, idle = await started(redis_url, queue), await started(redis_url, queue)
+    try:
+        await kick(busy, "long")
+        async with aclosing(busy.listen()) as holding:
+            taken = await next_message(holding, 2)
+            assert taken is not None
+            async with aclosing(idle.listen()) as listening:
+                # Five redelivery periods: the busy worker refreshes its claim meanwhile.
+                assert await next_message(listening, 2.0) is None
+            await acknowledge(taken)
+        assert (await queue_depth(busy)).running == 0
+    finally:
+        await busy.shutdown()
+        await idle.shutdown()
+
+
+async def test_each_job_goes_to_one_worker(redis_url: str, queue: str) -> None:
+    first, second = await started(redis_url, queue, 30), await started(redis_url, queue, 30)
+    try:
+        for index in range(20):
+            await kick(first, str(index))
+        seen: list[bytes] = []
+
+        async def drain(made: StreamBroker) -> None:
+            async with aclosing(made.listen()) as listening:
+                while (message := await next_message(listening, 0.5)) is not None:
+                    seen.append(message.data)
+                    await acknowledge(message)
+
+        await asyncio.gather(drain(first), drain(second))
+        assert len(seen) == 20
+        assert len(set(seen)) == 20
+    finally:
+        await first.shutdown()
+        await second.shutdown()
+
+
+class _Counting:
+    def __init__(self) -> None:
+        self.kicks = 0
+
+    async def kiq(self) -> None:
+        self.kicks += 1
+
+
+async def test_periodic_work_is_kicked_once_per_period_by_many_schedulers(
+    redis_url: str, queue: str, tmp_path: Any
+) -> None:
+    clock = FrozenClock(1_800_000_000.0)
+    settings = Settings(
+        _env_file=None,
+        data_dir=tmp_path,
+        sweep_interval_s=1.0,
+        schedule_tick_s=0.5,
+        matchmaking_enabled=True,
+        matchmaking_interval_s=3.0,
+        ratings_interval_s=2.0,
+    )
+    tasks = {name: _Counting() for name in ("sweep", "ping_due", "matchmake", "ratings")}
+    platform = type("P", (), {"settings": settings, "clock": clock})()
+    jobs = type("J", (), {"platform": platform, **tasks})()
+    redis = Redis.from_url(redis_url)
+    schedulers = [
+        Scheduler(cast(Any, jobs), RedisPeriods(redis, queue, f"scheduler-{n}")) for n in range(4)
+    ]
+    try:
+        order = random.Random(7)
+        for _ in range(60):  # 6 s of cluster time in 0.1 s steps, every scheduler ticking
+            order.shuffle(schedulers)
+            await asyncio.gather(*(s.tick() for s in schedulers))
+            clock.advance(0.1)
+    finally:
+        await redis.aclose()
+    assert {name: t.kicks for name, t in tasks.items()} == {
+        "sweep": 6,
+        "ping_due": 12,
+        "matchmake": 2,
+        "ratings": 3,
+    }
+    won = [w for s in schedulers for w in s.won]
+    assert len(won) == len(set(won))
+    assert sum(1 for s in schedulers if s.won) > 1  # the work is spread, not pinned to one
