@@ -121,6 +121,18 @@ class Settings(BaseSettings):
     )
     log_level: str = Field(default="INFO", description="Log level: DEBUG, INFO, WARNING, ERROR.")
     log_json: bool = Field(default=False, description="Write logs as JSON lines.")
+    runs_enabled: bool = Field(
+        default=True,
+        description="Drive edgearena runs (dispatch, timeouts, reports) inside `palaestra serve`.",
+    )
+    dispatch_deadline_scale: float = Field(
+        default=1.0,
+        gt=0,
+        le=1,
+        description="Multiplies the per-phase dispatch deadlines of new runs (1 = the "
+        "protocol's SCOUT/VERIFY/CRITIQUE 30 s, BUILD 90 s); smaller values are for demos "
+        "and tests only.",
+    )
     house_base_url: str | None = Field(
         default=None, description="OpenAI-compatible base URL of the house model."
     )

@@ -1,0 +1,342 @@
+"""The dispatcher: an agent for each slot, a task RUNNING in the store, then one signed POST.
+
+A slot is opened in three steps, in this order, so that a taskId reaches an
+endpoint at most once even if the platform dies at any point:
+
+1. *open* (one transaction for a whole batch of slots): re-check that each
+   slot is still open, select an agent (``rules.selection``), and insert the
+   task as RUNNING with a new UUIDv7, its payload, agent and deadline. Nothing
+   has been sent yet.
+2. *send*: sign (the agent's key, the phase deadline) and POST once through
+   the egress client; validate the envelope and the phase schema.
+3. *record* (``engine.recorder``): the output, tokens, model and latency, or
+   the exact failure reason, ending the task from RUNNING only.
+
+Nothing ever sends a task that is already in the store: after a crash, a
+RUNNING task is waited for (a 202's callback may still land) until its
+deadline, then timed out against its agent. An HTTP 202 leaves the task
+RUNNING for the async completion callback.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Final, cast
+
+from sqlalchemy import Table, case, or_, select
+
+from palaestra.clock import Clock
+from palaestra.egress import Signer
+from palaestra.engine.context import Platform
+from palaestra.engine.recorder import Finish
+from palaestra.ids import new_id
+from palaestra.protocol import (
+    SIGNATURE_HEADER,
+    TASK_ID_HEADER,
+    TIMESTAMP_HEADER,
+    SchemaViolation,
+    dumps,
+    sign,
+    signature_target,
+    validate_envelope,
+)
+from palaestra.protocol.constants import Phase
+from palaestra.protocol.failures import FailureKind
+from palaestra.rules.runflow import TaskStatus
+from palaestra.rules.selection import Contender, Roster
+from palaestra.rules.status import DISPATCHABLE, Status
+from palaestra.store.bulk import insert_rows
+from palaestra.store.models import Agent, Task
+
+__all__ = [
+    "DISPATCH_USER_AGENT",
+    "Opened",
+    "SlotRequest",
+    "open_slots",
+    "outcome_of",
+    "send",
+]
+
+#: Production dispatches carry the protocol's headers; this names the sender.
+DISPATCH_USER_AGENT: Final = "EdgeArena-Dispatch/1.0"
+#: Agents of one role considered per batch: the best by tier and reputation.
+_CONTENDERS_PER_ROLE: Final = 256
+_DISPATCHABLE = [status.value for status in DISPATCHABLE]
+_TASKS = cast(Table, Task.__table__)
+_TIER = case(
+    {status.value: index for index, status in enumerate(DISPATCHABLE)},
+    value=Agent.status,
+    else_=len(DISPATCHABLE),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SlotRequest:
+    """A slot to open: which run, phase, candidate, slot and attempt, and what to send."""
+
+    run_id: str
+    phase: Phase
+    candidate_id: str | None
+    slot: int
+    attempt: int
+    goal: str
+    launchpad_name: str
+    messages: Sequence[Mapping[str, str]]
+    deadline_s: float
+    house: bool = False  # the external attempts are used up
+    seed: str = ""  # makes the selection's exploration reproducible
+
+
+@dataclass(slots=True)
+class Opened:
+    """A task now RUNNING in the store, ready to send (or for the house to answer)."""
+
+    task_id: str
+    request: SlotRequest
+    agent_id: str | None = None
+    executor: str = ""
+    url: str | None = None
+    key: str | None = None
+    body: bytes = b""  # the signed body (empty for the house)
+
+    @property
+    def house(self) -> bool:
+        return self.agent_id is None
+
+
+def payload_of(task_id: str, request: SlotRequest) -> dict[str, Any]:
+    """The seed's DispatchPayload (``role`` mirrors the phase)."""
+    return {
+        "taskId": task_id,
+        "runId": request.run_id,
+        "phase": request.phase.value,
+        "role": request.phase.value,
+        "candidateId": request.candidate_id,
+        "goal": request.goal,
+        "launchpadName": request.launchpad_name,
+        "messages": [dict(m) for m in request.messages],
+    }
+
+
+async def open_slots(
+    platform: Platform, requests: Sequence[SlotRequest], *, house_executor: str
+) -> list[Opened]:
+    """Select agents and store each slot's task as RUNNING, in one transaction.
+
+    A request whose slot already has a running or successful task, or a task
+    of the same or a later attempt, is skipped: opening is idempotent.
+    """
+    if not requests:
+        return []
+    now = platform.clock.now()
+    runs = sorted({r.run_id for r in requests})
+    async with platform.db.session() as session, session.begin():
+        existing = (
+            await session.execute(
+                select(
+                    Task.run_id,
+                    Task.phase,
+                    Task.candidate_id,
+                    Task.slot,
+                    Task.attempt,
+                    Task.status,
+                    Task.agent_id,
+                ).where(Task.run_id.in_(runs))
+            )
+        ).all()
+        failed: dict[str, set[str]] = {}
+        taken: dict[tuple[str, str, str | None], set[str]] = {}
+        blocked: set[tuple[str, str, str | None, int]] = set()
+        latest: dict[tuple[str, str, str | None, int], int] = {}
+        for row in existing:
+            slot_key = (row.run_id, row.phase, row.candidate_id, row.slot)
+            latest[slot_key] = max(latest.get(slot_key, -1), row.attempt)
+            if row.status in ("RUNNING", "SUCCEEDED"):
+                blocked.add(slot_key)
+            if row.agent_id is None:
+                continue
+            taken.setdefault((row.run_id, row.phase, row.candidate_id), set()).add(row.agent_id)
+            if row.status in ("FAILED", "TIMEOUT"):
+                failed.setdefault(row.run_id, set()).add(row.agent_id)
+
+        roles = sorted({r.phase.role.value for r in requests if not r.house})
+        pool = await _contenders(platform, session, roles, now)
+
+        opened: list[Opened] = []
+        rows: list[dict[str, Any]] = []
+        keys: dict[str, str] = {}  # sealed -> key: one decryption per agent per batch
+        for request in requests:
+            slot_key = (request.run_id, request.phase.value, request.candidate_id, request.slot)
+            if slot_key in blocked or latest.get(slot_key, -1) >= request.attempt:
+                continue
+            blocked.add(slot_key)
+            group = (request.run_id, request.phase.value, request.candidate_id)
+            chosen = None
+            if not request.house:
+                # Seeded by the slot: the exploration is reproducible, and cheap to seed.
+                seed = f"{request.seed}:{':'.join(map(str, slot_key))}:{request.attempt}"
+                rng = random.Random(zlib.crc32(seed.encode()))
+                chosen = pool.rosters[request.phase.role.value].pick(
+                    rng, failed_in_run=failed.get(request.run_id, ()), taken=taken.get(group, ())
+                )
+            task_id = new_id()
+            payload = payload_of(task_id, request)
+            item = Opened(task_id, request)
+            if chosen is None:
+                item.executor = house_executor
+            else:
+                agent = pool.agents[chosen.agent_id]
+                taken.setdefault(group, set()).add(chosen.agent_id)
+                item.agent_id = chosen.agent_id
+                item.executor = agent.name
+                item.url = agent.endpoint_url
+                sealed = agent.key_sealed or ""
+                if sealed not in keys:
+                    keys[sealed] = platform.vault.open(sealed)
+                item.key = keys[sealed]
+                # A compact copy: orjson's own buffer is sized for speed (32 KiB), and a
+                # body lives as long as its dispatch is in flight.
+                item.body = memoryview(dumps(payload)).tobytes()
+            opened.append(item)
+            rows.append(
+                {
+                    "id": task_id,
+                    "run_id": request.run_id,
+                    "candidate_id": request.candidate_id,
+                    "phase": request.phase.value,
+                    "slot": request.slot,
+                    "attempt": request.attempt,
+                    "agent_id": item.agent_id,
+                    "executor": item.executor,
+                    "status": TaskStatus.RUNNING.value,
+                    "payload": payload,
+                    "dispatched_at": now,
+                    "deadline_at": now + request.deadline_s,
+                    "created_at": now,
+                }
+            )
+        await insert_rows(await session.connection(), _TASKS, rows)
+    return opened
+
+
+@dataclass(frozen=True, slots=True)
+class _Pool:
+    rosters: dict[str, Roster]  # by role
+    agents: dict[str, Any]
+
+
+async def _contenders(platform: Platform, session: Any, roles: list[str], now: float) -> _Pool:
+    rosters: dict[str, Roster] = {}
+    agents: dict[str, Any] = {}
+    for role in roles:
+        contenders: list[Contender] = []
+        query = (
+            select(
+                Agent.id,
+                Agent.name,
+                Agent.role,
+                Agent.status,
+                Agent.reputation,
+                Agent.hold,
+                Agent.cooldown_until,
+                Agent.endpoint_url,
+                Agent.key_sealed,
+            )
+            .where(
+                Agent.arena == "edgearena",
+                Agent.role == role,
+                Agent.status.in_(_DISPATCHABLE),
+                Agent.hold.is_(False),
+                Agent.endpoint_url.is_not(None),
+                Agent.key_sealed.is_not(None),
+                or_(Agent.cooldown_until.is_(None), Agent.cooldown_until <= now),
+            )
+            .order_by(_TIER, Agent.reputation.desc(), Agent.id)
+            .limit(_CONTENDERS_PER_ROLE)
+        )
+        for row in await session.execute(query):
+            agents[row.id] = row
+            contenders.append(
+                Contender(
+                    agent_id=row.id,
+                    role=row.role,
+                    status=Status(row.status),
+                    reputation=row.reputation or 0.0,
+                    hold=row.hold,
+                    cooldown_until=row.cooldown_until,
+                )
+            )
+        rosters[role] = Roster.of(contenders, role, now)
+    return _Pool(rosters, agents)
+
+
+async def send(platform: Platform, task: Opened) -> Finish | None:
+    """POST the signed task once; the outcome to record, or ``None`` after a 202."""
+    request = task.request
+    assert task.url is not None
+    assert task.key is not None
+    result = await platform.egress.post_json(
+        task.url,
+        task.body,
+        user_agent=DISPATCH_USER_AGENT,
+        deadline=request.deadline_s,
+        signer=_signer(task.key, platform.clock, task.task_id),
+        deferred_ok=True,
+    )
+    if result.failure is None and result.status == 202:
+        return None  # the answer comes by the async completion callback
+    return outcome_of(task, result.failure, result.data, result.latency_ms)
+
+
+@lru_cache(maxsize=4096)
+def _target(url: str) -> str:
+    return signature_target(url)
+
+
+def _signer(key: str, clock: Clock, task_id: str) -> Signer:
+    """The seed's three headers, as ``egress.hmac_signer`` makes them, with each endpoint's
+    ``host+pathname`` worked out once rather than per dispatch."""
+
+    def signed(url: str, body: bytes) -> dict[str, str]:
+        stamp = int(clock.now())
+        return {
+            SIGNATURE_HEADER: sign(key, stamp, _target(url), body),
+            TIMESTAMP_HEADER: str(stamp),
+            TASK_ID_HEADER: task_id,
+        }
+
+    return signed
+
+
+def outcome_of(task: Opened, failure: Any, data: Any, latency_ms: float) -> Finish:
+    """The :class:`Finish` for a synchronous reply (``failure`` from the egress client)."""
+    request = task.request
+    common: dict[str, Any] = {
+        "task_id": task.task_id,
+        "run_id": request.run_id,
+        "phase": request.phase,
+        "via": "sync",
+        "executor": task.executor,
+        "agent_id": task.agent_id,
+        "latency_ms": latency_ms,
+    }
+    if failure is not None:
+        timed_out = failure.kind is FailureKind.TIMEOUT
+        status = TaskStatus.TIMEOUT if timed_out else TaskStatus.FAILED
+        return Finish(status=status, reason=failure.reason, **common)
+    try:
+        envelope = validate_envelope(data, request.phase, request.candidate_id)
+    except SchemaViolation as exc:
+        return Finish(status=TaskStatus.FAILED, reason=exc.message, **common)
+    return Finish(
+        status=TaskStatus.SUCCEEDED,
+        output=envelope.output,
+        prompt_tokens=envelope.prompt_tokens,
+        completion_tokens=envelope.completion_tokens,
+        model_id=envelope.model_id[:200],
+        **common,
+    )

@@ -1,0 +1,320 @@
+"""Recording how tasks ended: exactly once per task, in batches, with the agent's side effects.
+
+Every end of a task goes through here: a synchronous reply, an async
+completion, a timeout found by the orchestrator, a house answer. A task ends
+only from RUNNING (a conditional update), so a late callback, a second
+callback, or a timeout racing a reply can never record a second outcome. With
+the task's end, in the same transaction, come its effects on the agent: the
+status machine's SUCCESS or FAILURE, the 60 s cooldown and a reputation step
+after a failure, and a ``dispatch`` history row (outcome, latency, reason,
+``{task_id, run_id, phase}``) so the owner sees why the agent was demoted.
+
+Writes are grouped: whoever calls while a batch is being written waits for
+the next one, which carries everything that arrived meanwhile (group commit).
+Under load a single transaction records hundreds of tasks; when idle each
+task is written at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Final, cast
+
+import structlog
+from sqlalchemy import Table, insert, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from palaestra.engine.context import Platform
+from palaestra.engine.lifecycle import COOLDOWN_S, apply_event
+from palaestra.protocol.constants import Phase
+from palaestra.rules.runflow import TaskStatus
+from palaestra.rules.scoring import updated_reputation
+from palaestra.rules.status import Event
+from palaestra.store.bulk import insert_rows, update_rows
+from palaestra.store.models import Agent, AgentEvent, CompletionReceipt, Task
+
+__all__ = ["Finish", "Recorder", "Verdict"]
+
+log = structlog.get_logger(__name__)
+
+_MAX_BATCH: Final = 500
+_AGENT_STATE: Final = (
+    "status",
+    "paused_from",
+    "consecutive_failures",
+    "hold",
+    "last_heartbeat",
+    "next_ping_at",
+    "cooldown_until",
+    "reputation",
+    "updated_at",
+)
+_EVENT_COLUMNS: Final = ("agent_id", "at", "kind", "outcome", "latency_ms", "reason", "detail")
+
+
+class Verdict(StrEnum):
+    """What became of a :class:`Finish`."""
+
+    RECORDED = "recorded"
+    NOT_RUNNING = "not-running"  # the task had already ended (or does not exist)
+    REPLAY = "replay"  # this (task, signature) was recorded before
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """One task's end. ``agent_id`` is None for house tasks (no agent takes the outcome)."""
+
+    task_id: str
+    run_id: str
+    phase: Phase
+    status: TaskStatus
+    via: str
+    executor: str
+    agent_id: str | None = None
+    output: dict[str, Any] | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    model_id: str | None = None
+    latency_ms: float | None = None
+    reason: str | None = None
+    contribution: float | None = None  # a success's is settled when its run ends
+    signature: str | None = None  # an async completion's, kept against replays
+
+    def params(self, now: float) -> dict[str, Any]:
+        """The task's conditional update: its end, where it is still RUNNING."""
+        ok = self.status is TaskStatus.SUCCEEDED
+        return {
+            "status": self.status.value,
+            "completed_at": now,
+            "via": self.via,
+            "output": self.output,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "model_id": self.model_id,
+            "latency_ms": self.latency_ms,
+            "reason": self.reason,
+            "contribution": self.contribution if ok else 0.0,
+            "executor": self.executor,
+            "task_id": self.task_id,
+            "running": TaskStatus.RUNNING.value,
+        }
+
+
+_TASKS = cast(Table, Task.__table__)
+_AGENTS = cast(Table, Agent.__table__)
+_RECEIPTS = cast(Table, CompletionReceipt.__table__)
+_EVENTS = cast(Table, AgentEvent.__table__)
+#: The conditional update that ends a task: only from RUNNING.
+_FINISH_MATCH: Final = {"id": "task_id", "status": "running"}
+
+
+class _Raced(Exception):
+    """Another writer ended a task of the batch between our check and our update."""
+
+
+class Recorder:
+    """Records task ends in batches; see the module docstring."""
+
+    def __init__(self, platform: Platform, *, max_batch: int = _MAX_BATCH) -> None:
+        self.platform = platform
+        self.max_batch = max_batch
+        self._pending: list[tuple[Finish, asyncio.Future[Verdict]]] = []
+        self._writer: asyncio.Task[None] | None = None
+
+    def submit(self, item: Finish) -> asyncio.Future[Verdict]:
+        """Queue ``item`` for the next batch; the future tells its verdict.
+
+        The item is written even if nobody awaits the future (or the awaiting caller
+        is cancelled).
+        """
+        future: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
+        self._pending.append((item, future))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._drain())
+        return future
+
+    async def finish(self, item: Finish) -> Verdict:
+        """Record ``item``; whether it ended its task."""
+        return await self.submit(item)
+
+    async def finish_many(self, items: Sequence[Finish]) -> list[Verdict]:
+        """Record ``items``; each verdict says whether it ended its task."""
+        futures = [self.submit(item) for item in items]
+        return [await future for future in futures]
+
+    async def close(self) -> None:
+        if self._writer is not None:
+            with contextlib.suppress(Exception):
+                await self._writer
+
+    async def _drain(self) -> None:
+        while self._pending:
+            batch = self._pending[: self.max_batch]
+            del self._pending[: self.max_batch]
+            try:
+                verdicts = await self._write_batch([item for item, _ in batch])
+            except Exception as exc:
+                log.exception("recording task ends failed", tasks=len(batch))
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(exc)
+                continue
+            for (_, future), verdict in zip(batch, verdicts, strict=True):
+                if not future.done():
+                    future.set_result(verdict)
+
+    async def _write_batch(self, batch: list[Finish]) -> list[Verdict]:
+        try:
+            return await self._write(batch)
+        except _Raced:
+            pass
+        verdicts = []
+        for item in batch:  # one transaction per item finds each winner
+            for _attempt in range(5):
+                try:
+                    verdicts += await self._write([item], optimistic=False)
+                    break
+                except _Raced:
+                    continue
+            else:
+                raise RuntimeError(f"task {item.task_id} kept changing while being recorded")
+        return verdicts
+
+    async def _write(self, batch: list[Finish], *, optimistic: bool = True) -> list[Verdict]:
+        """One transaction for ``batch``.
+
+        On SQLite, where one writer at a time holds the database, the batch is first
+        tried optimistically: every task is expected RUNNING, and the update's row count
+        proves it (else :class:`_Raced`, and the batch is redone item by item). Otherwise
+        the tasks' states are read first (locked on PostgreSQL) to tell each verdict.
+        """
+        platform = self.platform
+        now = platform.clock.now()
+        ids = {item.task_id for item in batch}
+        optimistic = optimistic and platform.db.is_sqlite and len(ids) == len(batch)
+        async with platform.db.session() as session, session.begin():
+            verdicts: list[Verdict] = []
+            winners: list[Finish] = []
+            if optimistic:
+                winners = list(batch)
+                verdicts = [Verdict.RECORDED] * len(batch)
+            else:
+                query = select(Task.id, Task.status).where(Task.id.in_(list(ids)))
+                if not platform.db.is_sqlite:
+                    query = query.with_for_update()
+                running = {
+                    row.id for row in await session.execute(query) if row.status == "RUNNING"
+                }
+                for item in batch:
+                    if item.task_id in running:
+                        running.discard(item.task_id)  # a second end in the same batch loses
+                        winners.append(item)
+                        verdicts.append(Verdict.RECORDED)
+                    else:
+                        verdicts.append(await self._why_not(session, item, winners))
+            if winners:
+                connection = await session.connection()
+                count = await update_rows(
+                    connection, _TASKS, [w.params(now) for w in winners], match=_FINISH_MATCH
+                )
+                if platform.db.is_sqlite and count != len(winners):
+                    raise _Raced
+                receipts = [
+                    {"task_id": w.task_id, "signature": w.signature, "received_at": now}
+                    for w in winners
+                    if w.signature is not None
+                ]
+                if receipts:
+                    await connection.execute(insert(_RECEIPTS), receipts)
+                await self._agent_effects(session, winners, now)
+        return verdicts
+
+    async def _why_not(self, session: AsyncSession, item: Finish, winners: list[Finish]) -> Verdict:
+        if item.signature is None:
+            return Verdict.NOT_RUNNING
+        if any(w.task_id == item.task_id and w.signature == item.signature for w in winners):
+            return Verdict.REPLAY
+        seen = await session.scalar(
+            select(CompletionReceipt.task_id).where(
+                CompletionReceipt.task_id == item.task_id,
+                CompletionReceipt.signature == item.signature,
+            )
+        )
+        return Verdict.REPLAY if seen is not None else Verdict.NOT_RUNNING
+
+    async def _agent_effects(
+        self, session: AsyncSession, winners: list[Finish], now: float
+    ) -> None:
+        """The status machine, cooldown, reputation and history of every agent concerned."""
+        concerned = sorted({w.agent_id for w in winners if w.agent_id is not None})
+        if not concerned:
+            return
+        platform = self.platform
+        query = select(*(_AGENTS.c[name] for name in _LOADED)).where(_AGENTS.c.id.in_(concerned))
+        if not platform.db.is_sqlite:
+            query = query.order_by(_AGENTS.c.id).with_for_update()
+        connection = await session.connection()
+        agents = {row.id: _AgentState(**row._mapping) for row in await connection.execute(query)}
+        events: list[dict[str, Any]] = []
+        for item in winners:
+            agent = agents.get(item.agent_id or "")
+            if agent is None:
+                continue  # deleted meanwhile: the task's outcome stands alone
+            ok = item.status is TaskStatus.SUCCEEDED
+            events.append(
+                {
+                    "agent_id": agent.id,
+                    "at": now,
+                    "kind": "dispatch",
+                    "outcome": "success" if ok else "failure",
+                    "latency_ms": item.latency_ms,
+                    "reason": item.reason,
+                    "detail": {
+                        "task_id": item.task_id,
+                        "run_id": item.run_id,
+                        "phase": item.phase.value,
+                        "via": item.via,
+                    },
+                }
+            )
+            if not ok:
+                agent.cooldown_until = now + COOLDOWN_S
+                agent.reputation = updated_reputation(agent.reputation or 0.0, 0.0)
+            event, cause = (Event.SUCCESS, "task") if ok else (Event.FAILURE, "failed task")
+            for row in apply_event(cast(Agent, agent), event, now, platform.schedule, cause=cause):
+                events.append({c: getattr(row, c) for c in _EVENT_COLUMNS})
+                platform.metrics.status_changes.labels(row.outcome).inc()
+        await update_rows(
+            connection,
+            _AGENTS,
+            [
+                {c: getattr(a, c) for c in _AGENT_STATE} | {"agent_id": a.id}
+                for a in agents.values()
+            ],
+            match={"id": "agent_id"},
+        )
+        await insert_rows(connection, _EVENTS, events)
+
+
+@dataclass(slots=True)
+class _AgentState:
+    """The columns of an agent that the status machine reads and writes, without the ORM."""
+
+    id: str
+    arena: str
+    status: str
+    paused_from: str | None
+    consecutive_failures: int
+    hold: bool
+    last_heartbeat: float | None
+    next_ping_at: float | None
+    cooldown_until: float | None
+    reputation: float
+    updated_at: float
+
+
+_LOADED: Final = tuple(_AgentState.__slots__)

@@ -1,0 +1,193 @@
+"""edgearena runs for owners and the admin: start one, list them, read one and its tasks.
+
+Owners see and start their own runs; the admin sees all. A run of another
+owner is answered as not found, as agents are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from palaestra.engine.accounts import Caller
+from palaestra.engine.context import Platform
+from palaestra.engine.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS
+from palaestra.errors import InvalidRequest, NotFound
+from palaestra.ids import new_id
+from palaestra.protocol.constants import Phase
+from palaestra.rules.runflow import (
+    DEFAULT_MAX_REROUTES,
+    RunSizes,
+    RunStatus,
+    TaskStatus,
+    TaskView,
+    phase_done,
+)
+from palaestra.store.models import Candidate, Run, Task
+
+__all__ = [
+    "MAX_GOAL_CHARS",
+    "SIZE_LIMITS",
+    "RunDetail",
+    "get_run",
+    "get_task",
+    "list_runs",
+    "phase_summary",
+    "start_run",
+]
+
+MAX_GOAL_CHARS: Final = 4000
+#: Bounds of the sizes a run may ask for: (lowest, highest).
+SIZE_LIMITS: Final = {
+    "scouts": (1, 20),
+    "shortlist": (1, 20),
+    "builds": (1, 3),
+    "verifies": (1, 3),
+    "critiques": (1, 5),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RunDetail:
+    run: Run
+    tasks: Sequence[Task]
+    candidates: Sequence[Candidate]
+
+
+def _sizes(base: RunSizes, overrides: Mapping[str, int] | None) -> RunSizes:
+    values = base.as_dict()
+    for key, value in (overrides or {}).items():
+        if key not in SIZE_LIMITS:
+            raise InvalidRequest(f"sizes.{key} is not a run size ({', '.join(SIZE_LIMITS)})")
+        low, high = SIZE_LIMITS[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise InvalidRequest(f"sizes.{key} must be an integer from {low} to {high}")
+        values[key] = value
+    if values["shortlist"] > values["scouts"]:
+        raise InvalidRequest("sizes.shortlist must not exceed sizes.scouts")
+    return RunSizes(**values)
+
+
+async def start_run(
+    platform: Platform,
+    caller: Caller,
+    goal: str,
+    launchpad: str | None = None,
+    sizes: Mapping[str, int] | None = None,
+) -> Run:
+    """Create a RUNNING run; the orchestrator takes it from there."""
+    goal = goal.strip()
+    if not goal or len(goal) > MAX_GOAL_CHARS:
+        raise InvalidRequest(f"goal must be 1 to {MAX_GOAL_CHARS} characters")
+    name = launchpad or DEFAULT_LAUNCHPAD
+    preset = LAUNCHPADS.get(name)
+    if preset is None:
+        raise InvalidRequest(f"launchpad must be one of {', '.join(LAUNCHPADS)}")
+    scale = platform.settings.dispatch_deadline_scale
+    run_id = new_id()
+    now = platform.clock.now()
+    run = Run(
+        id=run_id,
+        owner_id=caller.owner_id,
+        goal=goal,
+        launchpad=preset.name,
+        status=RunStatus.RUNNING.value,
+        phase=Phase.SCOUT.value,
+        config={
+            "launchpad_title": preset.title,
+            "sizes": _sizes(preset.sizes, sizes).as_dict(),
+            "max_reroutes": DEFAULT_MAX_REROUTES,
+            "deadlines_ms": {phase.value: round(phase.deadline_ms * scale) for phase in Phase},
+            "seed": run_id,
+        },
+        created_at=now,
+        updated_at=now,
+    )
+    async with platform.db.session() as session, session.begin():
+        session.add(run)
+    return run
+
+
+async def _owned(session: AsyncSession, caller: Caller, run_id: str) -> Run:
+    run = await session.get(Run, run_id)
+    if run is None or not (caller.is_admin or run.owner_id == caller.owner_id):
+        raise NotFound(f"Run {run_id} not found")
+    return run
+
+
+async def list_runs(platform: Platform, caller: Caller, limit: int = 50) -> Sequence[Run]:
+    """The caller's runs (the admin's: all), newest first."""
+    query = select(Run).order_by(Run.created_at.desc(), Run.id.desc()).limit(limit)
+    if not caller.is_admin:
+        query = query.where(Run.owner_id == caller.owner_id)
+    async with platform.db.session() as session:
+        return (await session.scalars(query)).all()
+
+
+async def get_run(platform: Platform, caller: Caller, run_id: str) -> RunDetail:
+    async with platform.db.session() as session:
+        run = await _owned(session, caller, run_id)
+        tasks = (
+            await session.scalars(
+                select(Task).where(Task.run_id == run_id).order_by(Task.created_at, Task.id)
+            )
+        ).all()
+        candidates = (
+            await session.scalars(
+                select(Candidate)
+                .where(Candidate.run_id == run_id)
+                .order_by(Candidate.created_at, Candidate.id)
+            )
+        ).all()
+    return RunDetail(run, tasks, candidates)
+
+
+async def get_task(platform: Platform, caller: Caller, run_id: str, task_id: str) -> Task:
+    async with platform.db.session() as session:
+        await _owned(session, caller, run_id)
+        task = await session.get(Task, task_id)
+    if task is None or task.run_id != run_id:
+        raise NotFound(f"Task {task_id} not found")
+    return task
+
+
+def phase_summary(detail: RunDetail) -> list[dict[str, Any]]:
+    """Per phase: its slots, how many are done, running or failed, and its status."""
+    run = detail.run
+    sizes = RunSizes.of(run.config.get("sizes", {}))
+    shortlisted = [
+        c.id for c in detail.candidates if c.status in ("SHORTLISTED", "RANKED", "ELIMINATED")
+    ]
+    views = [
+        TaskView(t.id, Phase(t.phase), t.candidate_id, t.slot, t.attempt, TaskStatus(t.status))
+        for t in detail.tasks
+    ]
+    rows = []
+    for phase in Phase:
+        groups: list[str | None] = [None] if phase is Phase.SCOUT else list(shortlisted)
+        expected = sizes.per_candidate(phase) * (
+            1 if phase is Phase.SCOUT else (len(shortlisted) or sizes.shortlist)
+        )
+        mine = [t for t in detail.tasks if t.phase == phase.value]
+        done = sum(1 for t in mine if t.status == TaskStatus.SUCCEEDED)
+        finished = bool(groups) and all(phase_done(views, phase, g, sizes) for g in groups)
+        status = "done" if finished and mine else ("running" if mine else "pending")
+        rows.append(
+            {
+                "phase": phase.value,
+                "status": status,
+                "slots": expected,
+                "done": done,
+                "running": sum(1 for t in mine if t.status == TaskStatus.RUNNING),
+                "failed": sum(1 for t in mine if t.status in ("FAILED", "TIMEOUT")),
+                "rerouted": sum(1 for t in mine if t.attempt > 0),
+            }
+        )
+    if run.status == RunStatus.COMPLETED:
+        for row in rows:
+            row["status"] = "done"
+    return rows
