@@ -1,8 +1,9 @@
-"""The FastAPI application: routes, JSON errors, the body cap, and the embedded monitor."""
+"""The FastAPI application: routes, JSON errors, the body cap, and the embedded workers."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -11,7 +12,14 @@ import structlog
 from fastapi import FastAPI
 
 from palaestra import __version__, web
-from palaestra.api import routes_agents, routes_fighters, routes_matches, routes_system
+from palaestra.api import (
+    routes_agents,
+    routes_completion,
+    routes_fighters,
+    routes_matches,
+    routes_runs,
+    routes_system,
+)
 from palaestra.api.errors import install_error_handlers
 from palaestra.api.limits import BodyLimit
 from palaestra.api.routes_leaderboard import router as leaderboard_router
@@ -20,6 +28,7 @@ from palaestra.engine.context import Platform
 from palaestra.engine.leaderboard import RatingsWorker
 from palaestra.engine.matchmaker import Matchmaker, through_referee
 from palaestra.engine.monitor import HealthMonitor
+from palaestra.engine.orchestrator import RunDriver
 from palaestra.engine.referee import Referee
 from palaestra.jobs.serving import through_broker
 from palaestra.logs import configure_logging
@@ -46,6 +55,14 @@ def create_app(
         owned = platform is None
         current = platform or await Platform.open(settings)
         app.state.platform = current
+        if owned:
+            # Everything built so far lives as long as the process: keep it out of the
+            # collector's full passes, which otherwise dominate under dispatch load.
+            gc.collect()
+            gc.freeze()
+        # Runs: the desk that receives agents' async completions serves in every mode.
+        runs = RunDriver(current)
+        app.state.runs = runs
         token = await bootstrap_admin(current)
         if token is not None:
             (on_admin_token or _print_admin_token)(token)
@@ -57,6 +74,7 @@ def create_app(
                 print("Palaestra stopped cleanly", file=sys.stderr, flush=True)
             return
         stop = asyncio.Event()
+        runs_task = asyncio.create_task(runs.run(stop)) if settings.runs_enabled else None
         monitor_task = referee_task = None
         if settings.monitor_enabled:
             monitor_task = asyncio.create_task(HealthMonitor(current).run(stop))
@@ -83,6 +101,10 @@ def create_app(
                 await asyncio.gather(ratings_task, return_exceptions=True)
             if matchmaker_task is not None:
                 await matchmaker_task
+            runs.wake()
+            if runs_task is not None:
+                await runs_task
+            await runs.close()
             if monitor_task is not None:
                 await monitor_task
             if referee_task is not None:
@@ -103,6 +125,8 @@ def create_app(
     app.include_router(routes_agents.router)
     app.include_router(routes_fighters.router)
     app.include_router(leaderboard_router)
+    app.include_router(routes_runs.router)
+    app.include_router(routes_completion.router)
     app.include_router(routes_matches.router)
     web.mount(app)
     return app

@@ -1,0 +1,65 @@
+"""edgearena runs: start one, list them, follow one, read one task."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from palaestra.api.deps import AnyCaller, PlatformDep
+from palaestra.api.run_schemas import (
+    NewRun,
+    RunCreated,
+    RunDetailOut,
+    RunOut,
+    TaskDetailOut,
+)
+from palaestra.engine import runs as service
+from palaestra.engine.orchestrator import RunDriver
+
+__all__ = ["RunsDep", "get_runs", "router"]
+
+router = APIRouter(prefix="/api", tags=["runs"])
+
+
+def get_runs(request: Request) -> RunDriver:
+    driver: RunDriver = request.app.state.runs
+    return driver
+
+
+RunsDep = Annotated[RunDriver, Depends(get_runs)]
+
+
+@router.post("/runs", status_code=202, response_model=RunCreated)
+async def start(
+    body: NewRun, platform: PlatformDep, caller: AnyCaller, runs: RunsDep
+) -> RunCreated:
+    """Start a run: the goal goes to the scouts, and on through the phases to a ranked report."""
+    sizes = body.sizes.given() if body.sizes else None
+    run = await service.start_run(platform, caller, body.goal, body.launchpad, sizes)
+    runs.kick(run.id)
+    return RunCreated(run_id=run.id)
+
+
+@router.get("/runs", response_model=list[RunOut])
+async def recent(
+    platform: PlatformDep,
+    caller: AnyCaller,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> list[RunOut]:
+    """The caller's runs (the admin's: all), newest first."""
+    return [RunOut.of(run) for run in await service.list_runs(platform, caller, limit)]
+
+
+@router.get("/runs/{run_id}", response_model=RunDetailOut)
+async def one(run_id: str, platform: PlatformDep, caller: AnyCaller) -> RunDetailOut:
+    """The run: its phases, every task, the candidates and, once finished, the report."""
+    return RunDetailOut.of_detail(await service.get_run(platform, caller, run_id))
+
+
+@router.get("/runs/{run_id}/tasks/{task_id}", response_model=TaskDetailOut)
+async def task(
+    run_id: str, task_id: str, platform: PlatformDep, caller: AnyCaller
+) -> TaskDetailOut:
+    """One task: the payload that was signed and sent, and the output that came back."""
+    return TaskDetailOut.of(await service.get_task(platform, caller, run_id, task_id))

@@ -1,0 +1,188 @@
+"""Request and response bodies of the runs API and the async completion callback."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from palaestra.engine.report import task_href
+from palaestra.engine.runs import MAX_GOAL_CHARS, RunDetail, phase_summary
+from palaestra.store.models import Candidate, Run, Task
+
+__all__ = [
+    "Accepted",
+    "CandidateOut",
+    "NewRun",
+    "PhaseOut",
+    "RunCreated",
+    "RunDetailOut",
+    "RunOut",
+    "RunSizesIn",
+    "TaskDetailOut",
+    "TaskOut",
+]
+
+
+class RunSizesIn(BaseModel):
+    """Optional overrides of the launchpad's sizes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scouts: int | None = Field(default=None, description="SCOUT slots (1-20).")
+    shortlist: int | None = Field(default=None, description="Candidates kept (1-20).")
+    builds: int | None = Field(default=None, description="BUILD slots per candidate (1-3).")
+    verifies: int | None = Field(default=None, description="VERIFY slots per candidate (1-3).")
+    critiques: int | None = Field(default=None, description="CRITIQUE slots per candidate (1-5).")
+
+    def given(self) -> dict[str, int]:
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
+class NewRun(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    goal: str = Field(min_length=1, max_length=MAX_GOAL_CHARS)
+    launchpad: str = Field(default="make-money", max_length=64)
+    sizes: RunSizesIn | None = None
+
+
+class RunCreated(BaseModel):
+    run_id: str
+
+
+class Accepted(BaseModel):
+    accepted: bool = True
+
+
+class RunOut(BaseModel):
+    run_id: str
+    status: str
+    phase: str
+    goal: str
+    launchpad: str
+    created_at: float
+    finished_at: float | None
+
+    @classmethod
+    def of(cls, run: Run) -> RunOut:
+        return cls(
+            run_id=run.id,
+            status=run.status,
+            phase=run.phase,
+            goal=run.goal,
+            launchpad=run.launchpad,
+            created_at=run.created_at,
+            finished_at=run.finished_at,
+        )
+
+
+class PhaseOut(BaseModel):
+    phase: str
+    status: str
+    slots: int
+    done: int
+    running: int
+    failed: int
+    rerouted: int
+
+
+class TaskOut(BaseModel):
+    task_id: str
+    phase: str
+    candidate_id: str | None
+    slot: int
+    attempt: int
+    status: str
+    executor: str
+    agent_id: str | None
+    via: str | None
+    model_id: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_ms: float | None
+    reason: str | None
+    contribution: float | None
+    dispatched_at: float | None
+    deadline_at: float | None
+    completed_at: float | None
+    href: str
+
+    @classmethod
+    def of(cls, task: Task) -> TaskOut:
+        return cls(
+            task_id=task.id,
+            phase=task.phase,
+            candidate_id=task.candidate_id,
+            slot=task.slot,
+            attempt=task.attempt,
+            status=task.status,
+            executor=task.executor,
+            agent_id=task.agent_id,
+            via=task.via,
+            model_id=task.model_id,
+            prompt_tokens=task.prompt_tokens,
+            completion_tokens=task.completion_tokens,
+            latency_ms=task.latency_ms,
+            reason=task.reason,
+            contribution=task.contribution,
+            dispatched_at=task.dispatched_at,
+            deadline_at=task.deadline_at,
+            completed_at=task.completed_at,
+            href=task_href(task.run_id, task.id),
+        )
+
+
+class TaskDetailOut(TaskOut):
+    """A task with what was sent (the signed payload, prompts included) and what came back."""
+
+    payload: dict[str, Any] | None
+    output: dict[str, Any] | None
+
+    @classmethod
+    def of(cls, task: Task) -> TaskDetailOut:
+        return cls(**TaskOut.of(task).model_dump(), payload=task.payload, output=task.output)
+
+
+class CandidateOut(BaseModel):
+    candidate_id: str
+    title: str
+    status: str
+    phase: str | None
+    shortlist_score: float | None
+    final_score: float | None
+    rank: int | None
+    source_task_id: str | None
+
+    @classmethod
+    def of(cls, candidate: Candidate) -> CandidateOut:
+        return cls(
+            candidate_id=candidate.id,
+            title=candidate.title,
+            status=candidate.status,
+            phase=candidate.phase,
+            shortlist_score=candidate.shortlist_score,
+            final_score=candidate.final_score,
+            rank=candidate.rank,
+            source_task_id=candidate.source_task_id,
+        )
+
+
+class RunDetailOut(RunOut):
+    config: dict[str, Any]
+    phases: list[PhaseOut]
+    tasks: list[TaskOut]
+    candidates: list[CandidateOut]
+    report: dict[str, Any] | None
+
+    @classmethod
+    def of_detail(cls, detail: RunDetail) -> RunDetailOut:
+        run = detail.run
+        return cls(
+            **RunOut.of(run).model_dump(),
+            config=run.config,
+            phases=[PhaseOut(**row) for row in phase_summary(detail)],
+            tasks=[TaskOut.of(t) for t in detail.tasks],
+            candidates=[CandidateOut.of(c) for c in detail.candidates],
+            report=run.report if run.status != "RUNNING" else None,
+        )

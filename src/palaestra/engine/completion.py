@@ -1,0 +1,271 @@
+"""The async completion callback: ``POST /api/agent-tasks/{taskId}/complete``.
+
+An agent that answered a dispatch with 202 delivers its output here, signed
+with its own key over ``${timestamp}\\n${host+pathname}\\n${rawBody}``, where
+host+pathname are those of the platform's public URL (``PALAESTRA_PUBLIC_URL``)
+and not of whatever Host header the request came with.
+
+The checks run in this order, each with the seed's message:
+
+1. the body parses as the seed's completion body (400 with the parse or
+   ``Validation failed: ...`` line);
+2. ``taskId in body must match path parameter`` (400);
+3. ``output exceeds 262144 byte limit`` (400; the compact JSON size);
+4. ``Task <id> not found`` (400);
+5. ``Task <id> was not dispatched to an external agent`` (400; a house task);
+6. ``Agent not found for this task`` (400);
+7. ``Invalid or missing X-EdgeArena-Timestamp header`` (401), then
+   ``Signature timestamp outside ±300s replay window (skew=<n>s)`` (401), then
+   ``Invalid task completion signature`` (401);
+8. ``Task completion already submitted (replay rejected)`` (401): this
+   (taskId, signature) was accepted before;
+9. ``Task <id> is not in RUNNING state`` (400; also for late completions);
+10. the output must pass the phase schema: else 400 with the ``Validation
+    failed: ...`` line, and the task is FAILED against the agent as a
+    synchronous schema failure would be (its cooldown included);
+11. accepted: ``200 {"accepted": true}``; the task SUCCEEDED via callback,
+    the agent's success recorded, and the run advanced.
+
+Why this order: steps 1-3 judge only the caller's own body. Steps 4-6 are
+needed to find the key the signature is checked with, so they can tell a
+caller without the key whether a taskId exists and what kind of task it is,
+which is what the seed's messages say; UUIDv7 task ids are not guessable and
+say nothing else. Everything about a task's *state* (already completed,
+replayed, timed out, ended) comes only after the signature verified, so
+only the agent the task was sent to learns it. Steps 8-11 happen in one
+transaction with a conditional update RUNNING -> SUCCEEDED (or FAILED), so of
+two concurrent submissions exactly one is recorded: the other is told it is
+a replay (same signature) or that the task is no longer RUNNING.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Final
+
+from sqlalchemy import select
+
+from palaestra.engine.context import Platform
+from palaestra.engine.house import HOUSE_EXECUTORS
+from palaestra.engine.recorder import Finish, Recorder, Verdict
+from palaestra.errors import PalaestraError
+from palaestra.protocol import (
+    CompletionBody,
+    InvalidJson,
+    InvalidMessage,
+    SchemaViolation,
+    VerificationFailed,
+    dumps,
+    loads,
+    signature_target,
+    validate_output,
+    verify,
+)
+from palaestra.protocol.constants import RESPONSE_CAP_BYTES, Phase
+from palaestra.protocol.signing import SignatureProblem
+from palaestra.rules.runflow import TaskStatus
+from palaestra.store.models import Agent, Task
+
+__all__ = ["CompletionDesk", "CompletionRejected", "complete_task", "completion_url"]
+
+_OVERSIZED: Final = f"output exceeds {RESPONSE_CAP_BYTES} byte limit"
+_BAD_SIGNATURE: Final = "Invalid task completion signature"
+_REPLAY: Final = "Task completion already submitted (replay rejected)"
+
+
+class CompletionRejected(PalaestraError):
+    """The completion was refused."""
+
+    def __init__(self, status: int, message: str, code: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+def _bad(message: str, code: str = "bad-request") -> CompletionRejected:
+    return CompletionRejected(400, message, code)
+
+
+def _denied(message: str, code: str = "unauthorized") -> CompletionRejected:
+    return CompletionRejected(401, message, code)
+
+
+def completion_url(public_url: str, task_id: str) -> str:
+    """Where agents post the completion of ``task_id`` (what they sign over)."""
+    return f"{public_url.rstrip('/')}/api/agent-tasks/{task_id}/complete"
+
+
+@dataclass(frozen=True, slots=True)
+class _Task:
+    """What a completion needs of its task (never its payload or output)."""
+
+    id: str
+    run_id: str
+    phase: str
+    candidate_id: str | None
+    agent_id: str | None
+    executor: str
+    dispatched_at: float | None
+    key_sealed: str | None  # the agent's, None when it has no agent (any more)
+
+
+class _Lookups:
+    """Look-ups of concurrent completions, grouped into one query per batch.
+
+    Under load, the completions that arrive while a query runs are all answered by
+    the next one, so a burst costs a handful of queries rather than one each.
+    """
+
+    def __init__(self, platform: Platform, max_batch: int = 500) -> None:
+        self.platform = platform
+        self.max_batch = max_batch
+        self._pending: dict[str, list[asyncio.Future[_Task | None]]] = {}
+        self._reader: asyncio.Task[None] | None = None
+
+    def get(self, task_id: str) -> asyncio.Future[_Task | None]:
+        future: asyncio.Future[_Task | None] = asyncio.get_running_loop().create_future()
+        self._pending.setdefault(task_id, []).append(future)
+        if self._reader is None or self._reader.done():
+            self._reader = asyncio.create_task(self._drain())
+        return future
+
+    async def _drain(self) -> None:
+        while self._pending:
+            ids = list(self._pending)[: self.max_batch]
+            waiting = {task_id: self._pending.pop(task_id) for task_id in ids}
+            try:
+                found = await self._read(ids)
+            except Exception as exc:
+                for futures in waiting.values():
+                    for future in futures:
+                        if not future.done():
+                            future.set_exception(exc)
+                continue
+            for task_id, futures in waiting.items():
+                for future in futures:
+                    if not future.done():
+                        future.set_result(found.get(task_id))
+
+    async def _read(self, ids: list[str]) -> dict[str, _Task]:
+        query = (
+            select(
+                Task.id,
+                Task.run_id,
+                Task.phase,
+                Task.candidate_id,
+                Task.agent_id,
+                Task.executor,
+                Task.dispatched_at,
+                Agent.key_sealed,
+            )
+            .outerjoin(Agent, Agent.id == Task.agent_id)
+            .where(Task.id.in_(ids))
+        )
+        async with self.platform.db.engine.connect() as connection:
+            rows = (await connection.execute(query)).all()
+        return {row.id: _Task(*row) for row in rows}
+
+
+class CompletionDesk:
+    """Receives async completions: checks each (see the module docstring) and records it."""
+
+    def __init__(
+        self,
+        platform: Platform,
+        recorder: Recorder,
+        *,
+        kick: Callable[[str], None] | None = None,
+    ) -> None:
+        self.platform = platform
+        self.recorder = recorder
+        self.kick = kick
+        self._lookups = _Lookups(platform)
+        # Decrypting an agent's key costs more than verifying with it: keep recent ones.
+        self._key = lru_cache(maxsize=4096)(platform.vault.open)
+
+    async def _find(self, task_id: str) -> tuple[_Task, str]:
+        task = await self._lookups.get(task_id)
+        if task is None:
+            raise _bad(f"Task {task_id} not found", "task-not-found")
+        if task.agent_id is None and task.executor in HOUSE_EXECUTORS:
+            raise _bad(f"Task {task_id} was not dispatched to an external agent", "not-external")
+        # An external task whose agent was deleted keeps its executor but loses its agent_id.
+        if task.agent_id is None or task.key_sealed is None:
+            raise _bad("Agent not found for this task", "agent-not-found")
+        return task, self._key(task.key_sealed)
+
+    async def complete(
+        self, task_id: str, raw: bytes, signature: str | None, timestamp: str | None
+    ) -> None:
+        """Check and record one completion; raise :class:`CompletionRejected`."""
+        platform = self.platform
+        try:
+            body = CompletionBody.parse(loads(raw))
+        except (InvalidJson, InvalidMessage) as exc:
+            raise _bad(exc.message, "invalid-body") from None
+        if body.task_id != task_id:
+            raise _bad("taskId in body must match path parameter", "task-id-mismatch")
+        if len(dumps(body.output)) > RESPONSE_CAP_BYTES:
+            raise _bad(_OVERSIZED, "output-too-large")
+        task, key = await self._find(task_id)
+        target = signature_target(completion_url(platform.settings.public_url, task_id))
+        try:
+            verify(key, target, raw, signature, timestamp, platform.clock.now())
+        except VerificationFailed as exc:
+            if exc.problem in (
+                SignatureProblem.MISSING_TIMESTAMP,
+                SignatureProblem.STALE_TIMESTAMP,
+            ):
+                raise _denied(exc.message, "invalid-timestamp") from None
+            raise _denied(_BAD_SIGNATURE, "invalid-signature") from None
+        assert signature is not None  # verified
+        phase = Phase(task.phase)
+        now = platform.clock.now()
+        common: dict[str, Any] = {
+            "task_id": task_id,
+            "run_id": task.run_id,
+            "phase": phase,
+            "via": "callback",
+            "executor": task.executor,
+            "agent_id": task.agent_id,
+            "latency_ms": max(0.0, (now - (task.dispatched_at or now)) * 1000),
+            "signature": signature.strip(),
+            "prompt_tokens": body.prompt_tokens,
+            "completion_tokens": body.completion_tokens,
+            "model_id": (body.model_id or "")[:200],
+        }
+        problem = None
+        try:
+            output = validate_output(phase, body.output, task.candidate_id)
+        except SchemaViolation as exc:
+            problem = exc.message
+            end = Finish(status=TaskStatus.FAILED, reason=problem, **common)
+        else:
+            end = Finish(status=TaskStatus.SUCCEEDED, output=output, **common)
+        verdict = await self.recorder.finish(end)
+        if verdict is Verdict.REPLAY:
+            raise _denied(_REPLAY, "replay")
+        if verdict is Verdict.NOT_RUNNING:
+            raise _bad(f"Task {task_id} is not in RUNNING state", "not-running")
+        if self.kick is not None:
+            self.kick(task.run_id)
+        if problem is not None:
+            raise _bad(problem, "validation-failed")
+
+
+async def complete_task(
+    platform: Platform,
+    recorder: Recorder,
+    task_id: str,
+    raw: bytes,
+    signature: str | None,
+    timestamp: str | None,
+    *,
+    kick: Callable[[str], None] | None = None,
+) -> None:
+    """One completion through a desk of its own (tests, scripts); the API keeps one desk."""
+    desk = CompletionDesk(platform, recorder, kick=kick)
+    await desk.complete(task_id, raw, signature, timestamp)
