@@ -1,3 +1,3 @@
 """Imports every command module so that each registers its commands on the app."""
 
-from palaestra.cli import agent, debug, demo, matches, ratings, server  # noqa: F401
+from palaestra.cli import agent, debug, demo, matches, ratings, runs, server  # noqa: F401
