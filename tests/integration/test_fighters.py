@@ -96,6 +96,18 @@ def claim(created: dict[str, Any], url: str, **more: Any) -> dict[str, Any]:
     }
 
 
+#: OpenSkill's defaults before a fighter's first scored match.
+UNRATED = {
+    "mu": 25.0,
+    "sigma": 25.0 / 3,
+    "conservative": 25.0 - 3 * (25.0 / 3),
+    "matches": 0,
+    "wins": 0,
+    "draws": 0,
+    "losses": 0,
+}
+
+
 def profile(created: dict[str, Any], entrant_type: str = "harness", **more: Any) -> dict[str, Any]:
     return {
         "fighter_id": created["fighter_id"],
@@ -106,6 +118,8 @@ def profile(created: dict[str, Any], entrant_type: str = "harness", **more: Any)
         "harness_name": None,
         "sandbox_attested": False,
         "has_endpoint": False,
+        "attack": UNRATED,
+        "defence": UNRATED,
         **more,
     }
 

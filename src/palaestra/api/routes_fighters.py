@@ -7,6 +7,7 @@ from fastapi import APIRouter
 from palaestra.api.deps import AnyCaller, PlatformDep
 from palaestra.api.schemas import FighterCreate, FighterCreated, FighterEndpoint, FighterOut
 from palaestra.engine import fighters as service
+from palaestra.engine.live_ratings import live_ratings
 
 router = APIRouter(prefix="/api", tags=["fighters"])
 
@@ -39,5 +40,7 @@ async def endpoint(body: FighterEndpoint, platform: PlatformDep) -> FighterOut:
 
 @router.get("/fighters/{fighter_id}", response_model=FighterOut, response_model_by_alias=True)
 async def profile(fighter_id: str, platform: PlatformDep) -> FighterOut:
-    """A fighter's public profile."""
-    return FighterOut.of(await service.get_fighter(platform, fighter_id))
+    """A fighter's public profile and its live attack and defence ratings."""
+    fighter = await service.get_fighter(platform, fighter_id)
+    ratings = (await live_ratings(platform, [fighter_id])).get(fighter_id)
+    return FighterOut.of(fighter, ratings)

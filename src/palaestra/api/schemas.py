@@ -7,6 +7,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from palaestra.checks import CheckResult
+from palaestra.engine.live_ratings import FighterRatings, Record
+from palaestra.rules.ratings import Rating
 from palaestra.store.models import Agent, AgentEvent
 
 __all__ = [
@@ -153,6 +155,18 @@ class FighterEndpoint(_In):
     sandbox_attested: bool = False
 
 
+class RatingOut(BaseModel):
+    """A live OpenSkill rating and the record behind it."""
+
+    mu: float
+    sigma: float
+    conservative: float
+    matches: int
+    wins: int
+    draws: int
+    losses: int
+
+
 class FighterOut(BaseModel):
     fighter_id: str
     name: str
@@ -162,10 +176,16 @@ class FighterOut(BaseModel):
     harness_name: str | None
     sandbox_attested: bool
     has_endpoint: bool
+    attack: RatingOut | None = None
+    defence: RatingOut | None = None
 
     @classmethod
-    def of(cls, fighter: Agent) -> FighterOut:
+    def of(cls, fighter: Agent, ratings: FighterRatings | None = None) -> FighterOut:
+        if ratings is None:
+            ratings = FighterRatings()
         return cls(
+            attack=_rating_out(ratings.attack, ratings.attack_record),
+            defence=_rating_out(ratings.defence, ratings.defence_record),
             fighter_id=fighter.id,
             name=fighter.name,
             entrant_type=fighter.entrant_type,
@@ -175,3 +195,15 @@ class FighterOut(BaseModel):
             sandbox_attested=fighter.sandbox_attested,
             has_endpoint=fighter.endpoint_url is not None,
         )
+
+
+def _rating_out(rating: Rating, record: Record) -> RatingOut:
+    return RatingOut(
+        mu=rating.mu,
+        sigma=rating.sigma,
+        conservative=rating.conservative,
+        matches=record.matches,
+        wins=record.wins,
+        draws=record.draws,
+        losses=record.losses,
+    )
