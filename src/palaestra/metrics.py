@@ -45,6 +45,13 @@ class Metrics:
             ["job", "outcome"],
             registry=self.registry,
         )
+        self.dispatches = Counter(
+            "palaestra_dispatches",
+            "edgearena tasks sent by this process, by outcome (succeeded, failed, timeout, "
+            "deferred: answered 202).",
+            ["outcome"],
+            registry=self.registry,
+        )
         self.queue_depth = Gauge(
             "palaestra_queue_depth",
             "Jobs in the broker's queue: waiting for a worker, or running (not yet "

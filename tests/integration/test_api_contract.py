@@ -632,7 +632,14 @@ async def test_a_body_over_the_cap_is_refused_declared_or_streamed(platform: Pla
 
 async def test_healthz_answers_with_the_database(platform: Platform) -> None:
     async with running(platform) as api:
-        assert await api.call("GET", "/healthz") == (200, {"status": "ok", "database": "ok"})
+        assert await api.call("GET", "/healthz") == (
+            200,
+            {
+                "status": "ok",
+                "database": "ok",
+                "broker": "in-process",
+            },
+        )
 
 
 async def test_metrics_are_prometheus_text_counting_health_pings(platform: Platform) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import Counter
 
 from sqlalchemy import select, update
@@ -13,9 +14,12 @@ from palaestra.engine.accounts import Caller
 from palaestra.engine.context import Platform
 from palaestra.engine.matches import create_match
 from palaestra.engine.referee import LEASE_GRACE_S, _claim
+from palaestra.engine.runs import start_run
+from palaestra.jobs.runs import DispatchResult
 from palaestra.jobs.sweeper import orphaned_matches
 from palaestra.jobs.tasks import Jobs
 from palaestra.store.models import Agent, Match, Turn
+from tests.integration import run_support
 from tests.integration.arena_rows import add_agent, add_fighter, add_owner
 from tests.integration.edge_agents import EdgeAgent
 from tests.integration.servers import serve
@@ -116,3 +120,52 @@ async def test_the_sweeper_finds_matches_left_by_dead_workers(
     async with platform.db.session() as session, session.begin():
         await session.execute(update(Match).values(updated_at=0))
     assert await orphaned_matches(platform, clock.now(), stall_s=5) == []
+
+
+async def test_a_run_advances_as_jobs_and_each_task_is_sent_once(platform: Platform) -> None:
+    owner = await run_support.add_owner(platform)
+    scouts = [EdgeAgent(key="k", role="SCOUT") for _ in range(2)]
+    builder, analyst = EdgeAgent(key="k", role="BUILDER"), EdgeAgent(key="k", role="ANALYST")
+    agents = [*scouts, builder, analyst]
+    async with contextlib.AsyncExitStack() as stack:
+        for n, agent in enumerate(agents):
+            endpoint = await stack.enter_async_context(serve(agent))
+            await run_support.add_agent(
+                platform, owner, f"e{n}", agent.role, endpoint.url("/"), "k"
+            )
+        sizes = {"scouts": 2, "shortlist": 1, "builds": 1, "verifies": 1, "critiques": 1}
+        run = await start_run(platform, Caller(owner), "Find a niche", sizes=sizes)
+        broker = InMemoryBroker()
+        jobs = Jobs(broker, platform)
+        await jobs.advance_run.kiq(run.id)
+        await drain(broker)
+        tasks = await run_support.tasks_of(platform, run.id)
+        # A dispatch delivered again (its worker died after sending) finds the send claimed.
+        assert {await jobs.runs.dispatch(t.id) for t in tasks} == {DispatchResult.ENDED}
+        await jobs.close()
+    assert (await run_support.run_row(platform, run.id)).status == "COMPLETED"
+    assert len(tasks) == 2 + 3
+    assert {(t.status, t.via) for t in tasks} == {("SUCCEEDED", "sync")}
+    sent = [task_id for agent in agents for task_id in agent.ledger.task_ids]
+    assert sorted(sent) == sorted(t.id for t in tasks)
+    assert all(t.dispatched_at != t.created_at for t in tasks)  # each claimed before its send
+
+
+async def test_a_claimed_dispatch_is_not_sent_again(platform: Platform) -> None:
+    owner = await run_support.add_owner(platform)
+    scout = EdgeAgent(key="k", role="SCOUT", dispatch_delay_s=0.3)
+    async with serve(scout) as endpoint:
+        await run_support.add_agent(platform, owner, "s", "SCOUT", endpoint.url("/"), "k")
+        run = await start_run(
+            platform, Caller(owner), "Find a niche", sizes={"scouts": 1, "shortlist": 1}
+        )
+        broker = InMemoryBroker()
+        jobs = Jobs(broker, platform)
+        jobs.runs._start = lambda item, snap: None  # type: ignore[method-assign]
+        await jobs.runs.advance(run.id)
+        [task] = await run_support.tasks_of(platform, run.id)
+        results = await asyncio.gather(*(jobs.runs.dispatch(task.id) for _ in range(3)))
+        await drain(broker)
+        await jobs.close()
+    assert sorted(results) == sorted([DispatchResult.SENT, *[DispatchResult.TAKEN] * 2])
+    assert scout.ledger.task_ids == [task.id]

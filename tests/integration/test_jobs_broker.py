@@ -14,14 +14,18 @@ from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import Any, cast
 
+import aiohttp
 import pytest
 from redis.asyncio import Redis
 from taskiq import AckableMessage
 
+from palaestra.api.app import create_app
 from palaestra.clock import FrozenClock
+from palaestra.engine.context import Platform
 from palaestra.jobs.broker import StreamBroker, make_broker, queue_depth
 from palaestra.jobs.scheduler import RedisPeriods, Scheduler
 from palaestra.settings import Settings
+from tests.integration.platform_fixtures import Api, serve_app
 
 pytestmark = pytest.mark.redis
 
@@ -195,3 +199,28 @@ async def test_periodic_work_is_kicked_once_per_period_by_many_schedulers(
     won = [w for s in schedulers for w in s.won]
     assert len(won) == len(set(won))
     assert sum(1 for s in schedulers if s.won) > 1  # the work is spread, not pinned to one
+
+
+async def test_an_api_process_reports_its_broker_and_the_queue(
+    platform: Platform, redis_url: str, queue: str
+) -> None:
+    platform.settings.broker_url = redis_url
+    platform.settings.broker_queue = queue
+    platform.settings.serve_jobs = False  # API only: the jobs it kicks wait for workers
+    app = create_app(platform=platform)
+    async with serve_app(app) as base, aiohttp.ClientSession() as session:
+        api = Api(base, session)
+        assert await api.call("GET", "/healthz") == (
+            200,
+            {"status": "ok", "database": "ok", "broker": "ok"},
+        )
+        await app.state.jobs.play_pending.kiq()
+        async with session.get(base + "/metrics") as response:
+            lines = (await response.text()).splitlines()
+        assert 'palaestra_queue_depth{state="waiting"} 1.0' in lines
+        assert 'palaestra_queue_depth{state="running"} 0.0' in lines
+        assert "palaestra_dispatches_in_flight 0.0" in lines
+
+        app.state.broker = broker("redis://127.0.0.1:9/0", queue)  # nothing listens there
+        status, body = await api.call("GET", "/healthz")
+        assert (status, body["broker"]) == (503, "unavailable: ConnectionError")

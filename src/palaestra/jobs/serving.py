@@ -53,4 +53,5 @@ async def through_broker(app: FastAPI, platform: Platform) -> AsyncIterator[Jobs
         app.state.jobs = jobs
         app.state.broker = broker
         app.state.referee = PendingKicker(jobs)
+        app.state.runs = jobs.runs
         yield jobs

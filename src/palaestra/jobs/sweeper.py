@@ -8,8 +8,9 @@ little time. What it looks for:
   mid-turn: the referee re-sends the turn with the same idempotency key and
   payload), or that have no current turn and have not moved for a sweep
   interval (the job that should have played it was lost);
-- runs: see :mod:`palaestra.jobs.runs` (``orphaned_runs``), once the runs
-  engine takes jobs.
+- runs with nothing in flight, or with a sent task past its deadline (the
+  step times it out), and tasks whose ``dispatch`` job was lost (see
+  :func:`palaestra.jobs.runs.orphaned_runs`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from sqlalchemy import and_, select
 from palaestra.engine.context import Platform
 from palaestra.engine.matches import MatchStatus, TurnStatus
 from palaestra.engine.referee import LEASE_GRACE_S
+from palaestra.jobs.runs import orphaned_runs
 from palaestra.store.models import Match, Turn
 
 if TYPE_CHECKING:
@@ -75,4 +77,9 @@ async def sweep(jobs: Jobs) -> dict[str, int]:
     matches = await orphaned_matches(platform, now, stall)
     for match_id in matches:
         await jobs.play_turn.kiq(match_id)
-    return {"matches": len(matches)}
+    runs, tasks = await orphaned_runs(platform, now, stall)
+    for run_id in runs:
+        await jobs.advance_run.kiq(run_id)
+    for task_id in tasks:
+        await jobs.dispatch.kiq(task_id)
+    return {"matches": len(matches), "runs": len(runs), "tasks": len(tasks)}

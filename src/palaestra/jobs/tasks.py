@@ -12,7 +12,8 @@ acknowledging it) or run twice at once only finds that the work is taken:
   dies mid-batch loses those pings, which are due again one period later.
 - ``play_turn``: ``referee.play_next_turn`` (the turn's row is its lease),
   then the next turn as a new job.
-- ``advance_run`` and ``dispatch``: see :mod:`palaestra.jobs.runs`.
+- ``advance_run``: one step of a run; ``dispatch``: claim a task's send, send
+  it once, record it (:mod:`palaestra.jobs.runs`).
 - ``matchmake``, ``ratings``: one round of the matchmaker and of the ratings
   worker; the scheduler kicks them once per period across the cluster.
 - ``sweep``: moves on the work dead workers left (:mod:`palaestra.jobs.sweeper`).
@@ -36,6 +37,7 @@ from palaestra.engine.monitor import HealthMonitor, PingOutcome
 from palaestra.engine.referee import Step, play_next_turn
 from palaestra.errors import NotFound
 from palaestra.jobs import sweeper
+from palaestra.jobs.runs import QueuedRuns
 
 __all__ = ["PING_BATCH", "Jobs"]
 
@@ -80,12 +82,22 @@ class Jobs:
         async def sweep() -> dict[str, int]:
             return await self._sweep()
 
+        async def advance_run(run_id: str) -> bool:
+            return bool(await self._counted("advance_run", lambda: self.runs.advance(run_id)))
+
+        async def dispatch(task_id: str) -> str:
+            return str(await self._counted("dispatch", lambda: self.runs.dispatch(task_id)))
+
         self.ping_due = broker.register_task(ping_due, task_name="palaestra.ping_due")
         self.play_turn = broker.register_task(play_turn, task_name="palaestra.play_turn")
         self.play_pending = broker.register_task(play_pending, task_name="palaestra.play_pending")
         self.matchmake = broker.register_task(matchmake, task_name="palaestra.matchmake")
         self.ratings = broker.register_task(ratings, task_name="palaestra.ratings")
         self.sweep = broker.register_task(sweep, task_name="palaestra.sweep")
+        self.advance_run = broker.register_task(advance_run, task_name="palaestra.advance_run")
+        self.dispatch = broker.register_task(dispatch, task_name="palaestra.dispatch")
+        #: The run step and the dispatcher, with the recorder this process writes through.
+        self.runs = QueuedRuns(platform, self)
 
     # Kicking from code that cannot wait (callbacks, sync hooks).
 
@@ -107,6 +119,8 @@ class Jobs:
 
     async def close(self) -> None:
         """Wait for the kicks in flight; release what the jobs hold."""
+        await self.settle()
+        await self.runs.close()
         await self.settle()
 
     async def _counted(self, name: str, work: Callable[[], Awaitable[Any]]) -> Any:

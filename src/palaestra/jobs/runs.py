@@ -1,0 +1,245 @@
+"""edgearena runs as jobs: ``advance_run`` steps a run, ``dispatch`` sends one task.
+
+:class:`QueuedRuns` is the orchestrator's :class:`RunDriver` with its
+in-process parts replaced by jobs:
+
+- ``advance`` is the same step, serialized per run across the cluster by a
+  PostgreSQL advisory lock held for the step's length (two workers stepping
+  one run at once would open one slot twice); the slots it opens are not
+  sent from here, it kicks one ``dispatch`` job per task.
+- ``dispatch`` first *claims the send* with one conditional update: a task
+  whose ``dispatched_at`` still equals its ``created_at`` has never been
+  sent, and the claim stamps ``dispatched_at`` (and moves ``deadline_at`` to
+  the send's time plus the phase deadline). Only the job whose update
+  matched sends; a job delivered again, or kicked twice, finds the task
+  claimed and does nothing. So an endpoint sees each taskId at most once,
+  whichever worker dies when. Then one signed POST, the outcome recorded
+  (from RUNNING only), and the run kicked.
+- A claimed task whose worker died stays RUNNING until its deadline, then
+  the step ends it as TIMEOUT against its agent, as after a crash of the
+  embedded server; a task never claimed is not timed out (the arena's queue,
+  not the agent, was late): the sweeper kicks its ``dispatch`` again. A house
+  task (the arena answers it itself) may be answered again once its deadline
+  has passed.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, Final
+
+import structlog
+from sqlalchemy import and_, or_, select, text, update
+from sqlalchemy.exc import DBAPIError
+
+from palaestra.engine.context import Platform
+from palaestra.engine.dispatch import Opened, SlotRequest, send
+from palaestra.engine.orchestrator import IN_FLIGHT_GRACE_S, RunDriver, Snapshot
+from palaestra.protocol import dumps
+from palaestra.protocol.constants import Phase
+from palaestra.rules.runflow import RunStatus, TaskStatus
+from palaestra.store.models import Agent, Run, Task
+
+if TYPE_CHECKING:
+    from palaestra.jobs.tasks import Jobs
+
+__all__ = ["DispatchResult", "QueuedRuns", "orphaned_runs"]
+
+log = structlog.get_logger(__name__)
+
+#: The advisory-lock namespace of runs (the first key of the two-key form).
+_RUN_LOCKS: Final = 0x70_61_72  # "par"
+#: How long a step waits for another worker's step on the same run.
+_LOCK_WAIT: Final = "10s"
+
+
+class DispatchResult:
+    SENT = "sent"
+    DEFERRED = "deferred"  # the agent answered 202: its callback ends the task
+    ANSWERED = "answered"  # a house task, answered here
+    TAKEN = "taken"  # another job claimed the send
+    ENDED = "ended"  # the task is no longer RUNNING
+
+
+def _sent(task: Task) -> bool:
+    return task.dispatched_at is not None and task.dispatched_at != task.created_at
+
+
+@asynccontextmanager
+async def _run_lock(platform: Platform, run_id: str) -> AsyncIterator[None]:
+    """Hold the run's lock for the block (PostgreSQL); SQLite serializes writers by itself."""
+    if platform.db.is_sqlite:
+        yield
+        return
+    key = zlib.crc32(run_id.encode()) - (1 << 31)
+    async with platform.db.engine.connect() as connection, connection.begin():
+        await connection.execute(text(f"SET LOCAL lock_timeout = '{_LOCK_WAIT}'"))
+        await connection.execute(
+            text("SELECT pg_advisory_xact_lock(:space, :key)"), {"space": _RUN_LOCKS, "key": key}
+        )
+        yield  # released with the transaction
+
+
+class QueuedRuns(RunDriver):
+    """The run step for workers and API processes with a broker; see the module docstring."""
+
+    def __init__(self, platform: Platform, jobs: Jobs) -> None:
+        super().__init__(platform)
+        self.jobs = jobs
+
+    def kick(self, run_id: str) -> None:
+        self.jobs.soon(self.jobs.advance_run.kiq(run_id))
+
+    def wake(self) -> None:
+        pass
+
+    async def advance(self, run_id: str) -> bool:
+        try:
+            async with _run_lock(self.platform, run_id):
+                return await super().advance(run_id)
+        except DBAPIError as exc:
+            if "lock timeout" not in str(exc):
+                raise
+            log.warning("run step skipped: another worker holds the run", run_id=run_id)
+            return False  # the holder steps it; the sweeper covers the rest
+
+    def _start(self, item: Opened, snap: Snapshot) -> None:
+        self.jobs.soon(self.jobs.dispatch.kiq(item.task_id))
+
+    def _serve_orphaned_house_tasks(self, snap: Snapshot) -> None:
+        pass  # the sweeper kicks ``dispatch`` for house tasks past their deadline
+
+    async def _expire(self, snap: Snapshot) -> bool:
+        """Time out sent tasks past their deadline (plus grace: a reply may be landing now)."""
+        now = self.platform.clock.now()
+        due = [
+            t
+            for t in snap.tasks
+            if t.status == TaskStatus.RUNNING
+            and t.agent_id is not None
+            and _sent(t)
+            and t.deadline_at is not None
+            and now >= t.deadline_at + IN_FLIGHT_GRACE_S
+        ]
+        if not due:
+            return False
+        return await super()._expire(Snapshot(snap.run, due, snap.candidates))
+
+    async def dispatch(self, task_id: str) -> str:
+        """Claim the send of ``task_id``; if this job won it, send (or answer) and record."""
+        platform = self.platform
+        now = platform.clock.now()
+        async with platform.db.session() as session, session.begin():
+            task = await session.get(Task, task_id)
+            if task is None or task.status != TaskStatus.RUNNING:
+                return DispatchResult.ENDED
+            assert task.dispatched_at is not None
+            assert task.deadline_at is not None
+            deadline_s = task.deadline_at - task.dispatched_at
+            stamp = max(now, task.created_at + 0.001)
+            claimed = await session.execute(
+                update(Task)
+                .where(
+                    Task.id == task_id,
+                    Task.status == TaskStatus.RUNNING.value,
+                    Task.dispatched_at == task.dispatched_at,
+                    or_(
+                        Task.dispatched_at == Task.created_at,
+                        and_(Task.agent_id.is_(None), Task.deadline_at <= now),
+                    ),
+                )
+                .values(dispatched_at=stamp, deadline_at=stamp + deadline_s)
+                .execution_options(synchronize_session=False)
+            )
+            if claimed.rowcount != 1:  # type: ignore[attr-defined]
+                return DispatchResult.TAKEN
+            agent = await session.get(Agent, task.agent_id) if task.agent_id else None
+            run_id, payload = task.run_id, dict(task.payload or {})
+            phase, candidate_id, slot = Phase(task.phase), task.candidate_id, task.slot
+            attempt, executor = task.attempt, task.executor
+        try:
+            if agent is None:
+                snap = await self._load(run_id)
+                if snap is None:
+                    return DispatchResult.ENDED
+                messages = payload.get("messages", [])
+                await self._house(task_id, snap, phase, candidate_id, slot, messages, executor)
+                return DispatchResult.ANSWERED
+            request = _request(run_id, phase, candidate_id, slot, attempt, payload, deadline_s)
+            item = Opened(
+                task_id,
+                request,
+                agent_id=agent.id,
+                executor=executor,
+                url=agent.endpoint_url,
+                key=platform.vault.open(agent.key_sealed or ""),
+                body=dumps(payload),
+            )
+            end = await send(platform, item)
+            if end is None:
+                platform.metrics.dispatches.labels("deferred").inc()
+                return DispatchResult.DEFERRED
+            platform.metrics.dispatches.labels(end.status.value.lower()).inc()
+            await self.recorder.finish(end)
+            return DispatchResult.SENT
+        finally:
+            await self.jobs.advance_run.kiq(run_id)
+
+
+def _request(
+    run_id: str,
+    phase: Phase,
+    candidate_id: str | None,
+    slot: int,
+    attempt: int,
+    payload: Mapping[str, Any],
+    deadline_s: float,
+) -> SlotRequest:
+    return SlotRequest(
+        run_id=run_id,
+        phase=phase,
+        candidate_id=candidate_id,
+        slot=slot,
+        attempt=attempt,
+        goal=str(payload.get("goal", "")),
+        launchpad_name=str(payload.get("launchpadName", "")),
+        messages=list(payload.get("messages", [])),
+        deadline_s=deadline_s,
+    )
+
+
+async def orphaned_runs(
+    platform: Platform, now: float, stall_s: float
+) -> tuple[list[str], list[str]]:
+    """(runs to step, tasks to dispatch) that no live job is moving on.
+
+    Runs to step: RUNNING runs with nothing RUNNING (the step that should
+    follow was lost), or with a sent task past its deadline and grace.
+    Tasks to dispatch: tasks never sent for ``stall_s`` (their job was lost),
+    and house tasks past their deadline (their worker died).
+    """
+    runs_query = select(Run.id).where(Run.status == RunStatus.RUNNING.value)
+    tasks_query = (
+        select(Task)
+        .join(Run, Run.id == Task.run_id)
+        .where(Run.status == RunStatus.RUNNING.value, Task.status == TaskStatus.RUNNING.value)
+    )
+    async with platform.db.session() as session:
+        running = list((await session.scalars(runs_query)).all())
+        tasks = list((await session.scalars(tasks_query)).all())
+    busy = {t.run_id for t in tasks}
+    step = {run_id for run_id in running if run_id not in busy}
+    dispatch = []
+    for task in tasks:
+        late = task.deadline_at is not None and now >= task.deadline_at + IN_FLIGHT_GRACE_S
+        if task.agent_id is None:
+            if task.deadline_at is not None and now >= task.deadline_at:
+                dispatch.append(task.id)
+        elif not _sent(task):
+            if task.created_at <= now - stall_s:
+                dispatch.append(task.id)
+        elif late:
+            step.add(task.run_id)
+    return sorted(step), dispatch
