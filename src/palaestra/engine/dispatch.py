@@ -58,6 +58,7 @@ __all__ = [
     "SlotRequest",
     "open_slots",
     "outcome_of",
+    "payload_of",
     "send",
 ]
 

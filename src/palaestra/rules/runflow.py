@@ -29,6 +29,7 @@ __all__ = [
     "RunStatus",
     "SlotKey",
     "SlotNeed",
+    "SlotState",
     "TaskStatus",
     "TaskView",
     "candidate_done",
@@ -139,7 +140,9 @@ class SlotNeed:
     house: bool
 
 
-class _Slot(StrEnum):
+class SlotState(StrEnum):
+    """Where a slot stands."""
+
     OPEN = "open"  # nothing dispatched yet, or the last attempt failed
     RUNNING = "running"
     DONE = "done"
@@ -159,16 +162,16 @@ def _by_slot(tasks: Iterable[TaskView]) -> dict[SlotKey, list[TaskView]]:
     return grouped
 
 
-def slot_state(tasks: Sequence[TaskView]) -> tuple[_Slot, int]:
+def slot_state(tasks: Sequence[TaskView]) -> tuple[SlotState, int]:
     """The slot's state and the attempt a new dispatch would have."""
     if not tasks:
-        return _Slot.OPEN, 0
+        return SlotState.OPEN, 0
     if any(task.status is TaskStatus.SUCCEEDED for task in tasks):
-        return _Slot.DONE, 0
+        return SlotState.DONE, 0
     latest = max(task.attempt for task in tasks)
     if any(task.status is TaskStatus.RUNNING for task in tasks):
-        return _Slot.RUNNING, latest
-    return _Slot.OPEN, latest + 1
+        return SlotState.RUNNING, latest
+    return SlotState.OPEN, latest + 1
 
 
 def phase_done(
@@ -177,7 +180,7 @@ def phase_done(
     """Every slot of ``phase`` for ``candidate_id`` has a successful task."""
     grouped = _by_slot(tasks)
     return all(
-        slot_state(grouped.get(key, []))[0] is _Slot.DONE
+        slot_state(grouped.get(key, []))[0] is SlotState.DONE
         for key in slot_keys(phase, candidate_id, sizes)
     )
 
@@ -190,7 +193,8 @@ def _candidate_phase(grouped: dict[SlotKey, list[TaskView]], cid: str, sizes: Ru
     """The phase a shortlisted candidate is in (CRITIQUE also when it is finished)."""
     phase = Phase.BUILD
     while phase in _NEXT_PHASE and all(
-        slot_state(grouped.get(key, []))[0] is _Slot.DONE for key in slot_keys(phase, cid, sizes)
+        slot_state(grouped.get(key, []))[0] is SlotState.DONE
+        for key in slot_keys(phase, cid, sizes)
     ):
         phase = _NEXT_PHASE[phase]
     return phase
@@ -219,6 +223,6 @@ def next_needs(
     needs = []
     for key in keys:
         state, attempt = slot_state(grouped.get(key, []))
-        if state is _Slot.OPEN:
+        if state is SlotState.OPEN:
             needs.append(SlotNeed(key, attempt, house=attempt > max_reroutes))
     return needs
