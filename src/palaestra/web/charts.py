@@ -11,13 +11,17 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Final
 
 from markupsafe import Markup, escape
 
 __all__ = [
+    "IntervalScale",
     "LatencyPoint",
     "StatusSpan",
     "duration",
+    "interval_axis",
+    "interval_bar",
     "latency_chart",
     "nice_ceiling",
     "status_spans",
@@ -208,3 +212,73 @@ def status_strip(spans: Sequence[StatusSpan], *, now: float, width: int = 720) -
         )
     parts.append("</svg>")
     return Markup("".join(parts))  # noqa: S704 - built from numbers and escaped text
+
+
+@dataclass(frozen=True, slots=True)
+class IntervalScale:
+    """The shared horizontal axis of a column of interval bars; it always shows zero."""
+
+    low: float
+    high: float
+
+    @classmethod
+    def over(cls, bounds: Sequence[tuple[float, float]], *, pad: float = 0.05) -> IntervalScale:
+        """A scale holding every ``(low, high)`` and zero, padded, with round ends."""
+        lows = [low for low, _ in bounds if math.isfinite(low)] + [0.0]
+        highs = [high for _, high in bounds if math.isfinite(high)] + [0.0]
+        low, high = min(lows), max(highs)
+        span = max(high - low, 1e-9)
+        low, high = low - span * pad, high + span * pad
+        step = nice_ceiling(max(high - low, 1e-9) / 4)
+        return cls(math.floor(low / step) * step, math.ceil(high / step) * step)
+
+    def at(self, value: float, width: float) -> float:
+        clamped = min(max(value, self.low), self.high)
+        return (clamped - self.low) / (self.high - self.low) * width
+
+    def ticks(self) -> list[float]:
+        step = nice_ceiling((self.high - self.low) / 4)
+        first = math.ceil(self.low / step)
+        return [i * step for i in range(first, math.floor(self.high / step) + 1)]
+
+
+def _number(value: float) -> str:
+    text = f"{value:+.2f}" if value else "0"
+    return text.replace("-", "\u2212")
+
+
+_BAR_W: Final = 240
+_BAR_H: Final = 18
+
+
+def interval_bar(
+    value: float, low: float, high: float, scale: IntervalScale, *, label: str = ""
+) -> Markup:
+    """One estimate as a dot on its 95% interval, over a scale shared by its column."""
+    x0, x1, x = (scale.at(v, _BAR_W) for v in (low, high, value))
+    zero = scale.at(0.0, _BAR_W)
+    middle = _BAR_H / 2
+    interval = f"95% interval {_number(low)} to {_number(high)}"
+    tip = f"{label + ': ' if label else ''}{_number(value)} ({interval})"
+    clear = "above" if low > 0 else "below" if high < 0 else "spans"
+    return Markup(  # noqa: S704 - built from numbers and escaped text
+        f'<svg class="ci ci-{clear}" viewBox="0 0 {_BAR_W} {_BAR_H}" role="img" '
+        f'aria-label="{escape(tip)}"><title>{escape(tip)}</title>'
+        f'<line class="ci-zero" x1="{zero:.1f}" x2="{zero:.1f}" y1="0" y2="{_BAR_H}"/>'
+        f'<line class="ci-range" x1="{x0:.1f}" x2="{max(x1, x0 + 0.5):.1f}" '
+        f'y1="{middle}" y2="{middle}"/>'
+        f'<circle class="ci-dot" cx="{x:.1f}" cy="{middle}" r="4"/></svg>'
+    )
+
+
+def interval_axis(scale: IntervalScale) -> Markup:
+    """The tick labels of a column of interval bars, drawn at the bars' own width."""
+    parts = [f'<svg class="ci-axis" viewBox="0 0 {_BAR_W} 14" aria-hidden="true">']
+    for tick in scale.ticks():
+        x = scale.at(tick, _BAR_W)
+        anchor = "start" if x < 12 else "end" if x > _BAR_W - 12 else "middle"
+        parts.append(
+            f'<text class="axis" x="{x:.1f}" y="11" text-anchor="{anchor}">{_number(tick)}</text>'
+        )
+    parts.append("</svg>")
+    return Markup("".join(parts))  # noqa: S704 - built from numbers
