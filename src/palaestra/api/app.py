@@ -121,12 +121,13 @@ def create_app(
     )
     install_error_handlers(app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    # The agents' completion callback first: the hottest path is matched before the rest.
+    app.include_router(routes_completion.router)
     app.include_router(routes_system.router)
     app.include_router(routes_agents.router)
     app.include_router(routes_fighters.router)
     app.include_router(leaderboard_router)
     app.include_router(routes_runs.router)
-    app.include_router(routes_completion.router)
     app.include_router(routes_matches.router)
     web.mount(app)
     return app

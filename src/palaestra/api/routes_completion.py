@@ -1,33 +1,67 @@
-"""Seed: the async completion callback of edgearena-v1 (checks in ``engine.completion``)."""
+"""Seed: the async completion callback of edgearena-v1 (checks in ``engine.completion``).
+
+Agents call this route once per deferred task, so it is kept lean: the raw body
+and the two signature headers are read from the request itself (the signature
+covers the raw bytes), no dependency is solved, and the answer is pre-encoded.
+The app registers this router first, so its path is matched before all others.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Final
 
-from fastapi import APIRouter, Header, Request
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
 
 from palaestra.api.errors import ApiError
-from palaestra.api.routes_runs import RunsDep
 from palaestra.api.run_schemas import Accepted
-from palaestra.engine.completion import CompletionRejected
+from palaestra.engine.completion import CompletionDesk, CompletionRejected
+from palaestra.protocol import SIGNATURE_HEADER, TIMESTAMP_HEADER, CompletionBody
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/api", tags=["agent tasks"])
 
+_ACCEPTED: Final = b'{"accepted":true}'
+_DOCUMENTED: Final = {
+    "parameters": [
+        {
+            "name": SIGNATURE_HEADER,
+            "in": "header",
+            "required": True,
+            "schema": {"type": "string"},
+            "description": "sha256=<hex HMAC-SHA256 of timestamp, host+pathname of the "
+            "platform's public URL and the raw body, with the agent's key>",
+        },
+        {
+            "name": TIMESTAMP_HEADER,
+            "in": "header",
+            "required": True,
+            "schema": {"type": "string"},
+            "description": "Unix seconds at signing, within ±300 s of the platform's clock",
+        },
+    ],
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": CompletionBody.model_json_schema()}},
+    },
+}
 
-@router.post("/agent-tasks/{task_id}/complete", response_model=Accepted)
-async def complete(
-    task_id: str,
-    request: Request,
-    runs: RunsDep,
-    x_edgearena_signature: Annotated[str | None, Header()] = None,
-    x_edgearena_timestamp: Annotated[str | None, Header()] = None,
-) -> Accepted:
+
+@router.post(
+    "/agent-tasks/{task_id}/complete",
+    response_model=Accepted,
+    openapi_extra=_DOCUMENTED,
+)
+async def complete(task_id: str, request: Request) -> Response:
     """Seed: an agent that answered 202 delivers its output, signed with its key."""
+    desk: CompletionDesk = request.app.state.runs.completions
     raw = await request.body()
+    headers = request.headers
     try:
-        await runs.completions.complete(task_id, raw, x_edgearena_signature, x_edgearena_timestamp)
+        await desk.complete(
+            task_id, raw, headers.get(SIGNATURE_HEADER), headers.get(TIMESTAMP_HEADER)
+        )
     except CompletionRejected as exc:
         raise ApiError(exc.status, exc.message, exc.code) from None
-    return Accepted()
+    return Response(_ACCEPTED, media_type="application/json")
