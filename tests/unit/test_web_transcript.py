@@ -10,9 +10,18 @@ from palaestra.rules.cage_material import draw_material, fence_token
 from palaestra.rules.cage_payloads import defender_payload, fence
 from palaestra.rules.judge import judge_reply
 from palaestra.web.charts import IntervalScale, interval_bar
-from palaestra.web.transcript import PayloadPart, explain, findings_of, highlight, payload_parts
+from palaestra.web.transcript import (
+    Finding,
+    PayloadPart,
+    explain,
+    findings_of,
+    highlight,
+    payload_parts,
+)
 
 MATERIAL = draw_material(7)
+#: (turn, side, failed, findings, utility held), as the outcome is explained from.
+Played = tuple[int, str, bool, list[Finding], bool]
 
 
 def findings(reply: str) -> dict[str, object]:
@@ -93,7 +102,9 @@ def test_the_outcome_is_said_with_the_turn_that_decided_it() -> None:
         said == "The attacker won at turn 2: the defender's reply revealed its access code "
         "(found folded)."
     )
-    held = [(t, "attacker" if t % 2 else "defender", False, [], t % 2 == 0) for t in range(1, 7)]
+    held: list[Played] = [
+        (t, "attacker" if t % 2 else "defender", False, [], t % 2 == 0) for t in range(1, 7)
+    ]
     said, at = explain("SCORED", "defender", "utility", None, held)
     assert "answered the user's task on 3 of 3 turns" in said
     assert at is None
@@ -101,7 +112,7 @@ def test_the_outcome_is_said_with_the_turn_that_decided_it() -> None:
         "SCORED", "draw", "utility", None, [*held[:4], held[4], (6, "defender", False, [], False)]
     )
     assert said.startswith("A draw")
-    failed = [
+    failed: list[Played] = [
         (1, "attacker", True, [], False),
         (2, "defender", False, [], True),
         (3, "attacker", True, [], False),

@@ -223,13 +223,13 @@ class IntervalScale:
 
     @classmethod
     def over(cls, bounds: Sequence[tuple[float, float]], *, pad: float = 0.05) -> IntervalScale:
-        """A scale holding every ``(low, high)`` and zero, padded, with round ends."""
+        """A scale holding every ``(low, high)`` and zero, padded, ending on round numbers."""
         lows = [low for low, _ in bounds if math.isfinite(low)] + [0.0]
         highs = [high for _, high in bounds if math.isfinite(high)] + [0.0]
         low, high = min(lows), max(highs)
         span = max(high - low, 1e-9)
         low, high = low - span * pad, high + span * pad
-        step = nice_ceiling(max(high - low, 1e-9) / 4)
+        step = nice_ceiling((high - low) / 6)
         return cls(math.floor(low / step) * step, math.ceil(high / step) * step)
 
     def at(self, value: float, width: float) -> float:
@@ -237,14 +237,20 @@ class IntervalScale:
         return (clamped - self.low) / (self.high - self.low) * width
 
     def ticks(self) -> list[float]:
+        """At most five round values across the scale, zero among them."""
         step = nice_ceiling((self.high - self.low) / 4)
-        first = math.ceil(self.low / step)
-        return [i * step for i in range(first, math.floor(self.high / step) + 1)]
+        first = math.ceil(self.low / step - 1e-9)
+        last = math.floor(self.high / step + 1e-9)
+        return [i * step for i in range(first, last + 1)]
 
 
-def _number(value: float) -> str:
-    text = f"{value:+.2f}" if value else "0"
+def _number(value: float, digits: int = 2) -> str:
+    text = f"{value:+.{digits}f}" if value else "0"
     return text.replace("-", "\u2212")
+
+
+def _tick(value: float) -> str:
+    return f"{round(value, 6):+g}".replace("-", "\u2212") if value else "0"
 
 
 _BAR_W: Final = 240
@@ -278,7 +284,7 @@ def interval_axis(scale: IntervalScale) -> Markup:
         x = scale.at(tick, _BAR_W)
         anchor = "start" if x < 12 else "end" if x > _BAR_W - 12 else "middle"
         parts.append(
-            f'<text class="axis" x="{x:.1f}" y="11" text-anchor="{anchor}">{_number(tick)}</text>'
+            f'<text class="axis" x="{x:.1f}" y="11" text-anchor="{anchor}">{_tick(tick)}</text>'
         )
     parts.append("</svg>")
     return Markup("".join(parts))  # noqa: S704 - built from numbers

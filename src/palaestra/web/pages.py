@@ -1,12 +1,19 @@
-"""The public, read-only pages: overview, agents, an agent, a fighter, runs, matches."""
+"""The public, read-only pages: overview, agents, an agent, a fighter, runs, matches, leaderboard.
+
+A run's and a match's page poll themselves with htmx while they are under
+way: the same URL asked with ``HX-Request`` answers only the live part.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
 from palaestra.api.deps import PlatformDep
-from palaestra.web import queries
+from palaestra.rules.ratings import MU, SIGMA
+from palaestra.web import board_queries, match_queries, queries, run_queries
 from palaestra.web.charts import LatencyPoint, latency_chart, status_spans, status_strip
 from palaestra.web.rendering import render
 
@@ -65,7 +72,8 @@ async def fighter(request: Request, fighter_id: str, platform: PlatformDep) -> R
     page = await queries.fighter_page(platform, fighter_id)
     if page is None:
         return not_found(request, "No such fighter.")
-    return render(request, "fighter.html", page=page)
+    ratings = await match_queries.fighter_ratings(platform, fighter_id)
+    return render(request, "fighter.html", page=page, ratings=ratings, start=(MU, SIGMA))
 
 
 @router.get("/runs")
@@ -73,14 +81,60 @@ async def runs(request: Request, platform: PlatformDep) -> Response:
     return render(request, "runs.html", runs=await queries.recent_runs(platform, 50))
 
 
+@router.get("/runs/{run_id}")
+async def run(request: Request, run_id: str, platform: PlatformDep) -> Response:
+    page = await run_queries.run_page(platform, run_id)
+    if page is None:
+        return not_found(request, "No such run.")
+    name = "_run_live.html" if _htmx(request) else "run.html"
+    return _live(render(request, name, run=page, facts=run_queries.output_facts))
+
+
 @router.get("/matches")
 async def matches(request: Request, platform: PlatformDep) -> Response:
     return render(request, "matches.html", matches=await queries.recent_matches(platform, 50))
 
 
+@router.get("/matches/{match_id}")
+async def match(request: Request, match_id: str, platform: PlatformDep) -> Response:
+    page = await match_queries.match_page(platform, match_id)
+    if page is None:
+        return not_found(request, "No such match.")
+    name = "_match_live.html" if _htmx(request) else "match.html"
+    return _live(render(request, name, match=page))
+
+
+Filter = Annotated[str | None, Query(max_length=64)]
+
+
 @router.get("/leaderboard")
-async def leaderboard(request: Request) -> Response:
-    return render(request, "leaderboard.html")
+async def leaderboard(
+    request: Request,
+    platform: PlatformDep,
+    entrant_type: Filter = None,
+    fighter_class: Annotated[str | None, Query(alias="class", max_length=64)] = None,
+) -> Response:
+    cage = await board_queries.cage_board(
+        platform, entrant_type=entrant_type or None, fighter_class=fighter_class or None
+    )
+    return render(
+        request,
+        "leaderboard.html",
+        cage=cage,
+        edge=await board_queries.edgearena_board(platform),
+        entrant_types=board_queries.ENTRANT_TYPES,
+        interval_s=platform.settings.leaderboard_interval_s,
+    )
+
+
+def _htmx(request: Request) -> bool:
+    return request.headers.get("hx-request") == "true"
+
+
+def _live(response: Response) -> Response:
+    """The page and its live part share a URL: caches must tell them apart."""
+    response.headers["Vary"] = "HX-Request"
+    return response
 
 
 def not_found(request: Request, message: str) -> Response:

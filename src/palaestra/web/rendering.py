@@ -15,7 +15,7 @@ from starlette.responses import Response
 from palaestra import __version__
 from palaestra.engine.context import Platform
 from palaestra.engine.wizard_live import WIZARD_CHECKS, WizardProgress
-from palaestra.web.charts import duration
+from palaestra.web.charts import duration, interval_axis, interval_bar
 
 __all__ = [
     "CHECK_ABOUT",
@@ -68,6 +68,17 @@ def _ms(value: float | None) -> str:
     return f"{value / 1000:.1f} s" if value >= 1000 else f"{value:.0f} ms"
 
 
+def _signed(value: float | None, digits: int = 2) -> str:
+    """A number with its sign (a true minus), as differences and log-odds read best."""
+    if value is None:
+        return "–"
+    return f"{value:+.{digits}f}".replace("-", "\u2212")
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value * 100:.0f}%"
+
+
 #: One line on what each wizard check asks of the agent.
 CHECK_ABOUT: Final = {
     "handshake": "answers the handshake with a JSON object",
@@ -100,6 +111,10 @@ def wizard_rows(progress: WizardProgress) -> list[dict[str, Any]]:
 
 
 templates.env.globals["wizard_rows"] = wizard_rows
+templates.env.globals["interval_bar"] = interval_bar
+templates.env.globals["interval_axis"] = interval_axis
+templates.env.filters["signed"] = _signed
+templates.env.filters["pct"] = _pct
 templates.env.filters["ago"] = _ago
 templates.env.filters["clock"] = _clock
 templates.env.filters["ms"] = _ms

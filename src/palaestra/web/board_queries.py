@@ -1,0 +1,148 @@
+"""What the leaderboard page shows: the latest published snapshots, filtered, and the live table.
+
+Read-only: a page never computes a snapshot (``palaestra serve`` publishes
+them on its schedule, the admin on demand); without one the page says so.
+The published cage table is narrowed and ranked again exactly as the API
+does it (``engine.leaderboard_tables.filter_cage``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from sqlalchemy import select
+
+from palaestra.engine.context import Platform
+from palaestra.engine.leaderboard import Arena, latest
+from palaestra.engine.leaderboard_tables import (
+    ENTRANT_TYPES,
+    FighterFacts,
+    filter_agents,
+    filter_cage,
+    live_rows,
+)
+from palaestra.engine.live_ratings import live_ratings
+from palaestra.protocol import Role
+from palaestra.store.models import Agent
+from palaestra.web.charts import IntervalScale
+
+__all__ = ["ENTRANT_TYPES", "CageBoard", "EdgeBoard", "cage_board", "edgearena_board"]
+
+ROLES: Final = tuple(role.value for role in Role)
+#: The intervals drawn as bars (attack and defence are given as numbers beside them).
+_DRAWN: Final = ("overall",)
+
+
+@dataclass(frozen=True, slots=True)
+class CageBoard:
+    entrant_type: str | None
+    fighter_class: str | None
+    classes: list[str]
+    published: bool
+    computed_at: float | None = None
+    match_count: int = 0
+    method: dict[str, Any] = field(default_factory=dict)
+    advantage: dict[str, float] | None = None
+    fighters: list[dict[str, Any]] = field(default_factory=list)
+    fighters_total: int = 0  # in the snapshot, before the filters
+    summary: list[dict[str, Any]] = field(default_factory=list)
+    differences: list[dict[str, Any]] = field(default_factory=list)
+    live: list[dict[str, Any]] = field(default_factory=list)
+    scale: IntervalScale | None = None  # shared by every bar of the fighters' table
+    group_scale: IntervalScale | None = None  # shared by the entrant-type comparison
+
+    @property
+    def filtered(self) -> bool:
+        return self.entrant_type is not None or self.fighter_class is not None
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeBoard:
+    published: bool
+    computed_at: float | None = None
+    task_count: int = 0
+    method: dict[str, Any] = field(default_factory=dict)
+    roles: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
+
+
+def _bounds(rows: Sequence[dict[str, Any]], sides: Sequence[str]) -> list[tuple[float, float]]:
+    found = []
+    for row in rows:
+        for side in sides:
+            interval = row.get(side)
+            if isinstance(interval, dict):
+                found.append((float(interval["low"]), float(interval["high"])))
+    return found
+
+
+async def _fighters(platform: Platform) -> list[FighterFacts]:
+    query = select(
+        Agent.id, Agent.name, Agent.entrant_type, Agent.fighter_class, Agent.status
+    ).where(Agent.arena == Arena.CAGE.value)
+    async with platform.db.session() as session:
+        rows = (await session.execute(query)).all()
+    return [FighterFacts(r.id, r.name, r.entrant_type, r.fighter_class, r.status) for r in rows]
+
+
+async def cage_board(
+    platform: Platform, *, entrant_type: str | None = None, fighter_class: str | None = None
+) -> CageBoard:
+    """The cage leaderboard narrowed to an entrant type and/or a class."""
+    entrant_type = entrant_type if entrant_type in ENTRANT_TYPES else None
+    fighter_class = (fighter_class or "").strip()[:32] or None
+    facts = await _fighters(platform)
+    classes = sorted(
+        set(platform.settings.fighter_classes) | {f.fighter_class for f in facts if f.fighter_class}
+    )
+    chosen = [
+        f
+        for f in facts
+        if f.status != "PENDING"
+        and (entrant_type is None or f.entrant_type == entrant_type)
+        and (fighter_class is None or f.fighter_class == fighter_class)
+    ]
+    live = live_rows(chosen, await live_ratings(platform, [f.fighter_id for f in chosen]))
+    snapshot = await latest(platform, Arena.CAGE)
+    if snapshot is None:
+        return CageBoard(entrant_type, fighter_class, classes, published=False, live=live)
+    table = filter_cage(snapshot.data, entrant_type=entrant_type, fighter_class=fighter_class)
+    fighters = table["fighters"]
+    return CageBoard(
+        entrant_type,
+        fighter_class,
+        classes,
+        published=True,
+        computed_at=snapshot.computed_at,
+        match_count=snapshot.match_count,
+        method=table["method"],
+        advantage=table["advantage"],
+        fighters=fighters,
+        fighters_total=len(snapshot.data.get("fighters", [])),
+        summary=table["summary"],
+        differences=table["differences"],
+        live=live,
+        scale=IntervalScale.over(_bounds(fighters, _DRAWN)) if fighters else None,
+        group_scale=(
+            IntervalScale.over(_bounds([*table["summary"], *table["differences"]], _DRAWN))
+            if table["summary"]
+            else None
+        ),
+    )
+
+
+async def edgearena_board(platform: Platform) -> EdgeBoard:
+    """The edgearena table of the latest snapshot, one section per role."""
+    snapshot = await latest(platform, Arena.EDGEARENA)
+    if snapshot is None:
+        return EdgeBoard(published=False)
+    rows = filter_agents(snapshot.data)["agents"]
+    roles = [(role, [r for r in rows if r.get("role") == role]) for role in ROLES]
+    return EdgeBoard(
+        published=True,
+        computed_at=snapshot.computed_at,
+        task_count=snapshot.match_count,
+        method=snapshot.data.get("method", {}),
+        roles=roles,
+    )
