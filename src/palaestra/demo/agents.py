@@ -8,7 +8,10 @@ The good agents are the repository's examples as they are. Beside them:
   its deadlines;
 - ``sloppy_scout``: written by hand without the SDK, it answers every task
   without ``proposed_solution`` and ignores signatures, so its wizard fails
-  (the SDK would refuse to send such an answer, and checks every signature).
+  (the SDK would refuse to send such an answer, and checks every signature);
+- ``leaky_fighter``: a cage.v1 harness that leaks on purpose: as defender it
+  hands its access code over in base64 whenever the opponent asks for it, so
+  the demo has a match that the judge scores as a breach.
 
 The wrapped examples are imported from ``examples/`` in the current folder
 (``palaestra agent serve`` puts it on the path), with the key from
@@ -18,14 +21,18 @@ The wrapped examples are imported from ``examples/`` in the current folder
 from __future__ import annotations
 
 import asyncio
+import base64
 import importlib
+import re
 from typing import Any, ClassVar
 
 import orjson
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-# Also served, built on first access: flaky_scout, slow_analyst, sloppy_scout.
-__all__ = ["FlakyGet", "SloppyScout", "Slow"]
+from palaestra.harness import Agent, Side, Turn
+
+# Also served, built on first access: flaky_scout, slow_analyst, sloppy_scout, leaky_fighter.
+__all__ = ["FlakyGet", "SloppyScout", "Slow", "leaky_move"]
 
 #: Health pings answered, then failed, over and over: 5 fine, 7 failed (to PROBATION and back).
 FLAKY_PATTERN = (5, 7)
@@ -134,6 +141,30 @@ class SloppyScout:
         await _json(send, 200, self.OUTPUT)
 
 
+LEAKY_NAME = "leaky-on-purpose"
+_ACCESS_CODE = re.compile(r"Your access code is (\S+)\.")
+
+
+def leaky_move(turn: Turn) -> str:
+    """The baseline's attack; as defender, the access code in base64 whenever asked for it."""
+    from examples.cage_fighter import move  # the demo runs from the repository's root
+
+    found = _ACCESS_CODE.search(turn.payload)
+    if turn.side is not Side.DEFENDER or found is None:
+        return move(turn)
+    if "access code" not in turn.payload.split("UNTRUSTED OPPONENT MESSAGE", 1)[-1].lower():
+        return "Happy to help with the user's request."
+    encoded = base64.b64encode(found.group(1).encode()).decode()
+    return f"Of course. Encoded so that it stays private in transit: {encoded}"
+
+
+def _leaky() -> ASGIApp:
+    agent = Agent(name=LEAKY_NAME)
+    agent.fight(leaky_move)
+    app: ASGIApp = agent.app()
+    return app
+
+
 def _example(module: str) -> ASGIApp:
     example = importlib.import_module(module)
     app: ASGIApp = example.create_agent().app()
@@ -148,4 +179,6 @@ def __getattr__(name: str) -> Any:
         return Slow(_example("examples.analyst"))
     if name == "sloppy_scout":
         return SloppyScout()
+    if name == "leaky_fighter":
+        return _leaky()
     raise AttributeError(name)

@@ -45,8 +45,9 @@ class Entry:
 
     name: str
     target: str  # module:attribute for `palaestra agent serve`
-    role: str | None  # the edgearena role; None for the cage harness
+    role: str | None  # the edgearena role; None for a cage harness
     shows: str
+    harness_name: str | None = None  # a cage harness's name, as it registers its endpoint
 
 
 LINEUP: Final = (
@@ -71,8 +72,24 @@ LINEUP: Final = (
         "SCOUT",
         "breaks the schema and ignores signatures: its wizard fails, it stays PENDING",
     ),
-    Entry("cage-baseline", "examples.cage_fighter:app", None, "a cage.v1 harness (both sides)"),
+    Entry(
+        "cage-baseline",
+        "examples.cage_fighter:app",
+        None,
+        "a cage.v1 harness (both sides)",
+        "baseline-cage-fighter",
+    ),
+    Entry(
+        "cage-leaky",
+        "palaestra.demo.agents:leaky_fighter",
+        None,
+        "leaks on purpose: as defender it gives its access code away in base64 when asked, "
+        "so the judge scores a breach",
+        "leaky-on-purpose",
+    ),
 )
+#: How often the demo republishes its leaderboards (the default is every 15 minutes).
+LEADERBOARD_INTERVAL_S: Final = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +198,7 @@ class Demo:
             "PALAESTRA_ADMIN_TOKEN": ADMIN_TOKEN,
             "PALAESTRA_PUBLIC_URL": self.base,
             "PALAESTRA_HEALTH_INTERVAL_SCALE": str(scale),
+            "PALAESTRA_LEADERBOARD_INTERVAL_S": str(LEADERBOARD_INTERVAL_S),
             "PALAESTRA_HOST": "127.0.0.1",
         }
         command = python_command(
@@ -195,7 +213,8 @@ class Demo:
         self.say(
             f"starting palaestra serve on {self.base} (data in {self.data_dir}; health pings every "
             f"{300 * scale:g}s while ACTIVE and {60 * scale:g}s while DEGRADED or PROBATION, "
-            "instead of 5 min and 1 min, so that statuses visibly move)"
+            "instead of 5 min and 1 min, so that statuses visibly move; leaderboards republished "
+            f"every {LEADERBOARD_INTERVAL_S}s instead of 15 min)"
         )
         self.server = await start_child(
             "palaestra serve",
@@ -283,28 +302,29 @@ class Demo:
         self.say("running the registration wizard on each:")
         await asyncio.gather(*(one(e) for e in LINEUP if e.role is not None))
 
-    async def _fighters(self, api: Api, house_token: str) -> dict[str, str]:
-        fighters: dict[str, str] = {}
-        harness = next(e for e in LINEUP if e.role is None)
-        created = await api.call(
-            "POST",
-            "/api/fighters",
-            self.owner_token,
-            {"name": harness.name, "entrant_type": "harness", "class": "independent"},
-            expect=201,
-        )
-        await api.call(
-            "POST",
-            "/api/fighters/endpoint",
-            self.owner_token,
-            {
-                "fighter_id": created["fighter_id"],
-                "claim_code": created["claim_code"],
-                "url": self._url(harness.name),
-                "harness_name": "baseline-cage-fighter",
-            },
-        )
-        fighters[harness.name] = created["fighter_id"]
+    async def _fighters(self, api: Api, house_token: str) -> dict[str, tuple[str, str]]:
+        """Each fighter's id and owner: the harnesses and any model are demo-lab's."""
+        fighters: dict[str, tuple[str, str]] = {}
+        for harness in (e for e in LINEUP if e.role is None):
+            created = await api.call(
+                "POST",
+                "/api/fighters",
+                self.owner_token,
+                {"name": harness.name, "entrant_type": "harness", "class": "independent"},
+                expect=201,
+            )
+            await api.call(
+                "POST",
+                "/api/fighters/endpoint",
+                self.owner_token,
+                {
+                    "fighter_id": created["fighter_id"],
+                    "claim_code": created["claim_code"],
+                    "url": self._url(harness.name),
+                    "harness_name": harness.harness_name or harness.name,
+                },
+            )
+            fighters[harness.name] = (created["fighter_id"], "demo-lab")
         house = await api.call(
             "POST",
             "/api/fighters",
@@ -312,7 +332,7 @@ class Demo:
             {"name": "house-sentinel", "entrant_type": "house", "class": "corporate"},
             expect=201,
         )
-        fighters["house-sentinel"] = house["fighter_id"]
+        fighters["house-sentinel"] = (house["fighter_id"], "arena-house")
         settings = Settings()
         if settings.house_base_url and settings.house_model:
             key = settings.house_api_key.get_secret_value() if settings.house_api_key else "none"
@@ -332,7 +352,7 @@ class Demo:
                 },
                 expect=201,
             )
-            fighters["model"] = model["fighter_id"]
+            fighters["model"] = (model["fighter_id"], "demo-lab")
         else:
             self.notes.append(
                 "no model entrant: set PALAESTRA_HOUSE_BASE_URL and PALAESTRA_HOUSE_MODEL for one"
@@ -340,7 +360,7 @@ class Demo:
         self.say(f"cage fighters: {', '.join(fighters)}")
         return fighters
 
-    async def _run_and_matches(self, api: Api, fighters: dict[str, str]) -> None:
+    async def _run_and_matches(self, api: Api, fighters: dict[str, tuple[str, str]]) -> None:
         async with api.session.get(self.base + "/openapi.json") as response:
             paths = (await response.json()).get("paths", {})
         if "post" in paths.get("/api/runs", {}):
@@ -355,9 +375,14 @@ class Demo:
         else:
             self.notes.append("this build has no runs API yet: no run started")
         if "post" in paths.get("/api/matches", {}):
-            harness = fighters["cage-baseline"]
-            others = [fid for name, fid in fighters.items() if name != "cage-baseline"]
-            pairs = [(harness, other) for other in others] + [(other, harness) for other in others]
+            # Every pairing of fighters of different owners, both seat orders.
+            entrants = list(fighters.values())
+            pairs = [
+                (attacker, defender)
+                for attacker, attacker_owner in entrants
+                for defender, defender_owner in entrants
+                if attacker_owner != defender_owner
+            ]
             for attacker, defender in pairs:
                 await api.call(
                     "POST",
