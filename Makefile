@@ -28,8 +28,12 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
+# The unit and integration tiers run on two processes (each has its own PostgreSQL
+# database and only ever listens on ephemeral ports); the acceptance tier, which
+# starts servers, the demo and a browser, runs alone.
 test: lint typecheck
-	$(BIN)/pytest
+	$(BIN)/pytest tests/unit tests/integration -n 2
+	$(BIN)/pytest tests/acceptance
 
 test-unit: install
 	$(BIN)/pytest tests/unit
