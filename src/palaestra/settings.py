@@ -119,6 +119,11 @@ class Settings(BaseSettings):
     monitor_enabled: bool = Field(
         default=True, description="Run the health monitor inside `palaestra serve`."
     )
+    public_runs: bool = Field(
+        default=False,
+        description="Show runs (goals, candidates, agents' outputs) on the public web pages. "
+        "The API always shows a run only to its owner and the admin.",
+    )
     log_level: str = Field(default="INFO", description="Log level: DEBUG, INFO, WARNING, ERROR.")
     log_json: bool = Field(default=False, description="Write logs as JSON lines.")
     runs_enabled: bool = Field(

@@ -53,6 +53,7 @@ async def register_in_browser(api: Api, token: str, url: str, name: str = "web-s
 
 
 async def test_the_pages_render_for_an_empty_arena(platform: Platform) -> None:
+    platform.settings.public_runs = True
     async with running(platform) as api:
         for path in ("/", "/agents", "/register", "/runs", "/matches", "/leaderboard"):
             status, body = await page(api, path)

@@ -17,6 +17,13 @@ from tests.integration.web_support import HOSTILE, page, still
 
 pytestmark = pytest.mark.asyncio
 
+
+@pytest.fixture(autouse=True)
+def public_runs(platform: Platform) -> None:
+    """These pages are shown only on arenas that publish their runs."""
+    platform.settings.public_runs = True
+
+
 SIZES = {"scouts": 2, "shortlist": 1, "builds": 1, "verifies": 1, "critiques": 1}
 FAILURE = f"External agent responded with 500: {HOSTILE}"
 
@@ -282,3 +289,21 @@ async def test_a_dispatch_failure_links_to_its_run(platform: Platform) -> None:
     link = f'href="/runs/{run_id}#task-{task_id}"'
     assert link in body
     assert link in overview
+
+
+async def test_runs_are_private_unless_the_operator_publishes_them(platform: Platform) -> None:
+    platform.settings.public_runs = False
+    owner = await add_owner(still(platform))
+    scout = await add_agent(platform, owner, "scout-atlas", "SCOUT")
+    analyst = await add_agent(platform, owner, "analyst-lens", "ANALYST")
+    ids = await completed_run(platform, scout, analyst)
+    async with running(platform) as api:
+        listed = await page(api, "/runs")
+        shown = await page(api, f"/runs/{ids['run']}")
+        overview = await page(api, "/")
+    for status, body in (listed, shown):
+        assert status == 403
+        assert "Runs on this arena are private" in body
+        assert str(escape(HOSTILE)) not in body
+    assert overview[0] == 200
+    assert 'id="recent-runs"' not in overview[1]

@@ -197,6 +197,7 @@ class Demo:
             "PALAESTRA_DATABASE_URL": f"sqlite+aiosqlite:///{self.data_dir / 'palaestra.db'}",
             "PALAESTRA_ADMIN_TOKEN": ADMIN_TOKEN,
             "PALAESTRA_PUBLIC_URL": self.base,
+            "PALAESTRA_PUBLIC_RUNS": "true",
             "PALAESTRA_HEALTH_INTERVAL_SCALE": str(scale),
             "PALAESTRA_LEADERBOARD_INTERVAL_S": str(LEADERBOARD_INTERVAL_S),
             "PALAESTRA_HOST": "127.0.0.1",

@@ -6,6 +6,7 @@ way: the same URL asked with ``HX-Request`` answers only the live part.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
@@ -24,7 +25,10 @@ router = APIRouter(include_in_schema=False)
 
 @router.get("/")
 async def overview(request: Request, platform: PlatformDep) -> Response:
-    return render(request, "overview.html", view=await queries.overview(platform))
+    view = await queries.overview(platform)
+    if not platform.settings.public_runs:
+        view = replace(view, runs=[])  # the count stays; the goals do not
+    return render(request, "overview.html", view=view)
 
 
 @router.get("/agents")
@@ -78,11 +82,15 @@ async def fighter(request: Request, fighter_id: str, platform: PlatformDep) -> R
 
 @router.get("/runs")
 async def runs(request: Request, platform: PlatformDep) -> Response:
+    if not platform.settings.public_runs:
+        return _private_runs(request)
     return render(request, "runs.html", runs=await queries.recent_runs(platform, 50))
 
 
 @router.get("/runs/{run_id}")
 async def run(request: Request, run_id: str, platform: PlatformDep) -> Response:
+    if not platform.settings.public_runs:
+        return _private_runs(request)
     page = await run_queries.run_page(platform, run_id)
     if page is None:
         return not_found(request, "No such run.")
@@ -135,6 +143,14 @@ def _live(response: Response) -> Response:
     """The page and its live part share a URL: caches must tell them apart."""
     response.headers["Vary"] = "HX-Request"
     return response
+
+
+def _private_runs(request: Request) -> Response:
+    message = (
+        "Runs on this arena are private: each owner reads its own through the API "
+        "(GET /api/runs/{run_id}). The operator can publish them with PALAESTRA_PUBLIC_RUNS=true."
+    )
+    return render(request, "error.html", 403, title="Runs are private", message=message)
 
 
 def not_found(request: Request, message: str) -> Response:
