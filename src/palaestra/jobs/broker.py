@@ -39,7 +39,7 @@ from taskiq_redis import RedisStreamBroker
 
 from palaestra.settings import Settings
 
-__all__ = ["QueueDepth", "StreamBroker", "make_broker", "queue_depth"]
+__all__ = ["Flags", "QueueDepth", "StreamBroker", "flags_for", "make_broker", "queue_depth"]
 
 log = structlog.get_logger(__name__)
 
@@ -195,3 +195,37 @@ async def queue_depth(broker: AsyncBroker) -> QueueDepth:
     if isinstance(broker, InMemoryBroker):
         return QueueDepth(waiting=0, running=len(broker._running_tasks))
     return QueueDepth(0, 0)
+
+
+class Flags:
+    """Markers that expire: ``raise_`` is true for the first caller until ``lower`` (or expiry).
+
+    In Redis (``SET NX PX``) when the broker is Redis, so that they hold across the
+    cluster; else in this process.
+    """
+
+    def __init__(self, redis: Redis | None, prefix: str, ttl_s: float) -> None:
+        self.redis = redis
+        self.prefix = prefix
+        self.ttl_ms = max(1, round(ttl_s * 1000))
+        self._local: set[str] = set()
+
+    async def raise_(self, name: str) -> bool:
+        if self.redis is None:
+            if name in self._local:
+                return False
+            self._local.add(name)
+            return True
+        key = f"{self.prefix}:flag:{name}"
+        return bool(await self.redis.set(key, 1, nx=True, px=self.ttl_ms))
+
+    async def lower(self, name: str) -> None:
+        if self.redis is None:
+            self._local.discard(name)
+        else:
+            await self.redis.delete(f"{self.prefix}:flag:{name}")
+
+
+def flags_for(broker: AsyncBroker, settings: Settings) -> Flags:
+    redis = broker.redis() if isinstance(broker, StreamBroker) else None
+    return Flags(redis, settings.broker_queue, max(5.0, settings.broker_redelivery_s))

@@ -25,13 +25,15 @@ in-process parts replaced by jobs:
 
 from __future__ import annotations
 
+import asyncio
 import zlib
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
 
 import structlog
-from sqlalchemy import and_, or_, select, text, update
+from sqlalchemy import and_, case, or_, select, text, update
 from sqlalchemy.exc import DBAPIError
 
 from palaestra.engine.context import Platform
@@ -51,15 +53,32 @@ log = structlog.get_logger(__name__)
 
 #: The advisory-lock namespace of runs (the first key of the two-key form).
 _RUN_LOCKS: Final = 0x70_61_72  # "par"
+#: Claims and run steps in flight per process (a step holds two connections).
+_CLAIMS_AT_ONCE: Final = 12
+_STEPS_AT_ONCE: Final = 4
 #: How long a step waits for another worker's step on the same run.
 _LOCK_WAIT: Final = "10s"
+
+
+_CLAIMED: Final = (
+    Task.run_id,
+    Task.agent_id,
+    Task.payload,
+    Task.phase,
+    Task.candidate_id,
+    Task.slot,
+    Task.attempt,
+    Task.executor,
+    Task.dispatched_at,
+    Task.deadline_at,
+)
 
 
 class DispatchResult:
     SENT = "sent"
     DEFERRED = "deferred"  # the agent answered 202: its callback ends the task
     ANSWERED = "answered"  # a house task, answered here
-    TAKEN = "taken"  # another job claimed the send
+    TAKEN = "taken"  # another job claimed the send, or the task has ended
     ENDED = "ended"  # the task is no longer RUNNING
 
 
@@ -88,16 +107,30 @@ class QueuedRuns(RunDriver):
     def __init__(self, platform: Platform, jobs: Jobs) -> None:
         super().__init__(platform)
         self.jobs = jobs
+        # Decrypting an agent's key costs more than signing with it: keep recent ones.
+        self._key = lru_cache(maxsize=4096)(platform.vault.open)
+        # However many jobs run at once, the store's connection pool (20, and 20 more that
+        # are opened and closed on demand) must not overflow: a new PostgreSQL connection
+        # per claim costs more than the claim.
+        self._claims = asyncio.Semaphore(_CLAIMS_AT_ONCE)
+        self._steps = asyncio.Semaphore(_STEPS_AT_ONCE)
 
     def kick(self, run_id: str) -> None:
-        self.jobs.soon(self.jobs.advance_run.kiq(run_id))
+        self.jobs.soon(self.kick_step(run_id))
+
+    async def kick_step(self, run_id: str) -> None:
+        """Kick the run's step, unless one is already waiting for a worker (it will see
+        this event too): a burst of task ends makes one step, not one each."""
+        if await self.jobs.flags.raise_(f"step:{run_id}"):
+            await self.jobs.advance_run.kiq(run_id)
 
     def wake(self) -> None:
         pass
 
     async def advance(self, run_id: str) -> bool:
+        await self.jobs.flags.lower(f"step:{run_id}")  # events from now on kick a new step
         try:
-            async with _run_lock(self.platform, run_id):
+            async with self._steps, _run_lock(self.platform, run_id):
                 return await super().advance(run_id)
         except DBAPIError as exc:
             if "lock timeout" not in str(exc):
@@ -131,50 +164,55 @@ class QueuedRuns(RunDriver):
         """Claim the send of ``task_id``; if this job won it, send (or answer) and record."""
         platform = self.platform
         now = platform.clock.now()
-        async with platform.db.session() as session, session.begin():
-            task = await session.get(Task, task_id)
-            if task is None or task.status != TaskStatus.RUNNING:
-                return DispatchResult.ENDED
-            assert task.dispatched_at is not None
-            assert task.deadline_at is not None
-            deadline_s = task.deadline_at - task.dispatched_at
-            stamp = max(now, task.created_at + 0.001)
-            claimed = await session.execute(
-                update(Task)
-                .where(
-                    Task.id == task_id,
-                    Task.status == TaskStatus.RUNNING.value,
-                    Task.dispatched_at == task.dispatched_at,
-                    or_(
-                        Task.dispatched_at == Task.created_at,
-                        and_(Task.agent_id.is_(None), Task.deadline_at <= now),
-                    ),
-                )
-                .values(dispatched_at=stamp, deadline_at=stamp + deadline_s)
-                .execution_options(synchronize_session=False)
+        # One statement claims: the new deadline keeps the phase's length (SET reads the
+        # row as it was), and the stamp never equals created_at (a frozen test clock).
+        stamp = case((Task.created_at >= now, Task.created_at + 0.001), else_=now)
+        claim = (
+            update(Task)
+            .where(
+                Task.id == task_id,
+                Task.status == TaskStatus.RUNNING.value,
+                or_(
+                    Task.dispatched_at == Task.created_at,
+                    and_(Task.agent_id.is_(None), Task.deadline_at <= now),
+                ),
             )
-            if claimed.rowcount != 1:  # type: ignore[attr-defined]
-                return DispatchResult.TAKEN
-            agent = await session.get(Agent, task.agent_id) if task.agent_id else None
-            run_id, payload = task.run_id, dict(task.payload or {})
-            phase, candidate_id, slot = Phase(task.phase), task.candidate_id, task.slot
-            attempt, executor = task.attempt, task.executor
+            .values(dispatched_at=stamp, deadline_at=stamp + Task.deadline_at - Task.dispatched_at)
+            .returning(*_CLAIMED)
+        )
+        async with self._claims, platform.db.engine.begin() as connection:
+            task = (await connection.execute(claim)).one_or_none()
+            if task is None:
+                return DispatchResult.TAKEN  # or ended: either way, not ours to send
+            agent = None
+            if task.agent_id is not None:
+                query = select(Agent.endpoint_url, Agent.key_sealed).where(
+                    Agent.id == task.agent_id
+                )
+                agent = (await connection.execute(query)).one_or_none()
+        payload: dict[str, Any] = task.payload or {}
+        phase = Phase(task.phase)
+        deadline_s = task.deadline_at - task.dispatched_at
         try:
             if agent is None:
-                snap = await self._load(run_id)
+                snap = await self._load(task.run_id)
                 if snap is None:
                     return DispatchResult.ENDED
                 messages = payload.get("messages", [])
-                await self._house(task_id, snap, phase, candidate_id, slot, messages, executor)
+                await self._house(
+                    task_id, snap, phase, task.candidate_id, task.slot, messages, task.executor
+                )
                 return DispatchResult.ANSWERED
-            request = _request(run_id, phase, candidate_id, slot, attempt, payload, deadline_s)
+            request = _request(
+                task.run_id, phase, task.candidate_id, task.slot, task.attempt, payload, deadline_s
+            )
             item = Opened(
                 task_id,
                 request,
-                agent_id=agent.id,
-                executor=executor,
+                agent_id=task.agent_id,
+                executor=task.executor,
                 url=agent.endpoint_url,
-                key=platform.vault.open(agent.key_sealed or ""),
+                key=self._key(agent.key_sealed or ""),
                 body=dumps(payload),
             )
             end = await send(platform, item)
@@ -185,7 +223,7 @@ class QueuedRuns(RunDriver):
             await self.recorder.finish(end)
             return DispatchResult.SENT
         finally:
-            await self.jobs.advance_run.kiq(run_id)
+            await self.kick_step(task.run_id)
 
 
 def _request(

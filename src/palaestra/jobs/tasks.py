@@ -37,6 +37,7 @@ from palaestra.engine.monitor import HealthMonitor, PingOutcome
 from palaestra.engine.referee import Step, play_next_turn
 from palaestra.errors import NotFound
 from palaestra.jobs import sweeper
+from palaestra.jobs.broker import flags_for
 from palaestra.jobs.runs import QueuedRuns
 
 __all__ = ["PING_BATCH", "Jobs"]
@@ -96,6 +97,8 @@ class Jobs:
         self.sweep = broker.register_task(sweep, task_name="palaestra.sweep")
         self.advance_run = broker.register_task(advance_run, task_name="palaestra.advance_run")
         self.dispatch = broker.register_task(dispatch, task_name="palaestra.dispatch")
+        #: Markers of kicked jobs, so that a burst of events kicks one job.
+        self.flags = flags_for(broker, platform.settings)
         #: The run step and the dispatcher, with the recorder this process writes through.
         self.runs = QueuedRuns(platform, self)
 
