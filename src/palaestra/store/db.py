@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import orjson
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import event
@@ -30,6 +31,10 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def _json_dumps(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
 class Database:
     """One engine and its session factory."""
 
@@ -37,7 +42,12 @@ class Database:
         parsed = make_url(url)
         self.url = url
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
-        kwargs: dict[str, Any] = {"echo": echo}
+        kwargs: dict[str, Any] = {
+            "echo": echo,
+            # JSON columns (outputs, payloads, history details) on the hot paths.
+            "json_serializer": _json_dumps,
+            "json_deserializer": orjson.loads,
+        }
         if self.is_sqlite:
             database = parsed.database
             if database and database != ":memory:":
