@@ -16,7 +16,6 @@ so two workers that both decide to do it only waste a little time.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -34,6 +33,7 @@ from palaestra.engine.leaderboard_tables import (
     live_rows,
 )
 from palaestra.engine.live_ratings import live_ratings, rate_pending
+from palaestra.engine.loops import every
 from palaestra.errors import InvalidRequest
 from palaestra.rules.agent_stats import FINISHED, AgentFacts, TaskFacts
 from palaestra.rules.ratings import SCORED, result_of
@@ -228,14 +228,4 @@ class RatingsWorker:
         self.rounds += 1
 
     async def run(self, stop: asyncio.Event) -> None:
-        tick = self.platform.settings.ratings_interval_s
-        while not stop.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), tick)
-            if stop.is_set():
-                return
-            try:
-                await self.run_once()
-            except Exception:
-                # A database hiccup must not stop the ratings; every step is idempotent.
-                log.exception("ratings round failed")
+        await every(self.platform.settings.ratings_interval_s, stop, self.run_once, "ratings round")

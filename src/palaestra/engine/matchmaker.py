@@ -17,7 +17,6 @@ and ``palaestra matchmaking --pause``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from sqlalchemy import func, select
 from palaestra.engine.accounts import Caller
 from palaestra.engine.context import Platform
 from palaestra.engine.live_ratings import FighterRatings, live_ratings
+from palaestra.engine.loops import every
 from palaestra.engine.matches import create_match
 from palaestra.errors import PalaestraError
 from palaestra.rules.matchmaking import Entrant, eligible, pair_key, select_pairings
@@ -178,13 +178,6 @@ class Matchmaker:
 
     async def run(self, stop: asyncio.Event) -> None:
         """A round every ``matchmaking_interval_s`` (the first one after one interval)."""
-        tick = self.platform.settings.matchmaking_interval_s
-        while not stop.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), tick)
-            if stop.is_set():
-                return
-            try:
-                await self.run_once()
-            except Exception:
-                log.exception("matchmaking round failed")
+        await every(
+            self.platform.settings.matchmaking_interval_s, stop, self.run_once, "matchmaking round"
+        )
