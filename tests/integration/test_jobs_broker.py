@@ -25,7 +25,8 @@ from palaestra.engine.context import Platform
 from palaestra.jobs.broker import StreamBroker, make_broker, queue_depth
 from palaestra.jobs.scheduler import RedisPeriods, Scheduler
 from palaestra.settings import Settings
-from tests.integration.platform_fixtures import Api, serve_app
+from tests.integration.arena_rows import add_fighter, add_owner
+from tests.integration.platform_fixtures import ADMIN_TOKEN, Api, serve_app
 
 pytestmark = pytest.mark.redis
 
@@ -224,3 +225,26 @@ async def test_an_api_process_reports_its_broker_and_the_queue(
         app.state.broker = broker("redis://127.0.0.1:9/0", queue)  # nothing listens there
         status, body = await api.call("GET", "/healthz")
         assert (status, body["broker"]) == (503, "unavailable: ConnectionError")
+
+
+async def test_serve_with_a_broker_runs_a_worker_inside(
+    platform: Platform, redis_url: str, queue: str
+) -> None:
+    platform.settings.broker_url = redis_url
+    platform.settings.broker_queue = queue
+    first = await add_fighter(platform, await add_owner(platform, "h1"), "h1", entrant_type="house")
+    second = await add_fighter(
+        platform, await add_owner(platform, "h2"), "h2", entrant_type="house"
+    )
+    app = create_app(platform=platform)
+    async with serve_app(app) as base, aiohttp.ClientSession() as session:
+        api = Api(base, session)
+        body = {"attacker": first, "defender": second}
+        status, created = await api.call("POST", "/api/matches", token=ADMIN_TOKEN, json=body)
+        assert status == 202, created
+        for _ in range(200):
+            _, match = await api.call("GET", f"/api/matches/{created['match_id']}")
+            if match["status"] in ("SCORED", "VOIDED"):
+                break
+            await asyncio.sleep(0.05)
+        assert match["status"] in ("SCORED", "VOIDED"), match
