@@ -74,6 +74,14 @@ _CLAIMED: Final = (
 )
 
 
+_AGENT_URL: Final = (
+    select(Agent.endpoint_url).where(Agent.id == Task.agent_id).scalar_subquery().label("agent_url")
+)
+_AGENT_KEY: Final = (
+    select(Agent.key_sealed).where(Agent.id == Task.agent_id).scalar_subquery().label("agent_key")
+)
+
+
 class DispatchResult:
     SENT = "sent"
     DEFERRED = "deferred"  # the agent answered 202: its callback ends the task
@@ -178,18 +186,17 @@ class QueuedRuns(RunDriver):
                 ),
             )
             .values(dispatched_at=stamp, deadline_at=stamp + Task.deadline_at - Task.dispatched_at)
-            .returning(*_CLAIMED)
+            .returning(*_CLAIMED, _AGENT_URL, _AGENT_KEY)
         )
-        async with self._claims, platform.db.engine.begin() as connection:
-            task = (await connection.execute(claim)).one_or_none()
-            if task is None:
-                return DispatchResult.TAKEN  # or ended: either way, not ours to send
-            agent = None
-            if task.agent_id is not None:
-                query = select(Agent.endpoint_url, Agent.key_sealed).where(
-                    Agent.id == task.agent_id
-                )
-                agent = (await connection.execute(query)).one_or_none()
+        # One statement, committed on its own: a claim is one round trip.
+        async with self._claims, platform.db.engine.connect() as connection:
+            autocommit = await connection.execution_options(isolation_level="AUTOCOMMIT")
+            task = (await autocommit.execute(claim)).one_or_none()
+        if task is None:
+            return DispatchResult.TAKEN  # or ended: either way, not ours to send
+        if task.agent_id is not None and task.agent_url is None:
+            return DispatchResult.ENDED  # no endpoint to send to: its deadline will end it
+        agent = task if task.agent_id is not None else None
         payload: dict[str, Any] = task.payload or {}
         phase = Phase(task.phase)
         deadline_s = task.deadline_at - task.dispatched_at
@@ -211,8 +218,8 @@ class QueuedRuns(RunDriver):
                 request,
                 agent_id=task.agent_id,
                 executor=task.executor,
-                url=agent.endpoint_url,
-                key=self._key(agent.key_sealed or ""),
+                url=agent.agent_url,
+                key=self._key(agent.agent_key or ""),
                 body=dumps(payload),
             )
             end = await send(platform, item)
