@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from palaestra.errors import ProtocolError
 from palaestra.protocol import InvalidJson, dumps, loads
+from tests.unit.strategies import json_values as any_json
 
 END = "Unexpected end of JSON input"
 TOKEN = re.compile(r"\AUnexpected token '(.)' in JSON at position (\d+)\Z", re.DOTALL)
@@ -149,17 +150,7 @@ def test_escaped_lone_surrogate_is_rejected() -> None:
 
 # --- properties --------------------------------------------------------------------------------
 
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=10),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
-    ),
-    max_leaves=12,
-)
+json_values = any_json(text_size=10, key_size=6, width=4, max_leaves=12)
 
 
 @st.composite

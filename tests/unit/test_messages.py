@@ -35,6 +35,7 @@ from palaestra.protocol import (
 from palaestra.protocol.constants import IDEMPOTENCY_HEADER
 from palaestra.protocol.edgearena import HandshakeReply
 from palaestra.protocol.models import WireModel
+from tests.unit.strategies import json_values as any_json
 
 # The request and reply bodies below are copied from the seed documents.
 
@@ -772,27 +773,8 @@ def test_invalid_message_is_a_protocol_error() -> None:
 
 # --- properties: any JSON value is parsed or refused with InvalidMessage -----------------------
 
-scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=10)
-)
-json_values = st.recursive(
-    scalars,
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
-    ),
-    max_leaves=12,
-)
-small_json_values = st.recursive(
-    scalars,
-    lambda children: (
-        st.lists(children, max_size=2) | st.dictionaries(st.text(max_size=4), children, max_size=2)
-    ),
-    max_leaves=3,
-)
+json_values = any_json(text_size=10, key_size=8, width=4, max_leaves=12)
+small_json_values = any_json(text_size=10, key_size=4, width=2, max_leaves=3)
 near_misses = st.sampled_from(
     ["", "turn", "challenge", "handshake", "scout_task", "SCOUT", "user", 0, 1, -1, 3.0, True]
 )

@@ -23,6 +23,7 @@ from palaestra.protocol import (
     validate_output,
 )
 from palaestra.protocol.schemas import Violation
+from tests.unit.strategies import json_values as any_json
 
 CANDIDATE = "0192f4a9-1be4-7123-b21d-0a55f00d4c8e"
 OTHER = "0192f4a9-1be4-7123-b21d-ffffffffffff"
@@ -882,28 +883,8 @@ def test_analyst_simulation_does_not_need_critique_only_keys() -> None:
 
 # --- properties: any JSON value gets an answer in the spec's terms ----------------------------
 
-# ints stay in the range loads() can produce (orjson parses at most 64-bit integers).
-scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=12)
-)
-json_values = st.recursive(
-    scalars,
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
-    ),
-    max_leaves=16,
-)
-small_json_values = st.recursive(
-    scalars,
-    lambda children: (
-        st.lists(children, max_size=2) | st.dictionaries(st.text(max_size=4), children, max_size=2)
-    ),
-    max_leaves=3,
-)
+json_values = any_json(text_size=12, key_size=8, width=4, max_leaves=16)
+small_json_values = any_json(text_size=12, key_size=4, width=2, max_leaves=3)
 near_misses = st.sampled_from(
     ["", "  ", "high", "low", "pass", "maybe", CANDIDATE, OTHER, 0, 100, -0.1, 100.5, 2.0, True]
 )
