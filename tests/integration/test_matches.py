@@ -417,12 +417,30 @@ async def test_a_turn_recorded_by_another_worker_is_not_recorded_twice(arena: Pl
     assert summary(body) == ("SCORED", "draw", "utility", 6)
 
 
+def held_until(gate: asyncio.Event, script: Script) -> Script:
+    """``script``, answering only once ``gate`` is open."""
+
+    async def play(body: dict[str, Any]) -> str:
+        await gate.wait()
+        result = script(body)
+        assert isinstance(result, str)
+        return result
+
+    return play
+
+
 async def test_two_workers_on_one_match_play_each_turn_once(arena: Platform) -> None:
-    async with bout(arena, injects, refuses) as b:
+    gate = asyncio.Event()
+    async with bout(arena, held_until(gate, injects), held_until(gate, refuses)) as b:
         match_id = await start(b.api, b.alice, b.attacker_id, b.defender_id)
         for _ in range(3):
-            steps = await asyncio.gather(*(play_next_turn(arena, match_id) for _ in range(2)))
-            assert sorted(s.step for s in steps) == [Step.BUSY, Step.PLAYED]
+            # While one worker's move is in flight, the other finds the turn taken.
+            gate.clear()
+            workers = [asyncio.create_task(play_next_turn(arena, match_id)) for _ in range(2)]
+            done, pending = await asyncio.wait(workers, timeout=10, return_when="FIRST_COMPLETED")
+            assert [t.result().step for t in done] == [Step.BUSY]
+            gate.set()
+            assert [(await t).step for t in pending] == [Step.PLAYED]
         await asyncio.gather(Referee(arena).run_once(), Referee(arena).run_once())
         body = await transcript(b.api, match_id)
     assert [t["turn"] for t in b.attacker.turns + b.defender.turns] == [1, 3, 5, 2, 4, 6]
