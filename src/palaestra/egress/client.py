@@ -33,6 +33,7 @@ from palaestra.protocol.failures import Failure, UnreachableStage
 from palaestra.protocol.jsonwire import InvalidJson, loads
 from palaestra.protocol.signing import signed_headers
 
+from .deadlines import Deadline, Deadlines
 from .policy import EgressPolicy, parse_address
 
 __all__ = ["EgressClient", "EgressResult", "PolicyResolver", "Signer", "hmac_signer"]
@@ -134,6 +135,7 @@ class EgressClient:
         self._max_connections = max_connections
         self._keepalive = keepalive
         self._session: aiohttp.ClientSession | None = None
+        self._deadlines: Deadlines | None = None
 
     async def __aenter__(self) -> EgressClient:
         self._ensure_session()
@@ -164,6 +166,12 @@ class EgressClient:
                 timeout=aiohttp.ClientTimeout(total=None),  # each call runs under its own deadline
             )
         return self._session
+
+    def _deadline(self, seconds: float) -> Deadline:
+        loop = asyncio.get_running_loop()
+        if self._deadlines is None or self._deadlines.loop is not loop:
+            self._deadlines = Deadlines(loop)
+        return self._deadlines.after(seconds)
 
     async def close(self) -> None:
         if self._session is not None:
@@ -232,23 +240,25 @@ class EgressClient:
         token = _plain_http.set(target.scheme == "http")
         status: int | None = None
         try:
-            async with asyncio.timeout(deadline):
-                async with session.request(
+            async with (
+                self._deadline(deadline),
+                session.request(
                     method,
                     target,
                     data=body,
                     headers=request_headers,
                     allow_redirects=False,
                     ssl=self._ssl,
-                ) as response:
-                    status = response.status
-                    if not 200 <= status < 300:
-                        start = await _read_capped(response, _STATUS_BODY_BYTES, truncate=True)
-                        text = start.decode("utf-8", errors="replace")
-                        return self._done(
-                            url, started, status, start, failure=Failure.http_status(status, text)
-                        )
-                    raw = await _read_capped(response, self.cap_bytes)
+                ) as response,
+            ):
+                status = response.status
+                if not 200 <= status < 300:
+                    start = await _read_capped(response, _STATUS_BODY_BYTES, truncate=True)
+                    text = start.decode("utf-8", errors="replace")
+                    return self._done(
+                        url, started, status, start, failure=Failure.http_status(status, text)
+                    )
+                raw = await _read_capped(response, self.cap_bytes)
         except TimeoutError:
             return self._done(url, started, status, failure=Failure.timeout(deadline_ms))
         except _TooLarge:

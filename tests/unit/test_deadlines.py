@@ -1,0 +1,118 @@
+"""Shared-timer deadlines behave as ``asyncio.timeout`` does, at most one slot late."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from palaestra.egress.deadlines import SLOT_S, Deadlines
+
+
+async def test_a_block_that_ends_in_time_is_left_alone_and_disarmed() -> None:
+    deadlines = Deadlines(asyncio.get_running_loop())
+    async with deadlines.after(1.0):
+        await asyncio.sleep(0)
+        assert deadlines.pending() == 1
+    assert deadlines.pending() == 0
+    await asyncio.sleep(0)  # and the task was not cancelled afterwards
+
+
+async def test_a_block_that_overruns_raises_timeout_error_within_one_slot() -> None:
+    loop = asyncio.get_running_loop()
+    deadlines = Deadlines(loop)
+    started = loop.time()
+    with pytest.raises(TimeoutError):
+        async with deadlines.after(0.1):
+            await asyncio.sleep(10)
+    waited = loop.time() - started
+    assert 0.1 - 0.002 <= waited < 0.1 + SLOT_S + 0.05, waited
+    assert deadlines.pending() == 0
+    assert asyncio.current_task().cancelling() == 0  # type: ignore[union-attr]
+
+
+async def test_a_deadline_already_past_times_out_at_the_first_await() -> None:
+    deadlines = Deadlines(asyncio.get_running_loop())
+    reached = []
+
+    async def call() -> None:
+        async with deadlines.after(-1):
+            reached.append("entered")
+            await asyncio.sleep(0)
+            reached.append("after the await")
+
+    with pytest.raises(TimeoutError):
+        await call()
+    assert reached == ["entered"]
+
+
+async def test_calls_ending_in_the_same_slot_share_one_timer() -> None:
+    loop = asyncio.get_running_loop()
+    deadlines = Deadlines(loop)
+    # Anchor just after a slot boundary so that 20 deadlines 1 ms apart share a slot.
+    await asyncio.sleep(SLOT_S - loop.time() % SLOT_S + 0.001)
+    base = loop.time()
+
+    async def overrun(offset: float) -> str:
+        try:
+            async with deadlines.after(0.2 + offset - (loop.time() - base)):
+                await asyncio.sleep(10)
+        except TimeoutError:
+            return "timeout"
+        return "finished"
+
+    calls = [asyncio.create_task(overrun(n / 1000)) for n in range(20)]
+    await asyncio.sleep(0)
+    assert len(deadlines._slots) == 1
+    assert await asyncio.gather(*calls) == ["timeout"] * 20
+
+
+async def test_a_cancellation_from_outside_stays_a_cancellation() -> None:
+    deadlines = Deadlines(asyncio.get_running_loop())
+
+    async def call() -> None:
+        async with deadlines.after(10):
+            await asyncio.sleep(10)
+
+    task = asyncio.create_task(call())
+    await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert deadlines.pending() == 0
+
+
+async def test_a_cancellation_from_outside_racing_the_deadline_is_not_swallowed() -> None:
+    loop = asyncio.get_running_loop()
+    deadlines = Deadlines(loop)
+    entered = asyncio.Event()
+
+    async def call() -> None:
+        async with deadlines.after(0.05):
+            entered.set()
+            await asyncio.sleep(10)
+
+    task = asyncio.create_task(call())
+    await entered.wait()
+    await asyncio.sleep(0.2)  # the deadline has fired and been turned into TimeoutError...
+    assert task.done()
+    with pytest.raises(TimeoutError):
+        task.result()
+
+    # ...whereas cancelling the task from outside right as its deadline fires wins.
+    async def caller() -> None:
+        async with deadlines.after(0):
+            asyncio.current_task().cancel()  # type: ignore[union-attr]
+            await asyncio.sleep(1)
+
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.create_task(caller())
+
+
+async def test_an_inner_timeout_error_of_the_block_itself_is_not_mistaken_for_ours() -> None:
+    deadlines = Deadlines(asyncio.get_running_loop())
+    with pytest.raises(TimeoutError):
+        async with deadlines.after(10) as deadline, asyncio.timeout(0.01):
+            await asyncio.sleep(1)
+    assert not deadline.expired
+    assert deadlines.pending() == 0
