@@ -10,6 +10,8 @@ EXPORTS = {
     "palaestra.rules.selection": {
         "EXPLORATION_BAND",
         "Contender",
+        "Draw",
+        "HashDraw",
         "Roster",
         "eligible",
         "rank",

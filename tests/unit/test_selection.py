@@ -10,6 +10,7 @@ import pytest
 from palaestra.rules.selection import (
     EXPLORATION_BAND,
     Contender,
+    HashDraw,
     Roster,
     eligible,
     rank,
@@ -161,3 +162,31 @@ def test_the_best_remaining_reputation_sets_the_band() -> None:
     roster = Roster.of(pool, "SCOUT", NOW)
     picks = {roster.pick(random.Random(s), taken={"star"}) for s in range(100)}
     assert {c.agent_id for c in picks if c} == {"a", "b"}  # within 0.15 of 0.3, the best left
+
+
+def test_a_hash_draw_is_reproducible_from_its_seed_and_spreads_evenly() -> None:
+    first = HashDraw("run:SCOUT:None:3:0")
+    again = HashDraw("run:SCOUT:None:3:0")
+    draws = [first.randrange(5) for _ in range(5000)]
+    assert draws == [again.randrange(5) for _ in range(5000)]
+    assert [HashDraw("other").randrange(5) for _ in range(20)] != draws[:20]
+    counts = Counter(draws)
+    assert set(counts) == {0, 1, 2, 3, 4}
+    assert all(850 < n < 1150 for n in counts.values()), counts
+    with pytest.raises(ValueError, match="empty range"):
+        first.randrange(0)
+
+
+def test_a_pick_stays_uniform_over_the_band_when_most_of_it_is_excluded() -> None:
+    pool = [agent(f"a{n}", reputation=0.5 - n / 1000) for n in range(40)]
+    pool.append(agent("behind", reputation=0.5 - 2 * EXPLORATION_BAND))
+    roster = Roster.prepared(pool)
+    taken = {f"a{n}" for n in range(40) if n % 10}  # 36 of the 40 close agents excluded
+    picks = Counter(
+        roster.pick(HashDraw(f"slot-{n}"), taken=taken).agent_id  # type: ignore[union-attr]
+        for n in range(4000)
+    )
+    assert set(picks) == {"a0", "a10", "a20", "a30"}
+    assert all(850 < n < 1150 for n in picks.values()), picks
+    everyone_close = {f"a{n}" for n in range(40)}
+    assert roster.pick(HashDraw("x"), taken=everyone_close).agent_id == "behind"  # type: ignore[union-attr]

@@ -20,13 +20,12 @@ RUNNING for the async completion callback.
 
 from __future__ import annotations
 
-import random
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final, cast
 
+import orjson
 from sqlalchemy import Table, case, or_, select
 
 from palaestra.clock import Clock
@@ -47,7 +46,7 @@ from palaestra.protocol import (
 from palaestra.protocol.constants import Phase
 from palaestra.protocol.failures import FailureKind
 from palaestra.rules.runflow import TaskStatus
-from palaestra.rules.selection import Contender, Roster
+from palaestra.rules.selection import Contender, HashDraw, Roster
 from palaestra.rules.status import DISPATCHABLE, Status
 from palaestra.store.bulk import insert_rows
 from palaestra.store.models import Agent, Task
@@ -179,8 +178,7 @@ async def open_slots(
             chosen = None
             if not request.house:
                 # Seeded by the slot: the exploration is reproducible, and cheap to seed.
-                seed = f"{request.seed}:{':'.join(map(str, slot_key))}:{request.attempt}"
-                rng = random.Random(zlib.crc32(seed.encode()))
+                rng = HashDraw(f"{request.seed}:{':'.join(map(str, slot_key))}:{request.attempt}")
                 chosen = pool.rosters[request.phase.role.value].pick(
                     rng, failed_in_run=failed.get(request.run_id, ()), taken=taken.get(group, ())
                 )
@@ -214,7 +212,8 @@ async def open_slots(
                     "agent_id": item.agent_id,
                     "executor": item.executor,
                     "status": TaskStatus.RUNNING.value,
-                    "payload": payload,
+                    # The body already is the payload's JSON: stored as it was sent.
+                    "payload": orjson.Fragment(item.body) if item.body else payload,
                     "dispatched_at": now,
                     "deadline_at": now + request.deadline_s,
                     "created_at": now,

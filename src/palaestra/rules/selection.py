@@ -8,26 +8,64 @@ candidate (so that, say, five scout slots reach five distinct scouts).
 Ranking: status tier first (ACTIVE, then DEGRADED, then PROBATION); inside a
 tier, reputation, highest first, with exploration: the agents whose reputation
 is within ``band`` of the tier's best are equally likely to be offered the
-slot (one draw from the caller's seeded generator). A newcomer (reputation 0,
+slot (a draw from the caller's seeded generator). A newcomer (reputation 0,
 neutral) therefore gets tried beside established agents of similar standing,
 while an agent ``band`` or more behind the best is never preferred by chance.
 """
 
 from __future__ import annotations
 
-import random
+import hashlib
+from bisect import bisect_left
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
-from typing import Final
+from dataclasses import dataclass, field
+from typing import Final, Protocol
 
 from palaestra.rules.status import DISPATCHABLE, Status
 
-__all__ = ["EXPLORATION_BAND", "Contender", "Roster", "eligible", "rank", "select"]
+__all__ = [
+    "EXPLORATION_BAND",
+    "Contender",
+    "Draw",
+    "HashDraw",
+    "Roster",
+    "eligible",
+    "rank",
+    "select",
+]
 
 #: Reputations (in [-1, 1]) closer than this may swap places by chance.
 EXPLORATION_BAND: Final = 0.15
 
 _TIER: Final = {status: index for index, status in enumerate(DISPATCHABLE)}
+#: Draws that land on an excluded agent before the band is listed out instead.
+_REDRAWS: Final = 8
+
+
+class Draw(Protocol):
+    """What a pick needs of a random source (``random.Random`` is one)."""
+
+    def randrange(self, stop: int, /) -> int: ...
+
+
+class HashDraw:
+    """A reproducible draw from ``seed`` alone, far cheaper to set up than a seeded
+    ``random.Random`` (whose first draw fills a 2.5 KB state): the n-th draw is the
+    BLAKE2b hash of the seed and n, reduced to the range (bias below 2**-50 for the
+    few hundred agents a roster holds)."""
+
+    __slots__ = ("_count", "_seed")
+
+    def __init__(self, seed: str) -> None:
+        self._seed = seed.encode()
+        self._count = 0
+
+    def randrange(self, stop: int, /) -> int:
+        if stop <= 0:
+            raise ValueError("empty range for randrange()")
+        self._count += 1
+        digest = hashlib.blake2b(self._seed, digest_size=8, salt=self._count.to_bytes(16))
+        return int.from_bytes(digest.digest()) % stop
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +112,12 @@ class Roster:
 
     tiers: tuple[tuple[Contender, ...], ...]
     band: float = EXPLORATION_BAND
+    # Each tier's negated reputations (ascending), to find the end of a band by bisection.
+    _keys: tuple[tuple[float, ...], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        keys = tuple(tuple(-agent.reputation for agent in tier) for tier in self.tiers)
+        object.__setattr__(self, "_keys", keys)
 
     @classmethod
     def of(
@@ -92,32 +136,39 @@ class Roster:
 
     def pick(
         self,
-        rng: random.Random,
+        rng: Draw,
         *,
         failed_in_run: Collection[str] = (),
         taken: Collection[str] = (),
     ) -> Contender | None:
         """The agent for one slot: the best tier with anyone left, then one draw among
-        those within ``band`` of its best remaining reputation."""
-        for tier in self.tiers:
-            top: float | None = None
-            close: list[Contender] = []
-            for agent in tier:
-                if agent.agent_id in failed_in_run or agent.agent_id in taken:
-                    continue
-                if top is None:
-                    top = agent.reputation
-                elif agent.reputation <= top - self.band:
-                    break
-                close.append(agent)
-            if close:
-                return close[0] if len(close) == 1 else close[rng.randrange(len(close))]
+        those within ``band`` of its best remaining reputation (uniform: a draw that
+        lands on an excluded agent is drawn again)."""
+        for tier, keys in zip(self.tiers, self._keys, strict=True):
+            start = 0
+            while start < len(tier) and (
+                tier[start].agent_id in failed_in_run or tier[start].agent_id in taken
+            ):
+                start += 1
+            if start == len(tier):
+                continue
+            end = bisect_left(keys, self.band - tier[start].reputation, start + 1)
+            if end - start == 1:
+                return tier[start]
+            for _ in range(_REDRAWS):
+                agent = tier[start + rng.randrange(end - start)]
+                if agent.agent_id not in failed_in_run and agent.agent_id not in taken:
+                    return agent
+            close = [
+                agent
+                for agent in tier[start:end]
+                if agent.agent_id not in failed_in_run and agent.agent_id not in taken
+            ]
+            return close[rng.randrange(len(close))]
         return None
 
 
-def rank(
-    agents: Sequence[Contender], rng: random.Random, band: float = EXPLORATION_BAND
-) -> list[Contender]:
+def rank(agents: Sequence[Contender], rng: Draw, band: float = EXPLORATION_BAND) -> list[Contender]:
     """``agents`` (already eligible) in the order they would be offered slots, one by one."""
     roster = Roster.prepared(agents, band)
     order: list[Contender] = []
@@ -132,7 +183,7 @@ def select(
     agents: Iterable[Contender],
     role: str,
     now: float,
-    rng: random.Random,
+    rng: Draw,
     *,
     failed_in_run: Collection[str] = (),
     taken: Collection[str] = (),

@@ -44,6 +44,7 @@ def _json_columns(table: Table, columns: tuple[str, ...]) -> tuple[bool, ...]:
 
 
 def _json(value: Any) -> str | None:
+    # An ``orjson.Fragment`` (JSON already serialized) passes through as it is.
     return None if value is None else orjson.dumps(value).decode()
 
 
