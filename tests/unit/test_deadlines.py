@@ -46,6 +46,24 @@ async def test_a_deadline_already_past_times_out_at_the_first_await() -> None:
     assert reached == ["entered"]
 
 
+async def test_a_past_deadline_on_a_block_that_never_awaits_leaves_nothing_behind() -> None:
+    deadlines = Deadlines(asyncio.get_running_loop())
+    async with deadlines.after(-1):
+        pass  # nothing awaited: no timeout, and no cancellation pending afterwards
+    await asyncio.sleep(0.01)
+    assert asyncio.current_task().cancelling() == 0  # type: ignore[union-attr]
+
+
+async def test_a_deadline_is_entered_once_only() -> None:
+    deadlines = Deadlines(asyncio.get_running_loop())
+    deadline = deadlines.after(10)
+    async with deadline:
+        pass
+    with pytest.raises(RuntimeError, match="once only"):
+        async with deadline:
+            pass
+
+
 async def test_calls_ending_in_the_same_slot_share_one_timer() -> None:
     loop = asyncio.get_running_loop()
     deadlines = Deadlines(loop)
@@ -100,13 +118,19 @@ async def test_a_cancellation_from_outside_racing_the_deadline_is_not_swallowed(
         task.result()
 
     # ...whereas cancelling the task from outside right as its deadline fires wins.
-    async def caller() -> None:
-        async with deadlines.after(0):
-            asyncio.current_task().cancel()  # type: ignore[union-attr]
+    async def raced() -> None:
+        async with deadlines.after(10) as deadline:
+
+            def both() -> None:
+                deadline.expire()  # what the slot's timer does...
+                task.cancel()  # ...and an outside cancel, in the same loop iteration
+
+            loop.call_soon(both)
             await asyncio.sleep(1)
 
+    task = asyncio.create_task(raced())
     with pytest.raises(asyncio.CancelledError):
-        await asyncio.create_task(caller())
+        await task
 
 
 async def test_an_inner_timeout_error_of_the_block_itself_is_not_mistaken_for_ours() -> None:

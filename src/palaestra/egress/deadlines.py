@@ -6,11 +6,13 @@ flight that bookkeeping costs about as much as signing the request. Here calls
 whose deadlines fall in the same short slot (:data:`SLOT_S`) share one timer,
 and entering or leaving a deadline is a set insertion and removal.
 
-A deadline fires at most one slot late. The semantics are those
-of ``asyncio.timeout``: when it fires, the task is cancelled, and the
+A deadline fires at most one slot late. The semantics are those of
+``asyncio.timeout``: when it fires, the task is cancelled, and the
 ``CancelledError`` that reaches the end of the block becomes ``TimeoutError``,
 unless someone else also cancelled the task, in which case the cancellation
-goes on.
+goes on. Two differences follow from sharing: of two nested deadlines less
+than a slot apart, either may be the one that fires (the egress client never
+nests them), and a deadline object is entered once only.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ class Deadlines:
 class Deadline:
     """One call's deadline; see the module docstring."""
 
-    __slots__ = ("_cancelling", "_deadlines", "_task", "expired", "slot", "when")
+    __slots__ = ("_cancelling", "_deadlines", "_entered", "_task", "expired", "slot", "when")
 
     def __init__(self, deadlines: Deadlines, when: float) -> None:
         self._deadlines = deadlines
@@ -72,15 +74,21 @@ class Deadline:
         self.expired = False
         self._task: asyncio.Task[object] | None = None
         self._cancelling = 0
+        self._entered = False
 
     async def __aenter__(self) -> Deadline:
+        if self._entered:
+            raise RuntimeError("a Deadline is entered once only")
         task = asyncio.current_task()
         if task is None:
             raise RuntimeError("a Deadline must be used inside a task")
+        self._entered = True
         self._task = task
         self._cancelling = task.cancelling()
         if self.when <= self._deadlines.loop.time():
-            self.expire()
+            # As asyncio.timeout does: from the loop, so a block that ends without
+            # awaiting anything is not left with a cancellation pending after it.
+            self._deadlines.loop.call_soon(self.expire)
         else:
             self._deadlines._add(self)
         return self
@@ -93,6 +101,7 @@ class Deadline:
     ) -> None:
         if not self.expired:
             self._deadlines._remove(self)
+            self._task = None  # a late expire() now does nothing
             return
         assert self._task is not None
         # Ours was one cancellation; only if no other is pending does it end as a timeout.
