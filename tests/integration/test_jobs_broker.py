@@ -118,15 +118,16 @@ async def test_a_job_held_by_a_dead_worker_is_delivered_to_another(
 
 
 async def test_a_live_worker_keeps_its_long_job(redis_url: str, queue: str) -> None:
-    busy, idle = await started(redis_url, queue), await started(redis_url, queue)
+    busy, idle = await started(redis_url, queue, 1.5), await started(redis_url, queue, 1.5)
     try:
         await kick(busy, "long")
         async with aclosing(busy.listen()) as holding:
-            taken = await next_message(holding, 2)
+            taken = await next_message(holding, 5)
             assert taken is not None
             async with aclosing(idle.listen()) as listening:
-                # Five redelivery periods: the busy worker refreshes its claim meanwhile.
-                assert await next_message(listening, 2.0) is None
+                # Three redelivery periods: the busy worker refreshes its claim meanwhile
+                # (every 0.5 s, so a pause of up to a second on a loaded machine is harmless).
+                assert await next_message(listening, 4.5) is None
             await acknowledge(taken)
         assert (await queue_depth(busy)).running == 0
     finally:
@@ -140,14 +141,23 @@ async def test_each_job_goes_to_one_worker(redis_url: str, queue: str) -> None:
         for index in range(20):
             await kick(first, str(index))
         seen: list[bytes] = []
+        all_seen = asyncio.Event()
 
         async def drain(made: StreamBroker) -> None:
+            # No short read timeouts: a read cut off mid-delivery would strand a message.
             async with aclosing(made.listen()) as listening:
-                while (message := await next_message(listening, 0.5)) is not None:
+                while (message := await next_message(listening, 30)) is not None:
                     seen.append(message.data)
                     await acknowledge(message)
+                    if len(seen) >= 20:
+                        all_seen.set()
 
-        await asyncio.gather(drain(first), drain(second))
+        draining = [asyncio.create_task(drain(first)), asyncio.create_task(drain(second))]
+        await asyncio.wait_for(all_seen.wait(), 20)
+        await asyncio.sleep(0.5)  # a job delivered twice would show up meanwhile
+        for task in draining:
+            task.cancel()
+        await asyncio.gather(*draining, return_exceptions=True)
         assert len(seen) == 20
         assert len(set(seen)) == 20
     finally:

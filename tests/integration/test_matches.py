@@ -430,6 +430,7 @@ def held_until(gate: asyncio.Event, script: Script) -> Script:
 
 
 async def test_two_workers_on_one_match_play_each_turn_once(arena: Platform) -> None:
+    arena.settings.cage_turn_deadline_ms = 30_000  # the held move must not time out meanwhile
     gate = asyncio.Event()
     async with bout(arena, held_until(gate, injects), held_until(gate, refuses)) as b:
         match_id = await start(b.api, b.alice, b.attacker_id, b.defender_id)
