@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 from bisect import bisect_left
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final, Protocol
 
 from palaestra.rules.status import DISPATCHABLE, Status
@@ -112,12 +112,6 @@ class Roster:
 
     tiers: tuple[tuple[Contender, ...], ...]
     band: float = EXPLORATION_BAND
-    # Each tier's negated reputations (ascending), to find the end of a band by bisection.
-    _keys: tuple[tuple[float, ...], ...] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        keys = tuple(tuple(-agent.reputation for agent in tier) for tier in self.tiers)
-        object.__setattr__(self, "_keys", keys)
 
     @classmethod
     def of(
@@ -132,7 +126,7 @@ class Roster:
         tiers: list[list[Contender]] = [[] for _ in DISPATCHABLE]
         for agent in agents:
             tiers[_TIER[agent.status]].append(agent)
-        return cls(tuple(tuple(sorted(t, key=lambda a: -a.reputation)) for t in tiers), band)
+        return cls(tuple(tuple(sorted(t, key=_behind)) for t in tiers), band)
 
     def pick(
         self,
@@ -144,28 +138,30 @@ class Roster:
         """The agent for one slot: the best tier with anyone left, then one draw among
         those within ``band`` of its best remaining reputation (uniform: a draw that
         lands on an excluded agent is drawn again)."""
-        for tier, keys in zip(self.tiers, self._keys, strict=True):
-            start = 0
-            while start < len(tier) and (
-                tier[start].agent_id in failed_in_run or tier[start].agent_id in taken
-            ):
-                start += 1
-            if start == len(tier):
+
+        def excluded(agent: Contender) -> bool:
+            return agent.agent_id in failed_in_run or agent.agent_id in taken
+
+        for tier in self.tiers:
+            start = next((n for n, agent in enumerate(tier) if not excluded(agent)), None)
+            if start is None:
                 continue
-            end = bisect_left(keys, self.band - tier[start].reputation, start + 1)
+            # The band ends at the first agent ``band`` or more behind the best remaining one.
+            end = bisect_left(tier, self.band - tier[start].reputation, start + 1, key=_behind)
             if end - start == 1:
                 return tier[start]
             for _ in range(_REDRAWS):
                 agent = tier[start + rng.randrange(end - start)]
-                if agent.agent_id not in failed_in_run and agent.agent_id not in taken:
+                if not excluded(agent):
                     return agent
-            close = [
-                agent
-                for agent in tier[start:end]
-                if agent.agent_id not in failed_in_run and agent.agent_id not in taken
-            ]
+            close = [agent for agent in tier[start:end] if not excluded(agent)]
             return close[rng.randrange(len(close))]
         return None
+
+
+def _behind(agent: Contender) -> float:
+    """A tier's sort key: reputation, highest first."""
+    return -agent.reputation
 
 
 def rank(agents: Sequence[Contender], rng: Draw, band: float = EXPLORATION_BAND) -> list[Contender]:
