@@ -3,10 +3,10 @@
 A slot is opened in three steps, in this order, so that a taskId reaches an
 endpoint at most once even if the platform dies at any point:
 
-1. *open* (one transaction for a whole batch of slots): re-check that each
-   slot is still open, select an agent (``rules.selection``), and insert the
-   task as RUNNING with a new UUIDv7, its payload, agent and deadline. Nothing
-   has been sent yet.
+1. *open* (one transaction for a whole batch of slots, in one hop to the
+   store: ``Database.transact``): re-check that each slot is still open,
+   select an agent (``rules.selection``), and insert the task as RUNNING with
+   a new UUIDv7, its payload, agent and deadline. Nothing has been sent yet.
 2. *send*: sign (the agent's key, the phase deadline) and POST once through
    the egress client; validate the envelope and the phase schema.
 3. *record* (``engine.recorder``): the output, tokens, model and latency, or
@@ -22,11 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, Final, cast
 
 import orjson
 from sqlalchemy import Table, case, or_, select
+from sqlalchemy.engine import Connection
 
 from palaestra.clock import Clock
 from palaestra.egress import Signer
@@ -132,94 +133,101 @@ async def open_slots(
     """
     if not requests:
         return []
-    now = platform.clock.now()
+    opening = partial(_open, platform, requests, house_executor, platform.clock.now())
+    return await platform.db.transact(opening)
+
+
+def _open(
+    platform: Platform,
+    requests: Sequence[SlotRequest],
+    house_executor: str,
+    now: float,
+    connection: Connection,
+) -> list[Opened]:
     runs = sorted({r.run_id for r in requests})
-    async with platform.db.session() as session, session.begin():
-        existing = (
-            await session.execute(
-                select(
-                    Task.run_id,
-                    Task.phase,
-                    Task.candidate_id,
-                    Task.slot,
-                    Task.attempt,
-                    Task.status,
-                    Task.agent_id,
-                ).where(Task.run_id.in_(runs))
-            )
-        ).all()
-        failed: dict[str, set[str]] = {}
-        taken: dict[tuple[str, str, str | None], set[str]] = {}
-        blocked: set[tuple[str, str, str | None, int]] = set()
-        latest: dict[tuple[str, str, str | None, int], int] = {}
-        for row in existing:
-            slot_key = (row.run_id, row.phase, row.candidate_id, row.slot)
-            latest[slot_key] = max(latest.get(slot_key, -1), row.attempt)
-            if row.status in ("RUNNING", "SUCCEEDED"):
-                blocked.add(slot_key)
-            if row.agent_id is None:
-                continue
-            taken.setdefault((row.run_id, row.phase, row.candidate_id), set()).add(row.agent_id)
-            if row.status in ("FAILED", "TIMEOUT"):
-                failed.setdefault(row.run_id, set()).add(row.agent_id)
-
-        roles = sorted({r.phase.role.value for r in requests if not r.house})
-        pool = await _contenders(platform, session, roles, now)
-
-        opened: list[Opened] = []
-        rows: list[dict[str, Any]] = []
-        keys: dict[str, str] = {}  # sealed -> key: one decryption per agent per batch
-        for request in requests:
-            slot_key = (request.run_id, request.phase.value, request.candidate_id, request.slot)
-            if slot_key in blocked or latest.get(slot_key, -1) >= request.attempt:
-                continue
+    existing = connection.execute(
+        select(
+            Task.run_id,
+            Task.phase,
+            Task.candidate_id,
+            Task.slot,
+            Task.attempt,
+            Task.status,
+            Task.agent_id,
+        ).where(Task.run_id.in_(runs))
+    ).all()
+    failed: dict[str, set[str]] = {}
+    taken: dict[tuple[str, str, str | None], set[str]] = {}
+    blocked: set[tuple[str, str, str | None, int]] = set()
+    latest: dict[tuple[str, str, str | None, int], int] = {}
+    for row in existing:
+        slot_key = (row.run_id, row.phase, row.candidate_id, row.slot)
+        latest[slot_key] = max(latest.get(slot_key, -1), row.attempt)
+        if row.status in ("RUNNING", "SUCCEEDED"):
             blocked.add(slot_key)
-            group = (request.run_id, request.phase.value, request.candidate_id)
-            chosen = None
-            if not request.house:
-                # Seeded by the slot: the exploration is reproducible, and cheap to seed.
-                rng = HashDraw(f"{request.seed}:{':'.join(map(str, slot_key))}:{request.attempt}")
-                chosen = pool.rosters[request.phase.role.value].pick(
-                    rng, failed_in_run=failed.get(request.run_id, ()), taken=taken.get(group, ())
-                )
-            task_id = new_id()
-            payload = payload_of(task_id, request)
-            item = Opened(task_id, request)
-            if chosen is None:
-                item.executor = house_executor
-            else:
-                agent = pool.agents[chosen.agent_id]
-                taken.setdefault(group, set()).add(chosen.agent_id)
-                item.agent_id = chosen.agent_id
-                item.executor = agent.name
-                item.url = agent.endpoint_url
-                sealed = agent.key_sealed or ""
-                if sealed not in keys:
-                    keys[sealed] = platform.vault.open(sealed)
-                item.key = keys[sealed]
-                # A compact copy: orjson's own buffer is sized for speed (32 KiB), and a
-                # body lives as long as its dispatch is in flight.
-                item.body = memoryview(dumps(payload)).tobytes()
-            opened.append(item)
-            rows.append(
-                {
-                    "id": task_id,
-                    "run_id": request.run_id,
-                    "candidate_id": request.candidate_id,
-                    "phase": request.phase.value,
-                    "slot": request.slot,
-                    "attempt": request.attempt,
-                    "agent_id": item.agent_id,
-                    "executor": item.executor,
-                    "status": TaskStatus.RUNNING.value,
-                    # The body already is the payload's JSON: stored as it was sent.
-                    "payload": orjson.Fragment(item.body) if item.body else payload,
-                    "dispatched_at": now,
-                    "deadline_at": now + request.deadline_s,
-                    "created_at": now,
-                }
+        if row.agent_id is None:
+            continue
+        taken.setdefault((row.run_id, row.phase, row.candidate_id), set()).add(row.agent_id)
+        if row.status in ("FAILED", "TIMEOUT"):
+            failed.setdefault(row.run_id, set()).add(row.agent_id)
+
+    roles = sorted({r.phase.role.value for r in requests if not r.house})
+    pool = _contenders(connection, roles, now)
+
+    opened: list[Opened] = []
+    rows: list[dict[str, Any]] = []
+    keys: dict[str, str] = {}  # sealed -> key: one decryption per agent per batch
+    for request in requests:
+        slot_key = (request.run_id, request.phase.value, request.candidate_id, request.slot)
+        if slot_key in blocked or latest.get(slot_key, -1) >= request.attempt:
+            continue
+        blocked.add(slot_key)
+        group = (request.run_id, request.phase.value, request.candidate_id)
+        chosen = None
+        if not request.house:
+            # Seeded by the slot: the exploration is reproducible, and cheap to seed.
+            rng = HashDraw(f"{request.seed}:{':'.join(map(str, slot_key))}:{request.attempt}")
+            chosen = pool.rosters[request.phase.role.value].pick(
+                rng, failed_in_run=failed.get(request.run_id, ()), taken=taken.get(group, ())
             )
-        await insert_rows(await session.connection(), _TASKS, rows)
+        task_id = new_id()
+        payload = payload_of(task_id, request)
+        item = Opened(task_id, request)
+        if chosen is None:
+            item.executor = house_executor
+        else:
+            agent = pool.agents[chosen.agent_id]
+            taken.setdefault(group, set()).add(chosen.agent_id)
+            item.agent_id = chosen.agent_id
+            item.executor = agent.name
+            item.url = agent.endpoint_url
+            sealed = agent.key_sealed or ""
+            if sealed not in keys:
+                keys[sealed] = platform.vault.open(sealed)
+            item.key = keys[sealed]
+            # A compact copy: orjson's own buffer is sized for speed (32 KiB), and a
+            # body lives as long as its dispatch is in flight.
+            item.body = memoryview(dumps(payload)).tobytes()
+        opened.append(item)
+        rows.append(
+            {
+                "id": task_id,
+                "run_id": request.run_id,
+                "candidate_id": request.candidate_id,
+                "phase": request.phase.value,
+                "slot": request.slot,
+                "attempt": request.attempt,
+                "agent_id": item.agent_id,
+                "executor": item.executor,
+                "status": TaskStatus.RUNNING.value,
+                # The body already is the payload's JSON: stored as it was sent.
+                "payload": orjson.Fragment(item.body) if item.body else payload,
+                "dispatched_at": now,
+                "deadline_at": now + request.deadline_s,
+                "created_at": now,
+            }
+        )
+    insert_rows(connection, _TASKS, rows)
     return opened
 
 
@@ -229,7 +237,7 @@ class _Pool:
     agents: dict[str, Any]
 
 
-async def _contenders(platform: Platform, session: Any, roles: list[str], now: float) -> _Pool:
+def _contenders(connection: Connection, roles: list[str], now: float) -> _Pool:
     rosters: dict[str, Roster] = {}
     agents: dict[str, Any] = {}
     for role in roles:
@@ -258,7 +266,7 @@ async def _contenders(platform: Platform, session: Any, roles: list[str], now: f
             .order_by(_TIER, Agent.reputation.desc(), Agent.id)
             .limit(_CONTENDERS_PER_ROLE)
         )
-        for row in await session.execute(query):
+        for row in connection.execute(query):
             agents[row.id] = row
             contenders.append(
                 Contender(

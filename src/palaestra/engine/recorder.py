@@ -22,11 +22,12 @@ import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import partial
 from typing import Any, Final, cast
 
 import structlog
-from sqlalchemy import Table, insert, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import Table, select
+from sqlalchemy.engine import Connection
 
 from palaestra.engine.context import Platform
 from palaestra.engine.lifecycle import COOLDOWN_S, apply_event
@@ -112,10 +113,6 @@ _EVENTS = cast(Table, AgentEvent.__table__)
 _FINISH_MATCH: Final = {"id": "task_id", "status": "running"}
 
 
-class _Raced(Exception):
-    """Another writer ended a task of the batch between our check and our update."""
-
-
 class Recorder:
     """Records task ends in batches; see the module docstring."""
 
@@ -156,7 +153,7 @@ class Recorder:
             batch = self._pending[: self.max_batch]
             del self._pending[: self.max_batch]
             try:
-                verdicts = await self._write_batch([item for item, _ in batch])
+                verdicts = await self._write([item for item, _ in batch])
             except Exception as exc:
                 log.exception("recording task ends failed", tasks=len(batch))
                 for _, future in batch:
@@ -167,88 +164,45 @@ class Recorder:
                 if not future.done():
                     future.set_result(verdict)
 
-    async def _write_batch(self, batch: list[Finish]) -> list[Verdict]:
-        try:
-            return await self._write(batch)
-        except _Raced:
-            pass
-        verdicts = []
-        for item in batch:  # one transaction per item finds each winner
-            for _attempt in range(5):
-                try:
-                    verdicts += await self._write([item], optimistic=False)
-                    break
-                except _Raced:
-                    continue
-            else:
-                raise RuntimeError(f"task {item.task_id} kept changing while being recorded")
-        return verdicts
-
-    async def _write(self, batch: list[Finish], *, optimistic: bool = True) -> list[Verdict]:
-        """One transaction for ``batch``.
-
-        On SQLite, where one writer at a time holds the database, the batch is first
-        tried optimistically: every task is expected RUNNING, and the update's row count
-        proves it (else :class:`_Raced`, and the batch is redone item by item). Otherwise
-        the tasks' states are read first (locked on PostgreSQL) to tell each verdict.
-        """
-        platform = self.platform
-        now = platform.clock.now()
-        ids = {item.task_id for item in batch}
-        optimistic = optimistic and platform.db.is_sqlite and len(ids) == len(batch)
-        async with platform.db.session() as session, session.begin():
-            verdicts: list[Verdict] = []
-            winners: list[Finish] = []
-            if optimistic:
-                winners = list(batch)
-                verdicts = [Verdict.RECORDED] * len(batch)
-            else:
-                query = select(Task.id, Task.status).where(Task.id.in_(list(ids)))
-                if not platform.db.is_sqlite:
-                    query = query.with_for_update()
-                running = {
-                    row.id for row in await session.execute(query) if row.status == "RUNNING"
-                }
-                for item in batch:
-                    if item.task_id in running:
-                        running.discard(item.task_id)  # a second end in the same batch loses
-                        winners.append(item)
-                        verdicts.append(Verdict.RECORDED)
-                    else:
-                        verdicts.append(await self._why_not(session, item, winners))
-            if winners:
-                connection = await session.connection()
-                count = await update_rows(
-                    connection, _TASKS, [w.params(now) for w in winners], match=_FINISH_MATCH
-                )
-                if platform.db.is_sqlite and count != len(winners):
-                    raise _Raced
-                receipts = [
-                    {"task_id": w.task_id, "signature": w.signature, "received_at": now}
-                    for w in winners
-                    if w.signature is not None
-                ]
-                if receipts:
-                    await connection.execute(insert(_RECEIPTS), receipts)
-                await self._agent_effects(session, winners, now)
-        return verdicts
-
-    async def _why_not(self, session: AsyncSession, item: Finish, winners: list[Finish]) -> Verdict:
-        if item.signature is None:
-            return Verdict.NOT_RUNNING
-        if any(w.task_id == item.task_id and w.signature == item.signature for w in winners):
-            return Verdict.REPLAY
-        seen = await session.scalar(
-            select(CompletionReceipt.task_id).where(
-                CompletionReceipt.task_id == item.task_id,
-                CompletionReceipt.signature == item.signature,
-            )
+    async def _write(self, batch: list[Finish]) -> list[Verdict]:
+        """One transaction for ``batch``, in one hop to the store."""
+        return await self.platform.db.transact(
+            partial(self._record, batch, self.platform.clock.now())
         )
-        return Verdict.REPLAY if seen is not None else Verdict.NOT_RUNNING
 
-    async def _agent_effects(
-        self, session: AsyncSession, winners: list[Finish], now: float
-    ) -> None:
+    def _record(self, batch: list[Finish], now: float, connection: Connection) -> list[Verdict]:
+        """The tasks' states are read first (on PostgreSQL locked, on SQLite the transaction
+        holds the write lock): the tasks still RUNNING end here, in the batch's order."""
+        platform = self.platform
+        query = select(_TASKS.c.id, _TASKS.c.status).where(
+            _TASKS.c.id.in_({item.task_id for item in batch})
+        )
+        if not platform.db.is_sqlite:
+            query = query.order_by(_TASKS.c.id).with_for_update()
+        running = {row.id for row in connection.execute(query) if row.status == "RUNNING"}
+        verdicts: list[Verdict] = []
+        winners: list[Finish] = []
+        for item in batch:
+            if item.task_id in running:
+                running.discard(item.task_id)  # a second end in the same batch loses
+                winners.append(item)
+                verdicts.append(Verdict.RECORDED)
+            else:
+                verdicts.append(_why_not(connection, item, winners))
+        if not winners:
+            return verdicts
+        update_rows(connection, _TASKS, [w.params(now) for w in winners], match=_FINISH_MATCH)
+        receipts = [
+            {"task_id": w.task_id, "signature": w.signature, "received_at": now}
+            for w in winners
+            if w.signature is not None
+        ]
+        if receipts:
+            insert_rows(connection, _RECEIPTS, receipts)
+        self._agent_effects(connection, winners, now)
+        return verdicts
+
+    def _agent_effects(self, connection: Connection, winners: list[Finish], now: float) -> None:
         """The status machine, cooldown, reputation and history of every agent concerned."""
         concerned = sorted({w.agent_id for w in winners if w.agent_id is not None})
         if not concerned:
@@ -257,8 +211,7 @@ class Recorder:
         query = select(*(_AGENTS.c[name] for name in _LOADED)).where(_AGENTS.c.id.in_(concerned))
         if not platform.db.is_sqlite:
             query = query.order_by(_AGENTS.c.id).with_for_update()
-        connection = await session.connection()
-        agents = {row.id: _AgentState(**row._mapping) for row in await connection.execute(query)}
+        agents = {row.id: _AgentState(**row._mapping) for row in connection.execute(query)}
         events: list[dict[str, Any]] = []
         for item in winners:
             agent = agents.get(item.agent_id or "")
@@ -288,7 +241,7 @@ class Recorder:
             for row in apply_event(cast(Agent, agent), event, now, platform.schedule, cause=cause):
                 events.append({c: getattr(row, c) for c in _EVENT_COLUMNS})
                 platform.metrics.status_changes.labels(row.outcome).inc()
-        await update_rows(
+        update_rows(
             connection,
             _AGENTS,
             [
@@ -297,7 +250,20 @@ class Recorder:
             ],
             match={"id": "agent_id"},
         )
-        await insert_rows(connection, _EVENTS, events)
+        insert_rows(connection, _EVENTS, events)
+
+
+def _why_not(connection: Connection, item: Finish, winners: list[Finish]) -> Verdict:
+    if item.signature is None:
+        return Verdict.NOT_RUNNING
+    if any(w.task_id == item.task_id and w.signature == item.signature for w in winners):
+        return Verdict.REPLAY
+    seen = connection.scalar(
+        select(_RECEIPTS.c.task_id).where(
+            _RECEIPTS.c.task_id == item.task_id, _RECEIPTS.c.signature == item.signature
+        )
+    )
+    return Verdict.REPLAY if seen is not None else Verdict.NOT_RUNNING
 
 
 @dataclass(slots=True)

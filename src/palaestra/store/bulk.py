@@ -6,20 +6,26 @@ processing plus the standard library's JSON encoder, which together weigh as
 much as the HTTP call itself. These helpers build the statement once per
 shape, serialize JSON columns with orjson, and pass positional parameters to
 the DBAPI with ``exec_driver_sql``: the same tables and transactions, on
-SQLite and PostgreSQL alike.
+SQLite and PostgreSQL alike. They take the synchronous connection of
+:meth:`Database.transact <palaestra.store.db.Database.transact>`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
-from typing import Any
+from itertools import chain
+from typing import Any, Final
 
 import orjson
 from sqlalchemy import JSON, Table
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.engine import Connection
 
 __all__ = ["insert_rows", "update_rows"]
+
+#: Rows per statement where many go in one (SQLite allows 32,766 parameters).
+_CHUNK: Final = 64
 
 
 def _placeholder(paramstyle: str, position: int) -> str:
@@ -68,22 +74,56 @@ def _values(
     return values
 
 
-@lru_cache(maxsize=64)
-def _insert_sql(table: str, columns: tuple[str, ...], paramstyle: str) -> str:
-    marks = ", ".join(_placeholder(paramstyle, n) for n in range(1, len(columns) + 1))
+def _multirow(connection: Connection) -> bool:
+    """SQLite takes many rows in one statement (``UPDATE ... FROM`` since 3.33), and should:
+    its driver releases and retakes the GIL around every row of an executemany, and each
+    retake waits behind a busy event loop. PostgreSQL's driver pipelines an executemany."""
+    return connection.dialect.name == "sqlite" and sqlite3.sqlite_version_info >= (3, 33)
+
+
+def _chunks(values: list[tuple[Any, ...]]) -> Iterator[list[tuple[Any, ...]]]:
+    """``values`` in runs of ``_CHUNK`` rows, the rest in falling powers of two: a few
+    statement shapes, each prepared once by the driver's statement cache."""
+    start, size = 0, _CHUNK
+    while start < len(values):
+        while start + size > len(values):
+            size //= 2
+        yield values[start : start + size]
+        start += size
+
+
+def _flat(chunk: list[tuple[Any, ...]]) -> tuple[Any, ...]:
+    return tuple(chain.from_iterable(chunk))
+
+
+def _rows_sql(paramstyle: str, width: int, count: int) -> str:
+    """``(?, ?), (?, ?)``: ``count`` rows of ``width`` placeholders, numbered in order."""
+    marks = [_placeholder(paramstyle, n) for n in range(1, width * count + 1)]
+    rows = (", ".join(marks[start : start + width]) for start in range(0, len(marks), width))
+    return ", ".join(f"({row})" for row in rows)
+
+
+@lru_cache(maxsize=256)
+def _insert_sql(table: str, columns: tuple[str, ...], paramstyle: str, count: int = 1) -> str:
     # Identifiers are the table's own (checked by _json_columns); values are bound.
-    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"  # noqa: S608
+    values = _rows_sql(paramstyle, len(columns), count)
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES {values}"  # noqa: S608
 
 
-async def insert_rows(
-    connection: AsyncConnection, table: Table, rows: Sequence[Mapping[str, Any]]
-) -> None:
-    """INSERT ``rows`` (all with the same keys, which are column names) in one executemany."""
+def insert_rows(connection: Connection, table: Table, rows: Sequence[Mapping[str, Any]]) -> None:
+    """INSERT ``rows`` (all with the same keys, which are column names): on SQLite many rows
+    per statement, elsewhere one executemany."""
     if not rows:
         return
     columns = tuple(rows[0])
-    sql = _insert_sql(table.name, columns, connection.dialect.paramstyle)
-    await connection.exec_driver_sql(sql, _values(rows, columns, _json_columns(table, columns)))
+    values = _values(rows, columns, _json_columns(table, columns))
+    paramstyle = connection.dialect.paramstyle
+    if not _multirow(connection):
+        connection.exec_driver_sql(_insert_sql(table.name, columns, paramstyle), values)
+        return
+    for chunk in _chunks(values):
+        sql = _insert_sql(table.name, columns, paramstyle, len(chunk))
+        connection.exec_driver_sql(sql, _flat(chunk))
 
 
 @lru_cache(maxsize=64)
@@ -97,27 +137,53 @@ def _update_sql(
     return f"UPDATE {table} SET {assignments} WHERE {where}"  # noqa: S608
 
 
-async def update_rows(
-    connection: AsyncConnection,
+@lru_cache(maxsize=256)
+def _update_from_sql(
+    table: str, columns: tuple[str, ...], conditions: tuple[str, ...], paramstyle: str, count: int
+) -> str:
+    """``count`` rows' updates in one statement: the values as a table, joined on the
+    conditions (SQLite's ``UPDATE ... FROM``; a ``VALUES`` table's columns are named
+    ``column1``, ``column2``, ...)."""
+    names = [f"v.column{n}" for n in range(1, len(columns) + len(conditions) + 1)]
+    assignments = ", ".join(f"{c} = {n}" for c, n in zip(columns, names, strict=False))
+    where = " AND ".join(
+        f"{table}.{c} = {n}" for c, n in zip(conditions, names[len(columns) :], strict=True)
+    )
+    values = _rows_sql(paramstyle, len(names), count)
+    # Identifiers are the table's own (checked by _json_columns); values are bound.
+    return f"UPDATE {table} SET {assignments} FROM (VALUES {values}) AS v WHERE {where}"  # noqa: S608
+
+
+def update_rows(
+    connection: Connection,
     table: Table,
     rows: Sequence[Mapping[str, Any]],
     *,
     match: Mapping[str, str],
 ) -> int:
-    """UPDATE one row per item of ``rows`` in one executemany.
+    """UPDATE one row per item of ``rows``: on SQLite many per statement, elsewhere one
+    executemany.
 
     ``match`` maps a column to the item key holding the value it must equal (all of them
-    must); every other key of the item is a column to set. Returns the total row count
-    where the driver reports it (SQLite), else -1.
+    must; on SQLite no two items may match the same row); every other key of the item is
+    a column to set. Returns the total row count where the driver reports it (SQLite),
+    else -1.
     """
     if not rows:
         return 0
     sources = tuple(match.values())
     columns = tuple(c for c in rows[0] if c not in sources)
     conditions = tuple(match)
-    sql = _update_sql(table.name, columns, conditions, connection.dialect.paramstyle)
     json = _json_columns(table, columns) + (False,) * len(sources)
     _json_columns(table, conditions)  # the matched columns are the table's own too
     values = _values(rows, (*columns, *sources), json)
-    result = await connection.exec_driver_sql(sql, values)
-    return result.rowcount if connection.dialect.supports_sane_multi_rowcount else -1
+    paramstyle = connection.dialect.paramstyle
+    if not _multirow(connection):
+        sql = _update_sql(table.name, columns, conditions, paramstyle)
+        result = connection.exec_driver_sql(sql, values)
+        return result.rowcount if connection.dialect.supports_sane_multi_rowcount else -1
+    count = 0
+    for chunk in _chunks(values):
+        sql = _update_from_sql(table.name, columns, conditions, paramstyle, len(chunk))
+        count += connection.exec_driver_sql(sql, _flat(chunk)).rowcount
+    return count

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from alembic import command
@@ -17,7 +18,13 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
+from palaestra.errors import ConfigurationError
+
+from .writer import SqliteWriter
+
 __all__ = ["Database", "migrate"]
+
+T = TypeVar("T")
 
 _MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -48,10 +55,14 @@ class Database:
             "json_serializer": _json_dumps,
             "json_deserializer": orjson.loads,
         }
+        self._writer: SqliteWriter | None = None
         if self.is_sqlite:
             database = parsed.database
-            if database and database != ":memory:":
-                Path(database).parent.mkdir(parents=True, exist_ok=True)
+            if not database or database == ":memory:":
+                # Every connection would open a database of its own.
+                raise ConfigurationError("an SQLite database must be a file, not in memory")
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
+            self._writer = SqliteWriter(database, _sqlite_pragmas)
         else:
             kwargs.update(pool_size=20, max_overflow=20, pool_pre_ping=True)
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
@@ -62,12 +73,28 @@ class Database:
     def session(self) -> AsyncSession:
         return self.sessions()
 
+    async def transact(self, work: Callable[[Connection], T]) -> T:
+        """Run ``work`` with a synchronous connection in one transaction, and return its
+        result: committed if ``work`` returns, rolled back if it raises.
+
+        On SQLite the write lock is taken before ``work`` starts, so nothing it reads
+        can change before it commits, and the whole function runs on the store's writer
+        thread (:mod:`.writer`): a batch of writes costs one hop from the event loop. On
+        PostgreSQL ``work`` must read ``FOR UPDATE`` what it will change on that basis.
+        """
+        if self._writer is not None:
+            return await self._writer.run(work)
+        async with self.engine.begin() as connection:
+            return await connection.run_sync(work)
+
     async def migrate(self) -> None:
         """Bring the schema to the newest revision."""
         async with self.engine.begin() as connection:
             await connection.run_sync(migrate)
 
     async def dispose(self) -> None:
+        if self._writer is not None:
+            await self._writer.close()
         await self.engine.dispose()
 
 

@@ -1,0 +1,248 @@
+"""``Database.transact`` and the many-row writes, on both stores.
+
+A transaction commits what its work wrote or nothing, and what it read stays
+as read until it commits, even against writers on other connections. The
+bulk helpers write exactly the rows asked for, across the boundaries where a
+batch is split into statements.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any, cast
+
+import orjson
+import pytest
+from sqlalchemy import Connection, Table, select, text, update
+
+from palaestra.engine.context import Platform
+from palaestra.errors import ConfigurationError
+from palaestra.ids import new_id
+from palaestra.store.bulk import insert_rows, update_rows
+from palaestra.store.db import Database
+from palaestra.store.models import Agent, AgentEvent, Owner
+
+_OWNERS = cast(Table, Owner.__table__)
+_AGENTS = cast(Table, Agent.__table__)
+_EVENTS = cast(Table, AgentEvent.__table__)
+
+
+class Boom(Exception):
+    pass
+
+
+async def _owner(platform: Platform) -> str:
+    owner_id = new_id()
+    async with platform.db.session() as session, session.begin():
+        session.add(Owner(id=owner_id, name="o", token_hash=new_id(), created_at=0.0))
+    return owner_id
+
+
+async def _agent(platform: Platform) -> str:
+    owner_id, agent_id = await _owner(platform), new_id()
+    async with platform.db.session() as session, session.begin():
+        session.add(
+            Agent(
+                id=agent_id,
+                owner_id=owner_id,
+                name="a",
+                arena="edgearena",
+                role="SCOUT",
+                status="ACTIVE",
+                consecutive_failures=0,
+                created_at=0.0,
+                updated_at=0.0,
+            )
+        )
+    return agent_id
+
+
+async def _failures(platform: Platform, agent_id: str) -> int:
+    async with platform.db.session() as session:
+        value = await session.scalar(select(Agent.consecutive_failures).where(Agent.id == agent_id))
+    assert value is not None
+    return value
+
+
+async def test_a_transaction_commits_what_its_work_wrote_and_returns_its_result(
+    platform: Platform,
+) -> None:
+    owner_id = new_id()
+
+    def work(connection: Connection) -> str:
+        row = {"id": owner_id, "name": "n", "token_hash": new_id(), "created_at": 1.5}
+        insert_rows(connection, _OWNERS, [row])
+        return "done"
+
+    assert await platform.db.transact(work) == "done"
+    async with platform.db.session() as session:
+        assert await session.scalar(select(Owner.name).where(Owner.id == owner_id)) == "n"
+
+
+async def test_a_transaction_whose_work_raises_writes_nothing(platform: Platform) -> None:
+    owner_id = new_id()
+
+    def work(connection: Connection) -> None:
+        insert_rows(
+            connection,
+            _OWNERS,
+            [{"id": owner_id, "name": "n", "token_hash": new_id(), "created_at": 1.5}],
+        )
+        raise Boom
+
+    with pytest.raises(Boom):
+        await platform.db.transact(work)
+    async with platform.db.session() as session:
+        assert await session.scalar(select(Owner.id).where(Owner.id == owner_id)) is None
+
+
+async def test_what_a_transaction_read_cannot_change_before_it_commits(
+    platform: Platform,
+) -> None:
+    """A read-check-write in ``transact`` against a writer on another connection: the
+    other writer waits (SQLite's write lock, PostgreSQL's row lock), no update is lost."""
+    agent_id = await _agent(platform)
+    read = threading.Event()
+
+    def increment(connection: Connection) -> None:
+        query = select(_AGENTS.c.consecutive_failures).where(_AGENTS.c.id == agent_id)
+        if not platform.db.is_sqlite:
+            query = query.with_for_update()
+        seen = connection.execute(query).scalar_one()
+        read.set()
+        time.sleep(0.3)  # the other writer tries its update now
+        connection.execute(
+            update(_AGENTS).where(_AGENTS.c.id == agent_id).values(consecutive_failures=seen + 1)
+        )
+
+    async def other_writer() -> None:
+        await asyncio.to_thread(read.wait, 10)
+        async with platform.db.session() as session, session.begin():
+            await session.execute(
+                update(Agent)
+                .where(Agent.id == agent_id)
+                .values(consecutive_failures=Agent.consecutive_failures + 1)
+            )
+
+    await asyncio.gather(platform.db.transact(increment), other_writer())
+    assert await _failures(platform, agent_id) == 2
+
+
+async def test_concurrent_transactions_each_see_the_last_ones_writes(platform: Platform) -> None:
+    agent_id = await _agent(platform)
+
+    def increment(connection: Connection) -> None:
+        query = select(_AGENTS.c.consecutive_failures).where(_AGENTS.c.id == agent_id)
+        if not platform.db.is_sqlite:
+            query = query.with_for_update()
+        seen = connection.execute(query).scalar_one()
+        connection.execute(
+            update(_AGENTS).where(_AGENTS.c.id == agent_id).values(consecutive_failures=seen + 1)
+        )
+
+    await asyncio.gather(*(platform.db.transact(increment) for _ in range(25)))
+    assert await _failures(platform, agent_id) == 25
+
+
+async def test_on_sqlite_a_transaction_runs_on_the_store_writer_thread(
+    platform: Platform,
+) -> None:
+    name = await platform.db.transact(lambda _connection: threading.current_thread().name)
+    if platform.db.is_sqlite:
+        assert name.startswith("palaestra-store")
+    else:
+        assert name == threading.current_thread().name  # the event loop's own
+
+
+@pytest.mark.parametrize("url", ["sqlite+aiosqlite://", "sqlite+aiosqlite:///:memory:"])
+def test_an_in_memory_sqlite_database_is_refused(url: str) -> None:
+    with pytest.raises(ConfigurationError, match="must be a file"):
+        Database(url)
+
+
+async def test_closing_the_database_twice_is_harmless(platform: Platform) -> None:
+    await platform.db.dispose()
+    await platform.db.dispose()
+
+
+def _events(agent_id: str, count: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "agent_id": agent_id,
+            "at": 1000.0 + n / 7,  # floats that need all their digits
+            "kind": "dispatch",
+            "outcome": "success",
+            "latency_ms": None if n % 3 else float(n),
+            "reason": f"reason {n} \u2013 \u00e9\U0001f600",
+            # JSON already serialized is stored as it is.
+            "detail": orjson.Fragment(orjson.dumps({"n": n})) if n % 2 else {"n": n, "odd": False},
+        }
+        for n in range(count)
+    ]
+
+
+@pytest.mark.parametrize("count", [1, 63, 64, 65, 200])
+async def test_many_rows_are_inserted_and_updated_exactly(platform: Platform, count: int) -> None:
+    agent_id = await _agent(platform)
+    rows = _events(agent_id, count)
+    await platform.db.transact(lambda connection: insert_rows(connection, _EVENTS, rows))
+
+    async with platform.db.engine.connect() as connection:
+        stored = (
+            await connection.execute(
+                select(_EVENTS.c.id, _EVENTS.c.at, _EVENTS.c.latency_ms, _EVENTS.c.reason)
+                .add_columns(_EVENTS.c.detail)
+                .where(_EVENTS.c.agent_id == agent_id)
+                .order_by(_EVENTS.c.at)
+            )
+        ).all()
+    assert [(r.at, r.latency_ms, r.reason) for r in stored] == [
+        (row["at"], row["latency_ms"], row["reason"]) for row in rows
+    ]
+    assert [r.detail["n"] for r in stored] == list(range(count))
+
+    # Every third row is changed, and only where its outcome is still "success".
+    changes = [
+        {"outcome": "failure", "reason": f"changed {r.id}", "event_id": r.id, "was": "success"}
+        for r in stored[::3]
+    ]
+    changes.append({"outcome": "failure", "reason": "none", "event_id": -1, "was": "success"})
+
+    def change(connection: Connection) -> int:
+        return update_rows(connection, _EVENTS, changes, match={"id": "event_id", "outcome": "was"})
+
+    counted = await platform.db.transact(change)
+    assert counted == (len(changes) - 1 if platform.db.is_sqlite else -1)
+    # Matched on the outcome too: a second pass changes nothing.
+    assert await platform.db.transact(change) == (0 if platform.db.is_sqlite else -1)
+
+    async with platform.db.engine.connect() as connection:
+        after = (
+            await connection.execute(
+                select(_EVENTS.c.id, _EVENTS.c.outcome, _EVENTS.c.reason)
+                .where(_EVENTS.c.agent_id == agent_id)
+                .order_by(_EVENTS.c.at)
+            )
+        ).all()
+    changed_ids = {c["event_id"] for c in changes}
+    for row, original in zip(after, rows, strict=True):
+        if row.id in changed_ids:
+            assert (row.outcome, row.reason) == ("failure", f"changed {row.id}")
+        else:
+            assert (row.outcome, row.reason) == ("success", original["reason"])
+
+
+async def test_a_batch_larger_than_the_parameter_limit_is_written_whole(
+    platform: Platform,
+) -> None:
+    """5,000 rows of 7 columns: 35,000 values, more than one SQLite statement may bind."""
+    agent_id = await _agent(platform)
+    rows = _events(agent_id, 5000)
+    await platform.db.transact(lambda connection: insert_rows(connection, _EVENTS, rows))
+    async with platform.db.engine.connect() as connection:
+        count = await connection.scalar(
+            text("SELECT count(*) FROM agent_events WHERE agent_id = :a"), {"a": agent_id}
+        )
+    assert count == 5000
