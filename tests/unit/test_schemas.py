@@ -19,6 +19,7 @@ from palaestra.protocol import (
     SchemaViolation,
     check_required_keys,
     loads,
+    schemas,
     validate_envelope,
     validate_output,
 )
@@ -987,3 +988,71 @@ def test_check_required_keys_answers_any_json(role: Role, data: st.DataObject) -
     assert [v.reason for v in caught.value.violations] == [
         f"Validation failed: Missing {key}" for key in absent
     ]
+
+
+# --- The predicate and the checker agree ----------------------------------------------------------
+
+
+def paths_of(value: Any, base: str = "") -> list[str]:
+    """Every path inside ``value`` that ``edit``'s notation can name."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        for key, child in value.items():
+            if not re.fullmatch(r"\w+", key):
+                continue
+            path = f"{base}.{key}" if base else key
+            found += [path, *paths_of(child, path)]
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            path = f"{base}[{index}]"
+            found += [path, *paths_of(child, path)]
+    return found
+
+
+#: Values that the rules tell apart from their neighbours.
+EDGES: list[Any] = [
+    *(None, True, False, 0, -1, 0.5, 100, 100.5, -0.0, 3.0, 2**64 - 1),
+    *("", "  ", "x", "high", "pass", "eliminate", CANDIDATE, OTHER),
+    *([], {}, ["x"], [""], [" "], [1], [{"type": "t", "text": "x"}], {"a": 1}, {"a": True}),
+]
+
+
+def verdicts(phase: Phase, output: dict[str, Any], candidate_id: str | None) -> tuple[bool, bool]:
+    """(the predicate's answer, whether the checker found nothing wrong)."""
+    valid, rules = schemas._PHASE_RULES[phase]
+    checker = schemas._Checker()
+    rules(checker, output, candidate_id)
+    return valid(output, candidate_id), not checker.violations
+
+
+@pytest.mark.parametrize("phase", list(Phase))
+@pytest.mark.parametrize("candidate_id", [CANDIDATE, None])
+def test_the_predicate_and_the_checker_agree_on_every_single_edit(
+    phase: Phase, candidate_id: str | None
+) -> None:
+    fixture = FIXTURES[phase]()
+    for path in paths_of(fixture):
+        for value in [DELETE, *EDGES]:
+            fast, checked = verdicts(phase, edit(fixture, path, value), candidate_id)
+            assert fast == checked, (path, value)
+
+
+@pytest.mark.parametrize("phase", list(Phase))
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_the_predicate_and_the_checker_agree_after_random_edits(
+    phase: Phase, data: st.DataObject
+) -> None:
+    output = FIXTURES[phase]()
+    for _ in range(data.draw(st.integers(1, 3), label="edits")):
+        path = data.draw(st.sampled_from(paths_of(output)), label="path")
+        value = data.draw(
+            st.just(DELETE)
+            | st.sampled_from(EDGES)
+            | any_json(text_size=4, key_size=4, width=3, max_leaves=6),
+            label="value",
+        )
+        output = edit(output, path, value)
+    candidate_id = data.draw(st.sampled_from([CANDIDATE, None]), label="candidate_id")
+    fast, checked = verdicts(phase, output, candidate_id)
+    assert fast == checked
