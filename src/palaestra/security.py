@@ -28,7 +28,14 @@ def token_matches(token: str, stored_hash: str) -> bool:
 
 
 class KeyVault:
-    """Encrypts agent keys at rest; the platform decrypts them to sign dispatches."""
+    """Encrypts agent keys at rest; the platform decrypts them to sign dispatches.
+
+    Opened keys are remembered (by their sealed form, which a new key or a rotation
+    changes), so that signing thousands of dispatches to the same agents does not
+    decrypt the same key again each time.
+    """
+
+    _REMEMBERED = 10_000
 
     def __init__(self, secret_key: str) -> None:
         try:
@@ -37,14 +44,22 @@ class KeyVault:
             raise ConfigurationError(
                 "the secret key must be 32 url-safe base64-encoded bytes (a Fernet key)"
             ) from exc
+        self._opened: dict[str, str] = {}
 
     def seal(self, plaintext: str) -> str:
         return self._fernet.encrypt(plaintext.encode()).decode()
 
     def open(self, sealed: str) -> str:
+        opened = self._opened.get(sealed)
+        if opened is not None:
+            return opened
         try:
-            return self._fernet.decrypt(sealed.encode()).decode()
+            opened = self._fernet.decrypt(sealed.encode()).decode()
         except InvalidToken as exc:
             raise ConfigurationError(
                 "an agent key cannot be decrypted: the secret key changed"
             ) from exc
+        if len(self._opened) >= self._REMEMBERED:
+            self._opened.clear()
+        self._opened[sealed] = opened
+        return opened

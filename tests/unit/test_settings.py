@@ -88,6 +88,21 @@ def test_vault_round_trip_and_wrong_key() -> None:
         KeyVault("too-short")
 
 
+def test_vault_remembers_opened_keys_by_their_sealed_form() -> None:
+    secret = Fernet.generate_key().decode()
+    vault = KeyVault(secret)
+    old, new = vault.seal("ea_old-key"), vault.seal("ea_rotated-key")
+    assert vault.open(old) == "ea_old-key"
+    assert vault.open(old) == "ea_old-key"  # remembered, the same answer
+    assert vault.open(new) == "ea_rotated-key"  # a rotation seals anew: nothing stale
+    # What one vault remembers never opens anything for a vault of another secret.
+    with pytest.raises(ConfigurationError, match="secret key changed"):
+        KeyVault(Fernet.generate_key().decode()).open(old)
+    for n in range(KeyVault._REMEMBERED + 5):  # bounded: the memory starts over when full
+        assert vault.open(vault.seal(f"ea_{n}")) == f"ea_{n}"
+    assert len(vault._opened) <= KeyVault._REMEMBERED
+
+
 def test_tokens_are_random_and_checked_by_hash() -> None:
     first, second = new_token("pa_owner"), new_token("pa_owner")
     assert first != second
