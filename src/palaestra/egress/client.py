@@ -18,7 +18,6 @@ import ssl
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import aiohttp
@@ -42,6 +41,7 @@ __all__ = ["EgressClient", "EgressResult", "PolicyResolver", "Signer", "hmac_sig
 Signer = Callable[[str, bytes], Mapping[str, str]]
 
 _IDLE_KEEPALIVE_S = 2.0
+_CHECKED_URLS = 4096  # endpoint URLs remembered as parsed and judged
 _STATUS_BODY_BYTES = 1024  # a failed call keeps only the start of its body
 _plain_http: contextvars.ContextVar[bool] = contextvars.ContextVar("plain_http", default=False)
 
@@ -101,14 +101,6 @@ class PolicyResolver(AbstractResolver):
         await self._inner.close()
 
 
-@lru_cache(maxsize=4096)
-def _checked_url(policy: EgressPolicy, url: str) -> URL:
-    """``url`` parsed and judged by ``policy``; pure, so remembered (refusals are not)."""
-    target = URL(url)
-    policy.check_url(target)
-    return target
-
-
 class EgressClient:
     """An aiohttp session bound to the egress policy.
 
@@ -136,6 +128,7 @@ class EgressClient:
         self._keepalive = keepalive
         self._session: aiohttp.ClientSession | None = None
         self._deadlines: Deadlines | None = None
+        self._checked: dict[str, tuple[EgressPolicy, URL]] = {}
 
     async def __aenter__(self) -> EgressClient:
         self._ensure_session()
@@ -166,6 +159,18 @@ class EgressClient:
                 timeout=aiohttp.ClientTimeout(total=None),  # each call runs under its own deadline
             )
         return self._session
+
+    def _target(self, url: str) -> URL:
+        """``url`` parsed and judged by the policy; pure, so remembered (refusals are not)."""
+        checked = self._checked.get(url)
+        if checked is not None and checked[0] is self.policy:
+            return checked[1]
+        target = URL(url)
+        self.policy.check_url(target)
+        if len(self._checked) >= _CHECKED_URLS:
+            self._checked.clear()
+        self._checked[url] = (self.policy, target)
+        return target
 
     def _deadline(self, seconds: float) -> Deadline:
         loop = asyncio.get_running_loop()
@@ -224,7 +229,7 @@ class EgressClient:
         started = self.clock.monotonic()
         deadline_ms = round(deadline * 1000)
         try:
-            target = _checked_url(self.policy, url)
+            target = self._target(url)
         except (EgressRefused, ValueError) as exc:
             return self._done(url, started, failure=Failure.refused(_refusal_text(exc)))
 
