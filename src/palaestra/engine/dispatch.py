@@ -26,7 +26,7 @@ from functools import lru_cache, partial
 from typing import Any, Final, cast
 
 import orjson
-from sqlalchemy import Table, case, or_, select
+from sqlalchemy import Table, bindparam, case, or_, select
 from sqlalchemy.engine import Connection
 
 from palaestra.clock import Clock
@@ -73,6 +73,41 @@ _TIER = case(
     value=Agent.status,
     else_=len(DISPATCHABLE),
 )
+#: The tasks of the runs being opened, which decide what is still open and who is excluded.
+_RUN_TASKS = select(
+    Task.run_id,
+    Task.phase,
+    Task.candidate_id,
+    Task.slot,
+    Task.attempt,
+    Task.status,
+    Task.agent_id,
+).where(Task.run_id.in_(bindparam("runs", expanding=True)))
+#: The best agents of a role that may be chosen at ``now`` (before per-run exclusions).
+_CONTENDERS = (
+    select(
+        Agent.id,
+        Agent.name,
+        Agent.role,
+        Agent.status,
+        Agent.reputation,
+        Agent.hold,
+        Agent.cooldown_until,
+        Agent.endpoint_url,
+        Agent.key_sealed,
+    )
+    .where(
+        Agent.arena == "edgearena",
+        Agent.role == bindparam("role"),
+        Agent.status.in_(_DISPATCHABLE),
+        Agent.hold.is_(False),
+        Agent.endpoint_url.is_not(None),
+        Agent.key_sealed.is_not(None),
+        or_(Agent.cooldown_until.is_(None), Agent.cooldown_until <= bindparam("now")),
+    )
+    .order_by(_TIER, Agent.reputation.desc(), Agent.id)
+    .limit(_CONTENDERS_PER_ROLE)
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,15 +146,16 @@ class Opened:
 
 def payload_of(task_id: str, request: SlotRequest) -> dict[str, Any]:
     """The seed's DispatchPayload (``role`` mirrors the phase)."""
+    phase = request.phase.value
     return {
         "taskId": task_id,
         "runId": request.run_id,
-        "phase": request.phase.value,
-        "role": request.phase.value,
+        "phase": phase,
+        "role": phase,
         "candidateId": request.candidate_id,
         "goal": request.goal,
         "launchpadName": request.launchpad_name,
-        "messages": [dict(m) for m in request.messages],
+        "messages": [m if type(m) is dict else dict(m) for m in request.messages],
     }
 
 
@@ -145,31 +181,23 @@ def _open(
     connection: Connection,
 ) -> list[Opened]:
     runs = sorted({r.run_id for r in requests})
-    existing = connection.execute(
-        select(
-            Task.run_id,
-            Task.phase,
-            Task.candidate_id,
-            Task.slot,
-            Task.attempt,
-            Task.status,
-            Task.agent_id,
-        ).where(Task.run_id.in_(runs))
-    ).all()
     failed: dict[str, set[str]] = {}
     taken: dict[tuple[str, str, str | None], set[str]] = {}
     blocked: set[tuple[str, str, str | None, int]] = set()
     latest: dict[tuple[str, str, str | None, int], int] = {}
-    for row in existing:
-        slot_key = (row.run_id, row.phase, row.candidate_id, row.slot)
-        latest[slot_key] = max(latest.get(slot_key, -1), row.attempt)
-        if row.status in ("RUNNING", "SUCCEEDED"):
+    # Rows are unpacked, not read by name: a name costs a Row a failed attribute lookup.
+    for run_id, phase, candidate_id, slot, attempt, status, agent_id in connection.execute(
+        _RUN_TASKS, {"runs": runs}
+    ):
+        slot_key = (run_id, phase, candidate_id, slot)
+        latest[slot_key] = max(latest.get(slot_key, -1), attempt)
+        if status in ("RUNNING", "SUCCEEDED"):
             blocked.add(slot_key)
-        if row.agent_id is None:
+        if agent_id is None:
             continue
-        taken.setdefault((row.run_id, row.phase, row.candidate_id), set()).add(row.agent_id)
-        if row.status in ("FAILED", "TIMEOUT"):
-            failed.setdefault(row.run_id, set()).add(row.agent_id)
+        taken.setdefault((run_id, phase, candidate_id), set()).add(agent_id)
+        if status in ("FAILED", "TIMEOUT"):
+            failed.setdefault(run_id, set()).add(agent_id)
 
     roles = sorted({r.phase.role.value for r in requests if not r.house})
     pool = _contenders(connection, roles, now)
@@ -177,16 +205,21 @@ def _open(
     opened: list[Opened] = []
     rows: list[dict[str, Any]] = []
     keys: dict[str, str] = {}  # sealed -> key: one decryption per agent per batch
+    running = TaskStatus.RUNNING.value
     for request in requests:
-        slot_key = (request.run_id, request.phase.value, request.candidate_id, request.slot)
+        phase = request.phase.value
+        slot_key = (request.run_id, phase, request.candidate_id, request.slot)
         if slot_key in blocked or latest.get(slot_key, -1) >= request.attempt:
             continue
         blocked.add(slot_key)
-        group = (request.run_id, request.phase.value, request.candidate_id)
+        group = (request.run_id, phase, request.candidate_id)
         chosen = None
         if not request.house:
             # Seeded by the slot: the exploration is reproducible, and cheap to seed.
-            rng = HashDraw(f"{request.seed}:{':'.join(map(str, slot_key))}:{request.attempt}")
+            rng = HashDraw(
+                f"{request.seed}:{request.run_id}:{phase}:{request.candidate_id}:"
+                f"{request.slot}:{request.attempt}"
+            )
             chosen = pool.rosters[request.phase.role.value].pick(
                 rng, failed_in_run=failed.get(request.run_id, ()), taken=taken.get(group, ())
             )
@@ -196,12 +229,11 @@ def _open(
         if chosen is None:
             item.executor = house_executor
         else:
-            agent = pool.agents[chosen.agent_id]
+            name, url, sealed = pool.endpoints[chosen.agent_id]
             taken.setdefault(group, set()).add(chosen.agent_id)
             item.agent_id = chosen.agent_id
-            item.executor = agent.name
-            item.url = agent.endpoint_url
-            sealed = agent.key_sealed or ""
+            item.executor = name
+            item.url = url
             if sealed not in keys:
                 keys[sealed] = platform.vault.open(sealed)
             item.key = keys[sealed]
@@ -214,12 +246,12 @@ def _open(
                 "id": task_id,
                 "run_id": request.run_id,
                 "candidate_id": request.candidate_id,
-                "phase": request.phase.value,
+                "phase": phase,
                 "slot": request.slot,
                 "attempt": request.attempt,
                 "agent_id": item.agent_id,
                 "executor": item.executor,
-                "status": TaskStatus.RUNNING.value,
+                "status": running,
                 # The body already is the payload's JSON: stored as it was sent.
                 "payload": orjson.Fragment(item.body) if item.body else payload,
                 "dispatched_at": now,
@@ -234,52 +266,22 @@ def _open(
 @dataclass(frozen=True, slots=True)
 class _Pool:
     rosters: dict[str, Roster]  # by role
-    agents: dict[str, Any]
+    endpoints: dict[str, tuple[str, str | None, str]]  # agent id -> name, URL, sealed key
 
 
 def _contenders(connection: Connection, roles: list[str], now: float) -> _Pool:
     rosters: dict[str, Roster] = {}
-    agents: dict[str, Any] = {}
+    endpoints: dict[str, tuple[str, str | None, str]] = {}
     for role in roles:
         contenders: list[Contender] = []
-        query = (
-            select(
-                Agent.id,
-                Agent.name,
-                Agent.role,
-                Agent.status,
-                Agent.reputation,
-                Agent.hold,
-                Agent.cooldown_until,
-                Agent.endpoint_url,
-                Agent.key_sealed,
-            )
-            .where(
-                Agent.arena == "edgearena",
-                Agent.role == role,
-                Agent.status.in_(_DISPATCHABLE),
-                Agent.hold.is_(False),
-                Agent.endpoint_url.is_not(None),
-                Agent.key_sealed.is_not(None),
-                or_(Agent.cooldown_until.is_(None), Agent.cooldown_until <= now),
-            )
-            .order_by(_TIER, Agent.reputation.desc(), Agent.id)
-            .limit(_CONTENDERS_PER_ROLE)
-        )
-        for row in connection.execute(query):
-            agents[row.id] = row
+        for row in connection.execute(_CONTENDERS, {"role": role, "now": now}):
+            agent_id, name, _, status, reputation, hold, cooldown_until, url, sealed = row
+            endpoints[agent_id] = (name, url, sealed or "")
             contenders.append(
-                Contender(
-                    agent_id=row.id,
-                    role=row.role,
-                    status=Status(row.status),
-                    reputation=row.reputation or 0.0,
-                    hold=row.hold,
-                    cooldown_until=row.cooldown_until,
-                )
+                Contender(agent_id, role, Status(status), reputation or 0.0, hold, cooldown_until)
             )
         rosters[role] = Roster.of(contenders, role, now)
-    return _Pool(rosters, agents)
+    return _Pool(rosters, endpoints)
 
 
 async def send(platform: Platform, task: Opened) -> Finish | None:

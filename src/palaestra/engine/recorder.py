@@ -26,7 +26,7 @@ from functools import partial
 from typing import Any, Final, cast
 
 import structlog
-from sqlalchemy import Table, select
+from sqlalchemy import Select, Table, bindparam, select
 from sqlalchemy.engine import Connection
 
 from palaestra.engine.context import Platform
@@ -173,13 +173,9 @@ class Recorder:
     def _record(self, batch: list[Finish], now: float, connection: Connection) -> list[Verdict]:
         """The tasks' states are read first (on PostgreSQL locked, on SQLite the transaction
         holds the write lock): the tasks still RUNNING end here, in the batch's order."""
-        platform = self.platform
-        query = select(_TASKS.c.id, _TASKS.c.status).where(
-            _TASKS.c.id.in_({item.task_id for item in batch})
-        )
-        if not platform.db.is_sqlite:
-            query = query.order_by(_TASKS.c.id).with_for_update()
-        running = {row.id for row in connection.execute(query) if row.status == "RUNNING"}
+        query = _TASK_STATES[not self.platform.db.is_sqlite]
+        states = connection.execute(query, {"ids": list({item.task_id for item in batch})})
+        running = {task_id for task_id, status in states if status == "RUNNING"}
         verdicts: list[Verdict] = []
         winners: list[Finish] = []
         for item in batch:
@@ -208,10 +204,9 @@ class Recorder:
         if not concerned:
             return
         platform = self.platform
-        query = select(*(_AGENTS.c[name] for name in _LOADED)).where(_AGENTS.c.id.in_(concerned))
-        if not platform.db.is_sqlite:
-            query = query.order_by(_AGENTS.c.id).with_for_update()
-        agents = {row.id: _AgentState(**row._mapping) for row in connection.execute(query)}
+        query = _AGENT_STATES[not platform.db.is_sqlite]
+        rows = connection.execute(query, {"ids": concerned})
+        agents = {state.id: state for state in (_AgentState(*row) for row in rows)}
         events: list[dict[str, Any]] = []
         for item in winners:
             agent = agents.get(item.agent_id or "")
@@ -284,3 +279,17 @@ class _AgentState:
 
 
 _LOADED: Final = tuple(_AgentState.__slots__)
+
+
+def _states(table: Table, columns: Sequence[str], *, lock: bool) -> Select[Any]:
+    """``columns`` of the rows of ``table`` whose ids are ``ids``; with ``lock``, locked in
+    id order (PostgreSQL: two batches never wait on each other's rows crosswise)."""
+    query = select(*(table.c[c] for c in columns)).where(
+        table.c.id.in_(bindparam("ids", expanding=True))
+    )
+    return query.order_by(table.c.id).with_for_update() if lock else query
+
+
+#: By whether to lock (on SQLite the transaction holds the write lock already).
+_TASK_STATES: Final = {lock: _states(_TASKS, ("id", "status"), lock=lock) for lock in (False, True)}
+_AGENT_STATES: Final = {lock: _states(_AGENTS, _LOADED, lock=lock) for lock in (False, True)}

@@ -143,7 +143,10 @@ class Roster:
             return agent.agent_id in failed_in_run or agent.agent_id in taken
 
         for tier in self.tiers:
-            start = next((n for n, agent in enumerate(tier) if not excluded(agent)), None)
+            if tier and not excluded(tier[0]):
+                start: int | None = 0  # the usual case, without walking the tier
+            else:
+                start = next((n for n, agent in enumerate(tier) if not excluded(agent)), None)
             if start is None:
                 continue
             # The band ends at the first agent ``band`` or more behind the best remaining one.

@@ -88,6 +88,8 @@ def transition(state: AgentState, event: Event) -> AgentState:
             return replace(state, failures=failures, status=_demoted(state.status, failures))
         case Event.SUCCESS:
             status = _ONE_STEP_UP.get(state.status, state.status)
+            if status is state.status and state.failures == 0:
+                return state  # the usual success changes nothing
             return replace(state, failures=0, status=status)
         case Event.VERIFIED:
             if state.status is Status.PENDING:
