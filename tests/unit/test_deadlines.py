@@ -12,7 +12,7 @@ from palaestra.egress.deadlines import SLOT_S, Deadlines
 
 async def test_a_block_that_ends_in_time_is_left_alone_and_disarmed() -> None:
     deadlines = Deadlines(asyncio.get_running_loop())
-    async with deadlines.after(1.0):
+    with deadlines.after(1.0):
         await asyncio.sleep(0)
         assert deadlines.pending() == 1
     assert deadlines.pending() == 0
@@ -23,9 +23,8 @@ async def test_a_block_that_overruns_raises_timeout_error_within_one_slot() -> N
     loop = asyncio.get_running_loop()
     deadlines = Deadlines(loop)
     started = loop.time()
-    with pytest.raises(TimeoutError):
-        async with deadlines.after(0.1) as deadline:
-            await asyncio.sleep(10)
+    with pytest.raises(TimeoutError), deadlines.after(0.1) as deadline:
+        await asyncio.sleep(10)
     assert deadline.when <= deadline.slot * SLOT_S < deadline.when + SLOT_S  # its slot's timer
     waited = loop.time() - started
     assert 0.1 - 0.002 <= waited < 0.1 + SLOT_S + 0.5, waited  # not early; late only by load
@@ -38,7 +37,7 @@ async def test_a_deadline_already_past_times_out_at_the_first_await() -> None:
     reached = []
 
     async def call() -> None:
-        async with deadlines.after(-1):
+        with deadlines.after(-1):
             reached.append("entered")
             await asyncio.sleep(0)
             reached.append("after the await")
@@ -50,7 +49,7 @@ async def test_a_deadline_already_past_times_out_at_the_first_await() -> None:
 
 async def test_a_past_deadline_on_a_block_that_never_awaits_leaves_nothing_behind() -> None:
     deadlines = Deadlines(asyncio.get_running_loop())
-    async with deadlines.after(-1):
+    with deadlines.after(-1):
         pass  # nothing awaited: no timeout, and no cancellation pending afterwards
     await asyncio.sleep(0.01)
     assert asyncio.current_task().cancelling() == 0  # type: ignore[union-attr]
@@ -59,11 +58,10 @@ async def test_a_past_deadline_on_a_block_that_never_awaits_leaves_nothing_behin
 async def test_a_deadline_is_entered_once_only() -> None:
     deadlines = Deadlines(asyncio.get_running_loop())
     deadline = deadlines.after(10)
-    async with deadline:
+    with deadline:
         pass
-    with pytest.raises(RuntimeError, match="once only"):
-        async with deadline:
-            pass
+    with pytest.raises(RuntimeError, match="once only"), deadline:
+        pass
 
 
 async def test_calls_ending_in_the_same_slot_share_one_timer() -> None:
@@ -74,7 +72,7 @@ async def test_calls_ending_in_the_same_slot_share_one_timer() -> None:
 
     async def overrun(offset: float) -> str:
         try:
-            async with deadlines.after(target + offset - loop.time()):
+            with deadlines.after(target + offset - loop.time()):
                 await asyncio.sleep(10)
         except TimeoutError:
             return "timeout"
@@ -90,7 +88,7 @@ async def test_a_cancellation_from_outside_stays_a_cancellation() -> None:
     deadlines = Deadlines(asyncio.get_running_loop())
 
     async def call() -> None:
-        async with deadlines.after(10):
+        with deadlines.after(10):
             await asyncio.sleep(10)
 
     task = asyncio.create_task(call())
@@ -107,7 +105,7 @@ async def test_a_cancellation_from_outside_racing_the_deadline_is_not_swallowed(
     entered = asyncio.Event()
 
     async def call() -> None:
-        async with deadlines.after(0.05):
+        with deadlines.after(0.05):
             entered.set()
             await asyncio.sleep(10)
 
@@ -120,7 +118,7 @@ async def test_a_cancellation_from_outside_racing_the_deadline_is_not_swallowed(
 
     # ...whereas cancelling the task from outside right as its deadline fires wins.
     async def raced() -> None:
-        async with deadlines.after(10) as deadline:
+        with deadlines.after(10) as deadline:
 
             def both() -> None:
                 deadline.expire()  # what the slot's timer does...
@@ -136,8 +134,8 @@ async def test_a_cancellation_from_outside_racing_the_deadline_is_not_swallowed(
 
 async def test_an_inner_timeout_error_of_the_block_itself_is_not_mistaken_for_ours() -> None:
     deadlines = Deadlines(asyncio.get_running_loop())
-    with pytest.raises(TimeoutError):
-        async with deadlines.after(10) as deadline, asyncio.timeout(0.01):
+    with pytest.raises(TimeoutError), deadlines.after(10) as deadline:
+        async with asyncio.timeout(0.01):
             await asyncio.sleep(1)
     assert not deadline.expired
     assert deadlines.pending() == 0

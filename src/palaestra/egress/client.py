@@ -16,7 +16,7 @@ import contextvars
 import socket
 import ssl
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,13 +183,11 @@ class EgressClient:
             await self._session.close()
             self._session = None
 
-    async def get(self, url: str, *, user_agent: str, deadline: float) -> EgressResult:
+    def get(self, url: str, *, user_agent: str, deadline: float) -> Awaitable[EgressResult]:
         """A liveness-style GET; the body is read (capped) but not parsed."""
-        return await self.request(
-            "GET", url, user_agent=user_agent, deadline=deadline, expect_json=False
-        )
+        return self.request("GET", url, user_agent=user_agent, deadline=deadline, expect_json=False)
 
-    async def post_json(
+    def post_json(
         self,
         url: str,
         body: bytes,
@@ -199,9 +197,11 @@ class EgressClient:
         signer: Signer | None = None,
         headers: Mapping[str, str] | None = None,
         deferred_ok: bool = False,
-    ) -> EgressResult:
-        """POST raw JSON ``body``; a 2xx reply must be JSON (a 202 need not, if ``deferred_ok``)."""
-        return await self.request(
+    ) -> Awaitable[EgressResult]:
+        """POST raw JSON ``body``; a 2xx reply must be JSON (a 202 need not, if ``deferred_ok``).
+
+        Like :meth:`get`, it hands back :meth:`request`'s coroutine, to be awaited."""
+        return self.request(
             "POST",
             url,
             body=body,
@@ -245,25 +245,23 @@ class EgressClient:
         token = _plain_http.set(target.scheme == "http")
         status: int | None = None
         try:
-            async with (
-                self._deadline(deadline),
-                session.request(
+            with self._deadline(deadline):
+                async with session.request(
                     method,
                     target,
                     data=body,
                     headers=request_headers,
                     allow_redirects=False,
                     ssl=self._ssl,
-                ) as response,
-            ):
-                status = response.status
-                if not 200 <= status < 300:
-                    start = await _read_capped(response, _STATUS_BODY_BYTES, truncate=True)
-                    text = start.decode("utf-8", errors="replace")
-                    return self._done(
-                        url, started, status, start, failure=Failure.http_status(status, text)
-                    )
-                raw = await _read_capped(response, self.cap_bytes)
+                ) as response:
+                    status = response.status
+                    if not 200 <= status < 300:
+                        start = await _read_capped(response, _STATUS_BODY_BYTES, truncate=True)
+                        text = start.decode("utf-8", errors="replace")
+                        return self._done(
+                            url, started, status, start, failure=Failure.http_status(status, text)
+                        )
+                    raw = await _read_capped(response, self.cap_bytes)
         except TimeoutError:
             return self._done(url, started, status, failure=Failure.timeout(deadline_ms))
         except _TooLarge:

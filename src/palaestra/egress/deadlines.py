@@ -36,7 +36,8 @@ class Deadlines:
         self._slots: dict[int, set[Deadline]] = {}
 
     def after(self, seconds: float) -> Deadline:
-        """A deadline ``seconds`` from now, for use as ``async with``."""
+        """A deadline ``seconds`` from now, for use as ``with`` inside a task (entering and
+        leaving it awaits nothing, so it is a plain context manager)."""
         return Deadline(self, self.loop.time() + seconds)
 
     def _add(self, deadline: Deadline) -> None:
@@ -76,7 +77,7 @@ class Deadline:
         self._cancelling = 0
         self._entered = False
 
-    async def __aenter__(self) -> Deadline:
+    def __enter__(self) -> Deadline:
         if self._entered:
             raise RuntimeError("a Deadline is entered once only")
         task = asyncio.current_task()
@@ -93,7 +94,7 @@ class Deadline:
             self._deadlines._add(self)
         return self
 
-    async def __aexit__(
+    def __exit__(
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
