@@ -9,6 +9,7 @@ batch is split into statements.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 import time
 from typing import Any, cast
@@ -96,6 +97,24 @@ async def test_a_transaction_whose_work_raises_writes_nothing(platform: Platform
         await platform.db.transact(work)
     async with platform.db.session() as session:
         assert await session.scalar(select(Owner.id).where(Owner.id == owner_id)) is None
+
+
+async def test_a_savepoint_rolls_back_only_its_own_writes(platform: Platform) -> None:
+    kept, dropped = new_id(), new_id()
+
+    def work(connection: Connection) -> None:
+        def owner(owner_id: str) -> dict[str, Any]:
+            return {"id": owner_id, "name": "n", "token_hash": new_id(), "created_at": 1.0}
+
+        savepoint = connection.begin_nested()
+        insert_rows(connection, _OWNERS, [owner(dropped)])
+        savepoint.rollback()
+        insert_rows(connection, _OWNERS, [owner(kept)])
+
+    await platform.db.transact(work)
+    async with platform.db.session() as session:
+        found = set(await session.scalars(select(Owner.id).where(Owner.id.in_([kept, dropped]))))
+    assert found == {kept}
 
 
 async def test_what_a_transaction_read_cannot_change_before_it_commits(
@@ -246,3 +265,35 @@ async def test_a_batch_larger_than_the_parameter_limit_is_written_whole(
             text("SELECT count(*) FROM agent_events WHERE agent_id = :a"), {"a": agent_id}
         )
     assert count == 5000
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # SQLite's own log
+async def test_on_sqlite_the_log_is_copied_back_by_the_checkpointer(platform: Platform) -> None:
+    checkpointer = platform.db._checkpointer
+    assert checkpointer is not None
+    async with platform.db.engine.connect() as connection:
+        automatic = await connection.exec_driver_sql("PRAGMA wal_autocheckpoint")
+        assert automatic.scalar() == 0  # no commit of ours ever checkpoints inline
+    assert platform.db._writer is not None
+    with platform.db._writer.engine.connect() as writer:
+        assert writer.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == 0
+
+    agent_id = await _agent(platform)
+    before = checkpointer.checkpoints
+    await platform.db.transact(
+        lambda connection: insert_rows(connection, _EVENTS, _events(agent_id, 50))
+    )
+    for _ in range(200):  # within a few intervals
+        if checkpointer.checkpoints > before:
+            break
+        await asyncio.sleep(0.02)
+    assert checkpointer.checkpoints > before
+    # The database file itself (its log ignored) now holds the rows.
+    file = sqlite3.connect(f"file:{checkpointer.database}?immutable=1", uri=True)
+    try:
+        copied = file.execute(
+            "SELECT count(*) FROM agent_events WHERE agent_id = ?", (agent_id,)
+        ).fetchone()
+    finally:
+        file.close()
+    assert copied == (50,)

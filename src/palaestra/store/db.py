@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,6 +21,7 @@ from sqlalchemy.ext.asyncio import (
 
 from palaestra.errors import ConfigurationError
 
+from .checkpoint import Checkpointer
 from .writer import SqliteWriter
 
 __all__ = ["Database", "migrate"]
@@ -35,6 +37,7 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute("PRAGMA wal_autocheckpoint=0")  # the Checkpointer's thread does it
     cursor.close()
 
 
@@ -56,6 +59,7 @@ class Database:
             "json_deserializer": orjson.loads,
         }
         self._writer: SqliteWriter | None = None
+        self._checkpointer: Checkpointer | None = None
         if self.is_sqlite:
             database = parsed.database
             if not database or database == ":memory:":
@@ -63,11 +67,14 @@ class Database:
                 raise ConfigurationError("an SQLite database must be a file, not in memory")
             Path(database).parent.mkdir(parents=True, exist_ok=True)
             self._writer = SqliteWriter(database, _sqlite_pragmas)
+            self._checkpointer = Checkpointer(database, _sqlite_pragmas)
         else:
             kwargs.update(pool_size=20, max_overflow=20, pool_pre_ping=True)
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
-        if self.is_sqlite:
+        if self._writer is not None and self._checkpointer is not None:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+            for engine in (self.engine.sync_engine, self._writer.engine):
+                event.listen(engine, "commit", self._checkpointer.committed_on)
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
 
     def session(self) -> AsyncSession:
@@ -95,6 +102,8 @@ class Database:
     async def dispose(self) -> None:
         if self._writer is not None:
             await self._writer.close()
+        if self._checkpointer is not None:
+            await asyncio.to_thread(self._checkpointer.close)
         await self.engine.dispose()
 
 
