@@ -98,7 +98,16 @@ EXPORTS = {
         "complete_task",
         "completion_url",
     },
-    "palaestra.store.bulk": {"insert_rows", "update_rows"},
+    "palaestra.store.bulk": {
+        "insert_rows",
+        "insert_values",
+        "json_text",
+        "update_rows",
+        "update_values",
+    },
+    "palaestra.store.db": {"Database", "migrate"},
+    "palaestra.store.writer": {"SqliteWriter"},
+    "palaestra.store.checkpoint": {"CHECKPOINT_INTERVAL_S", "Checkpointer"},
     "palaestra.api.run_schemas": {
         "Accepted",
         "CandidateOut",

@@ -12,6 +12,7 @@ from palaestra.rules.status import (
     Event,
     Status,
     ping_interval,
+    settled_by_success,
     transition,
 )
 
@@ -162,3 +163,17 @@ def test_ping_cadence(status: Status, hold: bool) -> None:
 
 def test_cadence_matches_the_seed() -> None:
     assert PING_INTERVAL_S == {S.ACTIVE: 300.0, S.DEGRADED: 60.0, S.PROBATION: 60.0}
+
+
+@pytest.mark.parametrize(
+    ("status", "failures", "paused_from", "hold"),
+    list(itertools.product(Status, [0, 1, 3, 9], [None, Status.DEGRADED], [False, True])),
+)
+def test_settled_by_success_says_whether_a_success_changes_the_state(
+    status: Status, failures: int, paused_from: Status | None, hold: bool
+) -> None:
+    state = AgentState(status, failures, paused_from, hold)
+    after = transition(state, E.SUCCESS)
+    assert settled_by_success(state) is (after == state)
+    if settled_by_success(state):
+        assert after is state  # and the machine hands back the very same state

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import Any, Final, cast
 
-import orjson
 from sqlalchemy import Table, bindparam, case, or_, select
 from sqlalchemy.engine import Connection
 
@@ -49,7 +48,7 @@ from palaestra.protocol.failures import FailureKind
 from palaestra.rules.runflow import TaskStatus
 from palaestra.rules.selection import Contender, HashDraw, Roster
 from palaestra.rules.status import DISPATCHABLE, Status
-from palaestra.store.bulk import insert_rows
+from palaestra.store.bulk import insert_values
 from palaestra.store.models import Agent, Task
 
 __all__ = [
@@ -169,13 +168,52 @@ async def open_slots(
     """
     if not requests:
         return []
-    opening = partial(_open, platform, requests, house_executor, platform.clock.now())
+    # Each task's id and body are made here, on the event loop, before the transaction:
+    # the store's writer thread shares the GIL with the loop, and only selects and writes.
+    bodies = [_Body.of(request) for request in requests]
+    opening = partial(_open, platform, requests, bodies, house_executor, platform.clock.now())
     return await platform.db.transact(opening)
+
+
+@dataclass(frozen=True, slots=True)
+class _Body:
+    """A slot's task id and the JSON of its payload, as sent and as stored."""
+
+    task_id: str
+    sent: bytes
+    stored: str
+
+    @classmethod
+    def of(cls, request: SlotRequest) -> _Body:
+        task_id = new_id()
+        # A compact copy: orjson's own buffer is sized for speed (32 KiB), and a body
+        # lives as long as its dispatch is in flight.
+        sent = memoryview(dumps(payload_of(task_id, request))).tobytes()
+        return cls(task_id, sent, sent.decode())
+
+
+#: The columns of a task as it is opened, in the order ``_open`` gives them.
+_OPEN_COLUMNS: Final = (
+    "id",
+    "run_id",
+    "candidate_id",
+    "phase",
+    "slot",
+    "attempt",
+    "agent_id",
+    "executor",
+    "status",
+    "payload",
+    "dispatched_at",
+    "deadline_at",
+    "created_at",
+)
 
 
 def _open(
     platform: Platform,
     requests: Sequence[SlotRequest],
+    bodies: Sequence[_Body],
     house_executor: str,
     now: float,
     connection: Connection,
@@ -203,10 +241,10 @@ def _open(
     pool = _contenders(connection, roles, now)
 
     opened: list[Opened] = []
-    rows: list[dict[str, Any]] = []
+    rows: list[tuple[Any, ...]] = []
     keys: dict[str, str] = {}  # sealed -> key: one decryption per agent per batch
     running = TaskStatus.RUNNING.value
-    for request in requests:
+    for request, body in zip(requests, bodies, strict=True):
         phase = request.phase.value
         slot_key = (request.run_id, phase, request.candidate_id, request.slot)
         if slot_key in blocked or latest.get(slot_key, -1) >= request.attempt:
@@ -223,9 +261,7 @@ def _open(
             chosen = pool.rosters[request.phase.role.value].pick(
                 rng, failed_in_run=failed.get(request.run_id, ()), taken=taken.get(group, ())
             )
-        task_id = new_id()
-        payload = payload_of(task_id, request)
-        item = Opened(task_id, request)
+        item = Opened(body.task_id, request)
         if chosen is None:
             item.executor = house_executor
         else:
@@ -237,29 +273,26 @@ def _open(
             if sealed not in keys:
                 keys[sealed] = platform.vault.open(sealed)
             item.key = keys[sealed]
-            # A compact copy: orjson's own buffer is sized for speed (32 KiB), and a
-            # body lives as long as its dispatch is in flight.
-            item.body = memoryview(dumps(payload)).tobytes()
+            item.body = body.sent
         opened.append(item)
         rows.append(
-            {
-                "id": task_id,
-                "run_id": request.run_id,
-                "candidate_id": request.candidate_id,
-                "phase": phase,
-                "slot": request.slot,
-                "attempt": request.attempt,
-                "agent_id": item.agent_id,
-                "executor": item.executor,
-                "status": running,
-                # The body already is the payload's JSON: stored as it was sent.
-                "payload": orjson.Fragment(item.body) if item.body else payload,
-                "dispatched_at": now,
-                "deadline_at": now + request.deadline_s,
-                "created_at": now,
-            }
+            (
+                body.task_id,
+                request.run_id,
+                request.candidate_id,
+                phase,
+                request.slot,
+                request.attempt,
+                item.agent_id,
+                item.executor,
+                running,
+                body.stored,  # the payload as it was sent
+                now,
+                now + request.deadline_s,
+                now,
+            )
         )
-    insert_rows(connection, _TASKS, rows)
+    insert_values(connection, _TASKS, _OPEN_COLUMNS, rows)
     return opened
 
 

@@ -30,12 +30,12 @@ from sqlalchemy import Select, Table, bindparam, select
 from sqlalchemy.engine import Connection
 
 from palaestra.engine.context import Platform
-from palaestra.engine.lifecycle import COOLDOWN_S, apply_event
+from palaestra.engine.lifecycle import COOLDOWN_S, apply_event, state_of
 from palaestra.protocol.constants import Phase
 from palaestra.rules.runflow import TaskStatus
 from palaestra.rules.scoring import updated_reputation
-from palaestra.rules.status import Event
-from palaestra.store.bulk import insert_rows, update_rows
+from palaestra.rules.status import Event, settled_by_success
+from palaestra.store.bulk import insert_rows, insert_values, json_text, update_rows, update_values
 from palaestra.store.models import Agent, AgentEvent, CompletionReceipt, Task
 
 __all__ = ["Finish", "Recorder", "Verdict"]
@@ -85,32 +85,84 @@ class Finish:
     contribution: float | None = None  # a success's is settled when its run ends
     signature: str | None = None  # an async completion's, kept against replays
 
-    def params(self, now: float) -> dict[str, Any]:
-        """The task's conditional update: its end, where it is still RUNNING."""
-        ok = self.status is TaskStatus.SUCCEEDED
-        return {
-            "status": self.status.value,
-            "completed_at": now,
-            "via": self.via,
-            "output": self.output,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "model_id": self.model_id,
-            "latency_ms": self.latency_ms,
-            "reason": self.reason,
-            "contribution": self.contribution if ok else 0.0,
-            "executor": self.executor,
+    @property
+    def succeeded(self) -> bool:
+        return self.status is TaskStatus.SUCCEEDED
+
+    def end(self, now: float) -> tuple[Any, ...]:
+        """The task's conditional update: its end (``_END_COLUMNS``), where it is still RUNNING
+        (``_END_CONDITIONS``)."""
+        return (
+            self.status.value,
+            now,
+            self.via,
+            json_text(self.output),
+            self.prompt_tokens,
+            self.completion_tokens,
+            self.model_id,
+            self.latency_ms,
+            self.reason,
+            self.contribution if self.succeeded else 0.0,
+            self.executor,
+            self.task_id,
+            TaskStatus.RUNNING.value,
+        )
+
+    def history(self, now: float) -> tuple[Any, ...] | None:
+        """The agent's ``dispatch`` history row (``_EVENT_COLUMNS``), for an agent's task."""
+        if self.agent_id is None:
+            return None
+        detail = {
             "task_id": self.task_id,
-            "running": TaskStatus.RUNNING.value,
+            "run_id": self.run_id,
+            "phase": self.phase,
+            "via": self.via,
         }
+        outcome = "success" if self.succeeded else "failure"
+        return (
+            self.agent_id,
+            now,
+            "dispatch",
+            outcome,
+            self.latency_ms,
+            self.reason,
+            json_text(detail),
+        )
+
+
+@dataclass(slots=True)
+class _Prepared:
+    """A :class:`Finish` with its rows built ahead of the transaction, on the event loop: the
+    store's writer thread shares the GIL with the loop, and only decides and writes."""
+
+    item: Finish
+    end: tuple[Any, ...]
+    history: tuple[Any, ...] | None
+
+    @classmethod
+    def of(cls, item: Finish, now: float) -> _Prepared:
+        return cls(item, item.end(now), item.history(now))
 
 
 _TASKS = cast(Table, Task.__table__)
 _AGENTS = cast(Table, Agent.__table__)
 _RECEIPTS = cast(Table, CompletionReceipt.__table__)
 _EVENTS = cast(Table, AgentEvent.__table__)
-#: The conditional update that ends a task: only from RUNNING.
-_FINISH_MATCH: Final = {"id": "task_id", "status": "running"}
+#: The conditional update that ends a task: these columns, only from RUNNING.
+_END_COLUMNS: Final = (
+    "status",
+    "completed_at",
+    "via",
+    "output",
+    "prompt_tokens",
+    "completion_tokens",
+    "model_id",
+    "latency_ms",
+    "reason",
+    "contribution",
+    "executor",
+)
+_END_CONDITIONS: Final = ("id", "status")
 
 
 class Recorder:
@@ -166,76 +218,98 @@ class Recorder:
 
     async def _write(self, batch: list[Finish]) -> list[Verdict]:
         """One transaction for ``batch``, in one hop to the store."""
-        return await self.platform.db.transact(
-            partial(self._record, batch, self.platform.clock.now())
-        )
+        now = self.platform.clock.now()
+        prepared = [_Prepared.of(item, now) for item in batch]
+        return await self.platform.db.transact(partial(self._record, prepared, now))
 
-    def _record(self, batch: list[Finish], now: float, connection: Connection) -> list[Verdict]:
-        """The tasks' states are read first (on PostgreSQL locked, on SQLite the transaction
-        holds the write lock): the tasks still RUNNING end here, in the batch's order."""
+    def _record(self, batch: list[_Prepared], now: float, connection: Connection) -> list[Verdict]:
+        """The tasks still RUNNING end here, in the batch's order; the others are told why not.
+
+        On SQLite, where the transaction holds the write lock, the batch is first ended
+        as a whole, under a savepoint: when the update's row count shows that every task
+        was RUNNING (the usual case), that was all, without reading a row. Otherwise, and
+        on PostgreSQL, the tasks' states are read first (there locked) to tell each one.
+        """
+        ids = list({p.item.task_id for p in batch})
+        if self.platform.db.is_sqlite and len(ids) == len(batch):
+            savepoint = connection.begin_nested()
+            if self._end(connection, batch) == len(batch):
+                savepoint.commit()
+                self._effects(connection, batch, now)
+                return [Verdict.RECORDED] * len(batch)
+            savepoint.rollback()
         query = _TASK_STATES[not self.platform.db.is_sqlite]
-        states = connection.execute(query, {"ids": list({item.task_id for item in batch})})
-        running = {task_id for task_id, status in states if status == "RUNNING"}
+        running = {
+            task_id
+            for task_id, status in connection.execute(query, {"ids": ids})
+            if status == TaskStatus.RUNNING.value
+        }
         verdicts: list[Verdict] = []
-        winners: list[Finish] = []
-        for item in batch:
+        winners: list[_Prepared] = []
+        for prepared in batch:
+            item = prepared.item
             if item.task_id in running:
                 running.discard(item.task_id)  # a second end in the same batch loses
-                winners.append(item)
+                winners.append(prepared)
                 verdicts.append(Verdict.RECORDED)
             else:
-                verdicts.append(_why_not(connection, item, winners))
-        if not winners:
-            return verdicts
-        update_rows(connection, _TASKS, [w.params(now) for w in winners], match=_FINISH_MATCH)
+                verdicts.append(_why_not(connection, item, [w.item for w in winners]))
+        if winners:
+            self._end(connection, winners)
+            self._effects(connection, winners, now)
+        return verdicts
+
+    def _end(self, connection: Connection, winners: list[_Prepared]) -> int:
+        """End the tasks of ``winners`` where they are still RUNNING; the row count (SQLite)."""
+        ends = [w.end for w in winners]
+        return update_values(connection, _TASKS, _END_COLUMNS, _END_CONDITIONS, ends)
+
+    def _effects(self, connection: Connection, winners: list[_Prepared], now: float) -> None:
+        """What ending ``winners`` leaves behind: replay receipts, and the agents' side."""
         receipts = [
-            {"task_id": w.task_id, "signature": w.signature, "received_at": now}
+            {"task_id": w.item.task_id, "signature": w.item.signature, "received_at": now}
             for w in winners
-            if w.signature is not None
+            if w.item.signature is not None
         ]
         if receipts:
             insert_rows(connection, _RECEIPTS, receipts)
         self._agent_effects(connection, winners, now)
-        return verdicts
 
-    def _agent_effects(self, connection: Connection, winners: list[Finish], now: float) -> None:
+    def _agent_effects(self, connection: Connection, winners: list[_Prepared], now: float) -> None:
         """The status machine, cooldown, reputation and history of every agent concerned."""
-        concerned = sorted({w.agent_id for w in winners if w.agent_id is not None})
+        concerned = sorted({w.item.agent_id for w in winners if w.item.agent_id is not None})
         if not concerned:
             return
         platform = self.platform
         query = _AGENT_STATES[not platform.db.is_sqlite]
         rows = connection.execute(query, {"ids": concerned})
         agents = {state.id: state for state in (_AgentState(*row) for row in rows)}
-        events: list[dict[str, Any]] = []
-        for item in winners:
+        histories: list[tuple[Any, ...]] = []
+        settled: set[str] = set()  # agents whom one more success at ``now`` leaves as they are
+        for prepared in winners:
+            item = prepared.item
             agent = agents.get(item.agent_id or "")
-            if agent is None:
+            if agent is None or prepared.history is None:
                 continue  # deleted meanwhile: the task's outcome stands alone
-            ok = item.status is TaskStatus.SUCCEEDED
-            events.append(
-                {
-                    "agent_id": agent.id,
-                    "at": now,
-                    "kind": "dispatch",
-                    "outcome": "success" if ok else "failure",
-                    "latency_ms": item.latency_ms,
-                    "reason": item.reason,
-                    "detail": {
-                        "task_id": item.task_id,
-                        "run_id": item.run_id,
-                        "phase": item.phase.value,
-                        "via": item.via,
-                    },
-                }
-            )
+            histories.append(prepared.history)
+            ok = item.succeeded
+            if ok and agent.id in settled:
+                continue  # the usual case: the first success of the batch did it all
+            settled.discard(agent.id)
             if not ok:
                 agent.cooldown_until = now + COOLDOWN_S
                 agent.reputation = updated_reputation(agent.reputation or 0.0, 0.0)
             event, cause = (Event.SUCCESS, "task") if ok else (Event.FAILURE, "failed task")
             for row in apply_event(cast(Agent, agent), event, now, platform.schedule, cause=cause):
-                events.append({c: getattr(row, c) for c in _EVENT_COLUMNS})
+                histories.append(
+                    tuple(
+                        json_text(row.detail) if c == "detail" else getattr(row, c)
+                        for c in _EVENT_COLUMNS
+                    )
+                )
                 platform.metrics.status_changes.labels(row.outcome).inc()
+            if ok and settled_by_success(state_of(cast(Agent, agent))):
+                settled.add(agent.id)
         update_rows(
             connection,
             _AGENTS,
@@ -245,7 +319,7 @@ class Recorder:
             ],
             match={"id": "agent_id"},
         )
-        insert_rows(connection, _EVENTS, events)
+        insert_values(connection, _EVENTS, _EVENT_COLUMNS, histories)
 
 
 def _why_not(connection: Connection, item: Finish, winners: list[Finish]) -> Verdict:

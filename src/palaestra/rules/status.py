@@ -21,6 +21,7 @@ __all__ = [
     "Event",
     "Status",
     "ping_interval",
+    "settled_by_success",
     "transition",
 ]
 
@@ -114,6 +115,11 @@ def transition(state: AgentState, event: Event) -> AgentState:
             return replace(state, hold=True)
         case Event.RELEASE:
             return replace(state, hold=False)
+
+
+def settled_by_success(state: AgentState) -> bool:
+    """Whether a success leaves ``state`` as it is (a success changes only the heartbeat)."""
+    return transition(state, Event.SUCCESS) is state
 
 
 def _demoted(status: Status, failures: int) -> Status:

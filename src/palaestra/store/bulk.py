@@ -22,7 +22,7 @@ import orjson
 from sqlalchemy import JSON, Table
 from sqlalchemy.engine import Connection
 
-__all__ = ["insert_rows", "update_rows"]
+__all__ = ["insert_rows", "insert_values", "json_text", "update_rows", "update_values"]
 
 #: Rows per statement where many go in one (SQLite allows 32,766 parameters).
 _CHUNK: Final = 64
@@ -49,8 +49,9 @@ def _json_columns(table: Table, columns: tuple[str, ...]) -> tuple[bool, ...]:
     return tuple(isinstance(table.c[name].type, JSON) for name in columns)
 
 
-def _json(value: Any) -> str | None:
-    # An ``orjson.Fragment`` (JSON already serialized) passes through as it is.
+def json_text(value: Any) -> str | None:
+    """A JSON column's value as the driver takes it (``orjson.Fragment``: JSON already
+    serialized, passed through as it is)."""
     return None if value is None else orjson.dumps(value).decode()
 
 
@@ -69,7 +70,7 @@ def _values(
     for row in rows:
         value = [row[c] for c in columns]
         for index, column in patched:
-            value[index] = _json(row[column])
+            value[index] = json_text(row[column])
         values.append(tuple(value))
     return values
 
@@ -81,7 +82,7 @@ def _multirow(connection: Connection) -> bool:
     return connection.dialect.name == "sqlite" and sqlite3.sqlite_version_info >= (3, 33)
 
 
-def _chunks(values: list[tuple[Any, ...]]) -> Iterator[list[tuple[Any, ...]]]:
+def _chunks(values: Sequence[tuple[Any, ...]]) -> Iterator[Sequence[tuple[Any, ...]]]:
     """``values`` in runs of ``_CHUNK`` rows, the rest in falling powers of two: a few
     statement shapes, each prepared once by the driver's statement cache."""
     start, size = 0, _CHUNK
@@ -92,7 +93,7 @@ def _chunks(values: list[tuple[Any, ...]]) -> Iterator[list[tuple[Any, ...]]]:
         start += size
 
 
-def _flat(chunk: list[tuple[Any, ...]]) -> tuple[Any, ...]:
+def _flat(chunk: Sequence[tuple[Any, ...]]) -> tuple[Any, ...]:
     return tuple(chain.from_iterable(chunk))
 
 
@@ -111,15 +112,29 @@ def _insert_sql(table: str, columns: tuple[str, ...], paramstyle: str, count: in
 
 
 def insert_rows(connection: Connection, table: Table, rows: Sequence[Mapping[str, Any]]) -> None:
-    """INSERT ``rows`` (all with the same keys, which are column names): on SQLite many rows
-    per statement, elsewhere one executemany."""
-    if not rows:
+    """INSERT ``rows`` (all with the same keys, which are column names)."""
+    if rows:
+        columns = tuple(rows[0])
+        insert_values(
+            connection, table, columns, _values(rows, columns, _json_columns(table, columns))
+        )
+
+
+def insert_values(
+    connection: Connection,
+    table: Table,
+    columns: tuple[str, ...],
+    values: Sequence[tuple[Any, ...]],
+) -> None:
+    """INSERT ``values``, one tuple per row in ``columns``' order, JSON columns already as
+    text (:func:`json_text`): on SQLite many rows per statement, elsewhere one
+    executemany. For callers that build their rows before the transaction."""
+    if not values:
         return
-    columns = tuple(rows[0])
-    values = _values(rows, columns, _json_columns(table, columns))
+    _json_columns(table, columns)  # only the table's own identifiers reach the SQL text
     paramstyle = connection.dialect.paramstyle
     if not _multirow(connection):
-        connection.exec_driver_sql(_insert_sql(table.name, columns, paramstyle), values)
+        connection.exec_driver_sql(_insert_sql(table.name, columns, paramstyle), list(values))
         return
     for chunk in _chunks(values):
         sql = _insert_sql(table.name, columns, paramstyle, len(chunk))
@@ -161,8 +176,7 @@ def update_rows(
     *,
     match: Mapping[str, str],
 ) -> int:
-    """UPDATE one row per item of ``rows``: on SQLite many per statement, elsewhere one
-    executemany.
+    """UPDATE one row per item of ``rows``.
 
     ``match`` maps a column to the item key holding the value it must equal (all of them
     must; on SQLite no two items may match the same row); every other key of the item is
@@ -173,14 +187,29 @@ def update_rows(
         return 0
     sources = tuple(match.values())
     columns = tuple(c for c in rows[0] if c not in sources)
-    conditions = tuple(match)
     json = _json_columns(table, columns) + (False,) * len(sources)
-    _json_columns(table, conditions)  # the matched columns are the table's own too
     values = _values(rows, (*columns, *sources), json)
+    return update_values(connection, table, columns, tuple(match), values)
+
+
+def update_values(
+    connection: Connection,
+    table: Table,
+    columns: tuple[str, ...],
+    conditions: tuple[str, ...],
+    values: Sequence[tuple[Any, ...]],
+) -> int:
+    """UPDATE one row per tuple of ``values``: the new values of ``columns`` (JSON already as
+    text), then those ``conditions`` must equal. On SQLite many rows per statement (no two
+    tuples may match the same row), elsewhere one executemany. Returns the total row count
+    where the driver reports it (SQLite), else -1."""
+    if not values:
+        return 0
+    _json_columns(table, (*columns, *conditions))  # only the table's own identifiers
     paramstyle = connection.dialect.paramstyle
     if not _multirow(connection):
         sql = _update_sql(table.name, columns, conditions, paramstyle)
-        result = connection.exec_driver_sql(sql, values)
+        result = connection.exec_driver_sql(sql, list(values))
         return result.rowcount if connection.dialect.supports_sane_multi_rowcount else -1
     count = 0
     for chunk in _chunks(values):
