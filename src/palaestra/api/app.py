@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -11,7 +10,7 @@ from contextlib import asynccontextmanager
 import structlog
 from fastapi import FastAPI
 
-from palaestra import __version__, web
+from palaestra import __version__, runtime, web
 from palaestra.api import (
     routes_agents,
     routes_completion,
@@ -56,10 +55,7 @@ def create_app(
         current = platform or await Platform.open(settings)
         app.state.platform = current
         if owned:
-            # Everything built so far lives as long as the process: keep it out of the
-            # collector's full passes, which otherwise dominate under dispatch load.
-            gc.collect()
-            gc.freeze()
+            runtime.settle()  # everything built so far lives as long as the process
         # Runs: the desk that receives agents' async completions serves in every mode.
         runs = RunDriver(current)
         app.state.runs = runs
