@@ -5,15 +5,20 @@ Through SQLAlchemy Core each row costs a few microseconds of parameter
 processing plus the standard library's JSON encoder, which together weigh as
 much as the HTTP call itself. These helpers build the statement once per
 shape, serialize JSON columns with orjson, and pass positional parameters to
-the DBAPI with ``exec_driver_sql``: the same tables and transactions, on
-SQLite and PostgreSQL alike. They take the synchronous connection of
+the driver: the same tables and transactions, on SQLite and PostgreSQL alike.
+They take the synchronous connection of
 :meth:`Database.transact <palaestra.store.db.Database.transact>`.
+
+On SQLite they also keep the calls into the driver few, because the store's
+writer thread hands the GIL back at each of them and must wait to retake it
+behind the busy event loop: many rows go in one statement.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import closing
 from functools import lru_cache
 from itertools import chain
 from typing import Any, Final
@@ -24,8 +29,9 @@ from sqlalchemy.engine import Connection
 
 __all__ = ["insert_rows", "insert_values", "json_text", "update_rows", "update_values"]
 
-#: Rows per statement where many go in one (SQLite allows 32,766 parameters).
-_CHUNK: Final = 64
+#: Rows per statement where many go in one, at most; SQLite binds at most 32,766 values.
+_CHUNK: Final = 256
+_MAX_VALUES: Final = 32_766
 
 
 def _placeholder(paramstyle: str, position: int) -> str:
@@ -83,9 +89,12 @@ def _multirow(connection: Connection) -> bool:
 
 
 def _chunks(values: Sequence[tuple[Any, ...]]) -> Iterator[Sequence[tuple[Any, ...]]]:
-    """``values`` in runs of ``_CHUNK`` rows, the rest in falling powers of two: a few
-    statement shapes, each prepared once by the driver's statement cache."""
+    """``values`` in runs of ``_CHUNK`` rows (fewer for wide rows), the rest in falling
+    powers of two: a few statement shapes, each prepared once by the driver's statement
+    cache, and few calls into SQLite (each one hands the GIL back and waits to retake it)."""
     start, size = 0, _CHUNK
+    while values and size * len(values[0]) > _MAX_VALUES:
+        size //= 2
     while start < len(values):
         while start + size > len(values):
             size //= 2
@@ -136,9 +145,9 @@ def insert_values(
     if not _multirow(connection):
         connection.exec_driver_sql(_insert_sql(table.name, columns, paramstyle), list(values))
         return
-    for chunk in _chunks(values):
-        sql = _insert_sql(table.name, columns, paramstyle, len(chunk))
-        connection.exec_driver_sql(sql, _flat(chunk))
+    with closing(connection.connection.cursor()) as cursor:  # the values need no processing
+        for chunk in _chunks(values):
+            cursor.execute(_insert_sql(table.name, columns, paramstyle, len(chunk)), _flat(chunk))
 
 
 @lru_cache(maxsize=64)
@@ -212,7 +221,9 @@ def update_values(
         result = connection.exec_driver_sql(sql, list(values))
         return result.rowcount if connection.dialect.supports_sane_multi_rowcount else -1
     count = 0
-    for chunk in _chunks(values):
-        sql = _update_from_sql(table.name, columns, conditions, paramstyle, len(chunk))
-        count += connection.exec_driver_sql(sql, _flat(chunk)).rowcount
+    with closing(connection.connection.cursor()) as cursor:  # the values need no processing
+        for chunk in _chunks(values):
+            sql = _update_from_sql(table.name, columns, conditions, paramstyle, len(chunk))
+            cursor.execute(sql, _flat(chunk))
+            count += cursor.rowcount
     return count
