@@ -12,6 +12,7 @@ __all__ = [
     "PalaestraError",
     "ProtocolError",
     "SignatureError",
+    "StoreClosed",
     "Unauthorized",
 ]
 
@@ -35,6 +36,10 @@ class ProtocolError(PalaestraError):
 
 class SignatureError(ProtocolError):
     """Invalid signature."""
+
+
+class StoreClosed(PalaestraError):
+    """The store is closed."""
 
 
 class EgressRefused(PalaestraError):

@@ -1,4 +1,4 @@
-"""How a long-running Palaestra process sets up the interpreter once it has started.
+"""How ``palaestra serve`` sets up the interpreter once it has started.
 
 - What the process built while starting lives as long as the process: it
   leaves the cyclic collector's sight (``gc.freeze``), whose full passes

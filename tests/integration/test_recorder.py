@@ -8,8 +8,10 @@ running ones, each once, and tell the others why not.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
+import pytest
 from sqlalchemy import select
 
 from palaestra.engine.context import Platform
@@ -181,3 +183,46 @@ async def test_one_agents_ends_in_a_batch_move_its_status_in_their_order(
         ("dispatch", "success"),
         ("dispatch", "success"),
     ]
+
+
+async def test_a_batch_of_many_statements_with_an_ended_task_is_redone_exactly(
+    platform: Platform,
+) -> None:
+    """300 ends in one batch (more than one statement per table on SQLite), one of them
+    for a task already ended: the first try is rolled back whole, and the running 299 end
+    once each, the ended one untouched."""
+    owner = await add_owner(platform)
+    await add_agent(platform, owner, "scout", "SCOUT", "http://127.0.0.1:9/", "k")
+    runs = [await new_run(platform, owner) for _ in range(300)]
+    opened = await open_slots(platform, [scout_slot(r) for r in runs], house_executor=HOUSE)
+    assert len(opened) == 300
+    recorder = Recorder(platform)
+    late = opened[150]
+    assert await recorder.finish(ended(late, note="first")) is Verdict.RECORDED
+    verdicts = await recorder.finish_many([ended(o, note=o.task_id) for o in opened])
+    assert verdicts == [Verdict.NOT_RUNNING if o is late else Verdict.RECORDED for o in opened]
+    for item in opened:
+        [task] = await tasks_of(platform, item.request.run_id)
+        expected = {"note": "first"} if item is late else {"note": item.task_id}
+        assert (task.status, task.output) == ("SUCCEEDED", expected)
+    assert len(await dispatch_events(platform, opened[0].agent_id or "")) == 300
+
+
+# On PostgreSQL the run's tasks are read unlocked: one caller opens one run at a time
+# (the orchestrator's per-run lock, the jobs' run-step lock), so the race is SQLite's alone.
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_two_openings_of_the_same_slots_open_each_once(platform: Platform) -> None:
+    """On SQLite the check and the insert are one locked transaction."""
+    owner = await add_owner(platform)
+    for n in range(3):
+        await add_agent(platform, owner, f"scout-{n}", "SCOUT", f"http://127.0.0.1:9/{n}", "k")
+    run_id = await new_run(platform, owner)
+    slots = [scout_slot(run_id, slot) for slot in range(3)]
+    first, second = await asyncio.gather(
+        open_slots(platform, slots, house_executor=HOUSE),
+        open_slots(platform, slots, house_executor=HOUSE),
+    )
+    assert len(first) + len(second) == 3  # whichever came second found them taken
+    tasks = await tasks_of(platform, run_id)
+    assert sorted(t.slot for t in tasks) == [0, 1, 2]
+    assert len({t.agent_id for t in tasks}) == 3  # distinct scouts, as selection wants

@@ -17,11 +17,14 @@ from typing import Any, cast
 import orjson
 import pytest
 from sqlalchemy import Connection, Table, select, text, update
+from sqlalchemy.exc import IntegrityError
 
 from palaestra.engine.context import Platform
-from palaestra.errors import ConfigurationError
+from palaestra.errors import ConfigurationError, StoreClosed
 from palaestra.ids import new_id
+from palaestra.store import bulk
 from palaestra.store.bulk import insert_rows, update_rows
+from palaestra.store.checkpoint import SAFETY_NET_PAGES
 from palaestra.store.db import Database
 from palaestra.store.models import Agent, AgentEvent, Owner
 
@@ -124,6 +127,7 @@ async def test_what_a_transaction_read_cannot_change_before_it_commits(
     other writer waits (SQLite's write lock, PostgreSQL's row lock), no update is lost."""
     agent_id = await _agent(platform)
     read = threading.Event()
+    times: dict[str, float] = {}
 
     def increment(connection: Connection) -> None:
         query = select(_AGENTS.c.consecutive_failures).where(_AGENTS.c.id == agent_id)
@@ -135,18 +139,23 @@ async def test_what_a_transaction_read_cannot_change_before_it_commits(
         connection.execute(
             update(_AGENTS).where(_AGENTS.c.id == agent_id).values(consecutive_failures=seen + 1)
         )
+        times["work done"] = time.monotonic()  # the commit follows
 
     async def other_writer() -> None:
         await asyncio.to_thread(read.wait, 10)
         async with platform.db.session() as session, session.begin():
+            times["other tried"] = time.monotonic()
             await session.execute(
                 update(Agent)
                 .where(Agent.id == agent_id)
                 .values(consecutive_failures=Agent.consecutive_failures + 1)
             )
+        times["other written"] = time.monotonic()
 
     await asyncio.gather(platform.db.transact(increment), other_writer())
     assert await _failures(platform, agent_id) == 2
+    # The other writer did try while the transaction held what it had read, and waited.
+    assert times["other tried"] < times["work done"] < times["other written"]
 
 
 async def test_concurrent_transactions_each_see_the_last_ones_writes(platform: Platform) -> None:
@@ -202,8 +211,9 @@ def _events(agent_id: str, count: int) -> list[dict[str, Any]]:
     ]
 
 
-@pytest.mark.parametrize("count", [1, 63, 64, 65, 200])
+@pytest.mark.parametrize("count", [1, 255, 256, 257, 700])
 async def test_many_rows_are_inserted_and_updated_exactly(platform: Platform, count: int) -> None:
+    """Across the sizes where a batch is split into statements (256 rows at most each)."""
     agent_id = await _agent(platform)
     rows = _events(agent_id, count)
     await platform.db.transact(lambda connection: insert_rows(connection, _EVENTS, rows))
@@ -222,10 +232,11 @@ async def test_many_rows_are_inserted_and_updated_exactly(platform: Platform, co
     ]
     assert [r.detail["n"] for r in stored] == list(range(count))
 
-    # Every third row is changed, and only where its outcome is still "success".
+    # Two rows in three are changed, and only where their outcome is still "success".
     changes = [
         {"outcome": "failure", "reason": f"changed {r.id}", "event_id": r.id, "was": "success"}
-        for r in stored[::3]
+        for n, r in enumerate(stored)
+        if n % 3
     ]
     changes.append({"outcome": "failure", "reason": "none", "event_id": -1, "was": "success"})
 
@@ -253,9 +264,17 @@ async def test_many_rows_are_inserted_and_updated_exactly(platform: Platform, co
             assert (row.outcome, row.reason) == ("success", original["reason"])
 
 
-async def test_a_batch_larger_than_the_parameter_limit_is_written_whole(
-    platform: Platform,
-) -> None:
+def test_wide_rows_are_split_into_statements_under_the_parameter_limit() -> None:
+    for width, count in [(7, 700), (13, 200), (300, 1000), (1, 1)]:
+        values = [tuple(range(width))] * count
+        chunks = list(bulk._chunks(values))
+        assert sum(len(chunk) for chunk in chunks) == count
+        assert all(len(chunk) * width <= bulk._MAX_VALUES for chunk in chunks)
+        assert all(len(chunk) <= bulk._CHUNK for chunk in chunks)
+        assert len({len(chunk) for chunk in chunks}) <= 10  # a few statement shapes
+
+
+async def test_a_batch_of_many_statements_is_written_whole(platform: Platform) -> None:
     """5,000 rows of 7 columns: 35,000 values, more than one SQLite statement may bind."""
     agent_id = await _agent(platform)
     rows = _events(agent_id, 5000)
@@ -267,16 +286,61 @@ async def test_a_batch_larger_than_the_parameter_limit_is_written_whole(
     assert count == 5000
 
 
+async def test_a_failed_write_is_the_same_error_on_both_stores(platform: Platform) -> None:
+    agent_id = await _agent(platform)
+    rows = _events(agent_id, 3)
+    await platform.db.transact(lambda connection: insert_rows(connection, _EVENTS, rows))
+    async with platform.db.engine.connect() as connection:
+        [first] = (
+            await connection.execute(
+                select(_EVENTS.c.id).where(_EVENTS.c.agent_id == agent_id).limit(1)
+            )
+        ).all()
+    again = [{**rows[0], "id": first.id}]  # the same primary key twice
+    with pytest.raises(IntegrityError):
+        await platform.db.transact(lambda connection: insert_rows(connection, _EVENTS, again))
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # the writer thread's
+async def test_after_a_failed_commit_the_store_takes_the_next_transaction(
+    platform: Platform,
+) -> None:
+    """A commit that fails (here: a foreign key checked only at the commit) leaves no
+    transaction open on the writer's one connection: nothing of it is kept, the next
+    one runs, and a writer on another connection is not locked out."""
+    dangling = _events(new_id(), 1)[0]  # an agent that does not exist
+
+    def work(connection: Connection) -> None:
+        connection.exec_driver_sql("PRAGMA defer_foreign_keys = ON")
+        insert_rows(connection, _EVENTS, [dangling])
+
+    with pytest.raises(IntegrityError):
+        await platform.db.transact(work)
+    agent_id = await _agent(platform)  # another connection writes
+    await platform.db.transact(
+        lambda connection: insert_rows(connection, _EVENTS, _events(agent_id, 1))
+    )
+    async with platform.db.engine.connect() as connection:
+        kept = await connection.scalar(text("SELECT count(*) FROM agent_events"))
+    assert kept == 1
+
+
+async def test_the_store_refuses_work_once_closed(platform: Platform) -> None:
+    await platform.db.dispose()
+    with pytest.raises(StoreClosed, match="closed"):
+        await platform.db.transact(lambda connection: None)
+
+
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)  # SQLite's own log
 async def test_on_sqlite_the_log_is_copied_back_by_the_checkpointer(platform: Platform) -> None:
     checkpointer = platform.db._checkpointer
     assert checkpointer is not None
     async with platform.db.engine.connect() as connection:
         automatic = await connection.exec_driver_sql("PRAGMA wal_autocheckpoint")
-        assert automatic.scalar() == 0  # no commit of ours ever checkpoints inline
+        assert automatic.scalar() == SAFETY_NET_PAGES  # commits checkpoint inline only past it
     assert platform.db._writer is not None
     with platform.db._writer.engine.connect() as writer:
-        assert writer.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == 0
+        assert writer.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == SAFETY_NET_PAGES
 
     agent_id = await _agent(platform)
     before = checkpointer.checkpoints

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 from typing import Any
 
@@ -1012,6 +1013,7 @@ def paths_of(value: Any, base: str = "") -> list[str]:
 #: Values that the rules tell apart from their neighbours.
 EDGES: list[Any] = [
     *(None, True, False, 0, -1, 0.5, 100, 100.5, -0.0, 3.0, 2**64 - 1),
+    *(math.nan, math.inf, -math.inf),  # not JSON, but an output built in Python may hold them
     *("", "  ", "x", "high", "pass", "eliminate", CANDIDATE, OTHER),
     *([], {}, ["x"], [""], [" "], [1], [{"type": "t", "text": "x"}], {"a": 1}, {"a": True}),
 ]
@@ -1056,3 +1058,14 @@ def test_the_predicate_and_the_checker_agree_after_random_edits(
     candidate_id = data.draw(st.sampled_from([CANDIDATE, None]), label="candidate_id")
     fast, checked = verdicts(phase, output, candidate_id)
     assert fast == checked
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+@pytest.mark.parametrize(
+    ("phase", "path"),
+    [(Phase.CRITIQUE, "penalty_points"), (Phase.VERIFY, "evidence_quality_score")],
+)
+def test_numbers_that_json_cannot_carry_are_refused(phase: Phase, path: str, value: float) -> None:
+    """An output built in Python (a house agent, the SDK) may hold them; none is a number."""
+    reason = reason_of(phase, edit(FIXTURES[phase](), path, value))
+    assert reason == f"Validation failed: {path}: expected a number, got {value}"

@@ -88,12 +88,23 @@ def test_vault_round_trip_and_wrong_key() -> None:
         KeyVault("too-short")
 
 
-def test_vault_remembers_opened_keys_by_their_sealed_form() -> None:
+def test_vault_remembers_opened_keys_by_their_sealed_form(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     secret = Fernet.generate_key().decode()
     vault = KeyVault(secret)
     old, new = vault.seal("ea_old-key"), vault.seal("ea_rotated-key")
+    decrypted: list[bytes] = []
+    decrypt = vault._fernet.decrypt
+
+    def counted(token: bytes) -> bytes:
+        decrypted.append(token)
+        return decrypt(token)
+
+    monkeypatch.setattr(vault._fernet, "decrypt", counted)
     assert vault.open(old) == "ea_old-key"
-    assert vault.open(old) == "ea_old-key"  # remembered, the same answer
+    assert vault.open(old) == "ea_old-key"  # remembered: decrypted once
+    assert decrypted == [old.encode()]
     assert vault.open(new) == "ea_rotated-key"  # a rotation seals anew: nothing stale
     # What one vault remembers never opens anything for a vault of another secret.
     with pytest.raises(ConfigurationError, match="secret key changed"):

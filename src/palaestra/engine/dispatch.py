@@ -164,7 +164,12 @@ async def open_slots(
     """Select agents and store each slot's task as RUNNING, in one transaction.
 
     A request whose slot already has a running or successful task, or a task
-    of the same or a later attempt, is skipped: opening is idempotent.
+    of the same or a later attempt, is skipped: opening is idempotent. On SQLite
+    the check and the insert are one locked transaction; on PostgreSQL the run's
+    tasks are read unlocked, so one run's slots must be opened by one caller at a
+    time (the orchestrator's per-run lock, the jobs' run-step lock). A caller
+    cancelled while the store opens the slots leaves them RUNNING and unsent: they
+    end at their deadline, as after a crash.
     """
     if not requests:
         return []

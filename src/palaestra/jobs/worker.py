@@ -25,7 +25,6 @@ from prometheus_client import start_http_server
 from taskiq import AsyncBroker
 from taskiq.receiver import Receiver
 
-from palaestra import runtime
 from palaestra.engine.context import Platform
 from palaestra.jobs.broker import StreamBroker, make_broker
 from palaestra.jobs.scheduler import Scheduler, periods_for
@@ -106,7 +105,6 @@ async def run_worker(
         if metrics_port is not None:
             start_http_server(metrics_port, addr=settings.host, registry=platform.metrics.registry)
         async with consuming(platform, concurrency=concurrency):
-            runtime.settle()  # everything built so far lives as long as the process
             if on_ready is not None:
                 on_ready()
             await stop.wait()

@@ -12,6 +12,7 @@ keys are always allowed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeGuard
@@ -140,6 +141,10 @@ class _Checker:
     ) -> bool:
         if isinstance(value, bool) or not isinstance(value, int | float):
             self.fail(path, f"expected a number, got {json_type(value)}")
+            return False
+        if isinstance(value, float) and not math.isfinite(value):
+            # JSON has no NaN or infinity; an output built in Python might.
+            self.fail(path, f"expected a number, got {value}")
             return False
         if low is not None and high is not None and not low <= value <= high:
             self.fail(path, f"must be between {low:g} and {high:g}")
@@ -279,7 +284,9 @@ def _is_boolean(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> TypeGuard[float]:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _is_score(value: Any) -> bool:

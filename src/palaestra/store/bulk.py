@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import closing
 from functools import lru_cache
 from itertools import chain
 from typing import Any, Final
@@ -93,7 +92,7 @@ def _chunks(values: Sequence[tuple[Any, ...]]) -> Iterator[Sequence[tuple[Any, .
     powers of two: a few statement shapes, each prepared once by the driver's statement
     cache, and few calls into SQLite (each one hands the GIL back and waits to retake it)."""
     start, size = 0, _CHUNK
-    while values and size * len(values[0]) > _MAX_VALUES:
+    while values and size > 1 and size * len(values[0]) > _MAX_VALUES:
         size //= 2
     while start < len(values):
         while start + size > len(values):
@@ -145,9 +144,9 @@ def insert_values(
     if not _multirow(connection):
         connection.exec_driver_sql(_insert_sql(table.name, columns, paramstyle), list(values))
         return
-    with closing(connection.connection.cursor()) as cursor:  # the values need no processing
-        for chunk in _chunks(values):
-            cursor.execute(_insert_sql(table.name, columns, paramstyle, len(chunk)), _flat(chunk))
+    for chunk in _chunks(values):
+        sql = _insert_sql(table.name, columns, paramstyle, len(chunk))
+        connection.exec_driver_sql(sql, _flat(chunk))
 
 
 @lru_cache(maxsize=64)
@@ -221,9 +220,7 @@ def update_values(
         result = connection.exec_driver_sql(sql, list(values))
         return result.rowcount if connection.dialect.supports_sane_multi_rowcount else -1
     count = 0
-    with closing(connection.connection.cursor()) as cursor:  # the values need no processing
-        for chunk in _chunks(values):
-            sql = _update_from_sql(table.name, columns, conditions, paramstyle, len(chunk))
-            cursor.execute(sql, _flat(chunk))
-            count += cursor.rowcount
+    for chunk in _chunks(values):
+        sql = _update_from_sql(table.name, columns, conditions, paramstyle, len(chunk))
+        count += connection.exec_driver_sql(sql, _flat(chunk)).rowcount
     return count

@@ -19,9 +19,9 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from palaestra.errors import ConfigurationError
+from palaestra.errors import ConfigurationError, StoreClosed
 
-from .checkpoint import Checkpointer
+from .checkpoint import SAFETY_NET_PAGES, Checkpointer
 from .writer import SqliteWriter
 
 __all__ = ["Database", "migrate"]
@@ -37,7 +37,8 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=10000")
-    cursor.execute("PRAGMA wal_autocheckpoint=0")  # the Checkpointer's thread does it
+    # The Checkpointer's thread copies the log back; a commit does it only past the net.
+    cursor.execute(f"PRAGMA wal_autocheckpoint={SAFETY_NET_PAGES}")
     cursor.close()
 
 
@@ -46,7 +47,9 @@ def _json_dumps(value: Any) -> str:
 
 
 class Database:
-    """One engine and its session factory."""
+    """The store: an async engine and its session factory; on SQLite also the writer
+    thread of :meth:`transact` and the log's checkpointer (:mod:`.writer`,
+    :mod:`.checkpoint`)."""
 
     def __init__(self, url: str, *, echo: bool = False) -> None:
         parsed = make_url(url)
@@ -60,13 +63,14 @@ class Database:
         }
         self._writer: SqliteWriter | None = None
         self._checkpointer: Checkpointer | None = None
+        self._closed = False
         if self.is_sqlite:
             database = parsed.database
             if not database or database == ":memory:":
                 # Every connection would open a database of its own.
                 raise ConfigurationError("an SQLite database must be a file, not in memory")
             Path(database).parent.mkdir(parents=True, exist_ok=True)
-            self._writer = SqliteWriter(database, _sqlite_pragmas)
+            self._writer = SqliteWriter(parsed, _sqlite_pragmas, **kwargs)
             self._checkpointer = Checkpointer(database, _sqlite_pragmas)
         else:
             kwargs.update(pool_size=20, max_overflow=20, pool_pre_ping=True)
@@ -87,8 +91,13 @@ class Database:
         On SQLite the write lock is taken before ``work`` starts, so nothing it reads
         can change before it commits, and the whole function runs on the store's writer
         thread (:mod:`.writer`): a batch of writes costs one hop from the event loop. On
-        PostgreSQL ``work`` must read ``FOR UPDATE`` what it will change on that basis.
+        PostgreSQL ``work`` runs at READ COMMITTED: what it reads to decide a write, and
+        that another writer could change meanwhile, it must read ``FOR UPDATE`` (or the
+        callers must not race, as for opening one run's slots). After :meth:`dispose`,
+        :class:`~palaestra.errors.StoreClosed`.
         """
+        if self._closed:
+            raise StoreClosed
         if self._writer is not None:
             return await self._writer.run(work)
         async with self.engine.begin() as connection:
@@ -100,6 +109,7 @@ class Database:
             await connection.run_sync(migrate)
 
     async def dispose(self) -> None:
+        self._closed = True
         if self._writer is not None:
             await self._writer.close()
         if self._checkpointer is not None:

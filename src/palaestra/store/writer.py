@@ -22,8 +22,10 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import URL, Engine, create_engine, event
 from sqlalchemy.engine import Connection
+
+from palaestra.errors import StoreClosed
 
 __all__ = ["SqliteWriter"]
 
@@ -31,13 +33,21 @@ T = TypeVar("T")
 
 
 class SqliteWriter:
-    """Runs transactions on one thread with one synchronous connection to ``database``."""
+    """Runs transactions on one thread with one synchronous connection.
 
-    def __init__(self, database: str, on_connect: Callable[[Any, Any], None]) -> None:
+    ``url`` is the database's own (``sqlite+aiosqlite:///...``); the writer reaches
+    the same file through the synchronous driver, with ``engine_options`` (JSON
+    serialization, echo) as the rest of the store, and ``on_connect`` preparing its
+    connection as every other one.
+    """
+
+    def __init__(
+        self, url: URL, on_connect: Callable[[Any, Any], None], **engine_options: Any
+    ) -> None:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="palaestra-store")
         self._closed = False
         self.engine: Engine = create_engine(
-            f"sqlite:///{database}", pool_size=1, max_overflow=0, pool_reset_on_return=None
+            url.set(drivername="sqlite+pysqlite"), pool_size=1, max_overflow=0, **engine_options
         )
         event.listen(self.engine, "connect", on_connect)
         event.listen(self.engine, "connect", _manual_transactions)
@@ -45,8 +55,13 @@ class SqliteWriter:
 
     async def run(self, work: Callable[[Connection], T]) -> T:
         """``work`` in one transaction on the writer thread: committed if it returns, rolled
-        back if it raises (the exception is raised here). A caller that is cancelled while
-        waiting leaves the transaction to finish as if nobody had been waiting."""
+        back if it raises (the exception is raised here).
+
+        If the caller is cancelled, work not yet begun is dropped (nothing is written),
+        and work already under way still commits: its result is lost with the caller.
+        """
+        if self._closed:
+            raise StoreClosed
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, partial(self._transaction, work))
 
@@ -55,13 +70,14 @@ class SqliteWriter:
             return work(connection)
 
     async def close(self) -> None:
-        """Let the transactions already handed over finish, then close the connection."""
+        """Let the transactions already handed over finish, then close the connection; the
+        writer takes no more work."""
         if self._closed:
             return
         self._closed = True
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._executor, self.engine.dispose)
-        self._executor.shutdown(wait=False)
+        done = asyncio.get_running_loop().run_in_executor(self._executor, self.engine.dispose)
+        self._executor.shutdown(wait=False)  # the disposal is the last job
+        await done
 
 
 def _manual_transactions(dbapi_connection: Any, _record: Any) -> None:
