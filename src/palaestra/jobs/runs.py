@@ -29,7 +29,6 @@ import asyncio
 import zlib
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
 
 import structlog
@@ -115,8 +114,6 @@ class QueuedRuns(RunDriver):
     def __init__(self, platform: Platform, jobs: Jobs) -> None:
         super().__init__(platform)
         self.jobs = jobs
-        # Decrypting an agent's key costs more than signing with it: keep recent ones.
-        self._key = lru_cache(maxsize=4096)(platform.vault.open)
         # However many jobs run at once, the store's connection pool (20, and 20 more that
         # are opened and closed on demand) must not overflow: a new PostgreSQL connection
         # per claim costs more than the claim.
@@ -219,7 +216,7 @@ class QueuedRuns(RunDriver):
                 agent_id=task.agent_id,
                 executor=task.executor,
                 url=agent.agent_url,
-                key=self._key(agent.agent_key or ""),
+                key=self.platform.vault.open(agent.agent_key or ""),
                 body=dumps(payload),
             )
             end = await send(platform, item)
