@@ -43,7 +43,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Final
 
 from sqlalchemy import select
@@ -183,8 +182,6 @@ class CompletionDesk:
         self.recorder = recorder
         self.kick = kick
         self._lookups = _Lookups(platform)
-        # Decrypting an agent's key costs more than verifying with it: keep recent ones.
-        self._key = lru_cache(maxsize=4096)(platform.vault.open)
 
     async def _find(self, task_id: str) -> tuple[_Task, str]:
         task = await self._lookups.get(task_id)
@@ -195,7 +192,7 @@ class CompletionDesk:
         # An external task whose agent was deleted keeps its executor but loses its agent_id.
         if task.agent_id is None or task.key_sealed is None:
             raise _bad("Agent not found for this task", "agent-not-found")
-        return task, self._key(task.key_sealed)
+        return task, self.platform.vault.open(task.key_sealed)
 
     async def complete(
         self, task_id: str, raw: bytes, signature: str | None, timestamp: str | None

@@ -247,7 +247,6 @@ def _open(
 
     opened: list[Opened] = []
     rows: list[tuple[Any, ...]] = []
-    keys: dict[str, str] = {}  # sealed -> key: one decryption per agent per batch
     running = TaskStatus.RUNNING.value
     for request, body in zip(requests, bodies, strict=True):
         phase = request.phase.value
@@ -275,9 +274,7 @@ def _open(
             item.agent_id = chosen.agent_id
             item.executor = name
             item.url = url
-            if sealed not in keys:
-                keys[sealed] = platform.vault.open(sealed)
-            item.key = keys[sealed]
+            item.key = platform.vault.open(sealed)  # the vault remembers opened keys
             item.body = body.sent
         opened.append(item)
         rows.append(
