@@ -98,6 +98,7 @@ class EdgeAgent:
     defer_to: str | None = None  # answer dispatches 202, then call back this platform URL
     public_url: str | None = None  # what callbacks are signed over (default: defer_to)
     callback_delay_s: float = 0.0
+    reply_status: int = 200  # the status of a synchronous reply (202 carries the envelope too)
     ledger: Ledger = field(default_factory=Ledger)
     _callbacks: set[asyncio.Task[None]] = field(default_factory=set, repr=False)
 
@@ -139,7 +140,7 @@ class EdgeAgent:
                 self._callbacks.add(job)
                 job.add_done_callback(self._callbacks.discard)
                 return web.json_response({"queued": True}, status=202)
-            return web.json_response(envelope)
+            return web.json_response(envelope, status=self.reply_status)
         return web.json_response(output)
 
     def _note_dispatch(self, request: web.BaseRequest, raw: bytes) -> None:

@@ -32,7 +32,7 @@ from tests.integration.run_support import (
     dispatch_events,
     tasks_of,
 )
-from tests.integration.servers import serve
+from tests.integration.servers import reply, serve
 
 pytestmark = pytest.mark.asyncio
 
@@ -202,6 +202,48 @@ async def test_a_202_leaves_the_task_running_for_the_callback(platform: Platform
         assert await send(platform, opened) is None
         for job in list(agent._callbacks):
             job.cancel()
+    [task] = await tasks_of(platform, run_id)
+    assert (task.status, task.completed_at) == ("RUNNING", None)
+    assert (await agent_row(platform, agent_id)).consecutive_failures == 0
+
+
+async def test_a_202_carrying_a_reply_envelope_is_recorded_like_a_200(
+    platform: Platform,
+) -> None:
+    owner = await add_owner(platform)
+    async with serve(EdgeAgent(key=KEY, reply_status=202)) as endpoint:
+        agent_id = await add_agent(platform, owner, "s", "SCOUT", endpoint.url("/"), KEY)
+        run_id = await new_run(platform, owner)
+        [opened] = await open_slots(platform, [scout_slot(run_id)], house_executor=HOUSE)
+        end = await send(platform, opened)
+        assert end is not None
+        await Recorder(platform).finish(end)
+    [task] = await tasks_of(platform, run_id)
+    assert (task.status, task.via, task.reason) == ("SUCCEEDED", "sync", None)
+    assert task.output is not None
+    assert task.output["candidate_title"] == "Invoice autopilot"
+    [event] = await dispatch_events(platform, agent_id)
+    assert event.outcome == "success"
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        (b"", "application/json"),
+        (b'{"accepted": true}', "application/json"),
+        (b"queued", "text/plain"),
+    ],
+    ids=["empty", "no-envelope", "not-json"],
+)
+async def test_a_202_without_an_envelope_waits_for_the_callback(
+    platform: Platform, body: bytes, content_type: str
+) -> None:
+    owner = await add_owner(platform)
+    async with serve(reply(body, status=202, content_type=content_type)) as endpoint:
+        agent_id = await add_agent(platform, owner, "s", "SCOUT", endpoint.url("/"), KEY)
+        run_id = await new_run(platform, owner)
+        [opened] = await open_slots(platform, [scout_slot(run_id)], house_executor=HOUSE)
+        assert await send(platform, opened) is None
     [task] = await tasks_of(platform, run_id)
     assert (task.status, task.completed_at) == ("RUNNING", None)
     assert (await agent_row(platform, agent_id)).consecutive_failures == 0

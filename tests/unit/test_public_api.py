@@ -46,6 +46,7 @@ PROTOCOL_API = [
     "UserAgent",
     "VerificationFailed",
     "Violation",
+    "answers_later",
     "challenge_problem",
     "check_required_keys",
     "dumps",

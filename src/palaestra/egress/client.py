@@ -198,7 +198,9 @@ class EgressClient:
         headers: Mapping[str, str] | None = None,
         deferred_ok: bool = False,
     ) -> Awaitable[EgressResult]:
-        """POST raw JSON ``body``; a 2xx reply must be JSON (a 202 need not, if ``deferred_ok``).
+        """POST raw JSON ``body``; a 2xx reply must be JSON (a 202 need not, if ``deferred_ok``:
+        its body is parsed when it is JSON, and :func:`palaestra.protocol.answers_later` says
+        whether it is a result or an acceptance).
 
         Like :meth:`get`, it hands back :meth:`request`'s coroutine, to be awaited."""
         return self.request(
@@ -273,11 +275,13 @@ class EgressClient:
         finally:
             _plain_http.reset(token)
 
-        if not expect_json or (deferred_ok and status == 202):
+        if not expect_json:
             return self._done(url, started, status, raw)
         try:
             data = loads(raw)
         except InvalidJson as exc:
+            if deferred_ok and status == 202:
+                return self._done(url, started, status, raw)  # not a reply: an acceptance
             return self._done(url, started, status, raw, failure=Failure.invalid_json(exc.message))
         return self._done(url, started, status, raw, data=data)
 

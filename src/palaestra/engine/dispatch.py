@@ -14,8 +14,9 @@ endpoint at most once even if the platform dies at any point:
 
 Nothing ever sends a task that is already in the store: after a crash, a
 RUNNING task is waited for (a 202's callback may still land) until its
-deadline, then timed out against its agent. An HTTP 202 leaves the task
-RUNNING for the async completion callback.
+deadline, then timed out against its agent. An HTTP 202 without a reply
+envelope leaves the task RUNNING for the async completion callback; a 202
+that carries one is recorded like a 200.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from palaestra.protocol import (
     TASK_ID_HEADER,
     TIMESTAMP_HEADER,
     SchemaViolation,
+    answers_later,
     dumps,
     sign,
     signature_target,
@@ -320,7 +322,8 @@ def _contenders(connection: Connection, roles: list[str], now: float) -> _Pool:
 
 
 async def send(platform: Platform, task: Opened) -> Finish | None:
-    """POST the signed task once; the outcome to record, or ``None`` after a 202."""
+    """POST the signed task once; the outcome to record, or ``None`` after a 202 without a
+    reply envelope (a 202 carrying one is a result, like a 200)."""
     request = task.request
     assert task.url is not None
     assert task.key is not None
@@ -332,7 +335,7 @@ async def send(platform: Platform, task: Opened) -> Finish | None:
         signer=_signer(task.key, platform.clock, task.task_id),
         deferred_ok=True,
     )
-    if result.failure is None and result.status == 202:
+    if result.failure is None and answers_later(result.status, result.data):
         return None  # the answer comes by the async completion callback
     return outcome_of(task, result.failure, result.data, result.latency_ms)
 

@@ -83,7 +83,7 @@ _AGENT_KEY: Final = (
 
 class DispatchResult:
     SENT = "sent"
-    DEFERRED = "deferred"  # the agent answered 202: its callback ends the task
+    DEFERRED = "deferred"  # the agent answered 202 without a reply: its callback ends the task
     ANSWERED = "answered"  # a house task, answered here
     TAKEN = "taken"  # another job claimed the send, or the task has ended
     ENDED = "ended"  # the task is no longer RUNNING

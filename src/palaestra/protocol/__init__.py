@@ -33,6 +33,7 @@ from palaestra.protocol.edgearena import (
     HandshakeRequest,
     ScoutSimulation,
     SimulationCandidate,
+    answers_later,
     parse_agent_request,
 )
 from palaestra.protocol.failures import Failure, FailureKind, HandshakeErrorCode, UnreachableStage
@@ -95,6 +96,7 @@ __all__ = [
     "UserAgent",
     "VerificationFailed",
     "Violation",
+    "answers_later",
     "challenge_problem",
     "check_required_keys",
     "dumps",

@@ -22,6 +22,7 @@ __all__ = [
     "ScoutSimulation",
     "SimulationCandidate",
     "SimulationRequest",
+    "answers_later",
     "parse_agent_request",
 ]
 
@@ -154,3 +155,13 @@ def parse_agent_request(body: Any) -> AgentRequest:
     if model is None:
         raise InvalidMessage(f"Validation failed: type: unknown message type {kind!r}")
     return model.parse(body)  # type: ignore[return-value]
+
+
+def answers_later(status: int | None, reply: Any) -> bool:
+    """Whether a dispatch's answer comes by the async completion callback.
+
+    Only a 202 without a reply envelope says so: an empty body, a body that is
+    not JSON, or JSON without ``output``. A 202 that carries an envelope is a
+    result, recorded (and validated) exactly like a 200.
+    """
+    return status == 202 and not (isinstance(reply, dict) and "output" in reply)
