@@ -25,7 +25,7 @@ from palaestra.store.models import AgentEvent, Match, Run, Task, Turn
 from tests.acceptance.cluster import Cluster, InFlight, holder_of, scale_out
 from tests.integration.cage_agents import CageHarness
 from tests.integration.edge_agents import EdgeAgent
-from tests.integration.platform_fixtures import _reset_postgres
+from tests.integration.platform_fixtures import reset_postgres
 from tests.integration.servers import serve
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
@@ -125,7 +125,7 @@ async def wait_until_finished(
 async def test_workers_die_mid_dispatch_and_mid_turn_and_nothing_is_lost(
     postgres_database: str, redis_url: str, tmp_path: Path
 ) -> None:
-    await _reset_postgres(postgres_database)
+    await reset_postgres(postgres_database)
     roles = [("SCOUT", 3), ("BUILDER", 2), ("ANALYST", 3)]
     edge = {
         f"{role.lower()}{n}": EdgeAgent(key="", role=role, dispatch_delay_s=DISPATCH_S)

@@ -27,10 +27,10 @@ from palaestra.settings import Settings
 
 ADMIN_TOKEN = "pa_admin_test-token"
 
-__all__ = ["ADMIN_TOKEN", "Api", "running", "serve_app"]
+__all__ = ["ADMIN_TOKEN", "Api", "reset_postgres", "running", "serve_app"]
 
 
-async def _reset_postgres(url: str) -> None:
+async def reset_postgres(url: str) -> None:
     engine = create_async_engine(url)
     async with engine.begin() as connection:
         await connection.execute(text("DROP SCHEMA IF EXISTS public CASCADE"))
@@ -90,7 +90,7 @@ def clock() -> FrozenClock:
 @pytest.fixture
 async def platform(settings: Settings, clock: FrozenClock) -> AsyncIterator[Platform]:
     if settings.database_url and settings.database_url.startswith("postgresql"):
-        await _reset_postgres(settings.database_url)
+        await reset_postgres(settings.database_url)
     opened = await Platform.open(settings, clock=clock)
     try:
         yield opened
