@@ -119,6 +119,11 @@ class Settings(BaseSettings):
     monitor_enabled: bool = Field(
         default=True, description="Run the health monitor inside `palaestra serve`."
     )
+    wizard_require_signature_check: bool = Field(
+        default=False,
+        description="Refuse admission to an edgearena agent that accepts a forged signature. "
+        "By default (as in the seed) that is a warning shown with the agent, not a refusal.",
+    )
     public_runs: bool = Field(
         default=False,
         description="Show runs (goals, candidates, agents' outputs) on the public web pages. "

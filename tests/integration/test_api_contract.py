@@ -428,6 +428,7 @@ async def test_pause_then_resume_returns_to_the_status_held_before(
             "cooldown_until": None,
             "last_heartbeat": None,
             "hold": False,
+            "warnings": [],
         }
         pause, resume = f"/api/agents/{agent_id}/pause", f"/api/agents/{agent_id}/resume"
         assert await api.call("POST", pause, token=alice) == (200, expected)

@@ -59,15 +59,24 @@ async def test_a_good_agent_passes_the_wizard_and_becomes_active(
         assert [c["name"] for c in result["checks"]] == ALL_CHECKS
         assert failed(result["checks"]) == {}
         assert result["passed"] is True
+        assert result["warnings"] == []
         assert result["status"] == "ACTIVE"
-        agents = [r.headers["User-Agent"] for r in endpoint.received if r.method == "POST"]
-        assert agents == [
+        forged = result["checks"][-1]
+        assert (forged["reason"], forged["advisory"]) == ("rejects forged signatures", True)
+        posts = [r for r in endpoint.received if r.method == "POST"]
+        assert [r.headers["User-Agent"] for r in posts] == [
             "EdgeArena-Handshake/1.0",
             "EdgeArena-VerifyPayload/1.0",
             "EdgeArena-VerifyDispatch/1.0",
-            "EdgeArena-VerifyDispatch/1.0",
+            "EdgeArena-Dispatch/1.0",
         ]
-        assert agent.ledger.signature_failures == 1  # the tampered one, and only it
+        # The forged request is a production dispatch: a fresh taskId in body and header.
+        dispatch = agent.ledger.posts[-1]
+        assert (
+            dispatch["phase"] == {"SCOUT": "SCOUT", "BUILDER": "BUILD", "ANALYST": "VERIFY"}[role]
+        )
+        assert posts[-1].headers["x-edgearena-task-id"] == dispatch["taskId"]
+        assert agent.ledger.signature_failures == 1  # the forged one, and only it
 
         status, history = await api.call(
             "GET", f"/api/agents/{created['agent_id']}/history", token=token
@@ -78,9 +87,49 @@ async def test_a_good_agent_passes_the_wizard_and_becomes_active(
         assert sum(1 for kind, _ in kinds if kind == "wizard") == len(ALL_CHECKS)
 
 
-async def test_an_agent_that_accepts_a_tampered_signature_fails_that_check_only(
+ACCEPTS_FORGED = (
+    "accepts forged signatures: a dispatch with a corrupted signature was answered 200, "
+    "expected a 4xx"
+)
+
+
+async def test_an_agent_that_accepts_a_forged_signature_is_admitted_with_a_warning(
     platform: Platform,
 ) -> None:
+    async with running(platform) as api:
+        token = await api.owner()
+        agent = EdgeAgent(key="", check_signatures=False)
+        async with serve(agent) as endpoint:
+            created = await register(api, token, endpoint.url("/a"))
+            agent_id = created["agent_id"]
+            status, result = await api.call("POST", f"/api/agents/{agent_id}/wizard", token=token)
+            assert status == 200
+            assert failed(result["checks"]) == {"tampered-signature": ACCEPTS_FORGED}
+            assert [c["name"] for c in result["checks"] if c["advisory"]] == ["tampered-signature"]
+            assert result["passed"] is True
+            assert result["warnings"] == [ACCEPTS_FORGED]
+            assert result["status"] == "ACTIVE"
+
+            _, shown = await api.call("GET", f"/api/agents/{agent_id}", token=token)
+            assert shown["warnings"] == [ACCEPTS_FORGED]
+            _, history = await api.call("GET", f"/api/agents/{agent_id}/history", token=token)
+            assert [row["reason"] for row in history if row["outcome"] == "warning"] == [
+                ACCEPTS_FORGED
+            ]
+
+            # Once it verifies signatures, a new attempt clears the warning.
+            agent.check_signatures = True
+            agent.key = created["api_key"]
+            _, again = await api.call("POST", f"/api/agents/{agent_id}/wizard", token=token)
+            assert again["warnings"] == []
+            _, shown = await api.call("GET", f"/api/agents/{agent_id}", token=token)
+            assert shown["warnings"] == []
+
+
+async def test_the_strict_rule_keeps_an_agent_that_accepts_forged_signatures_pending(
+    platform: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(platform.settings, "wizard_require_signature_check", True)
     async with running(platform) as api:
         token = await api.owner()
         agent = EdgeAgent(key="", check_signatures=False)
@@ -90,10 +139,9 @@ async def test_an_agent_that_accepts_a_tampered_signature_fails_that_check_only(
                 "POST", f"/api/agents/{created['agent_id']}/wizard", token=token
             )
     assert status == 200
-    assert failed(result["checks"]) == {
-        "tampered-signature": "a tampered signature was answered 200, expected a 4xx"
-    }
-    assert result["status"] == "PENDING"
+    assert failed(result["checks"]) == {"tampered-signature": ACCEPTS_FORGED}
+    assert [c["name"] for c in result["checks"] if c["advisory"]] == []
+    assert (result["passed"], result["warnings"], result["status"]) == (False, [], "PENDING")
 
 
 async def test_an_agent_that_omits_a_required_field_fails_required_fields(

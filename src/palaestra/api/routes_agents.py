@@ -73,12 +73,14 @@ async def agent_history(
 
 @router.post("/agents/{agent_id}/wizard", response_model=WizardOut, tags=["agents"])
 async def run_wizard(agent_id: str, platform: PlatformDep, caller: AnyCaller) -> WizardOut:
-    """Run the registration wizard (handshake, simulations, tampered signature)."""
+    """Run the registration wizard: the handshake and the unsigned and signed simulations
+    decide admission; the forged-signature dispatch is advisory (a warning)."""
     outcome = await service.wizard(platform, caller, agent_id)
     return WizardOut(
         passed=outcome.passed,
         status=outcome.agent.status,
         checks=[CheckOut.of(c) for c in outcome.checks],
+        warnings=outcome.warnings,
     )
 
 

@@ -49,6 +49,11 @@ class CheckOut(BaseModel):
     reason: str | None = None
     latency_ms: float | None = None
     error_code: str | None = None
+    advisory: bool = Field(
+        default=False,
+        description="The check tests what the protocol only recommends: its failure is a "
+        "warning, not a refusal.",
+    )
 
     @classmethod
     def of(cls, check: CheckResult) -> CheckOut:
@@ -71,6 +76,11 @@ class AgentOut(BaseModel):
     cooldown_until: float | None
     last_heartbeat: float | None
     hold: bool
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="Advisory findings of the agent's last wizard, e.g. that it accepts "
+        "forged signatures.",
+    )
 
     @classmethod
     def of(cls, agent: Agent) -> AgentOut:
@@ -85,6 +95,7 @@ class AgentOut(BaseModel):
             cooldown_until=agent.cooldown_until,
             last_heartbeat=agent.last_heartbeat,
             hold=agent.hold,
+            warnings=agent.wizard_warnings or [],
         )
 
 
@@ -96,9 +107,12 @@ class AgentCreated(BaseModel):
 
 
 class WizardOut(BaseModel):
-    passed: bool
+    passed: bool = Field(description="Every binding check passed: the agent is admitted.")
     status: str
     checks: list[CheckOut]
+    warnings: list[str] = Field(
+        description="The reason line of every advisory check that did not pass."
+    )
 
 
 class KeyOut(BaseModel):

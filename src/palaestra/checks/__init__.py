@@ -10,9 +10,19 @@ from palaestra.checks.conformance import (
     edgearena_check_names,
     run_checks,
 )
-from palaestra.checks.results import CheckResult, all_passed
+from palaestra.checks.results import (
+    CheckResult,
+    Verdict,
+    admitted,
+    all_passed,
+    binding,
+    warnings,
+)
 from palaestra.checks.wizard import (
+    ACCEPTS_FORGED,
+    REJECTS_FORGED,
     SIMULATION_CHECKS,
+    TAMPERED,
     handshake,
     probe,
     run_wizard,
@@ -21,12 +31,18 @@ from palaestra.checks.wizard import (
 )
 
 __all__ = [
+    "ACCEPTS_FORGED",
+    "REJECTS_FORGED",
     "SIMULATION_CHECKS",
+    "TAMPERED",
     "Arena",
     "CheckResult",
     "Deadlines",
     "Progress",
+    "Verdict",
+    "admitted",
     "all_passed",
+    "binding",
     "cage_check_names",
     "check_cage",
     "check_edgearena",
@@ -37,4 +53,5 @@ __all__ = [
     "run_wizard",
     "simulation",
     "tampered_signature",
+    "warnings",
 ]

@@ -1,11 +1,13 @@
 """``palaestra check``: every check the platform runs on an agent, and the ones only it runs.
 
 edgearena: the probe, the health ping, the wizard (handshake, unsigned and
-signed simulation, tampered signature), then a signed production dispatch per
-phase of the role with full schema validation and its timing, a stale
-timestamp, and a repeated taskId. cage: the nonce challenge, a turn on each
-side, and a repeated idempotency key. Each check is a :class:`CheckResult`
-with the same names and reason lines as on the platform.
+signed simulation), then a signed production dispatch per phase of the role
+with full schema validation and its timing, and the advisory checks: a forged
+signature, a stale timestamp, and a repeated taskId. cage: the nonce
+challenge, a turn on each side, and the advisory repeated idempotency key.
+Each check is a :class:`CheckResult` with the same names and reason lines as
+on the platform; an advisory check tests what the seeds only recommend, so
+its failure is a warning (binding under ``--strict``).
 
 The deadlines are the protocol's unless a :class:`Deadlines` says otherwise.
 """
@@ -16,6 +18,7 @@ import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import partial
 from types import MappingProxyType
 
 from palaestra.clock import Clock
@@ -29,6 +32,7 @@ from palaestra.protocol import (
     SchemaViolation,
     Side,
     UserAgent,
+    answers_later,
     challenge_problem,
     dumps,
     idempotency_key,
@@ -128,6 +132,7 @@ class SentRequest:
     result: EgressResult
     user_agent: str
     deadline_s: float
+    deferred_ok: bool = False
 
 
 def edgearena_check_names(role: Role) -> list[str]:
@@ -210,13 +215,13 @@ async def check_edgearena(
         results += checks
         first = first or sent
     assert first is not None  # every role serves at least one phase
-    tell("tampered-signature", simulation_s)
+    phase = role.phases[0]
+    tell("tampered-signature", deadlines.phase_ms[phase] / 1000)
     results.append(
         await wizard.tampered_signature(
-            client, url, role, key=key, clock=clock, deadline_ms=simulation_ms
+            client, url, role, key=key, clock=clock, deadline_ms=deadlines.phase_ms[phase]
         )
     )
-    phase = role.phases[0]
     tell("stale-timestamp", deadlines.phase_ms[phase] / 1000)
     results.append(
         await stale_timestamp(
@@ -276,12 +281,14 @@ async def dispatch(
     payload = dispatch_for(phase)
     body = dumps(payload.wire())
     headers = signed_headers(key, url, body, int(clock.now()), payload.task_id).as_dict()
-    sent = await _send(client, url, body, headers, DISPATCH_USER_AGENT, deadline_ms / 1000)
+    sent = await _send(
+        client, url, body, headers, DISPATCH_USER_AGENT, deadline_ms / 1000, deferred_ok=True
+    )
     result = sent.result
     name = f"dispatch:{phase}"
     if result.failure is not None:
         valid = CheckResult(name, False, result.reason, result.latency_ms)
-    elif result.status == 202:
+    elif answers_later(result.status, result.data):
         why = (
             "answered 202 (async completion), which palaestra check cannot follow: "
             "answer synchronously to be checked"
@@ -310,38 +317,35 @@ def _timing(name: str, result: EgressResult, deadline_ms: int) -> CheckResult:
 async def stale_timestamp(
     client: EgressClient, url: str, phase: Phase, *, key: str, clock: Clock, deadline_ms: int
 ) -> CheckResult:
-    """A correctly signed dispatch whose timestamp is past the replay window: must be a 4xx."""
+    """Advisory: a correctly signed dispatch past the replay window should get a 4xx."""
     payload = dispatch_for(phase)
     body = dumps(payload.wire())
     stamp = int(clock.now()) - STALE_BY_SECONDS
     headers = signed_headers(key, url, body, stamp, payload.task_id).as_dict()
     sent = await _send(client, url, body, headers, DISPATCH_USER_AGENT, deadline_ms / 1000)
     result = sent.result
+    check = partial(CheckResult, "stale-timestamp", advisory=True)
     if result.status is not None and 400 <= result.status < 500:
-        return CheckResult("stale-timestamp", True, latency_ms=result.latency_ms)
+        return check(True, latency_ms=result.latency_ms)
     if result.status is None:
-        return CheckResult("stale-timestamp", False, result.reason, result.latency_ms)
+        return check(False, result.reason, result.latency_ms)
     reason = f"a timestamp {STALE_BY_SECONDS}s old was answered {result.status}, expected a 4xx"
-    return CheckResult("stale-timestamp", False, reason, result.latency_ms)
+    return check(False, reason, result.latency_ms)
 
 
 async def repeated_task_id(client: EgressClient, url: str, first: SentRequest) -> CheckResult:
-    """The same signed dispatch again: the same answer, or a 4xx, passes."""
-    name = "repeated-task-id"
+    """Advisory: the same signed dispatch again should get the same answer, or a 4xx."""
+    check = partial(CheckResult, "repeated-task-id", advisory=True)
     if not _answered(first.result):
-        return CheckResult(
-            name, False, f"not checked: the dispatch it repeats failed: {_why(first.result)}"
-        )
+        return check(False, f"not checked: the dispatch it repeats failed: {_why(first.result)}")
     again = (await _resend(client, url, first)).result
     if again.status is not None and 400 <= again.status < 500:
-        return CheckResult(
-            name, True, f"the repeat was refused with {again.status}", again.latency_ms
-        )
+        return check(True, f"the repeat was refused with {again.status}", again.latency_ms)
     if again.failure is not None:
-        return CheckResult(name, False, again.reason, again.latency_ms)
+        return check(False, again.reason, again.latency_ms)
     if again.status == first.result.status and again.data == first.result.data:
-        return CheckResult(name, True, "the repeat got the same answer", again.latency_ms)
-    return CheckResult(name, False, "a repeated taskId got a different answer", again.latency_ms)
+        return check(True, "the repeat got the same answer", again.latency_ms)
+    return check(False, "a repeated taskId got a different answer", again.latency_ms)
 
 
 async def challenge(client: EgressClient, url: str) -> tuple[CheckResult, bool]:
@@ -385,23 +389,21 @@ def _turn_problem(result: EgressResult) -> str | None:
 async def repeated_idempotency_key(
     client: EgressClient, url: str, first: SentRequest
 ) -> CheckResult:
-    """The same turn with the same ``idempotency-key``: must get the same message."""
-    name = "repeated-idempotency-key"
-    if _turn_problem(first.result) is not None:
-        return CheckResult(
-            name, False, f"not checked: the turn it repeats failed: {_turn_problem(first.result)}"
-        )
+    """Advisory: the same turn with the same ``idempotency-key`` should get the same message
+    (the seed calls the cached move correct; the referee never sends a turn twice)."""
+    check = partial(CheckResult, "repeated-idempotency-key", advisory=True)
+    first_problem = _turn_problem(first.result)
+    if first_problem is not None:
+        return check(False, f"not checked: the turn it repeats failed: {first_problem}")
     again = (await _resend(client, url, first)).result
     problem = _turn_problem(again)
     if problem is not None:
         if again.status is not None and again.failure is not None:
             problem = f"a repeated idempotency-key was answered {again.status}: {problem}"
-        return CheckResult(name, False, problem, again.latency_ms)
+        return check(False, problem, again.latency_ms)
     if again.data["message"] != first.result.data["message"]:
-        return CheckResult(
-            name, False, "a repeated idempotency-key got a different message", again.latency_ms
-        )
-    return CheckResult(name, True, latency_ms=again.latency_ms)
+        return check(False, "a repeated idempotency-key got a different message", again.latency_ms)
+    return check(True, latency_ms=again.latency_ms)
 
 
 async def _send(
@@ -411,15 +413,31 @@ async def _send(
     headers: Mapping[str, str],
     user_agent: str,
     deadline_s: float,
+    *,
+    deferred_ok: bool = False,
 ) -> SentRequest:
+    """Send as the platform does: only a dispatch may be answered by a bare 202."""
     result = await client.post_json(
-        url, body, user_agent=user_agent, deadline=deadline_s, headers=headers, deferred_ok=True
+        url,
+        body,
+        user_agent=user_agent,
+        deadline=deadline_s,
+        headers=headers,
+        deferred_ok=deferred_ok,
     )
-    return SentRequest(body, dict(headers), result, user_agent, deadline_s)
+    return SentRequest(body, dict(headers), result, user_agent, deadline_s, deferred_ok)
 
 
 async def _resend(client: EgressClient, url: str, sent: SentRequest) -> SentRequest:
-    return await _send(client, url, sent.body, sent.headers, sent.user_agent, sent.deadline_s)
+    return await _send(
+        client,
+        url,
+        sent.body,
+        sent.headers,
+        sent.user_agent,
+        sent.deadline_s,
+        deferred_ok=sent.deferred_ok,
+    )
 
 
 def _answered(result: EgressResult) -> bool:

@@ -10,22 +10,33 @@ from palaestra.clock import Clock
 from palaestra.egress import EgressClient, EgressResult, hmac_signer
 from palaestra.ids import new_id
 from palaestra.protocol import (
+    SIGNATURE_HEADER,
     HandshakeRequest,
     Role,
     SchemaViolation,
     UserAgent,
     check_required_keys,
     dumps,
+    signed_headers,
 )
-from palaestra.protocol.constants import HANDSHAKE_TIMEOUT_S, PROBE_TIMEOUT_S, SIMULATION_GRACE_S
+from palaestra.protocol.constants import (
+    HANDSHAKE_TIMEOUT_S,
+    PHASE_DEADLINE_MS,
+    PROBE_TIMEOUT_S,
+    SIMULATION_GRACE_S,
+)
 from palaestra.protocol.edgearena import SimulationRequest
 from palaestra.protocol.schemas import json_type
 
+from .payloads import dispatch_for
 from .results import CheckResult
 from .samples import simulation_for
 
 __all__ = [
+    "ACCEPTS_FORGED",
+    "REJECTS_FORGED",
     "SIMULATION_CHECKS",
+    "TAMPERED",
     "handshake",
     "probe",
     "run_wizard",
@@ -34,6 +45,10 @@ __all__ = [
 ]
 
 SIMULATION_CHECKS = ("reachable", "accepts-post", "returns-json", "required-fields", "timing")
+#: The advisory forged-signature check, and what it finds either way.
+TAMPERED = "tampered-signature"
+REJECTS_FORGED = "rejects forged signatures"
+ACCEPTS_FORGED = "accepts forged signatures"
 
 
 async def probe(client: EgressClient, url: str) -> CheckResult:
@@ -142,33 +157,48 @@ async def tampered_signature(
     clock: Clock,
     deadline_ms: int | None = None,
 ) -> CheckResult:
-    """A signed simulation with a corrupted signature must be refused with a 4xx."""
-    deadline = role.deadline_ms if deadline_ms is None else deadline_ms
-    payload = _simulation_payload(role, deadline_ms)
+    """Advisory: a production dispatch with a forged signature should be refused with a 4xx.
+
+    The request is what an agent really verifies: a dispatch of the role's first
+    phase, with a fresh taskId, the production user agent and the three signed
+    headers, its signature corrupted in one hex digit. The seed asks agents to
+    verify signatures but does not make it an admission check, so anything but
+    a 4xx is a warning ("accepts forged signatures"), not a failure.
+    """
+    phase = role.phases[0]
+    deadline = PHASE_DEADLINE_MS[phase] if deadline_ms is None else deadline_ms
+    payload = dispatch_for(phase)
     body = dumps(payload.wire())
-    good = hmac_signer(key, clock, payload.task_id)(url, body)
-    tampered = dict(good)
-    signature = tampered["x-edgearena-signature"]
-    tampered["x-edgearena-signature"] = signature[:-1] + ("0" if signature[-1] != "0" else "1")
+    headers = signed_headers(key, url, body, int(clock.now()), payload.task_id).as_dict()
+    headers[SIGNATURE_HEADER] = _corrupted(headers[SIGNATURE_HEADER])
     result = await client.post_json(
         url,
         body,
-        user_agent=UserAgent.VERIFY_DISPATCH,
-        deadline=deadline / 1000 + SIMULATION_GRACE_S,
-        headers=tampered,
+        user_agent=UserAgent.DISPATCH,
+        deadline=deadline / 1000,
+        headers=headers,
+        deferred_ok=True,
     )
     if result.status is not None and 400 <= result.status < 500:
-        return CheckResult("tampered-signature", True, latency_ms=result.latency_ms)
+        return CheckResult(TAMPERED, True, REJECTS_FORGED, result.latency_ms, advisory=True)
     if result.status is None:
-        return CheckResult("tampered-signature", False, result.reason, result.latency_ms)
-    reason = f"a tampered signature was answered {result.status}, expected a 4xx"
-    return CheckResult("tampered-signature", False, reason, result.latency_ms)
+        answer = f"not refused: {result.reason}"
+    else:
+        answer = f"answered {result.status}, expected a 4xx"
+    reason = f"{ACCEPTS_FORGED}: a dispatch with a corrupted signature was {answer}"
+    return CheckResult(TAMPERED, False, reason, result.latency_ms, advisory=True)
+
+
+def _corrupted(signature: str) -> str:
+    """``signature`` with its last hex digit changed: well-formed, and wrong."""
+    return signature[:-1] + ("0" if signature[-1] != "0" else "1")
 
 
 async def run_wizard(
     client: EgressClient, url: str, role: Role, *, key: str, clock: Clock
 ) -> list[CheckResult]:
-    """Wizard steps 3 to 5: handshake, unsigned and signed simulation, tampered signature."""
+    """Wizard steps 3 to 5: handshake, unsigned and signed simulation, then the advisory
+    forged-signature dispatch."""
     results = [await handshake(client, url)]
     results += await simulation(client, url, role, clock=clock)
     results += await simulation(client, url, role, key=key, clock=clock)

@@ -15,7 +15,15 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from palaestra.checks import Arena, CheckResult, all_passed, run_checks
+from palaestra.checks import (
+    Arena,
+    CheckResult,
+    Verdict,
+    admitted,
+    binding,
+    run_checks,
+    warnings,
+)
 from palaestra.cli.app import app
 from palaestra.cli.debug import fail
 from palaestra.clock import SystemClock
@@ -57,8 +65,20 @@ def check(
         ),
     ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Also fail on the advisory checks (forged signature, stale timestamp, "
+            "repeated id), which test what the protocol only recommends.",
+        ),
+    ] = False,
 ) -> None:
-    """Run every check the platform runs on an agent; exit 0 only if all pass."""
+    """Run every check the platform runs on an agent; exit 0 unless one fails.
+
+    An advisory check that does not pass is a warning (WARN) and does not change
+    the exit status, unless --strict makes it binding.
+    """
     try:
         policy = EgressPolicy.allowing(allow or [])
     except EgressRefused as exc:
@@ -66,13 +86,15 @@ def check(
     if arena is Arena.EDGEARENA and role is None:
         fail("--role is required with --arena edgearena (SCOUT, BUILDER or ANALYST)")
     results = asyncio.run(_run(url, arena, role, key, policy))
+    if strict:
+        results = binding(results)
     if json_output:
         sys.stdout.buffer.write(orjson.dumps(_report(url, arena, role, results)) + b"\n")
     else:
         _print_table(url, arena, role, results)
     if not allow and results and "refused by egress policy" in (results[0].reason or ""):
         typer.echo("hint: for an agent on this machine, add --allow 127.0.0.0/8", err=True)
-    raise typer.Exit(0 if all_passed(results) else 1)
+    raise typer.Exit(0 if admitted(results) else 1)
 
 
 async def _run(
@@ -99,7 +121,8 @@ def _report(
         "url": url,
         "arena": str(arena),
         "role": None if role is None else str(role),
-        "passed": all_passed(results),
+        "passed": admitted(results),
+        "warnings": warnings(results),
         "checks": [result.as_dict() for result in results],
     }
 
@@ -113,13 +136,24 @@ def _print_table(url: str, arena: Arena, role: Role | None, results: list[CheckR
     table.add_column("latency", justify="right", no_wrap=True)
     table.add_column("reason", overflow="fold")
     for result in results:
-        verdict = Text("pass", style="green") if result.passed else Text("FAIL", style="bold red")
+        verdict = _VERDICTS[result.verdict]
         latency = "-" if result.latency_ms is None else f"{result.latency_ms:.0f} ms"
         reason = Text(result.reason or "", style="dim" if result.passed else "")
         table.add_row(result.name, verdict, latency, reason)
     console.print(table)
     passed = sum(result.passed for result in results)
-    console.print(f"{passed}/{len(results)} checks passed", markup=False, highlight=False)
+    summary = f"{passed}/{len(results)} checks passed"
+    warned = len(warnings(results))
+    if warned:
+        summary += f", {warned} warning{'s' if warned > 1 else ''} (advisory: --strict fails them)"
+    console.print(summary, markup=False, highlight=False)
+
+
+_VERDICTS = {
+    Verdict.PASS: Text("pass", style="green"),
+    Verdict.WARN: Text("WARN", style="bold yellow"),
+    Verdict.FAIL: Text("FAIL", style="bold red"),
+}
 
 
 @agent_app.command()

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from palaestra.checks import CheckResult, all_passed, probe
+from palaestra.checks import CheckResult, admitted, probe, warnings
 from palaestra.engine.accounts import Caller
 from palaestra.engine.context import Platform
 from palaestra.engine.lifecycle import apply_event, history
@@ -48,8 +48,9 @@ class Registration:
 @dataclass(frozen=True, slots=True)
 class WizardOutcome:
     agent: Agent
-    passed: bool
+    passed: bool  # admitted: every binding check passed
     checks: list[CheckResult]
+    warnings: list[str]  # the advisory checks that did not pass
 
 
 def _validate_endpoint(url: str) -> str:
@@ -145,7 +146,8 @@ async def wizard(platform: Platform, caller: Caller, agent_id: str) -> WizardOut
     """Run wizard steps 3-5; every check is recorded; a full pass admits a PENDING agent."""
     attempt = await begin_wizard(platform, caller, agent_id)
     checks = await run_wizard_steps(platform, attempt)
-    return WizardOutcome(await get_agent(platform, caller, agent_id), all_passed(checks), checks)
+    agent = await get_agent(platform, caller, agent_id)
+    return WizardOutcome(agent, admitted(checks), checks, warnings(checks))
 
 
 _OWNER_EVENTS = {"pause": Event.PAUSE, "resume": Event.RESUME}

@@ -5,6 +5,12 @@ one ``wizard-start`` row opens the attempt, then one ``wizard`` row per check,
 each with the attempt's id in its detail. The database is the truth, so any
 API process can answer for an attempt that another one runs. The checks are
 the shared ones of :mod:`palaestra.checks`; only their pacing is new here.
+
+Admission is the seed's: the handshake and the five checks of the unsigned
+and of the signed simulation. The forged-signature dispatch is advisory: its
+failure is recorded as a ``warning`` row and kept on the agent
+(``wizard_warnings``), unless ``PALAESTRA_WIZARD_REQUIRE_SIGNATURE_CHECK`` makes
+it binding.
 """
 
 from __future__ import annotations
@@ -17,11 +23,15 @@ from sqlalchemy import select
 
 from palaestra.checks import (
     SIMULATION_CHECKS,
+    TAMPERED,
     CheckResult,
-    all_passed,
+    Verdict,
+    admitted,
+    binding,
     handshake,
     simulation,
     tampered_signature,
+    warnings,
 )
 from palaestra.engine.accounts import Caller
 from palaestra.engine.context import Platform
@@ -51,8 +61,10 @@ WIZARD_CHECKS: Final = (
     "handshake",
     *(f"simulation:{name}" for name in SIMULATION_CHECKS),
     *(f"signed-simulation:{name}" for name in SIMULATION_CHECKS),
-    "tampered-signature",
+    TAMPERED,
 )
+#: The outcome column of a check's row, by verdict.
+_OUTCOMES: Final = {Verdict.PASS: "success", Verdict.WARN: "warning", Verdict.FAIL: "failure"}
 #: Beyond the slowest step's own deadline: a quiet attempt this much longer was interrupted.
 _SLACK_S: Final = 15.0
 #: Rows read to find an attempt: a dozen attempts' worth.
@@ -85,7 +97,12 @@ class WizardProgress:
 
     @property
     def passed(self) -> bool:
-        return self.finished and all_passed(self.checks)
+        """Admitted: every binding check passed (advisory failures are warnings)."""
+        return self.finished and admitted(self.checks)
+
+    @property
+    def warnings(self) -> list[str]:
+        return warnings(self.checks)
 
     @property
     def waiting(self) -> tuple[str, ...]:
@@ -146,14 +163,25 @@ def _steps(platform: Platform, attempt: WizardAttempt) -> list[Step]:
     async def tampered() -> list[CheckResult]:
         return [await tampered_signature(egress, url, role, key=key, clock=clock)]
 
-    return [shake, unsigned, signed, tampered]
+    steps: list[Step] = [shake, unsigned, signed, tampered]
+    if platform.settings.wizard_require_signature_check:
+        return [_binding(step) for step in steps]
+    return steps
+
+
+def _binding(step: Step) -> Step:
+    async def run() -> list[CheckResult]:
+        return binding(await step())
+
+    return run
 
 
 async def run_wizard_steps(platform: Platform, attempt: WizardAttempt) -> list[CheckResult]:
     """Run the steps in order, recording each step's checks when it ends.
 
-    When every check passed, the last step's rows and the agent's admission
-    (PENDING -> ACTIVE) are written in one transaction.
+    The last step's rows, the attempt's warnings on the agent and, when every
+    binding check passed, its admission (PENDING -> ACTIVE) are written in one
+    transaction.
     """
     results: list[CheckResult] = []
     steps = _steps(platform, attempt)
@@ -161,13 +189,18 @@ async def run_wizard_steps(platform: Platform, attempt: WizardAttempt) -> list[C
         checks = await step()
         results += checks
         last = index == len(steps) - 1
-        await _record(platform, attempt, checks, admit=last and all_passed(results))
+        await _record(platform, attempt, checks, ended=results if last else None)
     return results
 
 
 async def _record(
-    platform: Platform, attempt: WizardAttempt, checks: Sequence[CheckResult], *, admit: bool
+    platform: Platform,
+    attempt: WizardAttempt,
+    checks: Sequence[CheckResult],
+    *,
+    ended: Sequence[CheckResult] | None,
 ) -> None:
+    """Write ``checks``' rows; ``ended`` (the whole attempt) when it was the last step."""
     now = platform.clock.now()
     async with platform.db.session() as session, session.begin():
         for check in checks:
@@ -176,21 +209,25 @@ async def _record(
                     attempt.agent_id,
                     now,
                     CHECK_KIND,
-                    "success" if check.passed else "failure",
+                    _OUTCOMES[check.verdict],
                     latency_ms=check.latency_ms,
                     reason=check.reason,
                     detail={"check": check.name, "attempt": attempt.attempt_id},
                 )
             )
-        if admit:
+        if ended is not None:
             agent = await session.get(Agent, attempt.agent_id)
             if agent is None:
                 raise NotFound(f"Agent {attempt.agent_id} not found")
+            agent.wizard_warnings = warnings(ended)
+            if not admitted(ended):
+                return
             agent.wizard_passed_at = now
-            admitted = apply_event(
-                agent, Event.WIZARD_PASSED, now, platform.schedule, cause="wizard passed"
+            session.add_all(
+                apply_event(
+                    agent, Event.WIZARD_PASSED, now, platform.schedule, cause="wizard passed"
+                )
             )
-            session.add_all(admitted)
 
 
 async def wizard_progress(
@@ -225,6 +262,7 @@ async def wizard_progress(
             row.outcome == "success",
             row.reason,
             row.latency_ms,
+            advisory=row.outcome == "warning",
         )
         for row in mine
     )

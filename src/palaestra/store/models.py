@@ -77,6 +77,9 @@ class Agent(Base):
     next_ping_at: Mapped[float | None] = mapped_column(Float)
     reputation: Mapped[float] = mapped_column(Float, default=0.0)
     wizard_passed_at: Mapped[float | None] = mapped_column(Float)
+    #: The advisory findings of the last finished wizard attempt (e.g. "accepts forged
+    #: signatures"): an empty list when it had none, None before any attempt finished.
+    wizard_warnings: Mapped[list[str] | None] = mapped_column(JSON)
     created_at: Mapped[float] = mapped_column(Float)
     updated_at: Mapped[float] = mapped_column(Float)
 

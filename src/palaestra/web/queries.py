@@ -68,6 +68,7 @@ class AgentRow:
     last_heartbeat: float | None
     host: str | None
     created_at: float
+    warnings: tuple[str, ...] = ()  # the last wizard's advisory findings
 
     @classmethod
     def of(cls, agent: Agent) -> AgentRow:
@@ -84,6 +85,7 @@ class AgentRow:
             last_heartbeat=agent.last_heartbeat,
             host=endpoint_host(agent.endpoint_url),
             created_at=agent.created_at,
+            warnings=tuple(agent.wizard_warnings or ()),
         )
 
 

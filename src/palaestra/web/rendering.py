@@ -87,12 +87,13 @@ CHECK_ABOUT: Final = {
     "returns-json": "the body is a JSON object",
     "required-fields": "the output has every field the role requires",
     "timing": "answers within the role's deadline",
-    "tampered-signature": "refuses a corrupted signature with a 4xx",
+    "tampered-signature": "advisory: refuses a dispatch with a forged signature with a 4xx",
 }
 
 
 def wizard_rows(progress: WizardProgress) -> list[dict[str, Any]]:
-    """Every planned check with its state: pass, fail, run (its step is under way) or wait."""
+    """Every planned check with its state: pass, warn (an advisory check that did not pass),
+    fail, run (its step is under way) or wait."""
     done = {check.name: check for check in progress.checks}
     waiting = progress.waiting
     current = waiting[0].split(":")[0] if waiting and progress.running else None
@@ -100,7 +101,7 @@ def wizard_rows(progress: WizardProgress) -> list[dict[str, Any]]:
     for name in WIZARD_CHECKS:
         check = done.get(name)
         if check is not None:
-            state = "pass" if check.passed else "fail"
+            state = str(check.verdict)
         else:
             state = "run" if name.split(":")[0] == current else "wait"
         about = CHECK_ABOUT.get(name.rsplit(":", 1)[-1], "")
