@@ -216,6 +216,58 @@ async def test_only_the_admin_creates_owners(platform: Platform) -> None:
     assert all(body["token"] not in token_hash for _, token_hash in names)
 
 
+# Registration.
+
+
+async def test_registration_takes_the_seeds_endpointUrl_as_well_as_endpoint_url(
+    platform: Platform,
+) -> None:
+    async with running(platform) as api:
+        alice = await api.owner("alice")
+        async with serve(EdgeAgent(key="")) as endpoint:
+            url = endpoint.url("/a")
+            created = {}
+            for spelling in ("endpoint_url", "endpointUrl"):
+                status, body = await api.call(
+                    "POST",
+                    "/api/agents",
+                    token=alice,
+                    json={"name": spelling, "role": "SCOUT", spelling: url},
+                )
+                assert status == 201, body
+                assert (body["status"], body["probe"]["passed"]) == ("PENDING", True), body
+                created[spelling] = body["agent_id"]
+            probes = len(endpoint.received)
+
+            refused = [
+                (
+                    {"name": "both", "role": "SCOUT", "endpoint_url": url, "endpointUrl": url},
+                    "give endpoint_url or endpointUrl, not both",
+                ),
+                ({"name": "neither", "role": "SCOUT"}, "endpoint_url: Field required"),
+                (
+                    {"name": "empty", "role": "SCOUT", "endpointUrl": ""},
+                    "endpointUrl: String should have at least 1 character",
+                ),
+            ]
+            for body, error in refused:
+                assert await api.call("POST", "/api/agents", token=alice, json=body) == (
+                    422,
+                    {"error": error, "code": "invalid-request"},
+                )
+            assert len(endpoint.received) == probes  # nothing refused was probed
+
+        _, agents = await api.call("GET", "/api/agents", token=alice)
+        assert {(a["agent_id"], a["endpoint_url"]) for a in agents} == {
+            (created["endpoint_url"], url),
+            (created["endpointUrl"], url),
+        }
+        _, document = await api.call("GET", "/openapi.json")
+    schema = document["components"]["schemas"]["NewAgent"]
+    assert "endpoint_url" in schema["required"]
+    assert "endpointUrl" in schema["properties"]["endpoint_url"]["description"]
+
+
 # Keys.
 
 

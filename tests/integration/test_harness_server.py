@@ -15,11 +15,12 @@ import orjson
 import pytest
 
 from palaestra.checks.payloads import dispatch_for
+from palaestra.checks.wizard import simulation
 from palaestra.clock import FrozenClock, SystemClock
 from palaestra.egress import EgressClient, EgressPolicy, hmac_signer
 from palaestra.harness import Agent, AgentSettings, Phase, Task
 from palaestra.harness.testing import serve
-from palaestra.protocol import UserAgent, dumps, signed_headers
+from palaestra.protocol import Role, UserAgent, dumps, signed_headers
 
 KEY = "ea_live_integration_41"
 OUTPUT: dict[str, Any] = {
@@ -162,3 +163,39 @@ async def test_behind_a_proxy_the_public_url_is_what_is_signed(egress: EgressCli
         refused = await egress.post_json(url, body, user_agent="x", deadline=5, headers=as_local)
     assert accepted.status == 200
     assert refused.status == 401
+
+
+async def test_the_wizard_passes_a_reply_with_only_the_seeds_keys_that_a_dispatch_refuses(
+    egress: EgressClient,
+) -> None:
+    """One handler for every phase, answering with the seed's required keys and no more."""
+    minimal: dict[Role, dict[str, Any]] = {
+        Role.SCOUT: {
+            "candidate_title": "Invoice autopilot",
+            "target_customer": "Small agencies",
+            "core_problem": "Invoicing eats hours",
+            "proposed_solution": "Timesheets in, invoices out",
+        },
+        Role.BUILDER: {"execution": "ship it", "claims": []},  # candidate_id: filled in
+        Role.ANALYST: {"strengths": [], "weaknesses": [], "verdict": "pass"},
+    }
+    sdk_agent = Agent(KEY, settings=AgentSettings(), model_id="m")
+    sdk_agent.handles(*Phase)(lambda task: minimal[task.role])
+    clock = SystemClock()
+    async with serve(sdk_agent.app()) as url:
+        for role in Role:
+            for key in (None, KEY):
+                checks = await simulation(egress, url, role, key=key, clock=clock)
+                assert [(c.name, c.passed) for c in checks if not c.passed] == [], checks
+
+            phase = {Role.SCOUT: Phase.SCOUT, Role.BUILDER: Phase.BUILD}.get(role, Phase.CRITIQUE)
+            payload = dispatch_for(phase)
+            result = await egress.post_json(
+                url,
+                dumps(payload.wire()),
+                user_agent="EdgeArena-Dispatch/1.0",
+                deadline=5,
+                signer=hmac_signer(KEY, clock, payload.task_id),
+            )
+            assert result.status == 502, role
+            assert orjson.loads(result.body)["code"] == "invalid-output", role

@@ -455,6 +455,25 @@ async def test_an_oversized_body_is_413() -> None:
         ([1, 2], "the handler returned array, expected an object or a Reply"),
         (None, "the handler returned null, expected an object or a Reply"),
         ("text", "the handler returned string, expected an object or a Reply"),
+    ],
+)
+async def test_a_non_object_output_is_502_for_simulations_and_dispatches(
+    returned: Any, error: str
+) -> None:
+    agent = Agent(KEY, settings=AgentSettings(), clock=FrozenClock(NOW))
+    agent.scout(lambda task: returned)
+    for body, headers in [
+        (orjson.dumps(simulation_for(Role.SCOUT).wire()), None),
+        (dispatch_body(), signed(dispatch_body())),
+    ]:
+        response = await post(agent, body, headers)
+        assert response.status == 502
+        assert response.json() == {"error": error, "code": "invalid-output"}
+
+
+@pytest.mark.parametrize(
+    ("returned", "error"),
+    [
         (
             {**SCOUT_OUTPUT, "core_problem": "  "},
             "Validation failed: core_problem: must not be empty",
@@ -466,17 +485,104 @@ async def test_an_oversized_body_is_413() -> None:
         ({**SCOUT_OUTPUT, "claims": [{"type": "x"}]}, "Validation failed: Missing claims[0].text"),
     ],
 )
-async def test_invalid_output_is_502_with_the_rule(returned: Any, error: str) -> None:
+async def test_the_full_schema_is_production_s_and_a_simulation_gets_the_reply(
+    returned: dict[str, Any], error: str
+) -> None:
     agent = Agent(KEY, settings=AgentSettings(), clock=FrozenClock(NOW))
     agent.scout(lambda task: returned)
-    for body, headers in [
-        (orjson.dumps(simulation_for(Role.SCOUT).wire()), None),
-        (dispatch_body(), signed(dispatch_body())),
-    ]:
-        response = await post(agent, body, headers)
-        assert response.status == 502
-        assert response.json()["error"] == error
-        assert response.json()["code"] == "invalid-output"
+
+    dispatch = await post(agent, dispatch_body(), signed(dispatch_body()))
+    assert dispatch.status == 502
+    assert dispatch.json()["error"] == error
+    assert dispatch.json()["code"] == "invalid-output"
+
+    # The registration wizard checks the required keys only, and they are all there.
+    simulation = await post(agent, orjson.dumps(simulation_for(Role.SCOUT).wire()))
+    assert simulation.status == 200, simulation.body
+    assert simulation.json() == returned
+
+
+#: Each role's reply with the seed's required top-level keys and nothing else
+#: (the BUILDER's candidate_id is the SDK's to fill in).
+SEED_MINIMAL: dict[Role, dict[str, Any]] = {
+    Role.SCOUT: {
+        "candidate_title": "Invoice autopilot",
+        "target_customer": "Small agencies",
+        "core_problem": "Invoicing eats hours",
+        "proposed_solution": "Timesheets in, invoices out",
+    },
+    Role.BUILDER: {"execution": "ship it", "claims": []},
+    Role.ANALYST: {"strengths": [], "weaknesses": [], "verdict": "pass"},
+}
+ROLE_PHASE = {Role.SCOUT: "SCOUT", Role.BUILDER: "BUILD", Role.ANALYST: "CRITIQUE"}
+
+
+def answering(reply: dict[str, Any]) -> Agent:
+    """An agent whose one handler, shared by every phase, returns ``reply``."""
+    agent = Agent(KEY, settings=AgentSettings(), clock=FrozenClock(NOW))
+    agent.handles(*Phase)(lambda task: reply)
+    return agent
+
+
+@pytest.mark.parametrize("role", list(Role))
+async def test_the_seeds_required_keys_pass_a_simulation_but_not_a_dispatch(role: Role) -> None:
+    agent = answering(SEED_MINIMAL[role])
+    request = simulation_for(role)
+
+    simulation = await post(agent, orjson.dumps(request.wire()))
+    assert simulation.status == 200, simulation.body
+    candidate = getattr(request, "candidate", None)
+    filled = {} if candidate is None else {"candidate_id": candidate.id}
+    assert simulation.json() == {**filled, **SEED_MINIMAL[role]}
+
+    body = dispatch_body(ROLE_PHASE[role])
+    dispatch = await post(agent, body, signed(body))
+    assert dispatch.status == 502
+    assert dispatch.json()["code"] == "invalid-output"
+    assert dispatch.json()["error"].startswith("Validation failed: ")
+
+
+@pytest.mark.parametrize(
+    ("role", "missing"),
+    [(role, key) for role, reply in SEED_MINIMAL.items() for key in reply],
+)
+async def test_a_simulation_reply_without_a_required_key_is_502_naming_it(
+    role: Role, missing: str
+) -> None:
+    reply = {k: v for k, v in SEED_MINIMAL[role].items() if k != missing}
+    response = await post(answering(reply), orjson.dumps(simulation_for(role).wire()))
+    assert response.status == 502
+    assert response.json() == {
+        "error": f"Validation failed: Missing {missing}",
+        "code": "invalid-output",
+        "violations": [f"Validation failed: Missing {missing}"],
+    }
+
+
+async def test_a_simulation_reply_is_told_only_the_required_keys_it_lacks() -> None:
+    production_keys = {k: v for k, v in SCOUT_OUTPUT.items() if k not in SEED_MINIMAL[Role.SCOUT]}
+    reply = {"candidate_title": "Invoice autopilot", **production_keys}
+    response = await post(answering(reply), orjson.dumps(simulation_for(Role.SCOUT).wire()))
+    assert response.status == 502
+    assert response.json()["violations"] == [
+        "Validation failed: Missing target_customer",
+        "Validation failed: Missing core_problem",
+        "Validation failed: Missing proposed_solution",
+    ]
+
+
+async def test_a_reply_over_the_platforms_cap_is_502() -> None:
+    huge = {**SCOUT_OUTPUT, "why_now": "x" * 262_144}
+    agent = answering(huge)
+    simulation = await post(agent, orjson.dumps(simulation_for(Role.SCOUT).wire()))
+    assert simulation.status == 502
+    assert simulation.json() == {
+        "error": "the reply exceeds 262144 bytes",
+        "code": "invalid-output",
+    }
+    dispatch = await post(agent, dispatch_body(), signed(dispatch_body()))
+    assert dispatch.status == 502
+    assert dispatch.json()["error"] == "Validation failed: output: exceeds 262144 bytes"
 
 
 async def test_a_wrong_candidate_id_is_not_overwritten() -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from palaestra.checks import CheckResult
 from palaestra.engine.live_ratings import FighterRatings, Record
@@ -40,7 +41,23 @@ class OwnerCreated(BaseModel):
 class NewAgent(_In):
     name: str = Field(min_length=1, max_length=200)
     role: str
-    endpoint_url: str = Field(min_length=1, max_length=2000)
+    endpoint_url: str = Field(
+        min_length=1,
+        max_length=2000,
+        validation_alias=AliasChoices("endpoint_url", "endpointUrl"),
+        description="The URL the agent answers on; the seed's spelling `endpointUrl` "
+        "is accepted in its place, but not both.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_spelling(cls, data: Any) -> Any:
+        # Without this, the second spelling would be refused as an unknown key.
+        if isinstance(data, dict) and "endpoint_url" in data and "endpointUrl" in data:
+            raise PydanticCustomError(
+                "endpoint_url_twice", "give endpoint_url or endpointUrl, not both"
+            )
+        return data
 
 
 class CheckOut(BaseModel):

@@ -12,9 +12,12 @@
 
 One URL answers both protocols: liveness, the edgearena-v1 handshake,
 simulations and signed dispatches (verified over the raw body first), and
-cage.v1 challenges and turns. Outputs are checked against the role's schema
-before they are sent, and repeated taskIds and idempotency keys get the first
-answer again.
+cage.v1 challenges and turns. A dispatch's output is checked against the
+phase's full schema before it is sent, a simulation's reply only for the
+role's required keys (as the registration wizard checks it), and repeated
+taskIds and idempotency keys get the first answer again. Answers are
+synchronous: a result is a 200, never a 202 deferring to the async completion
+callback.
 """
 
 from palaestra.harness.agent import Agent

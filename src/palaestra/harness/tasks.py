@@ -149,7 +149,14 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """A task's output with what producing it cost; ``model_id=None`` uses the agent's."""
+    """A task's output with what producing it cost; ``model_id=None`` uses the agent's.
+
+    A dispatch is answered ``200 {output, promptTokens, completionTokens, modelId}``
+    and a simulation ``200`` with the bare output. The platform would record a 202
+    carrying that envelope like a 200, and takes only a 202 with an empty body, or
+    without an envelope, to mean the answer comes by the async completion
+    callback; the SDK never defers, so it never sends such a 202.
+    """
 
     output: Mapping[str, Any]
     prompt_tokens: int = 0
