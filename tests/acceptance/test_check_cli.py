@@ -53,24 +53,19 @@ def wait_until_up(url: str, process: subprocess.Popen[bytes]) -> None:
 
 def serve(target: str, *extra: str) -> Iterator[str]:
     port = free_port()
+    command = [*PALAESTRA, "agent", "serve", target, "--port", str(port), "--log-level", "warning"]
+    yield from serve_command([*command, *extra], f"http://127.0.0.1:{port}/")
+
+
+def serve_command(command: list[str], url: str, env: dict[str, str] | None = None) -> Iterator[str]:
     process = subprocess.Popen(
-        [
-            *PALAESTRA,
-            "agent",
-            "serve",
-            target,
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-            *extra,
-        ],
+        command,
         cwd=ROOT,
-        env={k: v for k, v in os.environ.items() if not k.startswith("PALAESTRA_AGENT_")},
+        env={k: v for k, v in os.environ.items() if not k.startswith("PALAESTRA_AGENT_")}
+        | (env or {}),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    url = f"http://127.0.0.1:{port}/"
     try:
         wait_until_up(url, process)
         yield url
@@ -82,6 +77,15 @@ def serve(target: str, *extra: str) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def scout_url() -> Iterator[str]:
     yield from serve("examples.scout:app", "--key", KEY)
+
+
+@pytest.fixture(scope="module")
+def plain_scout_url() -> Iterator[str]:
+    """The agent written without the SDK, run as its author runs it."""
+    port = free_port()
+    command = [sys.executable, "examples/plain_scout.py", "--port", str(port)]
+    url = f"http://127.0.0.1:{port}/agent"
+    yield from serve_command(command, url, env={"EDGE_AGENT_KEY": KEY})
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +120,23 @@ def test_check_prints_a_table_and_fails_with_the_wrong_key(scout_url: str) -> No
     # with the wrong key only the tampered and stale requests get the 4xx they expect
     assert "13/18 checks passed" in result.stdout
     assert "Traceback" not in result.stderr
+
+
+def test_an_agent_built_without_the_sdk_passes_with_one_warning(plain_scout_url: str) -> None:
+    args = ("check", plain_scout_url, "--role", "SCOUT", "--key", KEY, "--allow", "127.0.0.0/8")
+    result = run(*args)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in lines if "│" in line]
+    assert [(row[0], row[1]) for row in rows if row[1] != "pass"] == [("stale-timestamp", "WARN")]
+    assert "17/18 checks passed, 1 warning" in result.stdout
+
+    strict = run(*args, "--strict", "--json")
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    report = orjson.loads(strict.stdout)
+    assert (report["passed"], report["warnings"]) == (False, [])
+    stale = next(check for check in report["checks"] if check["name"] == "stale-timestamp")
+    assert (stale["passed"], stale["advisory"]) == (False, False)
 
 
 def test_the_key_can_come_from_the_environment(scout_url: str) -> None:
