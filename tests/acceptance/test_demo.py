@@ -9,7 +9,14 @@ from typing import Any
 from palaestra.demo import ADMIN_TOKEN, LINEUP
 from tests.acceptance.demo_process import alive, descendants, palaestra_demo
 
-GOOD = {"scout-atlas", "scout-beacon", "builder-forge", "analyst-lens", "analyst-tortoise"}
+GOOD = {
+    "scout-atlas",
+    "scout-beacon",
+    "scout-plain",
+    "builder-forge",
+    "analyst-lens",
+    "analyst-tortoise",
+}
 
 
 def has_rows(body: Any) -> bool:
@@ -29,6 +36,10 @@ def test_the_demo_populates_the_arena_and_stops_every_process(tmp_path: Path) ->
         agents = demo.agents()
         assert {name for name, a in agents.items() if a["status"] == "ACTIVE"} == GOOD
         assert agents["scout-sloppy"]["status"] == "PENDING"
+        assert [w.split(":")[0] for w in agents["scout-plain"]["warnings"]] == [
+            "accepts forged signatures"
+        ]
+        assert {name for name in GOOD if agents[name]["warnings"]} == {"scout-plain"}
         # Each child is a real process: the server and one per agent.
         children = descendants(demo.process.pid)
         assert len(children) >= 1 + len(LINEUP)

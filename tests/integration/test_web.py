@@ -220,3 +220,25 @@ async def test_an_agent_page_shows_its_failures_timeline_and_chart(
         status, overview = await page(api, "/")
         assert "flaky on purpose" in overview
         assert re.search(r"ACTIVE →</span> <span class=\"chip st-DEGRADED\">", overview)
+
+
+async def test_a_forged_signature_warning_is_public_on_the_agent_pages(platform: Platform) -> None:
+    async with running(platform) as api:
+        token = await api.owner()
+        agent = EdgeAgent(key="", check_signatures=False)
+        async with serve(agent) as endpoint:
+            agent.key = await register_in_browser(api, token, endpoint.url("/a"), "trusting")
+            _, agents = await api.call("GET", "/api/agents", token=token)
+            agent_id = agents[0]["agent_id"]
+            _, result = await api.call("POST", f"/api/agents/{agent_id}/wizard", token=token)
+        assert (result["passed"], result["status"]) == (True, "ACTIVE")
+        # No token: what anyone sees.
+        status, body = await page(api, f"/agents/{agent_id}")
+        assert status == 200
+        assert 'data-state="passed"' in body
+        assert "Admitted with 1 warning" in body
+        assert 'class="check warn" data-check="tampered-signature"' in body
+        assert "Warning from its wizard: accepts forged signatures" in body
+        status, listing = await page(api, "/agents")
+        assert status == 200
+        assert re.search(r'data-agent="trusting">.*?1 warning</span>', listing, re.S)

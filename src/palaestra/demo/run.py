@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import signal
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,10 +45,13 @@ class Entry:
     """One agent of the lineup: what serves it and what it shows."""
 
     name: str
-    target: str  # module:attribute for `palaestra agent serve`
+    target: str  # module:attribute for `palaestra agent serve`, or a script's path
     role: str | None  # the edgearena role; None for a cage harness
     shows: str
     harness_name: str | None = None  # a cage harness's name, as it registers its endpoint
+    #: Set for an agent written without the SDK: ``target`` is a script run by Python with
+    #: these arguments, its key in ``EDGE_AGENT_KEY``.
+    script_args: tuple[str, ...] | None = None
 
 
 LINEUP: Final = (
@@ -70,7 +74,16 @@ LINEUP: Final = (
         "scout-sloppy",
         "palaestra.demo.agents:sloppy_scout",
         "SCOUT",
-        "breaks the schema and ignores signatures: its wizard fails, it stays PENDING",
+        "breaks the schema and ignores signatures: its wizard fails on the schema, it stays "
+        "PENDING",
+    ),
+    Entry(
+        "scout-plain",
+        "examples/plain_scout.py",
+        "SCOUT",
+        "written without the SDK and verifying no signature: admitted with the warning "
+        "'accepts forged signatures'",
+        script_args=("--trust-signatures",),
     ),
     Entry(
         "cage-baseline",
@@ -227,24 +240,27 @@ class Demo:
         self.children.append(self.server)
         await self.server.wait_http(self.base + "/healthz")
 
-    def _agent_env(self, key: str | None) -> dict[str, str]:
+    def _agent_env(self, entry: Entry, key: str | None) -> dict[str, str]:
         env = base_environment()
         if key is not None:
-            env["PALAESTRA_AGENT_KEY"] = key
+            env["PALAESTRA_AGENT_KEY" if entry.script_args is None else "EDGE_AGENT_KEY"] = key
         return env
 
     async def _start_agent(self, index: int, entry: Entry, key: str | None) -> Child:
         port = self.options.agent_port + index
         if key is None and not port_free(port):
             raise ChildFailed(f"port {port} is in use: choose another --agent-port")
-        command = python_command(
-            "agent", "serve", entry.target, "--port", str(port), "--log-level", "warning"
-        )
+        if entry.script_args is None:
+            command = python_command(
+                "agent", "serve", entry.target, "--port", str(port), "--log-level", "warning"
+            )
+        else:
+            command = [sys.executable, entry.target, "--port", str(port), *entry.script_args]
         child = await start_child(
             entry.name,
             command,
             log=self.logs / f"{entry.name}.log",
-            env=self._agent_env(key),
+            env=self._agent_env(entry, key),
             cwd=self.options.workdir,
         )
         self.children.append(child)
@@ -293,11 +309,13 @@ class Demo:
         async def one(entry: Entry) -> None:
             agent = self.agents[entry.name]
             result = await api.call("POST", f"/api/agents/{agent['id']}/wizard", self.owner_token)
-            failed = [c for c in result["checks"] if not c["passed"]]
+            failed = [c for c in result["checks"] if not (c["passed"] or c["advisory"])]
             agent["status"] = result["status"]
             total = len(result["checks"])
             verdict = "passed" if result["passed"] else f"{len(failed)} of {total} checks failed"
             first = f": {failed[0]['name']}: {failed[0]['reason']}" if failed else ""
+            if result["warnings"]:
+                first += f" (warning: {'; '.join(result['warnings'])})"
             self.say(f"  wizard {entry.name:<17} {verdict}, now {result['status']}{first}")
 
         self.say("running the registration wizard on each:")
