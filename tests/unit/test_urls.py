@@ -36,7 +36,7 @@ def test_href_is_what_a_browser_sends(url: str, href: str) -> None:
 
 def test_parts() -> None:
     assert wire_url("https://A.example:8443/p?q=1#f") == WireUrl(
-        "https", "a.example", 8443, "/p", "q=1"
+        "a.example:8443", "/p", "https://a.example:8443/p?q=1"
     )
     assert wire_url("https://a.example:443").host == "a.example"
-    assert wire_url("https://a.example").query is None
+    assert wire_url("https://a.example").href == "https://a.example/"
