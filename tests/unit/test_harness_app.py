@@ -384,6 +384,18 @@ async def test_without_public_url_the_target_is_host_header_and_path() -> None:
     assert response.status == 200
 
 
+async def test_a_path_sent_unencoded_is_read_as_a_browser_would_have_sent_it() -> None:
+    """The target is the path a WHATWG sender puts on the wire: dots resolved, UTF-8
+    percent-encoded (not each octet re-encoded as if it were Latin-1)."""
+    agent, _ = make_agent()
+    body = dispatch_body()
+    headers = signed(body, target="agent.test:8443/b%20c/%C3%BC")
+    response = await call(
+        agent.app(), "POST", "/a/../b c/ü?x=1", body=body, headers=headers, host="Agent.Test:8443"
+    )
+    assert response.status == 200
+
+
 async def test_default_https_port_is_left_out_of_the_target() -> None:
     agent, _ = make_agent()
     body = dispatch_body()

@@ -7,6 +7,7 @@ import hmac
 
 import pytest
 
+from palaestra.errors import SignatureError
 from palaestra.protocol import (
     SIGNATURE_HEADER,
     TASK_ID_HEADER,
@@ -48,6 +49,93 @@ def expected(key: str, timestamp: int, target: str, body: bytes) -> str:
 )
 def test_signature_target_is_host_and_pathname(url: str, target: str) -> None:
     assert signature_target(url) == target
+
+
+# Expected strings written from the WHATWG URL standard (what ``new URL(u).host +
+# new URL(u).pathname`` gives), not from the code under test.
+WHATWG_TARGETS = [
+    pytest.param("https://EXAMPLE.com/x", "example.com/x", id="upper-case-host"),
+    pytest.param("HTTPS://A.EXAMPLE/P", "a.example/P", id="upper-case-scheme-path-kept"),
+    pytest.param("https://bücher.example/", "xn--bcher-kva.example/", id="idn"),
+    pytest.param("https://BÜCHER.Example/", "xn--bcher-kva.example/", id="idn-upper-case"),
+    pytest.param("https://%62%C3%BCcher.example/", "xn--bcher-kva.example/", id="idn-escaped"),
+    pytest.param("https://faß.de/", "xn--fa-hia.de/", id="idn-nontransitional"),
+    pytest.param("https://a.example/a/../b c/ü", "a.example/b%20c/%C3%BC", id="dots-space-utf8"),
+    pytest.param("https://a.example/./p/.", "a.example/p/", id="single-dots"),
+    pytest.param("https://a.example/a/%2e%2E/b", "a.example/b", id="escaped-dots"),
+    pytest.param("https://a.example/a/..", "a.example/", id="final-double-dot"),
+    pytest.param("https://a.example/../..", "a.example/", id="above-the-root"),
+    pytest.param("https://a.example/a\\b", "a.example/a/b", id="backslash-is-a-slash"),
+    # ``^`` joined the path set in 2025: Ada encodes every one since 3.2.6 (ada-url 1.25);
+    # Node 20, on an older Ada, still leaves it as it is.
+    pytest.param('https://a.example/"<>`{}^', "a.example/%22%3C%3E%60%7B%7D%5E", id="path-set"),
+    pytest.param("https://a.example/a^b", "a.example/a%5Eb", id="caret-alone"),
+    pytest.param("https://a.example/\ud800", "a.example/%EF%BF%BD", id="lone-surrogate"),
+    pytest.param("https://a.example/%7e%2f|~!$'", "a.example/%7e%2f|~!$'", id="left-alone"),
+    pytest.param("https://a.example/%zz%", "a.example/%zz%", id="stray-percent"),
+    pytest.param("https://a.example:443/p", "a.example/p", id="default-port"),
+    pytest.param("https://a.example:0443/p", "a.example/p", id="default-port-zero-padded"),
+    pytest.param("https://a.example:/p", "a.example/p", id="empty-port"),
+    pytest.param("https://a.example:8443/p", "a.example:8443/p", id="other-port"),
+    pytest.param("http://a.example:443/p", "a.example:443/p", id="https-port-on-http"),
+    pytest.param("https://a.example/p?q=1", "a.example/p", id="query"),
+    pytest.param("https://a.example/p?", "a.example/p", id="empty-query"),
+    pytest.param("https://a.example/p#f?q", "a.example/p", id="fragment"),
+    pytest.param("https://a.example/p/", "a.example/p/", id="trailing-slash"),
+    pytest.param("https://a.example", "a.example/", id="empty-path"),
+    pytest.param("https://a.example?q", "a.example/", id="empty-path-query"),
+    pytest.param("https://a.example./p", "a.example./p", id="root-dot-kept"),
+    pytest.param("https://user:pw@a.example/p", "a.example/p", id="credentials"),
+    pytest.param("https:a.example/p", "a.example/p", id="no-slashes"),
+    pytest.param("https:///a.example/p", "a.example/p", id="three-slashes"),
+    pytest.param(" https://a.exa\tmple/p\n", "a.example/p", id="whitespace"),
+    pytest.param("https://[2001:DB8::1]/p", "[2001:db8::1]/p", id="ipv6"),
+    pytest.param(
+        "https://[2001:db8:0:0:1:0:0:1]:8443/", "[2001:db8::1:0:0:1]:8443/", id="ipv6-zeros"
+    ),
+    pytest.param("https://[::ffff:192.0.2.1]/", "[::ffff:c000:201]/", id="ipv6-mapped"),
+    pytest.param("http://127.1:8080/p", "127.0.0.1:8080/p", id="ipv4-short"),
+    pytest.param("http://0x7F.0.0.1/", "127.0.0.1/", id="ipv4-hex"),
+    pytest.param("http://2130706433./", "127.0.0.1/", id="ipv4-number"),
+]
+
+
+@pytest.mark.parametrize(("url", "target"), WHATWG_TARGETS)
+def test_signature_target_follows_whatwg(url: str, target: str) -> None:
+    assert signature_target(url) == target
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        pytest.param("https://a..example/", id="empty-label"),
+        pytest.param("https://" + "a" * 64 + ".example/", id="label-over-63"),
+        pytest.param("https://" + "bü" * 30 + ".example/", id="idn-label-over-63"),
+        pytest.param("https://" + "abc." * 64 + "de/", id="name-over-253"),
+        pytest.param("https://./", id="only-a-dot"),
+        pytest.param("https://", id="no-host"),
+        pytest.param("https://?q", id="no-host-before-query"),
+        pytest.param("https://user@/p", id="credentials-only"),
+        pytest.param("/hook", id="relative"),
+        pytest.param("mailto:a@a.example", id="no-host-scheme"),
+        pytest.param("file:///etc/hosts", id="file"),
+        pytest.param("https://a.example:65536/", id="port-too-large"),
+        pytest.param("https://a.example:8x/", id="port-not-a-number"),
+        pytest.param("https://a b.example/", id="space-in-host"),
+        pytest.param("https://a<b.example/", id="forbidden-in-host"),
+        pytest.param("https://%ff.example/", id="escaped-invalid-utf8"),
+        pytest.param("https://\ud800.example/", id="lone-surrogate-host"),
+        pytest.param("https://[::1/", id="unclosed-ipv6"),
+        pytest.param("https://[::1%25eth0]/", id="ipv6-zone"),
+        pytest.param("https://[1.2.3.4]/", id="ipv4-in-brackets"),
+        pytest.param("https://1.2.3.256/", id="ipv4-octet-too-large"),
+        pytest.param("https://1.2.3.4.5/", id="ipv4-five-parts"),
+        pytest.param("https://08/", id="ipv4-bad-octal"),
+    ],
+)
+def test_invalid_urls_raise_the_signature_error(url: str) -> None:
+    with pytest.raises(SignatureError):
+        signature_target(url)
 
 
 def test_sign_matches_stdlib_hmac() -> None:

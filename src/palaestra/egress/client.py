@@ -26,11 +26,12 @@ from aiohttp.resolver import ThreadedResolver
 from yarl import URL
 
 from palaestra.clock import Clock, SystemClock
-from palaestra.errors import EgressRefused
+from palaestra.errors import EgressRefused, SignatureError
 from palaestra.protocol.constants import RESPONSE_CAP_BYTES
 from palaestra.protocol.failures import Failure, UnreachableStage
 from palaestra.protocol.jsonwire import InvalidJson, loads
 from palaestra.protocol.signing import signed_headers
+from palaestra.protocol.urls import wire_url
 
 from .deadlines import Deadline, Deadlines
 from .policy import EgressPolicy, parse_address
@@ -161,11 +162,21 @@ class EgressClient:
         return self._session
 
     def _target(self, url: str) -> URL:
-        """``url`` parsed and judged by the policy; pure, so remembered (refusals are not)."""
+        """``url`` as it is sent and judged by the policy; pure, so remembered (refusals are not).
+
+        What is sent is WHATWG's reading of ``url``, the one it is signed over: yarl's own
+        differs (``%7e``, ``|``, ``\\``, a space in the query), so it is handed over encoded.
+        The policy judges both the URL as written, whose spelling its refusals name, and the
+        URL as sent, whose host is the one connected to.
+        """
         checked = self._checked.get(url)
         if checked is not None and checked[0] is self.policy:
             return checked[1]
-        target = URL(url)
+        self.policy.check_url(URL(url))
+        try:
+            target = URL(wire_url(url).href, encoded=True)
+        except SignatureError as exc:
+            raise EgressRefused(exc.message) from exc
         self.policy.check_url(target)
         if len(self._checked) >= _CHECKED_URLS:
             self._checked.clear()
@@ -235,7 +246,13 @@ class EgressClient:
         except (EgressRefused, ValueError) as exc:
             return self._done(url, started, failure=Failure.refused(_refusal_text(exc)))
 
-        request_headers = {"User-Agent": user_agent, "Accept-Encoding": "gzip, deflate"}
+        request_headers = {
+            # aiohttp would drop a trailing dot from the host; a browser keeps it, and so
+            # does the signed host+pathname.
+            "Host": target.raw_authority,
+            "User-Agent": user_agent,
+            "Accept-Encoding": "gzip, deflate",
+        }
         if body is not None:
             request_headers["Content-Type"] = "application/json"
         if headers:

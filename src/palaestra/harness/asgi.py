@@ -149,7 +149,9 @@ async def _read_body(receive: Receive, cap: int) -> bytes:
 
 
 def _request_target(scope: Scope, headers: dict[str, str]) -> str | None:
-    """host+pathname as the client addressed this request (Host header and raw path)."""
+    """host+pathname as the client addressed this request (Host header and raw path), read
+    as :func:`~palaestra.protocol.signature_target` reads a URL: what a WHATWG sender sent
+    comes back unchanged."""
     host = headers.get("host")
     if not host:
         server = scope.get("server")
@@ -158,7 +160,9 @@ def _request_target(scope: Scope, headers: dict[str, str]) -> str | None:
         host = f"{server[0]}:{server[1]}"
     raw_path = scope.get("raw_path")
     if raw_path:
-        path = raw_path.decode("latin-1").split("?", 1)[0]
+        # A sender that follows WHATWG percent-encodes; raw non-ASCII octets, if any, are
+        # read as the UTF-8 it would have encoded, not re-encoded octet by octet.
+        path = raw_path.decode("utf-8", errors="replace").split("?", 1)[0]
     else:
         path = scope.get("root_path", "") + scope.get("path", "/")
     try:

@@ -1,10 +1,10 @@
 """HMAC signatures of edgearena-v1, both directions.
 
 The signed material is ``f"{timestamp}\\n{host}{pathname}\\n"`` followed by the raw
-body bytes, keyed with the agent's API key. ``host`` is the URL's host with its
-port when the port is explicit and not the scheme's default, as a browser's
-``URL.host`` gives it; ``pathname`` is the path as sent (``/`` when empty). The
-scheme, query and fragment are not covered.
+body bytes, keyed with the agent's API key. ``host`` and ``pathname`` are what a
+browser's ``URL`` gives (see :mod:`palaestra.protocol.urls`), which is also what
+the platform sends: the ``Host`` header and the request's path without its query.
+The scheme, query and fragment are not covered.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import hmac
 import math
 from dataclasses import dataclass
 from enum import StrEnum
-from urllib.parse import urlsplit
 
 from palaestra.errors import SignatureError
+from palaestra.protocol.urls import wire_url
 
 __all__ = [
     "REPLAY_WINDOW_SECONDS",
@@ -37,7 +37,6 @@ TIMESTAMP_HEADER = "x-edgearena-timestamp"
 TASK_ID_HEADER = "x-edgearena-task-id"
 REPLAY_WINDOW_SECONDS = 300
 _PREFIX = "sha256="
-_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 
 class SignatureProblem(StrEnum):
@@ -59,20 +58,12 @@ class VerificationFailed(SignatureError):
 
 
 def signature_target(url: str) -> str:
-    """The ``host+pathname`` part of the signed material for ``url``."""
-    parts = urlsplit(url)
-    if not parts.hostname:
-        raise SignatureError(f"URL has no host: {url!r}")
-    host = parts.hostname.lower()
-    if ":" in host:
-        host = f"[{host}]"
-    try:
-        port = parts.port
-    except ValueError as exc:
-        raise SignatureError(f"URL has an invalid port: {url!r}") from exc
-    if port is not None and port != _DEFAULT_PORTS.get(parts.scheme.lower()):
-        host = f"{host}:{port}"
-    return host + (parts.path or "/")
+    """The ``host+pathname`` part of the signed material for ``url``, as it is sent.
+
+    Raises :class:`SignatureError` for a URL a browser would not parse.
+    """
+    parsed = wire_url(url)
+    return parsed.host + parsed.pathname
 
 
 def sign(key: str, timestamp: int, target: str, body: bytes) -> str:
