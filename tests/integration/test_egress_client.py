@@ -21,7 +21,7 @@ from aiohttp import web
 
 from palaestra.clock import FrozenClock
 from palaestra.egress import EgressClient, EgressPolicy, EgressResult, hmac_signer
-from palaestra.protocol import RESPONSE_CAP_BYTES
+from palaestra.protocol import RESPONSE_CAP_BYTES, FailureKind
 from tests.integration.conftest import NetworkGuard
 from tests.integration.servers import (
     LOOPBACK,
@@ -276,6 +276,17 @@ async def test_server_error_with_endless_body_is_cut_short(client: EgressClient)
 async def test_error_status_with_empty_body(client: EgressClient) -> None:
     async with serve(reply(b"", status=404)) as endpoint:
         result = await fetch(client, endpoint.url())
+    assert result.reason == "External agent responded with 404: "
+
+
+async def test_a_badly_encoded_error_body_leaves_the_status_as_the_failure(
+    client: EgressClient,
+) -> None:
+    headers = {"Content-Encoding": "gzip"}
+    async with serve(reply(b"this is not gzip at all", status=404, headers=headers)) as endpoint:
+        result = await client.get(endpoint.url(), user_agent=USER_AGENT, deadline=DEADLINE_S)
+    assert result.failure is not None
+    assert (result.failure.kind, result.status) == (FailureKind.HTTP_STATUS, 404)
     assert result.reason == "External agent responded with 404: "
 
 

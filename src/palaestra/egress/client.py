@@ -256,7 +256,7 @@ class EgressClient:
                 ) as response:
                     status = response.status
                     if not 200 <= status < 300:
-                        start = await _read_capped(response, _STATUS_BODY_BYTES, truncate=True)
+                        start = await _read_start(response, _STATUS_BODY_BYTES)
                         text = start.decode("utf-8", errors="replace")
                         return self._done(
                             url, started, status, start, failure=Failure.http_status(status, text)
@@ -299,17 +299,14 @@ class _TooLarge(Exception):
     pass
 
 
-async def _read_capped(
-    response: aiohttp.ClientResponse, cap: int, *, truncate: bool = False
-) -> bytes:
+async def _read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes:
     """Read the body, decompressing it here, and stop as soon as it passes ``cap``."""
     declared = response.content_length
-    encoding = response.headers.get("Content-Encoding", "").strip().lower()
+    encoding = _encoding(response)
     if declared is not None and encoding in ("", "identity"):
         if declared <= cap:
             return await response.read()  # the parser stops at the declared length
-        if not truncate:
-            raise _TooLarge
+        raise _TooLarge
     decoder = _decoder(encoding)
     chunks: list[bytes] = []
     size = 0
@@ -318,11 +315,42 @@ async def _read_capped(
         size += len(data)
         chunks.append(data)
         if size > cap:
-            if truncate:
-                response.close()
-                return b"".join(chunks)[:cap]
             raise _TooLarge
     return b"".join(chunks)
+
+
+async def _read_start(response: aiohttp.ClientResponse, cap: int) -> bytes:
+    """At most the first ``cap`` bytes of the body, decompressed, for a reason line.
+
+    The status is the verdict here, so the body cannot change it: one that breaks
+    off or is not what its Content-Encoding says leaves what was decoded before
+    the fault. Reading stops at ``cap``; a connection left mid-body is closed.
+    """
+    decoder = _decoder(_encoding(response))
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in response.content.iter_any():
+            data = decoder(chunk, cap - size) if decoder else chunk
+            size += len(data)
+            chunks.append(data)
+            if size >= cap:
+                break
+    except (aiohttp.ClientPayloadError, zlib.error):
+        pass
+    _let_go(response)
+    return b"".join(chunks)[:cap]
+
+
+def _let_go(response: aiohttp.ClientResponse) -> None:
+    """Close the connection unless its body has arrived whole, so that a connection
+    left mid-body never goes back to the pool for another call."""
+    if not response.content.is_eof():
+        response.close()
+
+
+def _encoding(response: aiohttp.ClientResponse) -> str:
+    return response.headers.get("Content-Encoding", "").strip().lower()
 
 
 def _decoder(encoding: str) -> Callable[[bytes, int], bytes] | None:
