@@ -5,8 +5,10 @@ connects to: host names are resolved by :class:`PolicyResolver`, which checks
 every address it found and hands the connector only checked ones, so a DNS
 answer that changes between a check and a connect (rebinding) cannot slip
 through. Redirects are never followed. The body is streamed and capped after
-decompression, and the whole call runs under one deadline. Every outcome,
-good or bad, is an :class:`EgressResult`; a misbehaving endpoint never raises.
+decompression, and the whole call runs under one deadline; a liveness GET
+does not read the body of a 2xx at all, since its status alone decides. Every
+outcome, good or bad, is an :class:`EgressResult`; a misbehaving endpoint
+never raises.
 """
 
 from __future__ import annotations
@@ -184,8 +186,11 @@ class EgressClient:
             self._session = None
 
     def get(self, url: str, *, user_agent: str, deadline: float) -> Awaitable[EgressResult]:
-        """A liveness-style GET; the body is read (capped) but not parsed."""
-        return self.request("GET", url, user_agent=user_agent, deadline=deadline, expect_json=False)
+        """A liveness GET (health, verify, probe): the status decides, as the seed says
+        ("Response body Ignored"). The body of a 2xx is not read, so one that is huge,
+        endless or not what its Content-Encoding says cannot fail the call; a non-2xx
+        keeps the start of its body for the reason line."""
+        return self.request("GET", url, user_agent=user_agent, deadline=deadline, status_only=True)
 
     def post_json(
         self,
@@ -224,8 +229,11 @@ class EgressClient:
         signer: Signer | None = None,
         expect_json: bool = True,
         deferred_ok: bool = False,
+        status_only: bool = False,
     ) -> EgressResult:
-        """Make one call under the policy and the deadline (seconds); never raises for the peer."""
+        """Make one call under the policy and the deadline (seconds); never raises for the peer.
+
+        With ``status_only``, a 2xx is a success without its body being read."""
         started = self.clock.monotonic()
         deadline_ms = round(deadline * 1000)
         try:
@@ -261,6 +269,9 @@ class EgressClient:
                         return self._done(
                             url, started, status, start, failure=Failure.http_status(status, text)
                         )
+                    if status_only:
+                        _let_go(response)
+                        return self._done(url, started, status)
                     raw = await _read_capped(response, self.cap_bytes)
         except TimeoutError:
             return self._done(url, started, status, failure=Failure.timeout(deadline_ms))
