@@ -152,6 +152,13 @@ async def test_the_model_id_is_optional(setup: Setup) -> None:
     assert (await post(setup.api, task_id, body))[0] == 200
 
 
+async def test_a_byte_order_mark_before_the_body_is_skipped(setup: Setup) -> None:
+    task_id = await setup.task()
+    raw = b"\xef\xbb\xbf" + orjson.dumps(body_for(task_id))  # signed as sent, mark included
+    assert await post(setup.api, task_id, raw) == (200, {"accepted": True})
+    assert (await setup.stored(task_id)).output == SCOUT_OUTPUT
+
+
 async def test_task_id_in_body_must_match_the_path(setup: Setup) -> None:
     task_id = await setup.task()
     other = await setup.task()

@@ -116,6 +116,14 @@ async def test_compressed_json_is_decompressed(client: EgressClient) -> None:
     assert endpoint.received[0].headers["Accept-Encoding"] == "gzip, deflate"
 
 
+async def test_json_after_a_byte_order_mark_is_parsed(client: EgressClient) -> None:
+    document = {"output": {"text": "é"}, "promptTokens": 1}
+    async with serve(reply(b"\xef\xbb\xbf" + orjson.dumps(document))) as endpoint:
+        result = await fetch(client, endpoint.url(), method="POST", body=b"{}")
+    assert result.ok, result.reason
+    assert result.data == document
+
+
 async def test_202_with_empty_body_is_ok_when_deferred(client: EgressClient) -> None:
     async with serve(reply(b"", status=202)) as endpoint:
         result = await fetch(client, endpoint.url(), method="POST", body=b"{}", deferred_ok=True)
