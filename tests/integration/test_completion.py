@@ -306,6 +306,28 @@ async def test_a_replayed_completion_is_refused(setup: Setup) -> None:
     )
 
 
+async def test_a_signature_in_capitals_is_accepted_and_one_digest_whatever_its_case(
+    setup: Setup,
+) -> None:
+    task_id = await setup.task()
+    raw = orjson.dumps(body_for(task_id))
+    now = int(time.time())
+    hexdigest = sign_completion(KEY, PUBLIC, task_id, raw, now).removeprefix("sha256=")
+    assert hexdigest == hexdigest.lower()
+
+    def sent(signature: str) -> dict[str, str]:
+        return {"x-edgearena-timestamp": str(now), "x-edgearena-signature": signature}
+
+    upper = sent("sha256=" + hexdigest.upper())
+    assert await post(setup.api, task_id, raw, headers=upper) == (200, {"accepted": True})
+    # The same digest again in other capitals is the same (taskId, signature) pair.
+    for again in ("sha256=" + hexdigest, "SHA256=" + hexdigest.upper()):
+        assert await post(setup.api, task_id, raw, headers=sent(again)) == (
+            401,
+            error("Task completion already submitted (replay rejected)", "replay"),
+        )
+
+
 async def test_a_late_completion_is_refused_and_its_state_told_only_to_the_signer(
     setup: Setup,
 ) -> None:

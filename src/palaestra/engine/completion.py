@@ -64,7 +64,7 @@ from palaestra.protocol import (
     verify,
 )
 from palaestra.protocol.constants import RESPONSE_CAP_BYTES, Phase
-from palaestra.protocol.signing import SignatureProblem
+from palaestra.protocol.signing import SignatureProblem, normalized_signature
 from palaestra.rules.runflow import TaskStatus
 from palaestra.store.models import Agent, Task
 
@@ -229,7 +229,7 @@ class CompletionDesk:
             "executor": task.executor,
             "agent_id": task.agent_id,
             "latency_ms": max(0.0, (now - (task.dispatched_at or now)) * 1000),
-            "signature": signature.strip(),
+            "signature": normalized_signature(signature),  # one digest, whatever its capitals
             "prompt_tokens": body.prompt_tokens,
             "completion_tokens": body.completion_tokens,
             "model_id": (body.model_id or "")[:200],
