@@ -159,6 +159,26 @@ async def test_a_byte_order_mark_before_the_body_is_skipped(setup: Setup) -> Non
     assert (await setup.stored(task_id)).output == SCOUT_OUTPUT
 
 
+async def test_token_counts_written_as_whole_floats_are_counts(setup: Setup) -> None:
+    task_id = await setup.task()
+    raw = orjson.dumps(body_for(task_id, promptTokens=12.0, completionTokens=34.0))
+    assert b'"promptTokens":12.0' in raw
+    assert await post(setup.api, task_id, raw) == (200, {"accepted": True})
+    task = await setup.stored(task_id)
+    assert (task.prompt_tokens, task.completion_tokens) == (12, 34)
+
+
+async def test_a_fractional_token_count_is_refused_as_the_reply_envelope_refuses_it(
+    setup: Setup,
+) -> None:
+    task_id = await setup.task()
+    assert await post(setup.api, task_id, body_for(task_id, promptTokens=12.5)) == (
+        400,
+        error("Validation failed: promptTokens: expected an integer, got 12.5", "invalid-body"),
+    )
+    assert (await setup.stored(task_id)).status == "RUNNING"
+
+
 async def test_task_id_in_body_must_match_the_path(setup: Setup) -> None:
     task_id = await setup.task()
     other = await setup.task()
@@ -384,7 +404,7 @@ async def test_an_output_breaking_the_schema_fails_the_task_against_the_agent(
         (b'{"taskId": "x"}', "Validation failed: Missing output"),
         (
             b'{"taskId": "x", "output": {}, "promptTokens": -1, "completionTokens": 0}',
-            "Validation failed: promptTokens: Input should be greater than or equal to 0",
+            "Validation failed: promptTokens: must be >= 0",
         ),
     ],
 )

@@ -29,6 +29,7 @@ __all__ = [
     "SchemaViolation",
     "Violation",
     "check_required_keys",
+    "count_problem",
     "json_type",
     "validate_envelope",
     "validate_output",
@@ -155,13 +156,9 @@ class _Checker:
         return True
 
     def is_count(self, value: Any, path: str) -> bool:
-        integral = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-        if isinstance(value, bool) or not integral:
-            shown = json_type(value) if not isinstance(value, float) else f"{value:g}"
-            self.fail(path, f"expected an integer, got {shown}")
-            return False
-        if value < 0:
-            self.fail(path, "must be >= 0")
+        problem = count_problem(value)
+        if problem is not None:
+            self.fail(path, problem)
             return False
         return True
 
@@ -297,7 +294,23 @@ def _is_verdict(value: Any) -> bool:
     return isinstance(value, str) and value in VERDICTS
 
 
-def _is_count(value: Any) -> bool:
+def count_problem(value: Any) -> str | None:
+    """Why ``value`` is not a token count (a whole number, at least 0), or None if it is.
+
+    A whole number written as a float (``12.0``) is one: JavaScript has a single
+    number type and some encoders write it so. The dispatch reply's envelope and
+    the completion callback's body are both held to this rule, with these lines.
+    """
+    integral = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if isinstance(value, bool) or not integral:
+        shown = json_type(value) if not isinstance(value, float) else f"{value:g}"
+        return f"expected an integer, got {shown}"
+    if value < 0:
+        return "must be >= 0"
+    return None
+
+
+def _is_count(value: Any) -> bool:  # count_problem(value) is None, on the fast path
     integral = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
     return integral and not isinstance(value, bool) and value >= 0
 
