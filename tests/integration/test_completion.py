@@ -8,6 +8,7 @@ Agents sign with the standard library's hmac over the host and path of the platf
 from __future__ import annotations
 
 import asyncio
+import io
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -49,9 +50,19 @@ SCOUT_OUTPUT = {
 
 
 @pytest.fixture
-def settings(settings: Settings) -> Settings:
+def general_cap(request: pytest.FixtureRequest) -> int | None:
+    """The API's general body cap for a test that sets it (indirectly); None keeps the default."""
+    cap: int | None = getattr(request, "param", None)
+    return cap
+
+
+@pytest.fixture
+def settings(settings: Settings, general_cap: int | None) -> Settings:
     # No orchestrator here: the tasks are made by hand and must stay as made.
-    return settings.model_copy(update={"public_url": PUBLIC, "runs_enabled": False})
+    update: dict[str, Any] = {"public_url": PUBLIC, "runs_enabled": False}
+    if general_cap is not None:
+        update["max_body_bytes"] = general_cap
+    return settings.model_copy(update=update)
 
 
 @dataclass
@@ -203,6 +214,58 @@ async def test_an_output_over_the_cap_is_refused_and_one_at_the_cap_accepted(
     )
     assert (await setup.stored(over)).status == "RUNNING"  # nothing was decided
     assert await post(setup.api, at, body_for(at, padded(CAP))) == (200, {"accepted": True})
+
+
+def padded_body(task_id: str, size: int) -> bytes:
+    """A completion body of exactly ``size`` bytes, the padding inside its output."""
+    base = orjson.dumps(body_for(task_id, SCOUT_OUTPUT | {"notes": ""}))
+    return base.replace(b'"notes":""', b'"notes":"' + b"x" * (size - len(base)) + b'"')
+
+
+async def send(api: Api, task_id: str, raw: bytes, *, streamed: bool) -> tuple[int, Any]:
+    """POST ``raw`` unsigned, its length declared or (``streamed``) sent chunked."""
+
+    async def pieces() -> AsyncIterator[bytes]:
+        for start in range(0, len(raw), 64 * 1024):
+            yield raw[start : start + 64 * 1024]
+
+    url = f"{api.base}/api/agent-tasks/{task_id}/complete"
+    data = pieces() if streamed else io.BytesIO(raw)
+    async with api.session.post(url, data=data, headers={"Content-Type": "application/json"}) as r:
+        assert ("Transfer-Encoding" in r.request_info.headers) is streamed
+        return r.status, orjson.loads(await r.read())
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["declared", "streamed"])
+@pytest.mark.parametrize("general_cap", [64 * 1024], indirect=True)
+async def test_an_output_over_the_cap_is_a_400_under_a_smaller_general_body_cap(
+    setup: Setup, general_cap: int, streamed: bool
+) -> None:
+    raw = orjson.dumps(body_for(MISSING, SCOUT_OUTPUT | {"pad": "x" * CAP}))
+    assert general_cap < CAP < len(raw)
+    assert await send(setup.api, MISSING, raw, streamed=streamed) == (
+        400,
+        error("output exceeds 262144 byte limit", "output-too-large"),
+    )
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["declared", "streamed"])
+@pytest.mark.parametrize("general_cap", [8 * 1024 * 1024], indirect=True)
+async def test_only_a_body_past_the_transport_cap_is_a_413_under_a_larger_general_one(
+    setup: Setup, general_cap: int, streamed: bool
+) -> None:
+    transport = 1_048_576
+    assert CAP < transport < general_cap
+    at, past = padded_body(MISSING, transport), padded_body(MISSING, transport + 1)
+    assert (len(at), len(past)) == (transport, transport + 1)
+    assert await send(setup.api, MISSING, at, streamed=streamed) == (
+        400,
+        error("output exceeds 262144 byte limit", "output-too-large"),
+    )
+    assert await send(setup.api, MISSING, past, streamed=streamed) == (
+        413,
+        error("Request body exceeds 1048576 bytes", "payload-too-large"),
+    )
 
 
 async def test_an_unknown_task_is_not_found(setup: Setup) -> None:
