@@ -190,6 +190,15 @@ async def test_a_fractional_token_count_is_refused_as_the_reply_envelope_refuses
     assert (await setup.stored(task_id)).status == "RUNNING"
 
 
+async def test_a_token_count_past_what_the_store_holds_is_refused(setup: Setup) -> None:
+    task_id = await setup.task()
+    assert await post(setup.api, task_id, body_for(task_id, completionTokens=3_000_000_000)) == (
+        400,
+        error("Validation failed: completionTokens: must be <= 2147483647", "invalid-body"),
+    )
+    assert (await setup.stored(task_id)).status == "RUNNING"
+
+
 async def test_task_id_in_body_must_match_the_path(setup: Setup) -> None:
     task_id = await setup.task()
     other = await setup.task()

@@ -772,6 +772,8 @@ def test_envelope_body_must_be_an_object(body: Any, reason: str) -> None:
             "Validation failed: completionTokens: expected an integer, got 0.25",
         ),
         ("completionTokens", -7, "Validation failed: completionTokens: must be >= 0"),
+        ("promptTokens", 2**31, "Validation failed: promptTokens: must be <= 2147483647"),
+        ("completionTokens", 3e9, "Validation failed: completionTokens: must be <= 2147483647"),
         ("modelId", 5, "Validation failed: modelId: expected a string, got number"),
         ("modelId", None, "Validation failed: modelId: expected a string, got null"),
     ],
@@ -800,6 +802,7 @@ def test_token_counts_are_judged_alike_on_the_reply_and_the_callback() -> None:
     """The synchronous reply's envelope and the completion callback's body hold token
     counts to one rule, with one line (``12.0`` is a count, ``12.5`` is not)."""
     values = [12, 12.0, 0, -0.0, 1e3, 12.5, 0.25, -1, -3.0, "12", True, None, [1], {}]
+    values += [2**31 - 1, float(2**31 - 1), 2**31, 1e300]
     bodies = [
         (k, v, envelope(**{k: v})) for k in ("promptTokens", "completionTokens") for v in values
     ]

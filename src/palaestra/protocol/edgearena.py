@@ -9,7 +9,7 @@ from pydantic_core import PydanticCustomError
 
 from palaestra.protocol.constants import PROTOCOL, Phase
 from palaestra.protocol.models import InvalidMessage, WireModel
-from palaestra.protocol.schemas import count_problem
+from palaestra.protocol.schemas import MAX_TOKEN_COUNT, count_problem
 
 __all__ = [
     "AgentRequest",
@@ -40,7 +40,9 @@ def _token_count(value: Any) -> int:
 
 #: A token count, judged as the dispatch envelope judges it (``12.0`` is 12, ``12.5`` is not).
 TokenCount = Annotated[
-    int, PlainValidator(_token_count), WithJsonSchema({"type": "integer", "minimum": 0})
+    int,
+    PlainValidator(_token_count),
+    WithJsonSchema({"type": "integer", "minimum": 0, "maximum": MAX_TOKEN_COUNT}),
 ]
 
 
