@@ -98,7 +98,10 @@ class Settings(BaseSettings):
         "e.g. 127.0.0.0/8; plain http is allowed only to these.",
     )
     max_body_bytes: int = Field(
-        default=1_048_576, ge=1024, description="Largest request body the API accepts."
+        default=1_048_576,
+        ge=1024,
+        description="Largest request body the API accepts; the agents' completion callback "
+        "has a fixed cap of its own (1 MiB), above the protocol's limit on its output.",
     )
     health_jitter: float = Field(
         default=0.1,

@@ -8,6 +8,7 @@ Agents sign with the standard library's hmac over the host and path of the platf
 from __future__ import annotations
 
 import asyncio
+import io
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -49,9 +50,19 @@ SCOUT_OUTPUT = {
 
 
 @pytest.fixture
-def settings(settings: Settings) -> Settings:
+def general_cap(request: pytest.FixtureRequest) -> int | None:
+    """The API's general body cap for a test that sets it (indirectly); None keeps the default."""
+    cap: int | None = getattr(request, "param", None)
+    return cap
+
+
+@pytest.fixture
+def settings(settings: Settings, general_cap: int | None) -> Settings:
     # No orchestrator here: the tasks are made by hand and must stay as made.
-    return settings.model_copy(update={"public_url": PUBLIC, "runs_enabled": False})
+    update: dict[str, Any] = {"public_url": PUBLIC, "runs_enabled": False}
+    if general_cap is not None:
+        update["max_body_bytes"] = general_cap
+    return settings.model_copy(update=update)
 
 
 @dataclass
@@ -152,6 +163,42 @@ async def test_the_model_id_is_optional(setup: Setup) -> None:
     assert (await post(setup.api, task_id, body))[0] == 200
 
 
+async def test_a_byte_order_mark_before_the_body_is_skipped(setup: Setup) -> None:
+    task_id = await setup.task()
+    raw = b"\xef\xbb\xbf" + orjson.dumps(body_for(task_id))  # signed as sent, mark included
+    assert await post(setup.api, task_id, raw) == (200, {"accepted": True})
+    assert (await setup.stored(task_id)).output == SCOUT_OUTPUT
+
+
+async def test_token_counts_written_as_whole_floats_are_counts(setup: Setup) -> None:
+    task_id = await setup.task()
+    raw = orjson.dumps(body_for(task_id, promptTokens=12.0, completionTokens=34.0))
+    assert b'"promptTokens":12.0' in raw
+    assert await post(setup.api, task_id, raw) == (200, {"accepted": True})
+    task = await setup.stored(task_id)
+    assert (task.prompt_tokens, task.completion_tokens) == (12, 34)
+
+
+async def test_a_fractional_token_count_is_refused_as_the_reply_envelope_refuses_it(
+    setup: Setup,
+) -> None:
+    task_id = await setup.task()
+    assert await post(setup.api, task_id, body_for(task_id, promptTokens=12.5)) == (
+        400,
+        error("Validation failed: promptTokens: expected an integer, got 12.5", "invalid-body"),
+    )
+    assert (await setup.stored(task_id)).status == "RUNNING"
+
+
+async def test_a_token_count_past_what_the_store_holds_is_refused(setup: Setup) -> None:
+    task_id = await setup.task()
+    assert await post(setup.api, task_id, body_for(task_id, completionTokens=3_000_000_000)) == (
+        400,
+        error("Validation failed: completionTokens: must be <= 2147483647", "invalid-body"),
+    )
+    assert (await setup.stored(task_id)).status == "RUNNING"
+
+
 async def test_task_id_in_body_must_match_the_path(setup: Setup) -> None:
     task_id = await setup.task()
     other = await setup.task()
@@ -176,6 +223,58 @@ async def test_an_output_over_the_cap_is_refused_and_one_at_the_cap_accepted(
     )
     assert (await setup.stored(over)).status == "RUNNING"  # nothing was decided
     assert await post(setup.api, at, body_for(at, padded(CAP))) == (200, {"accepted": True})
+
+
+def padded_body(task_id: str, size: int) -> bytes:
+    """A completion body of exactly ``size`` bytes, the padding inside its output."""
+    base = orjson.dumps(body_for(task_id, SCOUT_OUTPUT | {"notes": ""}))
+    return base.replace(b'"notes":""', b'"notes":"' + b"x" * (size - len(base)) + b'"')
+
+
+async def send(api: Api, task_id: str, raw: bytes, *, streamed: bool) -> tuple[int, Any]:
+    """POST ``raw`` unsigned, its length declared or (``streamed``) sent chunked."""
+
+    async def pieces() -> AsyncIterator[bytes]:
+        for start in range(0, len(raw), 64 * 1024):
+            yield raw[start : start + 64 * 1024]
+
+    url = f"{api.base}/api/agent-tasks/{task_id}/complete"
+    data = pieces() if streamed else io.BytesIO(raw)
+    async with api.session.post(url, data=data, headers={"Content-Type": "application/json"}) as r:
+        assert ("Transfer-Encoding" in r.request_info.headers) is streamed
+        return r.status, orjson.loads(await r.read())
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["declared", "streamed"])
+@pytest.mark.parametrize("general_cap", [64 * 1024], indirect=True)
+async def test_an_output_over_the_cap_is_a_400_under_a_smaller_general_body_cap(
+    setup: Setup, general_cap: int, streamed: bool
+) -> None:
+    raw = orjson.dumps(body_for(MISSING, SCOUT_OUTPUT | {"pad": "x" * CAP}))
+    assert general_cap < CAP < len(raw)
+    assert await send(setup.api, MISSING, raw, streamed=streamed) == (
+        400,
+        error("output exceeds 262144 byte limit", "output-too-large"),
+    )
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["declared", "streamed"])
+@pytest.mark.parametrize("general_cap", [8 * 1024 * 1024], indirect=True)
+async def test_only_a_body_past_the_transport_cap_is_a_413_under_a_larger_general_one(
+    setup: Setup, general_cap: int, streamed: bool
+) -> None:
+    transport = 1_048_576
+    assert CAP < transport < general_cap
+    at, past = padded_body(MISSING, transport), padded_body(MISSING, transport + 1)
+    assert (len(at), len(past)) == (transport, transport + 1)
+    assert await send(setup.api, MISSING, at, streamed=streamed) == (
+        400,
+        error("output exceeds 262144 byte limit", "output-too-large"),
+    )
+    assert await send(setup.api, MISSING, past, streamed=streamed) == (
+        413,
+        error("Request body exceeds 1048576 bytes", "payload-too-large"),
+    )
 
 
 async def test_an_unknown_task_is_not_found(setup: Setup) -> None:
@@ -299,6 +398,28 @@ async def test_a_replayed_completion_is_refused(setup: Setup) -> None:
     )
 
 
+async def test_a_signature_in_capitals_is_accepted_and_one_digest_whatever_its_case(
+    setup: Setup,
+) -> None:
+    task_id = await setup.task()
+    raw = orjson.dumps(body_for(task_id))
+    now = int(time.time())
+    hexdigest = sign_completion(KEY, PUBLIC, task_id, raw, now).removeprefix("sha256=")
+    assert hexdigest == hexdigest.lower()
+
+    def sent(signature: str) -> dict[str, str]:
+        return {"x-edgearena-timestamp": str(now), "x-edgearena-signature": signature}
+
+    upper = sent("sha256=" + hexdigest.upper())
+    assert await post(setup.api, task_id, raw, headers=upper) == (200, {"accepted": True})
+    # The same digest again in other capitals is the same (taskId, signature) pair.
+    for again in ("sha256=" + hexdigest, "SHA256=" + hexdigest.upper()):
+        assert await post(setup.api, task_id, raw, headers=sent(again)) == (
+            401,
+            error("Task completion already submitted (replay rejected)", "replay"),
+        )
+
+
 async def test_a_late_completion_is_refused_and_its_state_told_only_to_the_signer(
     setup: Setup,
 ) -> None:
@@ -355,7 +476,7 @@ async def test_an_output_breaking_the_schema_fails_the_task_against_the_agent(
         (b'{"taskId": "x"}', "Validation failed: Missing output"),
         (
             b'{"taskId": "x", "output": {}, "promptTokens": -1, "completionTokens": 0}',
-            "Validation failed: promptTokens: Input should be greater than or equal to 0",
+            "Validation failed: promptTokens: must be >= 0",
         ),
     ],
 )

@@ -21,7 +21,7 @@ from aiohttp import web
 
 from palaestra.clock import FrozenClock
 from palaestra.egress import EgressClient, EgressPolicy, EgressResult, hmac_signer
-from palaestra.protocol import RESPONSE_CAP_BYTES
+from palaestra.protocol import RESPONSE_CAP_BYTES, FailureKind
 from tests.integration.conftest import NetworkGuard
 from tests.integration.servers import (
     LOOPBACK,
@@ -100,9 +100,9 @@ async def test_json_array_is_returned_as_data(client: EgressClient) -> None:
     assert result.data == [1, {"two": 2}, "three"]
 
 
-async def test_get_without_json_keeps_the_raw_body(client: EgressClient) -> None:
+async def test_request_without_json_keeps_the_raw_body(client: EgressClient) -> None:
     async with serve(reply("OK", content_type="text/plain")) as endpoint:
-        result = await client.get(endpoint.url(), user_agent=USER_AGENT, deadline=DEADLINE_S)
+        result = await fetch(client, endpoint.url(), expect_json=False)
     assert result.ok
     assert (result.status, result.body, result.data) == (200, b"OK", None)
 
@@ -114,6 +114,14 @@ async def test_compressed_json_is_decompressed(client: EgressClient) -> None:
     assert result.ok
     assert result.data == document
     assert endpoint.received[0].headers["Accept-Encoding"] == "gzip, deflate"
+
+
+async def test_json_after_a_byte_order_mark_is_parsed(client: EgressClient) -> None:
+    document = {"output": {"text": "é"}, "promptTokens": 1}
+    async with serve(reply(b"\xef\xbb\xbf" + orjson.dumps(document))) as endpoint:
+        result = await fetch(client, endpoint.url(), method="POST", body=b"{}")
+    assert result.ok, result.reason
+    assert result.data == document
 
 
 async def test_202_with_empty_body_is_ok_when_deferred(client: EgressClient) -> None:
@@ -128,6 +136,59 @@ async def test_202_with_empty_body_is_not_json_when_not_deferred(client: EgressC
         result = await fetch(client, endpoint.url(), method="POST", body=b"{}")
     assert result.reason == "Unexpected end of JSON input"
     assert result.status == 202
+
+
+# Liveness GETs: the status decides, the body of a 2xx is never read ("Response body Ignored").
+
+
+def garbage_gzip() -> Handler:
+    return reply(b"this is not gzip at all", headers={"Content-Encoding": "gzip"})
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        lambda: Stream(TEN_MB),
+        lambda: Stream(TEN_MB, content_length=False),
+        endless,
+        lambda: Stream(1000, chunk=1, interval=0.05),  # drips for 50 s
+        garbage_gzip,
+        lambda: gzip_bomb(64 * 1024 * 1024),
+    ],
+    ids=["ten-mb", "ten-mb-chunked", "endless", "slow-drip", "garbage-gzip", "gzip-bomb"],
+)
+async def test_a_liveness_get_passes_on_a_2xx_whatever_its_body(
+    client: EgressClient, script: Callable[[], Handler]
+) -> None:
+    handler = script()
+    async with serve(handler) as endpoint:
+        started = time.monotonic()
+        result = await client.get(endpoint.url(), user_agent=USER_AGENT, deadline=DEADLINE_S)
+        elapsed_ms = (time.monotonic() - started) * 1000
+    assert result.ok, result.reason
+    assert (result.status, result.body, result.data) == (200, b"", None)
+    assert elapsed_ms < DEADLINE_S * 1000 / 2  # it did not wait for the body
+    if isinstance(handler, Stream):
+        assert not handler.finished  # the client hung up instead of reading on
+
+
+async def test_a_liveness_get_never_leaves_a_half_read_connection_in_the_pool(
+    client: EgressClient,
+) -> None:
+    peers: list[Any] = []
+    big = Stream(TEN_MB)
+
+    async def handler(request: web.BaseRequest) -> web.StreamResponse:
+        assert request.transport is not None
+        peers.append(request.transport.get_extra_info("peername"))
+        return await (big if len(peers) == 1 else json_reply({"ok": True}))(request)
+
+    async with serve(handler) as endpoint:
+        first = await client.get(endpoint.url(), user_agent=USER_AGENT, deadline=DEADLINE_S)
+        second = await fetch(client, endpoint.url())
+    assert first.ok, first.reason
+    assert (second.ok, second.data) == (True, {"ok": True})
+    assert peers[0] != peers[1]  # the rest of the ten megabytes went with the first connection
 
 
 # The response cap, counted after decompression.
@@ -276,6 +337,17 @@ async def test_server_error_with_endless_body_is_cut_short(client: EgressClient)
 async def test_error_status_with_empty_body(client: EgressClient) -> None:
     async with serve(reply(b"", status=404)) as endpoint:
         result = await fetch(client, endpoint.url())
+    assert result.reason == "External agent responded with 404: "
+
+
+async def test_a_badly_encoded_error_body_leaves_the_status_as_the_failure(
+    client: EgressClient,
+) -> None:
+    headers = {"Content-Encoding": "gzip"}
+    async with serve(reply(b"this is not gzip at all", status=404, headers=headers)) as endpoint:
+        result = await client.get(endpoint.url(), user_agent=USER_AGENT, deadline=DEADLINE_S)
+    assert result.failure is not None
+    assert (result.failure.kind, result.status) == (FailureKind.HTTP_STATUS, 404)
     assert result.reason == "External agent responded with 404: "
 
 

@@ -45,6 +45,32 @@ def test_loads_parses_valid_json(raw: bytes | str, value: Any) -> None:
     assert loads(raw) == value
 
 
+@pytest.mark.parametrize(
+    ("raw", "value"),
+    [
+        (b'\xef\xbb\xbf{"output": {}}', {"output": {}}),
+        (b"\xef\xbb\xbf []", []),
+        ('\ufeff{"ok": true}', {"ok": True}),
+    ],
+)
+def test_one_leading_byte_order_mark_is_skipped(raw: bytes | str, value: Any) -> None:
+    assert loads(raw) == value
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b"\xef\xbb\xbf", END),
+        (b"\xef\xbb\xbf<html>", "Unexpected token '<' in JSON at position 0"),
+        ('\ufeff{"a": x}', "Unexpected token 'x' in JSON at position 6"),
+    ],
+)
+def test_after_a_byte_order_mark_errors_count_from_the_document(
+    raw: bytes | str, message: str
+) -> None:
+    assert error_of(raw) == message
+
+
 def test_dumps_is_compact_utf8() -> None:
     assert dumps({"a": [1, "é"], "b": None}) == '{"a":[1,"é"],"b":null}'.encode()
     assert loads(dumps({"x": {"y": [True, 1.5]}})) == {"x": {"y": [True, 1.5]}}
@@ -131,7 +157,7 @@ def test_positions_after_non_ascii_text(raw: bytes | str, message: str) -> None:
 
 @pytest.mark.parametrize(
     "raw",
-    [b"\xff", b'"\xff"', b'{"a": "\xc3"}', b"[1, 2] \xfe", b"\xef\xbb\xbf{}", b"\x00"],
+    [b"\xff", b'"\xff"', b'{"a": "\xc3"}', b"[1, 2] \xfe", b"\xef\xbb{}", b"\x00"],
 )
 def test_invalid_utf8_is_invalid_json_not_a_crash(raw: bytes) -> None:
     message = error_of(raw)

@@ -534,14 +534,14 @@ DELETE = object()
             DISPATCH_REPLY,
             "promptTokens",
             "1200",
-            "Validation failed: promptTokens: Input should be a valid integer",
+            "Validation failed: promptTokens: expected an integer, got string",
         ),
         (
             DispatchReply,
             DISPATCH_REPLY,
             "completionTokens",
             -1,
-            "Validation failed: completionTokens: Input should be greater than or equal to 0",
+            "Validation failed: completionTokens: must be >= 0",
         ),
         (
             DispatchReply,
@@ -558,7 +558,7 @@ DELETE = object()
             COMPLETION,
             "promptTokens",
             "1200",
-            "Validation failed: promptTokens: Input should be a valid integer",
+            "Validation failed: promptTokens: expected an integer, got string",
         ),
         (
             CompletionBody,

@@ -93,6 +93,7 @@ EXPORTS = {
     "palaestra.engine.orchestrator": {"IN_FLIGHT_GRACE_S", "RunDriver", "Snapshot"},
     "palaestra.engine.report": {"SCORE_FORMULA", "build_report", "settle", "task_href"},
     "palaestra.engine.completion": {
+        "COMPLETION_BODY_CAP_BYTES",
         "CompletionDesk",
         "CompletionRejected",
         "complete_task",
@@ -149,7 +150,7 @@ EXPORTS = {
         "TaskOut",
     },
     "palaestra.api.routes_runs": {"RunsDep", "get_runs", "router"},
-    "palaestra.api.routes_completion": {"router"},
+    "palaestra.api.routes_completion": {"BODY_CAP", "router"},
     "palaestra.cli.runs": {"render_progress", "render_report", "run"},
 }
 

@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 
 from palaestra.protocol import (
     RESPONSE_CAP_BYTES,
+    CompletionBody,
     Envelope,
+    InvalidMessage,
     Phase,
     Role,
     SchemaViolation,
@@ -770,12 +772,51 @@ def test_envelope_body_must_be_an_object(body: Any, reason: str) -> None:
             "Validation failed: completionTokens: expected an integer, got 0.25",
         ),
         ("completionTokens", -7, "Validation failed: completionTokens: must be >= 0"),
+        ("promptTokens", 2**31, "Validation failed: promptTokens: must be <= 2147483647"),
+        ("completionTokens", 3e9, "Validation failed: completionTokens: must be <= 2147483647"),
         ("modelId", 5, "Validation failed: modelId: expected a string, got number"),
         ("modelId", None, "Validation failed: modelId: expected a string, got null"),
     ],
 )
 def test_envelope_rejects(key: str, value: Any, reason: str) -> None:
     assert envelope_reason(envelope(**{key: value})) == reason
+
+
+def reply_verdict(body: dict[str, Any]) -> str:
+    try:
+        validate_envelope(body, Phase.SCOUT)
+    except SchemaViolation as exc:
+        return exc.message
+    return "accepted"
+
+
+def callback_verdict(body: dict[str, Any]) -> str:
+    try:
+        CompletionBody.parse({"taskId": CANDIDATE} | body)
+    except InvalidMessage as exc:
+        return exc.message
+    return "accepted"
+
+
+def test_token_counts_are_judged_alike_on_the_reply_and_the_callback() -> None:
+    """The synchronous reply's envelope and the completion callback's body hold token
+    counts to one rule, with one line (``12.0`` is a count, ``12.5`` is not)."""
+    values = [12, 12.0, 0, -0.0, 1e3, 12.5, 0.25, -1, -3.0, "12", True, None, [1], {}]
+    values += [2**31 - 1, float(2**31 - 1), 2**31, 1e300]
+    bodies = [
+        (k, v, envelope(**{k: v})) for k in ("promptTokens", "completionTokens") for v in values
+    ]
+    assert [(k, v, callback_verdict(body)) for k, v, body in bodies] == [
+        (k, v, reply_verdict(body)) for k, v, body in bodies
+    ]
+    whole = CompletionBody.parse(
+        {"taskId": CANDIDATE} | envelope(promptTokens=12.0, completionTokens=0.0)
+    )
+    assert (whole.prompt_tokens, whole.completion_tokens) == (12, 0)
+    assert (type(whole.prompt_tokens), type(whole.completion_tokens)) == (int, int)
+    assert callback_verdict(envelope(promptTokens=12.5)) == (
+        "Validation failed: promptTokens: expected an integer, got 12.5"
+    )
 
 
 def test_envelope_keys_are_checked_before_the_output() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Callable
 
 import pytest
 
@@ -247,11 +248,26 @@ def test_missing_signature() -> None:
     assert caught.value.problem is SignatureProblem.MISSING_SIGNATURE
 
 
-def test_uppercase_hex_is_not_the_signature() -> None:
-    signature = expected(KEY, NOW, "a.example/x", BODY)
-    upper = "sha256=" + signature.removeprefix("sha256=").upper()
-    with pytest.raises(VerificationFailed):
-        verify(KEY, "a.example/x", BODY, upper, str(NOW), now=NOW)
+def alternate_case(text: str) -> str:
+    return "".join(c.upper() if i % 2 else c for i, c in enumerate(text))
+
+
+@pytest.mark.parametrize(
+    "spell",
+    [
+        lambda hexdigest: "sha256=" + hexdigest.upper(),
+        lambda hexdigest: "sha256=" + alternate_case(hexdigest),
+        lambda hexdigest: "SHA256=" + hexdigest.upper(),
+        lambda hexdigest: " Sha256=" + hexdigest + " ",
+    ],
+    ids=["upper-hex", "mixed-hex", "upper-all", "mixed-label"],
+)
+def test_verify_ignores_the_case_of_the_hex_and_the_label(spell: Callable[[str], str]) -> None:
+    material = f"{NOW}\na.example/x\n".encode() + BODY
+    hexdigest = hmac.new(KEY.encode(), material, hashlib.sha256).hexdigest()
+    signature = spell(hexdigest)
+    assert signature.strip() != expected(KEY, NOW, "a.example/x", BODY)
+    assert verify(KEY, "a.example/x", BODY, signature, str(NOW), now=NOW) == NOW
 
 
 def test_unicode_key_and_empty_body() -> None:

@@ -116,7 +116,9 @@ def create_app(
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimit, max_bytes=settings.max_body_bytes, routes=[routes_completion.BODY_CAP]
+    )
     # The agents' completion callback first: the hottest path is matched before the rest.
     app.include_router(routes_completion.router)
     app.include_router(routes_system.router)

@@ -14,13 +14,21 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from palaestra.api.errors import ApiError
+from palaestra.api.limits import RouteCap
 from palaestra.api.run_schemas import Accepted
-from palaestra.engine.completion import CompletionDesk, CompletionRejected
+from palaestra.engine.completion import (
+    COMPLETION_BODY_CAP_BYTES,
+    CompletionDesk,
+    CompletionRejected,
+)
 from palaestra.protocol import SIGNATURE_HEADER, TIMESTAMP_HEADER, CompletionBody
 
-__all__ = ["router"]
+__all__ = ["BODY_CAP", "router"]
 
 router = APIRouter(prefix="/api", tags=["agent tasks"])
+
+#: This route's body cap, above the seed's limit on ``output`` (``engine.completion``, step 0).
+BODY_CAP: Final = RouteCap("/api/agent-tasks/", "/complete", COMPLETION_BODY_CAP_BYTES)
 
 _ACCEPTED: Final = b'{"accepted":true}'
 _DOCUMENTED: Final = {

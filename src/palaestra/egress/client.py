@@ -5,8 +5,10 @@ connects to: host names are resolved by :class:`PolicyResolver`, which checks
 every address it found and hands the connector only checked ones, so a DNS
 answer that changes between a check and a connect (rebinding) cannot slip
 through. Redirects are never followed. The body is streamed and capped after
-decompression, and the whole call runs under one deadline. Every outcome,
-good or bad, is an :class:`EgressResult`; a misbehaving endpoint never raises.
+decompression, and the whole call runs under one deadline; a liveness GET
+does not read the body of a 2xx at all, since its status alone decides. Every
+outcome, good or bad, is an :class:`EgressResult`; a misbehaving endpoint
+never raises.
 """
 
 from __future__ import annotations
@@ -195,8 +197,11 @@ class EgressClient:
             self._session = None
 
     def get(self, url: str, *, user_agent: str, deadline: float) -> Awaitable[EgressResult]:
-        """A liveness-style GET; the body is read (capped) but not parsed."""
-        return self.request("GET", url, user_agent=user_agent, deadline=deadline, expect_json=False)
+        """A liveness GET (health, verify, probe): the status decides, as the seed says
+        ("Response body Ignored"). The body of a 2xx is not read, so one that is huge,
+        endless or not what its Content-Encoding says cannot fail the call; a non-2xx
+        keeps the start of its body for the reason line."""
+        return self.request("GET", url, user_agent=user_agent, deadline=deadline, status_only=True)
 
     def post_json(
         self,
@@ -237,8 +242,11 @@ class EgressClient:
         signer: Signer | None = None,
         expect_json: bool = True,
         deferred_ok: bool = False,
+        status_only: bool = False,
     ) -> EgressResult:
-        """Make one call under the policy and the deadline (seconds); never raises for the peer."""
+        """Make one call under the policy and the deadline (seconds); never raises for the peer.
+
+        With ``status_only``, a 2xx is a success without its body being read."""
         started = self.clock.monotonic()
         deadline_ms = round(deadline * 1000)
         try:
@@ -275,11 +283,14 @@ class EgressClient:
                 ) as response:
                     status = response.status
                     if not 200 <= status < 300:
-                        start = await _read_capped(response, _STATUS_BODY_BYTES, truncate=True)
+                        start = await _read_start(response, _STATUS_BODY_BYTES)
                         text = start.decode("utf-8", errors="replace")
                         return self._done(
                             url, started, status, start, failure=Failure.http_status(status, text)
                         )
+                    if status_only:
+                        _let_go(response)
+                        return self._done(url, started, status)
                     raw = await _read_capped(response, self.cap_bytes)
         except TimeoutError:
             return self._done(url, started, status, failure=Failure.timeout(deadline_ms))
@@ -320,17 +331,14 @@ class _TooLarge(Exception):
     pass
 
 
-async def _read_capped(
-    response: aiohttp.ClientResponse, cap: int, *, truncate: bool = False
-) -> bytes:
+async def _read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes:
     """Read the body, decompressing it here, and stop as soon as it passes ``cap``."""
     declared = response.content_length
-    encoding = response.headers.get("Content-Encoding", "").strip().lower()
+    encoding = _encoding(response)
     if declared is not None and encoding in ("", "identity"):
         if declared <= cap:
             return await response.read()  # the parser stops at the declared length
-        if not truncate:
-            raise _TooLarge
+        raise _TooLarge
     decoder = _decoder(encoding)
     chunks: list[bytes] = []
     size = 0
@@ -339,11 +347,42 @@ async def _read_capped(
         size += len(data)
         chunks.append(data)
         if size > cap:
-            if truncate:
-                response.close()
-                return b"".join(chunks)[:cap]
             raise _TooLarge
     return b"".join(chunks)
+
+
+async def _read_start(response: aiohttp.ClientResponse, cap: int) -> bytes:
+    """At most the first ``cap`` bytes of the body, decompressed, for a reason line.
+
+    The status is the verdict here, so the body cannot change it: one that breaks
+    off or is not what its Content-Encoding says leaves what was decoded before
+    the fault. Reading stops at ``cap``; a connection left mid-body is closed.
+    """
+    decoder = _decoder(_encoding(response))
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in response.content.iter_any():
+            data = decoder(chunk, cap - size) if decoder else chunk
+            size += len(data)
+            chunks.append(data)
+            if size >= cap:
+                break
+    except (aiohttp.ClientPayloadError, zlib.error):
+        pass
+    _let_go(response)
+    return b"".join(chunks)[:cap]
+
+
+def _let_go(response: aiohttp.ClientResponse) -> None:
+    """Close the connection unless its body has arrived whole, so that a connection
+    left mid-body never goes back to the pool for another call."""
+    if not response.content.is_eof():
+        response.close()
+
+
+def _encoding(response: aiohttp.ClientResponse) -> str:
+    return response.headers.get("Content-Encoding", "").strip().lower()
 
 
 def _decoder(encoding: str) -> Callable[[bytes, int], bytes] | None:

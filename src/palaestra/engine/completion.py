@@ -7,10 +7,14 @@ and not of whatever Host header the request came with.
 
 The checks run in this order, each with the seed's message:
 
+0. a body over :data:`COMPLETION_BODY_CAP_BYTES` (1 MiB) is refused while it
+   streams in, before this module sees it: 413 ``Request body exceeds 1048576
+   bytes`` (the route's own transport cap, whatever the API's general one);
 1. the body parses as the seed's completion body (400 with the parse or
-   ``Validation failed: ...`` line);
+   ``Validation failed: ...`` line; a UTF-8 byte order mark before it is skipped);
 2. ``taskId in body must match path parameter`` (400);
-3. ``output exceeds 262144 byte limit`` (400; the compact JSON size);
+3. ``output exceeds 262144 byte limit`` (400; the size of ``output`` as compact
+   JSON, however the agent spaced or escaped it);
 4. ``Task <id> not found`` (400);
 5. ``Task <id> was not dispatched to an external agent`` (400; a house task);
 6. ``Agent not found for this task`` (400);
@@ -25,6 +29,12 @@ The checks run in this order, each with the seed's message:
     synchronous schema failure would be (its cooldown included);
 11. accepted: ``200 {"accepted": true}``; the task SUCCEEDED via callback,
     the agent's success recorded, and the run advanced.
+
+Why the transport cap sits at four times the output limit: an output at the
+limit may arrive written with ``\\u`` escapes (up to three times its compact
+UTF-8 size) and indented, inside the envelope; it must reach step 3, so that
+an output over the limit is told so with the seed's 400 and not cut off with
+a 413. Only a body well past what a completion needs is refused unread.
 
 Why this order: steps 1-3 judge only the caller's own body. Steps 4-6 are
 needed to find the key the signature is checked with, so they can tell a
@@ -64,12 +74,20 @@ from palaestra.protocol import (
     verify,
 )
 from palaestra.protocol.constants import RESPONSE_CAP_BYTES, Phase
-from palaestra.protocol.signing import SignatureProblem
+from palaestra.protocol.signing import SignatureProblem, normalized_signature
 from palaestra.rules.runflow import TaskStatus
 from palaestra.store.models import Agent, Task
 
-__all__ = ["CompletionDesk", "CompletionRejected", "complete_task", "completion_url"]
+__all__ = [
+    "COMPLETION_BODY_CAP_BYTES",
+    "CompletionDesk",
+    "CompletionRejected",
+    "complete_task",
+    "completion_url",
+]
 
+#: The completion route's transport cap (see the module docstring, step 0).
+COMPLETION_BODY_CAP_BYTES: Final = 4 * RESPONSE_CAP_BYTES
 _OVERSIZED: Final = f"output exceeds {RESPONSE_CAP_BYTES} byte limit"
 _BAD_SIGNATURE: Final = "Invalid task completion signature"
 _REPLAY: Final = "Task completion already submitted (replay rejected)"
@@ -229,7 +247,7 @@ class CompletionDesk:
             "executor": task.executor,
             "agent_id": task.agent_id,
             "latency_ms": max(0.0, (now - (task.dispatched_at or now)) * 1000),
-            "signature": signature.strip(),
+            "signature": normalized_signature(signature),  # one digest, whatever its capitals
             "prompt_tokens": body.prompt_tokens,
             "completion_tokens": body.completion_tokens,
             "model_id": (body.model_id or "")[:200],

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, PlainValidator, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from palaestra.protocol.constants import PROTOCOL, Phase
 from palaestra.protocol.models import InvalidMessage, WireModel
+from palaestra.protocol.schemas import MAX_TOKEN_COUNT, count_problem
 
 __all__ = [
     "AgentRequest",
@@ -28,6 +30,21 @@ __all__ = [
 
 NonNegative = Annotated[int, Field(ge=0)]
 PhaseName = Literal["SCOUT", "BUILD", "VERIFY", "CRITIQUE"]
+
+
+def _token_count(value: Any) -> int:
+    problem = count_problem(value)
+    if problem is not None:
+        raise PydanticCustomError("token_count", "{problem}", {"problem": problem})
+    return int(value)
+
+
+#: A token count, judged as the dispatch envelope judges it (``12.0`` is 12, ``12.5`` is not).
+TokenCount = Annotated[
+    int,
+    PlainValidator(_token_count),
+    WithJsonSchema({"type": "integer", "minimum": 0, "maximum": MAX_TOKEN_COUNT}),
+]
 
 
 class ChatMessage(WireModel):
@@ -119,8 +136,8 @@ class DispatchReply(WireModel):
     """The envelope of a synchronous reply (its output is checked by the phase schema)."""
 
     output: dict[str, Any]
-    prompt_tokens: NonNegative = Field(alias="promptTokens")
-    completion_tokens: NonNegative = Field(alias="completionTokens")
+    prompt_tokens: TokenCount = Field(alias="promptTokens")
+    completion_tokens: TokenCount = Field(alias="completionTokens")
     model_id: str = Field(alias="modelId")
 
 
@@ -129,8 +146,8 @@ class CompletionBody(WireModel):
 
     task_id: str = Field(alias="taskId")
     output: dict[str, Any]
-    prompt_tokens: NonNegative = Field(alias="promptTokens")
-    completion_tokens: NonNegative = Field(alias="completionTokens")
+    prompt_tokens: TokenCount = Field(alias="promptTokens")
+    completion_tokens: TokenCount = Field(alias="completionTokens")
     model_id: str | None = Field(default=None, alias="modelId")
 
 

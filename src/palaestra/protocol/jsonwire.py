@@ -3,6 +3,11 @@
 Agents built for edgearena-v1 were debugged against a JavaScript platform, whose
 ``JSON.parse`` failures read ``Unexpected token '<' in JSON at position 0`` or
 ``Unexpected end of JSON input``. Palaestra reports malformed bodies the same way.
+
+A UTF-8 byte order mark before the document is skipped, as the Fetch API's
+``response.json()`` skips it (its UTF-8 decode drops a leading BOM), so an
+agent whose framework writes one is read alike on the dispatch reply and the
+completion callback.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from palaestra.errors import ProtocolError
 __all__ = ["InvalidJson", "dumps", "loads"]
 
 _WHITESPACE = " \t\r\n"
+_BOM = b"\xef\xbb\xbf"
+_BOM_TEXT = "\ufeff"
 
 
 class InvalidJson(ProtocolError):
@@ -23,7 +30,14 @@ class InvalidJson(ProtocolError):
 
 
 def loads(raw: bytes | str) -> Any:
-    """Parse a JSON document; raise :class:`InvalidJson` with a JavaScript-style message."""
+    """Parse a JSON document; raise :class:`InvalidJson` with a JavaScript-style message.
+
+    One leading byte order mark is skipped; positions in messages count from after it."""
+    if isinstance(raw, bytes):
+        if raw.startswith(_BOM):
+            raw = raw[len(_BOM) :]
+    elif raw.startswith(_BOM_TEXT):
+        raw = raw[len(_BOM_TEXT) :]
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as exc:

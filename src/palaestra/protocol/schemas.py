@@ -24,17 +24,21 @@ from palaestra.protocol.constants import RESPONSE_CAP_BYTES, Phase, Role
 
 __all__ = [
     "LEVELS",
+    "MAX_TOKEN_COUNT",
     "SIMULATION_REQUIRED_KEYS",
     "Envelope",
     "SchemaViolation",
     "Violation",
     "check_required_keys",
+    "count_problem",
     "json_type",
     "validate_envelope",
     "validate_output",
 ]
 
 LEVELS: Final = ("high", "medium", "low")
+#: The largest token count taken: what the store's INTEGER columns hold (32-bit on PostgreSQL).
+MAX_TOKEN_COUNT: Final = 2**31 - 1
 VERDICTS: Final = ("pass", "eliminate")
 _PHASE_STEP_KEYS: Final = ("title", "objective", "outcome", "reality_check", "operator_guidance")
 
@@ -155,13 +159,9 @@ class _Checker:
         return True
 
     def is_count(self, value: Any, path: str) -> bool:
-        integral = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-        if isinstance(value, bool) or not integral:
-            shown = json_type(value) if not isinstance(value, float) else f"{value:g}"
-            self.fail(path, f"expected an integer, got {shown}")
-            return False
-        if value < 0:
-            self.fail(path, "must be >= 0")
+        problem = count_problem(value)
+        if problem is not None:
+            self.fail(path, problem)
             return False
         return True
 
@@ -297,9 +297,28 @@ def _is_verdict(value: Any) -> bool:
     return isinstance(value, str) and value in VERDICTS
 
 
-def _is_count(value: Any) -> bool:
+def count_problem(value: Any) -> str | None:
+    """Why ``value`` is not a token count (a whole number from 0 to :data:`MAX_TOKEN_COUNT`),
+    or None if it is.
+
+    A whole number written as a float (``12.0``) is one: JavaScript has a single
+    number type and some encoders write it so. The dispatch reply's envelope and
+    the completion callback's body are both held to this rule, with these lines.
+    """
     integral = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-    return integral and not isinstance(value, bool) and value >= 0
+    if isinstance(value, bool) or not integral:
+        shown = json_type(value) if not isinstance(value, float) else f"{value:g}"
+        return f"expected an integer, got {shown}"
+    if value < 0:
+        return "must be >= 0"
+    if value > MAX_TOKEN_COUNT:
+        return f"must be <= {MAX_TOKEN_COUNT}"
+    return None
+
+
+def _is_count(value: Any) -> bool:  # count_problem(value) is None, on the fast path
+    integral = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    return integral and not isinstance(value, bool) and 0 <= value <= MAX_TOKEN_COUNT
 
 
 _KIND_TESTS: Final[Mapping[str, Callable[[Any], bool]]] = {

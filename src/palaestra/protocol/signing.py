@@ -26,6 +26,7 @@ __all__ = [
     "SignatureProblem",
     "SignedHeaders",
     "VerificationFailed",
+    "normalized_signature",
     "sign",
     "signature_target",
     "signed_headers",
@@ -106,7 +107,8 @@ def verify(
     """Check a signed request; return its timestamp or raise :class:`VerificationFailed`.
 
     ``target`` is the receiver's own ``host+pathname`` (see :func:`signature_target`),
-    ``now`` the receiver's clock. The comparison is constant-time.
+    ``now`` the receiver's clock. The comparison is constant-time and ignores case
+    (see :func:`normalized_signature`).
     """
     stamp = _parse_timestamp(timestamp)
     skew = math.floor(now) - stamp
@@ -118,10 +120,23 @@ def verify(
         )
     if not signature:
         raise VerificationFailed(SignatureProblem.MISSING_SIGNATURE, "Missing signature")
-    expected = sign(key, stamp, target, body)
-    if not hmac.compare_digest(expected.encode(), signature.strip().encode("utf-8", "replace")):
+    expected = sign(key, stamp, target, body).encode()
+    received = normalized_signature(signature).encode("utf-8", "replace")
+    if not hmac.compare_digest(expected, received):
         raise VerificationFailed(SignatureProblem.BAD_SIGNATURE, "Invalid signature")
     return stamp
+
+
+def normalized_signature(value: str) -> str:
+    """A received ``x-edgearena-signature`` in the form :func:`sign` writes: trimmed and
+    lower-cased, the ``sha256=`` label included.
+
+    Upper- and lower-case hex digits spell the same digest, and ``SHA256=`` names the
+    same algorithm, so neither says anything about the key: an agent whose library
+    writes capitals is accepted. A receiver that remembers signatures (to refuse
+    replays) remembers this form, so a digest re-sent in other capitals is the same one.
+    """
+    return value.strip().lower()
 
 
 def _parse_timestamp(value: str | None) -> int:
