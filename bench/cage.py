@@ -35,10 +35,10 @@ from cryptography.fernet import Fernet
 from pydantic import SecretStr
 
 from palaestra.engine.accounts import Caller, create_owner
-from palaestra.engine.context import Platform
-from palaestra.engine.fighters import claim_endpoint, create_fighter
-from palaestra.engine.matches import create_match
-from palaestra.engine.referee import Referee, Step, play_next_turn
+from palaestra.engine.cage.fighters import claim_endpoint, create_fighter
+from palaestra.engine.cage.matches import create_match
+from palaestra.engine.cage.referee import Referee, Step, play_next_turn
+from palaestra.platform import Platform
 from palaestra.rules.cage_material import draw_material
 from palaestra.rules.judge import judge_reply
 from palaestra.settings import Settings

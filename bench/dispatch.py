@@ -59,14 +59,14 @@ from sqlalchemy import insert, update
 
 from palaestra import runtime
 from palaestra.engine.accounts import Caller
-from palaestra.engine.context import Platform
-from palaestra.engine.dispatch import Opened, SlotRequest, open_slots, payload_of, send
-from palaestra.engine.prompts import LAUNCHPADS, messages_for
-from palaestra.engine.recorder import Recorder, Verdict
-from palaestra.engine.runs import start_run
+from palaestra.engine.runs.dispatch import Opened, SlotRequest, open_slots, payload_of, send
+from palaestra.engine.runs.recorder import Recorder, Verdict
+from palaestra.engine.runs.service import start_run
 from palaestra.ids import new_id
+from palaestra.platform import Platform
 from palaestra.protocol import Phase
 from palaestra.protocol.signing import sign, signature_target
+from palaestra.rules.prompts import LAUNCHPADS, messages_for
 from palaestra.settings import Settings
 from palaestra.store.models import Agent, Owner
 

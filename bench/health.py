@@ -35,9 +35,9 @@ from cryptography.fernet import Fernet
 from pydantic import SecretStr
 from sqlalchemy import insert, select, update
 
-from palaestra.engine.context import Platform
-from palaestra.engine.monitor import HealthMonitor
+from palaestra.engine.agents.health import HealthMonitor
 from palaestra.ids import new_id
+from palaestra.platform import Platform
 from palaestra.settings import Settings
 from palaestra.store.models import Agent, Owner
 

@@ -28,9 +28,9 @@ from pydantic import SecretStr
 from scipy.stats import spearmanr
 from sqlalchemy import insert
 
-from palaestra.engine.context import Platform
-from palaestra.engine.live_ratings import rate_pending
+from palaestra.engine.ratings.live import rate_pending
 from palaestra.ids import new_id
+from palaestra.platform import Platform
 from palaestra.rules.bradley_terry import Games, Strengths, bootstrap, simulate
 from palaestra.rules.ratings import Rating, Result, rate
 from palaestra.settings import Settings

@@ -55,12 +55,12 @@ from redis.asyncio import Redis
 from sqlalchemy import func, insert, make_url, select, text, update
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from palaestra.engine.context import Platform
-from palaestra.engine.dispatch import Opened, SlotRequest, open_slots, send
-from palaestra.engine.recorder import Recorder
+from palaestra.engine.runs.dispatch import Opened, SlotRequest, open_slots, send
+from palaestra.engine.runs.recorder import Recorder
 from palaestra.ids import new_id
 from palaestra.jobs.broker import make_broker
 from palaestra.jobs.tasks import Jobs
+from palaestra.platform import Platform
 from palaestra.protocol import Phase
 from palaestra.settings import Settings
 from palaestra.store.models import Agent, Owner, Run, Task

@@ -16,8 +16,8 @@ from cryptography.fernet import Fernet
 from pydantic import SecretStr
 
 from palaestra.engine.accounts import Caller, create_owner
-from palaestra.engine.context import Platform
-from palaestra.engine.fighters import claim_endpoint, create_fighter
+from palaestra.engine.cage.fighters import claim_endpoint, create_fighter
+from palaestra.platform import Platform
 from palaestra.settings import Settings
 from tests.integration.servers import serve
 

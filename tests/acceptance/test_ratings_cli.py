@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from palaestra.engine.context import Platform
+from palaestra.platform import Platform
 from palaestra.settings import Settings
 from tests.integration.arena_rows import add_agent, add_fighter, add_match, add_owner, add_run
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from palaestra.engine.wizard_live import WIZARD_CHECKS
+from palaestra.engine.agents.wizard import WIZARD_CHECKS
 from tests.acceptance.demo_process import ROOT, RunningDemo, free_port
 
 pytestmark = pytest.mark.chromium

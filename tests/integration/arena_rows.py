@@ -2,7 +2,7 @@
 
 The ratings, leaderboards and the export read these tables; building them
 directly keeps those tests independent of how the referee and the run
-orchestrator produce them.
+stepper produce them.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 
 from sqlalchemy import insert
 
-from palaestra.engine.context import Platform
 from palaestra.ids import new_id
+from palaestra.platform import Platform
 from palaestra.security import hash_token
 from palaestra.store.models import Agent, Candidate, Match, Owner, Run, Task, Turn
 

@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from palaestra.api.app import create_app
 from palaestra.clock import FrozenClock
-from palaestra.engine.context import Platform
+from palaestra.platform import Platform
 from palaestra.settings import Settings
 
 ADMIN_TOKEN = "pa_admin_test-token"

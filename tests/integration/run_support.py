@@ -7,8 +7,8 @@ from typing import Any
 
 from sqlalchemy import select
 
-from palaestra.engine.context import Platform
 from palaestra.ids import new_id
+from palaestra.platform import Platform
 from palaestra.store.models import Agent, AgentEvent, Candidate, Owner, Run, Task
 
 __all__ = [

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from palaestra.engine.accounts import authenticate, bootstrap_admin, create_owner
-from palaestra.engine.context import Platform
 from palaestra.errors import Unauthorized
+from palaestra.platform import Platform
 from palaestra.settings import Settings
 from tests.integration.platform_fixtures import reset_postgres
 

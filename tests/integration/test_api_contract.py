@@ -17,8 +17,8 @@ import structlog.testing
 from cryptography.fernet import Fernet
 from sqlalchemy import text
 
-from palaestra.engine.context import Platform
-from palaestra.engine.monitor import HealthMonitor
+from palaestra.engine.agents.health import HealthMonitor
+from palaestra.platform import Platform
 from tests.integration.edge_agents import EdgeAgent
 from tests.integration.platform_fixtures import ADMIN_TOKEN, Api, running
 from tests.integration.servers import serve
@@ -612,7 +612,7 @@ async def test_bad_requests_get_json_errors(platform: Platform) -> None:
 async def test_a_crash_is_a_json_500_without_details(
     platform: Platform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from palaestra.engine import agents
+    from palaestra.engine.agents import registry as agents
 
     async def crash(*_: Any, **__: Any) -> None:
         raise RuntimeError("secret detail of the crash")

@@ -17,13 +17,13 @@ from palaestra.checks import CheckResult, Verdict, check_edgearena
 from palaestra.checks.conformance import turn
 from palaestra.checks.payloads import turn_for
 from palaestra.engine.accounts import Caller
-from palaestra.engine.agents import register_agent
-from palaestra.engine.context import Platform
-from palaestra.engine.dispatch import open_slots, send
-from palaestra.engine.entrants import HarnessEntrant
-from palaestra.engine.wizard_live import WIZARD_CHECKS, begin_wizard, run_wizard_steps
+from palaestra.engine.agents.registry import register_agent
+from palaestra.engine.agents.wizard import WIZARD_CHECKS, begin_wizard, run_wizard_steps
+from palaestra.engine.cage.entrants import HarnessEntrant
+from palaestra.engine.runs.dispatch import open_slots, send
 from palaestra.errors import InvalidRequest
 from palaestra.ids import new_id
+from palaestra.platform import Platform
 from palaestra.protocol import Role, Side
 from palaestra.rules.runflow import TaskStatus
 from tests.integration.edge_agents import EdgeAgent

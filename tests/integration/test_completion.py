@@ -19,11 +19,11 @@ import pytest
 from sqlalchemy import text
 
 from palaestra.engine.accounts import Caller
-from palaestra.engine.context import Platform
-from palaestra.engine.dispatch import SlotRequest, open_slots
-from palaestra.engine.lifecycle import COOLDOWN_S
-from palaestra.engine.recorder import Finish, Recorder
-from palaestra.engine.runs import start_run
+from palaestra.engine.agents.lifecycle import COOLDOWN_S
+from palaestra.engine.runs.dispatch import SlotRequest, open_slots
+from palaestra.engine.runs.recorder import Finish, Recorder
+from palaestra.engine.runs.service import start_run
+from palaestra.platform import Platform
 from palaestra.protocol import Phase
 from palaestra.rules.runflow import TaskStatus
 from palaestra.settings import Settings
@@ -58,7 +58,7 @@ def general_cap(request: pytest.FixtureRequest) -> int | None:
 
 @pytest.fixture
 def settings(settings: Settings, general_cap: int | None) -> Settings:
-    # No orchestrator here: the tasks are made by hand and must stay as made.
+    # No stepper here: the tasks are made by hand and must stay as made.
     update: dict[str, Any] = {"public_url": PUBLIC, "runs_enabled": False}
     if general_cap is not None:
         update["max_body_bytes"] = general_cap

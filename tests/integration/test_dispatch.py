@@ -16,13 +16,13 @@ import pytest
 
 from palaestra.clock import FrozenClock
 from palaestra.engine.accounts import Caller
-from palaestra.engine.context import Platform
-from palaestra.engine.dispatch import SlotRequest, open_slots, send
-from palaestra.engine.lifecycle import COOLDOWN_S
-from palaestra.engine.prompts import LAUNCHPADS, messages_for
-from palaestra.engine.recorder import Recorder, Verdict
-from palaestra.engine.runs import start_run
+from palaestra.engine.agents.lifecycle import COOLDOWN_S
+from palaestra.engine.runs.dispatch import SlotRequest, open_slots, send
+from palaestra.engine.runs.recorder import Recorder, Verdict
+from palaestra.engine.runs.service import start_run
+from palaestra.platform import Platform
 from palaestra.protocol import DispatchPayload, Phase
+from palaestra.rules.prompts import LAUNCHPADS, messages_for
 from palaestra.store.models import Agent
 from tests.integration.edge_agents import EdgeAgent
 from tests.integration.run_support import (

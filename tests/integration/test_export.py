@@ -10,15 +10,15 @@ from typing import Any
 import orjson
 import pytest
 
-from palaestra.engine.context import Platform
-from palaestra.engine.export import (
+from palaestra.engine.export.dataset import (
     JSON_TEXT_FIELDS,
     SCHEMA_VERSION,
     ExportFormat,
     ParquetUnavailable,
     export_dataset,
 )
-from palaestra.engine.live_ratings import rate_pending
+from palaestra.engine.ratings.live import rate_pending
+from palaestra.platform import Platform
 from palaestra.security import hash_token
 from tests.integration.arena_rows import add_agent, add_fighter, add_match, add_owner, add_run
 
@@ -265,7 +265,7 @@ async def test_since_keeps_what_finished_at_or_after(platform: Platform, tmp_pat
 async def test_pages_cover_every_record(
     platform: Platform, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from palaestra.engine import export
+    from palaestra.engine.export import dataset as export
 
     monkeypatch.setattr(export, "_PAGE", 2)
     a = await add_fighter(platform, await add_owner(platform, "a"), "a")

@@ -12,7 +12,7 @@ from aiohttp import web
 from cryptography.fernet import Fernet
 from sqlalchemy import text
 
-from palaestra.engine.context import Platform
+from palaestra.platform import Platform
 from tests.integration.conftest import NetworkGuard
 from tests.integration.platform_fixtures import ADMIN_TOKEN, Api, running
 from tests.integration.servers import Endpoint, Handler, json_reply, reply, serve

@@ -6,8 +6,8 @@ import pytest
 from sqlalchemy import func, select
 
 from palaestra.clock import FrozenClock
-from palaestra.engine.context import Platform
-from palaestra.engine.monitor import HealthMonitor
+from palaestra.engine.agents.health import HealthMonitor
+from palaestra.platform import Platform
 from palaestra.store.models import AgentEvent
 from tests.integration.edge_agents import EdgeAgent
 from tests.integration.platform_fixtures import Api, running

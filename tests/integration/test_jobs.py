@@ -11,13 +11,13 @@ from taskiq import InMemoryBroker
 
 from palaestra.clock import FrozenClock
 from palaestra.engine.accounts import Caller
-from palaestra.engine.context import Platform
-from palaestra.engine.matches import create_match
-from palaestra.engine.referee import LEASE_GRACE_S, _claim
-from palaestra.engine.runs import start_run
+from palaestra.engine.cage.matches import create_match
+from palaestra.engine.cage.referee import LEASE_GRACE_S, _claim
+from palaestra.engine.runs.service import start_run
 from palaestra.jobs.runs import DispatchResult
 from palaestra.jobs.sweeper import orphaned_matches
 from palaestra.jobs.tasks import Jobs
+from palaestra.platform import Platform
 from palaestra.store.models import Agent, Match, Turn
 from tests.integration import run_support
 from tests.integration.arena_rows import add_agent, add_fighter, add_owner

@@ -21,9 +21,9 @@ from taskiq import AckableMessage
 
 from palaestra.api.app import create_app
 from palaestra.clock import FrozenClock
-from palaestra.engine.context import Platform
 from palaestra.jobs.broker import StreamBroker, make_broker, queue_depth
 from palaestra.jobs.scheduler import RedisPeriods, Scheduler
+from palaestra.platform import Platform
 from palaestra.settings import Settings
 from tests.integration.arena_rows import add_fighter, add_owner
 from tests.integration.platform_fixtures import ADMIN_TOKEN, Api, serve_app

@@ -11,10 +11,10 @@ from scipy.stats import spearmanr
 from sqlalchemy import func, select
 
 from palaestra.clock import FrozenClock
-from palaestra.engine import leaderboard
-from palaestra.engine.context import Platform
-from palaestra.engine.leaderboard import Arena, RatingsWorker, recompute, view
+from palaestra.engine.ratings import leaderboard
+from palaestra.engine.ratings.leaderboard import Arena, RatingsWorker, recompute, view
 from palaestra.errors import InvalidRequest
+from palaestra.platform import Platform
 from palaestra.rules.bradley_terry import Strengths, simulate
 from palaestra.store.models import LeaderboardSnapshot
 from tests.integration.arena_rows import (

@@ -7,9 +7,9 @@ import asyncio
 import pytest
 from sqlalchemy import select
 
-from palaestra.engine.context import Platform
-from palaestra.engine.live_ratings import Record, live_ratings, rate_pending
-from palaestra.rules.ratings import Rating, Result, rate
+from palaestra.engine.ratings.live import live_ratings, rate_pending
+from palaestra.platform import Platform
+from palaestra.rules.ratings import Rating, Record, Result, rate
 from palaestra.store.models import FighterRating, RatedMatch
 from tests.integration.arena_rows import add_fighter, add_match, add_owner
 

@@ -18,9 +18,9 @@ from palaestra.checks.conformance import health
 from palaestra.checks.wizard import probe
 from palaestra.clock import FrozenClock
 from palaestra.egress import EgressClient, EgressPolicy
-from palaestra.engine.agents import verify_agent
-from palaestra.engine.context import Platform
-from palaestra.engine.monitor import HealthMonitor
+from palaestra.engine.agents.health import HealthMonitor
+from palaestra.engine.agents.registry import verify_agent
+from palaestra.platform import Platform
 from tests.integration.run_support import add_agent, add_owner, agent_row
 from tests.integration.servers import Handler, Stream, endless, reply, serve
 

@@ -18,9 +18,9 @@ import pytest
 from aiohttp import web
 
 from palaestra.clock import FrozenClock
-from palaestra.engine.context import Platform
-from palaestra.engine.matches import get_match
-from palaestra.engine.referee import LEASE_GRACE_S, Referee, Step, play_next_turn
+from palaestra.engine.cage.matches import get_match
+from palaestra.engine.cage.referee import LEASE_GRACE_S, Referee, Step, play_next_turn
+from palaestra.platform import Platform
 from palaestra.rules.cage_material import draw_material
 from palaestra.rules.cage_payloads import SYSTEM_PROMPT
 from tests.integration.cage_agents import (
@@ -355,7 +355,7 @@ async def test_a_bug_in_the_judge_voids_the_match(
     def broken(reply: str, **secrets: Any) -> None:
         raise KeyError("oops")
 
-    monkeypatch.setattr("palaestra.engine.referee.judge_reply", broken)
+    monkeypatch.setattr("palaestra.engine.cage.referee.judge_reply", broken)
     async with bout(arena, injects, refuses) as b:
         _, body = await b.play(arena)
     assert summary(body) == ("VOIDED", None, None, 2)

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select, update
 
-from palaestra.engine.context import Platform
-from palaestra.engine.matchmaker import (
+from palaestra.engine.cage.matchmaker import (
     Matchmaker,
     is_paused,
     matchmaking_state,
@@ -17,6 +16,7 @@ from palaestra.engine.matchmaker import (
     through_referee,
 )
 from palaestra.errors import Conflict
+from palaestra.platform import Platform
 from palaestra.store.models import Match
 from tests.integration.arena_rows import add_fighter, add_match, add_owner
 from tests.integration.platform_fixtures import ADMIN_TOKEN, running

@@ -17,7 +17,7 @@ from examples.plain_scout import create_app
 
 from palaestra.checks import Verdict, admitted, run_checks
 from palaestra.checks.conformance import Arena
-from palaestra.engine.context import Platform
+from palaestra.platform import Platform
 from palaestra.protocol import Role
 from palaestra.settings import Settings
 from tests.integration.platform_fixtures import Api, running

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from palaestra.engine.context import Platform
+from palaestra.platform import Platform
 from tests.integration.edge_agents import EdgeAgent
 from tests.integration.platform_fixtures import Api, running
 from tests.integration.servers import serve
@@ -185,7 +185,7 @@ async def test_an_agent_answering_get_with_405_registers_but_is_not_healthy(
     platform: Platform,
 ) -> None:
     """The probe treats any status below 500 as reachable; the health ping needs a 2xx."""
-    from palaestra.engine.monitor import HealthMonitor
+    from palaestra.engine.agents.health import HealthMonitor
 
     async with running(platform) as api:
         token = await api.owner()

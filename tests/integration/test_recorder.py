@@ -14,11 +14,11 @@ from collections.abc import Sequence
 import pytest
 from sqlalchemy import select
 
-from palaestra.engine.context import Platform
-from palaestra.engine.dispatch import Opened, open_slots
-from palaestra.engine.lifecycle import COOLDOWN_S
-from palaestra.engine.recorder import Finish, Recorder, Verdict
+from palaestra.engine.agents.lifecycle import COOLDOWN_S
+from palaestra.engine.runs.dispatch import Opened, open_slots
+from palaestra.engine.runs.recorder import Finish, Recorder, Verdict
 from palaestra.ids import new_id
+from palaestra.platform import Platform
 from palaestra.protocol import Phase
 from palaestra.rules.runflow import TaskStatus
 from palaestra.store.models import AgentEvent
@@ -209,7 +209,7 @@ async def test_a_batch_of_many_statements_with_an_ended_task_is_redone_exactly(
 
 
 # On PostgreSQL the run's tasks are read unlocked: one caller opens one run at a time
-# (the orchestrator's per-run lock, the jobs' run-step lock), so the race is SQLite's alone.
+# (the stepper's per-run lock, the jobs' run-step lock), so the race is SQLite's alone.
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_two_openings_of_the_same_slots_open_each_once(platform: Platform) -> None:
     """On SQLite the check and the insert are one locked transaction."""

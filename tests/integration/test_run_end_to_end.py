@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from palaestra.engine.context import Platform
+from palaestra.platform import Platform
 from palaestra.settings import Settings
 from tests.integration.edge_agents import EdgeAgent
 from tests.integration.platform_fixtures import Api, running

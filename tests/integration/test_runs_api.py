@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from palaestra.engine.context import Platform
+from palaestra.platform import Platform
 from tests.integration.platform_fixtures import ADMIN_TOKEN, Api, running
 
 pytestmark = pytest.mark.asyncio

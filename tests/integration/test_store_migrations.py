@@ -9,7 +9,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import Connection, inspect
 
-from palaestra.engine.context import Platform
+from palaestra.platform import Platform
 from palaestra.store.models import Base
 
 pytestmark = pytest.mark.asyncio

@@ -19,9 +19,9 @@ import pytest
 from sqlalchemy import Connection, Table, select, text, update
 from sqlalchemy.exc import IntegrityError
 
-from palaestra.engine.context import Platform
 from palaestra.errors import ConfigurationError, StoreClosed
 from palaestra.ids import new_id
+from palaestra.platform import Platform
 from palaestra.store import bulk
 from palaestra.store.bulk import insert_rows, update_rows
 from palaestra.store.checkpoint import SAFETY_NET_PAGES

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from palaestra.clock import FrozenClock
-from palaestra.engine.context import Platform
-from palaestra.engine.lifecycle import history
-from palaestra.engine.wizard_live import WIZARD_CHECKS
+from palaestra.engine.agents.lifecycle import history
+from palaestra.engine.agents.wizard import WIZARD_CHECKS
+from palaestra.platform import Platform
 from tests.integration.edge_agents import EdgeAgent
 from tests.integration.platform_fixtures import Api, running
 from tests.integration.servers import serve

@@ -8,9 +8,9 @@ import re
 import pytest
 from markupsafe import escape
 
-from palaestra.engine.context import Platform
-from palaestra.engine.leaderboard import Arena, recompute
-from palaestra.engine.live_ratings import rate_pending
+from palaestra.engine.ratings.leaderboard import Arena, recompute
+from palaestra.engine.ratings.live import rate_pending
+from palaestra.platform import Platform
 from tests.integration.arena_rows import add_agent, add_fighter, add_matches, add_owner, add_run
 from tests.integration.platform_fixtures import running
 from tests.integration.web_support import HOSTILE, page, still

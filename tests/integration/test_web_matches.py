@@ -9,8 +9,8 @@ from markupsafe import escape
 from sqlalchemy import update
 
 from palaestra.clock import FrozenClock
-from palaestra.engine.context import Platform
-from palaestra.engine.live_ratings import rate_pending
+from palaestra.engine.ratings.live import rate_pending
+from palaestra.platform import Platform
 from palaestra.rules.cage_material import draw_material
 from palaestra.rules.cage_payloads import attacker_payload, defender_payload
 from palaestra.rules.judge import judge_reply

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from markupsafe import escape
 
-from palaestra.engine.context import Platform
-from palaestra.engine.lifecycle import history
+from palaestra.engine.agents.lifecycle import history
 from palaestra.ids import new_id
+from palaestra.platform import Platform
 from palaestra.store.models import Candidate, Run, Task
 from tests.integration.arena_rows import add_agent, add_owner
 from tests.integration.platform_fixtures import running

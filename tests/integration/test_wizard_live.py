@@ -7,13 +7,13 @@ import pytest
 from palaestra.checks import run_wizard
 from palaestra.clock import FrozenClock
 from palaestra.engine.accounts import Caller
-from palaestra.engine.context import Platform
-from palaestra.engine.wizard_live import (
+from palaestra.engine.agents.wizard import (
     WIZARD_CHECKS,
     begin_wizard,
     run_wizard_steps,
     wizard_progress,
 )
+from palaestra.platform import Platform
 from palaestra.protocol import Role
 from palaestra.store.models import Agent
 from tests.integration.edge_agents import EdgeAgent

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from palaestra.engine.context import Platform
+from palaestra.platform import Platform
 from tests.integration.platform_fixtures import Api
 
 __all__ = ["HOSTILE", "HTML", "page", "still"]

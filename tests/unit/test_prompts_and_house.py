@@ -6,15 +6,15 @@ from typing import Any
 
 import pytest
 
-from palaestra.engine.house import BASELINE, HouseAgent, HouseTask, baseline_output
-from palaestra.engine.prompts import (
+from palaestra.engine.runs.house import BASELINE, HouseAgent, HouseTask, baseline_output
+from palaestra.protocol import Phase, validate_output
+from palaestra.rules.prompts import (
     CONTEXT_LIMIT_CHARS,
     DEFAULT_LAUNCHPAD,
     LAUNCHPADS,
     messages_for,
     system_prompt,
 )
-from palaestra.protocol import Phase, validate_output
 from palaestra.rules.scoring import near_duplicate
 
 #: Every key of every schema in spec/SCHEMAS.md, nested ones included.

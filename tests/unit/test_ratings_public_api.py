@@ -7,8 +7,8 @@ import importlib
 import pytest
 
 EXPORTS = {
-    "palaestra.engine.live_ratings": {"FighterRatings", "Record", "live_ratings", "rate_pending"},
-    "palaestra.engine.leaderboard": {
+    "palaestra.engine.ratings.live": {"live_ratings", "rate_pending"},
+    "palaestra.engine.ratings.leaderboard": {
         "Arena",
         "RatingsWorker",
         "Snapshot",
@@ -16,7 +16,7 @@ EXPORTS = {
         "recompute",
         "view",
     },
-    "palaestra.engine.leaderboard_tables": {
+    "palaestra.rules.leaderboard_tables": {
         "ENTRANT_TYPES",
         "FighterFacts",
         "build_cage",
@@ -25,7 +25,7 @@ EXPORTS = {
         "filter_cage",
         "live_rows",
     },
-    "palaestra.engine.matchmaker": {
+    "palaestra.engine.cage.matchmaker": {
         "CreateMatch",
         "Matchmaker",
         "MatchmakingState",
@@ -34,7 +34,7 @@ EXPORTS = {
         "set_paused",
         "through_referee",
     },
-    "palaestra.engine.export": {
+    "palaestra.engine.export.dataset": {
         "CREDENTIAL_KEYS",
         "JSON_TEXT_FIELDS",
         "SCHEMA_VERSION",

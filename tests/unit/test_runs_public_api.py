@@ -53,7 +53,7 @@ EXPORTS = {
         "updated_reputation",
         "verification_score",
     },
-    "palaestra.engine.prompts": {
+    "palaestra.rules.prompts": {
         "CONTEXT_LIMIT_CHARS",
         "DEFAULT_LAUNCHPAD",
         "LAUNCHPADS",
@@ -61,7 +61,7 @@ EXPORTS = {
         "messages_for",
         "system_prompt",
     },
-    "palaestra.engine.house": {
+    "palaestra.engine.runs.house": {
         "BASELINE",
         "HOUSE_EXECUTORS",
         "HOUSE_MODEL",
@@ -70,8 +70,8 @@ EXPORTS = {
         "HouseTask",
         "baseline_output",
     },
-    "palaestra.engine.recorder": {"Finish", "Recorder", "Verdict"},
-    "palaestra.engine.dispatch": {
+    "palaestra.engine.runs.recorder": {"Finish", "Recorder", "Verdict"},
+    "palaestra.engine.runs.dispatch": {
         "DISPATCH_USER_AGENT",
         "Opened",
         "SlotRequest",
@@ -80,7 +80,7 @@ EXPORTS = {
         "payload_of",
         "send",
     },
-    "palaestra.engine.runs": {
+    "palaestra.engine.runs.service": {
         "MAX_GOAL_CHARS",
         "SIZE_LIMITS",
         "RunDetail",
@@ -90,9 +90,9 @@ EXPORTS = {
         "phase_summary",
         "start_run",
     },
-    "palaestra.engine.orchestrator": {"IN_FLIGHT_GRACE_S", "RunDriver", "Snapshot"},
-    "palaestra.engine.report": {"SCORE_FORMULA", "build_report", "settle", "task_href"},
-    "palaestra.engine.completion": {
+    "palaestra.engine.runs.stepper": {"IN_FLIGHT_GRACE_S", "RunDriver", "Snapshot"},
+    "palaestra.engine.runs.report": {"SCORE_FORMULA", "build_report", "settle", "task_href"},
+    "palaestra.engine.runs.completion": {
         "COMPLETION_BODY_CAP_BYTES",
         "CompletionDesk",
         "CompletionRejected",
@@ -130,7 +130,9 @@ EXPORTS = {
         "SUSPENDED_AT",
         "AgentState",
         "Event",
+        "PingSchedule",
         "Status",
+        "next_ping_at",
         "ping_interval",
         "settled_by_success",
         "transition",

@@ -23,14 +23,14 @@ from palaestra.api.errors import install_error_handlers
 from palaestra.api.limits import BodyLimit
 from palaestra.api.routes_leaderboard import router as leaderboard_router
 from palaestra.engine.accounts import bootstrap_admin
-from palaestra.engine.context import Platform
-from palaestra.engine.leaderboard import RatingsWorker
-from palaestra.engine.matchmaker import Matchmaker, through_referee
-from palaestra.engine.monitor import HealthMonitor
-from palaestra.engine.orchestrator import RunDriver
-from palaestra.engine.referee import Referee
+from palaestra.engine.agents.health import HealthMonitor
+from palaestra.engine.cage.matchmaker import Matchmaker, through_referee
+from palaestra.engine.cage.referee import Referee
+from palaestra.engine.ratings.leaderboard import RatingsWorker
+from palaestra.engine.runs.stepper import RunDriver
 from palaestra.jobs.serving import through_broker
 from palaestra.logs import configure_logging
+from palaestra.platform import Platform
 from palaestra.settings import Settings
 
 __all__ = ["create_app"]

@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import Depends, Header, Request
 
 from palaestra.engine.accounts import Caller, authenticate
-from palaestra.engine.context import Platform
 from palaestra.errors import Forbidden
+from palaestra.platform import Platform
 
 __all__ = ["AdminCaller", "AnyCaller", "PlatformDep", "get_platform"]
 

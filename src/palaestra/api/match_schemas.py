@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from palaestra.engine.matches import MatchTranscript
+from palaestra.engine.cage.matches import MatchTranscript
 from palaestra.store.models import Match, Turn
 
 __all__ = ["EntrantOut", "MatchCreate", "MatchCreated", "MatchOut", "MatchSummary", "TurnOut"]

@@ -20,8 +20,8 @@ from palaestra.api.schemas import (
     VerifyOut,
     WizardOut,
 )
-from palaestra.engine import agents as service
 from palaestra.engine.accounts import create_owner
+from palaestra.engine.agents import registry as service
 
 router = APIRouter(prefix="/api")
 
@@ -75,7 +75,7 @@ async def agent_history(
 async def run_wizard(agent_id: str, platform: PlatformDep, caller: AnyCaller) -> WizardOut:
     """Run the registration wizard: the handshake and the unsigned and signed simulations
     decide admission; the forged-signature dispatch is advisory (a warning)."""
-    outcome = await service.wizard(platform, caller, agent_id)
+    outcome = await service.run_wizard(platform, caller, agent_id)
     return WizardOut(
         passed=outcome.passed,
         status=outcome.agent.status,

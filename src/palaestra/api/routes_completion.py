@@ -16,7 +16,7 @@ from fastapi.responses import Response
 from palaestra.api.errors import ApiError
 from palaestra.api.limits import RouteCap
 from palaestra.api.run_schemas import Accepted
-from palaestra.engine.completion import (
+from palaestra.engine.runs.completion import (
     COMPLETION_BODY_CAP_BYTES,
     CompletionDesk,
     CompletionRejected,

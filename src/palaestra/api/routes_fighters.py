@@ -6,8 +6,8 @@ from fastapi import APIRouter
 
 from palaestra.api.deps import AnyCaller, PlatformDep
 from palaestra.api.schemas import FighterCreate, FighterCreated, FighterEndpoint, FighterOut
-from palaestra.engine import fighters as service
-from palaestra.engine.live_ratings import live_ratings
+from palaestra.engine.cage import fighters as service
+from palaestra.engine.ratings.live import live_ratings
 
 router = APIRouter(prefix="/api", tags=["fighters"])
 

@@ -8,8 +8,9 @@ from fastapi import APIRouter, Query
 
 from palaestra.api.deps import AdminCaller, PlatformDep
 from palaestra.api.leaderboard_schemas import LeaderboardOut, MatchmakingOut, PublishedOut
-from palaestra.engine import leaderboard, matchmaker
-from palaestra.engine.live_ratings import rate_pending
+from palaestra.engine.cage import matchmaker
+from palaestra.engine.ratings import leaderboard
+from palaestra.engine.ratings.live import rate_pending
 from palaestra.errors import InvalidRequest
 
 router = APIRouter(prefix="/api", tags=["leaderboard"])

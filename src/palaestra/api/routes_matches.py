@@ -8,8 +8,8 @@ from fastapi import APIRouter, Query, Request
 
 from palaestra.api.deps import AnyCaller, PlatformDep
 from palaestra.api.match_schemas import MatchCreate, MatchCreated, MatchOut, MatchSummary
-from palaestra.engine import matches as service
-from palaestra.engine.referee import Referee
+from palaestra.engine.cage import matches as service
+from palaestra.engine.cage.referee import Referee
 
 __all__ = ["router"]
 

@@ -14,8 +14,8 @@ from palaestra.api.run_schemas import (
     RunOut,
     TaskDetailOut,
 )
-from palaestra.engine import runs as service
-from palaestra.engine.orchestrator import RunDriver
+from palaestra.engine.runs import service
+from palaestra.engine.runs.stepper import RunDriver
 
 __all__ = ["RunsDep", "get_runs", "router"]
 

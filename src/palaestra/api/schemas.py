@@ -8,8 +8,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from palaestra.checks import CheckResult
-from palaestra.engine.live_ratings import FighterRatings, Record
-from palaestra.rules.ratings import Rating
+from palaestra.rules.ratings import FighterRatings, Rating, Record
 from palaestra.store.models import Agent, AgentEvent
 
 __all__ = [

@@ -23,10 +23,11 @@ from sqlalchemy.exc import OperationalError
 from palaestra.cli.app import app
 from palaestra.cli.debug import fail
 from palaestra.engine.accounts import Caller
-from palaestra.engine.context import Platform
-from palaestra.engine.matches import MatchTranscript, TurnStatus, create_match, get_match
-from palaestra.engine.referee import Step, play_next_turn
+from palaestra.engine.cage.matches import MatchTranscript, create_match, get_match
+from palaestra.engine.cage.referee import Step, play_next_turn
 from palaestra.errors import PalaestraError
+from palaestra.platform import Platform
+from palaestra.rules.matchflow import TurnStatus
 from palaestra.settings import Settings
 from palaestra.store.models import Match, Turn
 

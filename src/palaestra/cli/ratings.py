@@ -20,12 +20,12 @@ from rich.console import Console
 from rich.table import Table
 
 from palaestra.cli.app import app
-from palaestra.engine import leaderboard as boards
-from palaestra.engine import matchmaker
-from palaestra.engine.context import Platform
-from palaestra.engine.export import ExportFormat, ParquetUnavailable, export_dataset
-from palaestra.engine.live_ratings import rate_pending
+from palaestra.engine.cage import matchmaker
+from palaestra.engine.export.dataset import ExportFormat, ParquetUnavailable, export_dataset
+from palaestra.engine.ratings import leaderboard as boards
+from palaestra.engine.ratings.live import rate_pending
 from palaestra.errors import PalaestraError
+from palaestra.platform import Platform
 from palaestra.settings import Settings
 
 __all__ = ["export", "leaderboard", "matchmaking", "parse_since"]

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from palaestra.engine.context import Platform
 from palaestra.errors import InvalidRequest, Unauthorized
 from palaestra.ids import new_id
+from palaestra.platform import Platform
 from palaestra.security import hash_token, new_token, token_matches
 from palaestra.store.models import Meta, Owner
 

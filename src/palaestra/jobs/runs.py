@@ -1,6 +1,6 @@
 """edgearena runs as jobs: ``advance_run`` steps a run, ``dispatch`` sends one task.
 
-:class:`QueuedRuns` is the orchestrator's :class:`RunDriver` with its
+:class:`QueuedRuns` is the stepper's :class:`RunDriver` with its
 in-process parts replaced by jobs:
 
 - ``advance`` is the same step, serialized per run across the cluster by a
@@ -35,9 +35,9 @@ import structlog
 from sqlalchemy import and_, case, or_, select, text, update
 from sqlalchemy.exc import DBAPIError
 
-from palaestra.engine.context import Platform
-from palaestra.engine.dispatch import Opened, SlotRequest, send
-from palaestra.engine.orchestrator import IN_FLIGHT_GRACE_S, RunDriver, Snapshot
+from palaestra.engine.runs.dispatch import Opened, SlotRequest, send
+from palaestra.engine.runs.stepper import IN_FLIGHT_GRACE_S, RunDriver, Snapshot
+from palaestra.platform import Platform
 from palaestra.protocol import dumps
 from palaestra.protocol.constants import Phase
 from palaestra.rules.runflow import RunStatus, TaskStatus

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 from fastapi import FastAPI
 
-from palaestra.engine.context import Platform
 from palaestra.jobs.broker import make_broker
 from palaestra.jobs.tasks import Jobs
 from palaestra.jobs.worker import consuming
+from palaestra.platform import Platform
 
 __all__ = ["PendingKicker", "through_broker"]
 

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import and_, select
 
-from palaestra.engine.context import Platform
-from palaestra.engine.matches import MatchStatus, TurnStatus
-from palaestra.engine.referee import LEASE_GRACE_S
+from palaestra.engine.cage.referee import LEASE_GRACE_S
 from palaestra.jobs.runs import orphaned_runs
+from palaestra.platform import Platform
+from palaestra.rules.matchflow import MatchStatus, TurnStatus
 from palaestra.store.models import Match, Turn
 
 if TYPE_CHECKING:

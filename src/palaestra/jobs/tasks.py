@@ -29,16 +29,16 @@ import structlog
 from taskiq import AsyncBroker
 
 from palaestra.engine.accounts import Caller
-from palaestra.engine.context import Platform
-from palaestra.engine.leaderboard import RatingsWorker
-from palaestra.engine.matches import create_match
-from palaestra.engine.matchmaker import Matchmaker
-from palaestra.engine.monitor import HealthMonitor, PingOutcome
-from palaestra.engine.referee import Step, play_next_turn
+from palaestra.engine.agents.health import HealthMonitor, PingOutcome
+from palaestra.engine.cage.matches import create_match
+from palaestra.engine.cage.matchmaker import Matchmaker
+from palaestra.engine.cage.referee import Step, play_next_turn
+from palaestra.engine.ratings.leaderboard import RatingsWorker
 from palaestra.errors import NotFound
 from palaestra.jobs import sweeper
 from palaestra.jobs.broker import flags_for
 from palaestra.jobs.runs import QueuedRuns
+from palaestra.platform import Platform
 
 __all__ = ["PING_BATCH", "Jobs"]
 

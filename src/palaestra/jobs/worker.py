@@ -25,10 +25,10 @@ from prometheus_client import start_http_server
 from taskiq import AsyncBroker
 from taskiq.receiver import Receiver
 
-from palaestra.engine.context import Platform
 from palaestra.jobs.broker import StreamBroker, make_broker
 from palaestra.jobs.scheduler import Scheduler, periods_for
 from palaestra.jobs.tasks import Jobs
+from palaestra.platform import Platform
 from palaestra.settings import Settings
 
 __all__ = ["Worker", "consuming", "run_worker"]

@@ -7,7 +7,7 @@
   honest for agents with a handful of tasks.
 - **Latency**: p50 and p90 of the recorded latencies of finished tasks.
 - **Contribution**: the mean and the sum of the contribution scores the run
-  orchestrator gave the agent's tasks.
+  stepper gave the agent's tasks.
 - Agents are ranked within their role by reputation, highest first (ties:
   validity rate, then name).
 

@@ -33,7 +33,9 @@ __all__ = [
     "MU",
     "SCORED",
     "SIGMA",
+    "FighterRatings",
     "Rating",
+    "Record",
     "Result",
     "Side",
     "live_score",
@@ -120,3 +122,27 @@ def win_probability(attack: Rating, defence: Rating) -> float:
 def live_score(attack: Rating, defence: Rating) -> float:
     """The live table's order: the mean of the two conservative estimates."""
     return (attack.conservative + defence.conservative) / 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """Rated matches on one side and how they ended for this fighter."""
+
+    matches: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+
+
+_UNRATED = Rating()
+_NO_RECORD = Record()
+
+
+@dataclass(frozen=True, slots=True)
+class FighterRatings:
+    """A fighter's two live ratings and records (defaults until it has played)."""
+
+    attack: Rating = _UNRATED
+    defence: Rating = _UNRATED
+    attack_record: Record = _NO_RECORD
+    defence_record: Record = _NO_RECORD

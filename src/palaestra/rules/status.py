@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Final
@@ -19,7 +20,9 @@ __all__ = [
     "SUSPENDED_AT",
     "AgentState",
     "Event",
+    "PingSchedule",
     "Status",
+    "next_ping_at",
     "ping_interval",
     "settled_by_success",
     "transition",
@@ -137,3 +140,20 @@ def ping_interval(state: AgentState) -> float | None:
     if state.hold:
         return None
     return PING_INTERVAL_S.get(state.status)
+
+
+@dataclass(frozen=True, slots=True)
+class PingSchedule:
+    """How pings are spread: cadence times ``scale``, shortened by up to ``jitter``."""
+
+    rng: random.Random
+    jitter: float = 0.1
+    scale: float = 1.0
+
+
+def next_ping_at(state: AgentState, now: float, schedule: PingSchedule) -> float | None:
+    """When the next health ping is due, or ``None`` when the agent is not pinged."""
+    interval = ping_interval(state)
+    if interval is None:
+        return None
+    return now + interval * schedule.scale * (1 - schedule.jitter * schedule.rng.random())

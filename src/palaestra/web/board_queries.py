@@ -14,17 +14,17 @@ from typing import Any, Final
 
 from sqlalchemy import select
 
-from palaestra.engine.context import Platform
-from palaestra.engine.leaderboard import Arena, latest
-from palaestra.engine.leaderboard_tables import (
+from palaestra.engine.ratings.leaderboard import Arena, latest
+from palaestra.engine.ratings.live import live_ratings
+from palaestra.platform import Platform
+from palaestra.protocol import Role
+from palaestra.rules.leaderboard_tables import (
     ENTRANT_TYPES,
     FighterFacts,
     filter_agents,
     filter_cage,
     live_rows,
 )
-from palaestra.engine.live_ratings import live_ratings
-from palaestra.protocol import Role
 from palaestra.store.models import Agent
 from palaestra.web.charts import IntervalScale
 

@@ -12,8 +12,9 @@ from typing import Any, Final
 
 from sqlalchemy import select
 
-from palaestra.engine.context import Platform
-from palaestra.engine.live_ratings import FighterRatings, live_ratings
+from palaestra.engine.ratings.live import live_ratings
+from palaestra.platform import Platform
+from palaestra.rules.ratings import FighterRatings
 from palaestra.store.models import Agent, Match, Turn
 from palaestra.web.transcript import (
     Finding,

@@ -16,8 +16,8 @@ from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import aliased
 from yarl import URL
 
-from palaestra.engine.context import Platform
-from palaestra.engine.wizard_live import WizardProgress, wizard_progress
+from palaestra.engine.agents.wizard import WizardProgress, wizard_progress
+from palaestra.platform import Platform
 from palaestra.rules.status import Status
 from palaestra.store.models import Agent, AgentEvent, Match, Run
 

@@ -19,9 +19,8 @@ from starlette.responses import RedirectResponse, Response
 
 from palaestra.api.deps import PlatformDep
 from palaestra.engine.accounts import authenticate
-from palaestra.engine.agents import register_agent
-from palaestra.engine.context import Platform
-from palaestra.engine.wizard_live import (
+from palaestra.engine.agents.registry import register_agent
+from palaestra.engine.agents.wizard import (
     WizardAttempt,
     WizardProgress,
     begin_wizard,
@@ -29,6 +28,7 @@ from palaestra.engine.wizard_live import (
     wizard_progress,
 )
 from palaestra.errors import PalaestraError
+from palaestra.platform import Platform
 from palaestra.protocol import Role
 from palaestra.web import queries
 from palaestra.web.pages import not_found

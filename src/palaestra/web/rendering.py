@@ -13,8 +13,8 @@ from jinja2.runtime import Context
 from starlette.responses import Response
 
 from palaestra import __version__
-from palaestra.engine.context import Platform
-from palaestra.engine.wizard_live import WIZARD_CHECKS, WizardProgress
+from palaestra.engine.agents.wizard import WIZARD_CHECKS, WizardProgress
+from palaestra.platform import Platform
 from palaestra.web.charts import duration, interval_axis, interval_bar
 
 __all__ = [

@@ -16,8 +16,8 @@ from typing import Any, Final
 import orjson
 from sqlalchemy import select
 
-from palaestra.engine.context import Platform
-from palaestra.engine.runs import RunDetail, phase_summary
+from palaestra.engine.runs.service import RunDetail, phase_summary
+from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
 from palaestra.store.models import Candidate, Run, Task
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from sqlalchemy import select, update
 
-from palaestra.engine.context import Platform
+from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
 from palaestra.rules.runflow import CandidateStatus, RunStatus, TaskStatus
 from palaestra.rules.scoring import (
@@ -29,7 +29,7 @@ from palaestra.rules.scoring import (
 from palaestra.store.models import Agent, Candidate, Run, Task
 
 if TYPE_CHECKING:
-    from palaestra.engine.orchestrator import Snapshot
+    from palaestra.engine.runs.stepper import Snapshot
 
 __all__ = ["SCORE_FORMULA", "build_report", "settle", "task_href"]
 

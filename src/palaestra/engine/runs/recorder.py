@@ -1,7 +1,7 @@
 """Recording how tasks ended: exactly once per task, in batches, with the agent's side effects.
 
 Every end of a task goes through here: a synchronous reply, an async
-completion, a timeout found by the orchestrator, a house answer. A task ends
+completion, a timeout found by the stepper, a house answer. A task ends
 only from RUNNING (a conditional update), so a late callback, a second
 callback, or a timeout racing a reply can never record a second outcome. With
 the task's end, in the same transaction, come its effects on the agent: the
@@ -29,8 +29,8 @@ import structlog
 from sqlalchemy import Select, Table, bindparam, select
 from sqlalchemy.engine import Connection
 
-from palaestra.engine.context import Platform
-from palaestra.engine.lifecycle import COOLDOWN_S, apply_event, state_of
+from palaestra.engine.agents.lifecycle import COOLDOWN_S, apply_event, state_of
+from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
 from palaestra.rules.runflow import TaskStatus
 from palaestra.rules.scoring import updated_reputation

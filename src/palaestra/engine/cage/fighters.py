@@ -10,10 +10,10 @@ from sqlalchemy import update
 from yarl import URL
 
 from palaestra.engine.accounts import Caller
-from palaestra.engine.context import Platform
-from palaestra.engine.lifecycle import history
+from palaestra.engine.agents.lifecycle import history
 from palaestra.errors import EgressRefused, Forbidden, InvalidRequest, NotFound
 from palaestra.ids import new_id
+from palaestra.platform import Platform
 from palaestra.protocol import ChallengeRequest, UserAgent, challenge_problem, dumps
 from palaestra.protocol.constants import CHALLENGE_TIMEOUT_S
 from palaestra.rules.status import Status

@@ -14,11 +14,11 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palaestra.engine.accounts import Caller
-from palaestra.engine.context import Platform
-from palaestra.engine.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS
 from palaestra.errors import InvalidRequest, NotFound
 from palaestra.ids import new_id
+from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
+from palaestra.rules.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS
 from palaestra.rules.runflow import (
     DEFAULT_MAX_REROUTES,
     RunSizes,
@@ -79,7 +79,7 @@ async def start_run(
     launchpad: str | None = None,
     sizes: Mapping[str, int] | None = None,
 ) -> Run:
-    """Create a RUNNING run; the orchestrator takes it from there."""
+    """Create a RUNNING run; the stepper takes it from there."""
     goal = goal.strip()
     if not goal or len(goal) > MAX_GOAL_CHARS:
         raise InvalidRequest(f"goal must be 1 to {MAX_GOAL_CHARS} characters")

@@ -34,10 +34,10 @@ from palaestra.checks import (
     warnings,
 )
 from palaestra.engine.accounts import Caller
-from palaestra.engine.context import Platform
-from palaestra.engine.lifecycle import apply_event, history
+from palaestra.engine.agents.lifecycle import apply_event, history
 from palaestra.errors import Forbidden, InvalidRequest, NotFound
 from palaestra.ids import new_id
+from palaestra.platform import Platform
 from palaestra.protocol import Role
 from palaestra.protocol.constants import HANDSHAKE_TIMEOUT_S, SIMULATION_GRACE_S
 from palaestra.rules.status import Event

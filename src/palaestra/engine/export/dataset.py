@@ -35,8 +35,8 @@ from typing import Any, Final
 import orjson
 from sqlalchemy import and_, or_, select
 
-from palaestra.engine.context import Platform
 from palaestra.errors import PalaestraError
+from palaestra.platform import Platform
 from palaestra.store.models import Agent, Candidate, Match, RatedMatch, Run, Task, Turn
 
 __all__ = [
@@ -129,7 +129,7 @@ async def export_dataset(
             import pyarrow  # noqa: F401
         except ImportError:
             raise ParquetUnavailable from None
-        from palaestra.engine.export_parquet import ParquetWriter
+        from palaestra.engine.export.parquet import ParquetWriter
 
         writer_class = ParquetWriter
     await asyncio.to_thread(directory.mkdir, parents=True, exist_ok=True)

@@ -14,10 +14,9 @@ from typing import Any, Final
 
 import numpy as np
 
-from palaestra.engine.live_ratings import FighterRatings
 from palaestra.rules import bradley_terry as bt
 from palaestra.rules.agent_stats import AgentFacts, TaskFacts, rank_agents
-from palaestra.rules.ratings import Rating, live_score
+from palaestra.rules.ratings import FighterRatings, Rating, live_score
 
 __all__ = [
     "ENTRANT_TYPES",

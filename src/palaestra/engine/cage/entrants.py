@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from palaestra.egress import EgressClient
-from palaestra.engine.context import Platform
-from palaestra.engine.fighters import EntrantType
+from palaestra.engine.cage.fighters import EntrantType
 from palaestra.errors import ConfigurationError
+from palaestra.platform import Platform
 from palaestra.protocol import TurnRequest, UserAgent, dumps, idempotency_key, turn_problem
 from palaestra.protocol.constants import IDEMPOTENCY_HEADER
 from palaestra.providers import ChatProvider, ProviderFailed

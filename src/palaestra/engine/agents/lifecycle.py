@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-import random
-from dataclasses import dataclass
 from typing import Any
 
-from palaestra.rules.status import AgentState, Event, Status, ping_interval, transition
+from palaestra.rules.status import (
+    AgentState,
+    Event,
+    PingSchedule,
+    Status,
+    next_ping_at,
+    ping_interval,
+    transition,
+)
 from palaestra.store.models import Agent, AgentEvent
 
 __all__ = [
     "COOLDOWN_S",
-    "PingSchedule",
     "apply_event",
     "history",
-    "next_ping_at",
     "state_of",
 ]
 
@@ -50,23 +54,6 @@ def history(
         reason=reason,
         detail=detail,
     )
-
-
-@dataclass(frozen=True, slots=True)
-class PingSchedule:
-    """How pings are spread: cadence times ``scale``, shortened by up to ``jitter``."""
-
-    rng: random.Random
-    jitter: float = 0.1
-    scale: float = 1.0
-
-
-def next_ping_at(state: AgentState, now: float, schedule: PingSchedule) -> float | None:
-    """When the next health ping is due, or ``None`` when the agent is not pinged."""
-    interval = ping_interval(state)
-    if interval is None:
-        return None
-    return now + interval * schedule.scale * (1 - schedule.jitter * schedule.rng.random())
 
 
 def apply_event(

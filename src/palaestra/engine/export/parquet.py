@@ -2,7 +2,7 @@
 
 The schemas are written out, not inferred, so that every file of a schema
 version has the same column types whatever its rows hold. Free-form JSON
-fields become JSON text (see ``JSON_TEXT_FIELDS`` in :mod:`palaestra.engine.export`).
+fields become JSON text (see ``JSON_TEXT_FIELDS`` in :mod:`palaestra.engine.export.dataset`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from palaestra.engine.export import JSON_TEXT_FIELDS, _Writer, json_text
+from palaestra.engine.export.dataset import JSON_TEXT_FIELDS, _Writer, json_text
 
 __all__ = ["SCHEMAS", "ParquetWriter"]
 

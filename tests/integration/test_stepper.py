@@ -1,4 +1,4 @@
-"""The run orchestrator driven step by step (drain mode) against agents on 127.0.0.1.
+"""The run stepper driven step by step (drain mode) against agents on 127.0.0.1.
 
 Re-routes, the house fallback, callbacks and deadlines, a restart with tasks
 in flight, the house model and its faults, and what a finished run settles.
@@ -17,11 +17,11 @@ from aiohttp import web
 
 from palaestra.clock import FrozenClock
 from palaestra.engine.accounts import Caller
-from palaestra.engine.completion import complete_task, completion_url
-from palaestra.engine.context import Platform
-from palaestra.engine.house import HouseAgent
-from palaestra.engine.orchestrator import RunDriver
-from palaestra.engine.runs import start_run
+from palaestra.engine.runs.completion import complete_task, completion_url
+from palaestra.engine.runs.house import HouseAgent
+from palaestra.engine.runs.service import start_run
+from palaestra.engine.runs.stepper import RunDriver
+from palaestra.platform import Platform
 from palaestra.providers import ChatProvider
 from palaestra.settings import Settings
 from tests.integration.edge_agents import EdgeAgent, sign_completion
@@ -37,7 +37,7 @@ from tests.integration.servers import Endpoint, serve
 
 pytestmark = pytest.mark.asyncio
 
-KEY = "ea_orchestrator-key"
+KEY = "ea_stepper-key"
 ONE_SCOUT = {"scouts": 1, "shortlist": 1, "builds": 1, "verifies": 1, "critiques": 1}
 
 

@@ -11,11 +11,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from palaestra.checks import CheckResult, admitted, probe, warnings
 from palaestra.engine.accounts import Caller
-from palaestra.engine.context import Platform
-from palaestra.engine.lifecycle import apply_event, history
-from palaestra.engine.wizard_live import begin_wizard, run_wizard_steps
+from palaestra.engine.agents.lifecycle import apply_event, history
+from palaestra.engine.agents.wizard import begin_wizard, run_wizard_steps
 from palaestra.errors import Forbidden, InvalidRequest, NotFound, Unauthorized
 from palaestra.ids import new_id
+from palaestra.platform import Platform
 from palaestra.protocol import Role, UserAgent
 from palaestra.protocol.constants import VERIFY_TIMEOUT_S
 from palaestra.rules.status import Event, Status
@@ -31,8 +31,8 @@ __all__ = [
     "recent_history",
     "register_agent",
     "rotate_key",
+    "run_wizard",
     "verify_agent",
-    "wizard",
 ]
 
 EDGEARENA = "edgearena"
@@ -142,7 +142,7 @@ async def recent_history(
         return (await session.scalars(query)).all()
 
 
-async def wizard(platform: Platform, caller: Caller, agent_id: str) -> WizardOutcome:
+async def run_wizard(platform: Platform, caller: Caller, agent_id: str) -> WizardOutcome:
     """Run wizard steps 3-5; every check is recorded; a full pass admits a PENDING agent."""
     attempt = await begin_wizard(platform, caller, agent_id)
     checks = await run_wizard_steps(platform, attempt)

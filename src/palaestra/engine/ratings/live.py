@@ -16,46 +16,32 @@ at its next recomputation; the live ratings keep the first verdict.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import structlog
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from palaestra.engine.context import Platform
-from palaestra.rules.ratings import MU, SCORED, SIGMA, Rating, Result, Side, rate, result_of
+from palaestra.platform import Platform
+from palaestra.rules.ratings import (
+    MU,
+    SCORED,
+    SIGMA,
+    FighterRatings,
+    Rating,
+    Record,
+    Result,
+    Side,
+    rate,
+    result_of,
+)
 from palaestra.store.models import FighterRating, Match, RatedMatch
 
-__all__ = ["FighterRatings", "Record", "live_ratings", "rate_pending"]
+__all__ = ["live_ratings", "rate_pending"]
 
 log = structlog.get_logger(__name__)
 
 BATCH_SIZE = 500
-
-
-@dataclass(frozen=True, slots=True)
-class Record:
-    """Rated matches on one side and how they ended for this fighter."""
-
-    matches: int = 0
-    wins: int = 0
-    draws: int = 0
-    losses: int = 0
-
-
-_UNRATED = Rating()
-_NO_RECORD = Record()
-
-
-@dataclass(frozen=True, slots=True)
-class FighterRatings:
-    """A fighter's two live ratings and records (defaults until it has played)."""
-
-    attack: Rating = _UNRATED
-    defence: Rating = _UNRATED
-    attack_record: Record = _NO_RECORD
-    defence_record: Record = _NO_RECORD
 
 
 async def rate_pending(platform: Platform, *, batch_size: int = BATCH_SIZE) -> int:
@@ -204,8 +190,8 @@ async def live_ratings(
 
 
 def _rating(row: FighterRating | None) -> Rating:
-    return _UNRATED if row is None else Rating(row.mu, row.sigma)
+    return Rating() if row is None else Rating(row.mu, row.sigma)
 
 
 def _record(row: FighterRating | None) -> Record:
-    return _NO_RECORD if row is None else Record(row.matches, row.wins, row.draws, row.losses)
+    return Record() if row is None else Record(row.matches, row.wins, row.draws, row.losses)

@@ -23,8 +23,12 @@ from typing import Any
 import structlog
 from sqlalchemy import delete, select
 
-from palaestra.engine.context import Platform
-from palaestra.engine.leaderboard_tables import (
+from palaestra.engine.loops import every
+from palaestra.engine.ratings.live import live_ratings, rate_pending
+from palaestra.errors import InvalidRequest
+from palaestra.platform import Platform
+from palaestra.rules.agent_stats import FINISHED, AgentFacts, TaskFacts
+from palaestra.rules.leaderboard_tables import (
     FighterFacts,
     build_cage,
     build_edgearena,
@@ -32,10 +36,6 @@ from palaestra.engine.leaderboard_tables import (
     filter_cage,
     live_rows,
 )
-from palaestra.engine.live_ratings import live_ratings, rate_pending
-from palaestra.engine.loops import every
-from palaestra.errors import InvalidRequest
-from palaestra.rules.agent_stats import FINISHED, AgentFacts, TaskFacts
 from palaestra.rules.ratings import SCORED, result_of
 from palaestra.store.models import Agent, LeaderboardSnapshot, Match, Task
 

@@ -25,12 +25,13 @@ import structlog
 from sqlalchemy import func, select
 
 from palaestra.engine.accounts import Caller
-from palaestra.engine.context import Platform
-from palaestra.engine.live_ratings import FighterRatings, live_ratings
+from palaestra.engine.cage.matches import create_match
 from palaestra.engine.loops import every
-from palaestra.engine.matches import create_match
+from palaestra.engine.ratings.live import live_ratings
 from palaestra.errors import PalaestraError
+from palaestra.platform import Platform
 from palaestra.rules.matchmaking import Entrant, eligible, pair_key, select_pairings
+from palaestra.rules.ratings import FighterRatings
 from palaestra.store.models import Agent, Match, Meta
 
 __all__ = [

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from palaestra.clock import Clock, SystemClock
 from palaestra.egress import EgressClient
-from palaestra.engine.lifecycle import PingSchedule
 from palaestra.metrics import Metrics
+from palaestra.rules.status import PingSchedule
 from palaestra.security import KeyVault
 from palaestra.settings import Settings
 from palaestra.store.db import Database

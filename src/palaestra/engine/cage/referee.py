@@ -30,14 +30,15 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from palaestra.engine.context import Platform
-from palaestra.engine.entrants import Move, entrant_for
-from palaestra.engine.matches import MatchStatus, TurnStatus, material_of
+from palaestra.engine.cage.entrants import Move, entrant_for
+from palaestra.engine.cage.matches import material_of
 from palaestra.errors import NotFound
+from palaestra.platform import Platform
 from palaestra.protocol import Side, TurnRequest
 from palaestra.rules.cage_material import Material
 from palaestra.rules.cage_payloads import payload_for
 from palaestra.rules.judge import judge_reply
+from palaestra.rules.matchflow import MatchStatus, TurnStatus
 from palaestra.rules.outcome import TurnRecord, decide, side_of_turn
 from palaestra.store.models import Agent, Match, Turn
 

@@ -57,10 +57,10 @@ from typing import Any, Final
 
 from sqlalchemy import select
 
-from palaestra.engine.context import Platform
-from palaestra.engine.house import HOUSE_EXECUTORS
-from palaestra.engine.recorder import Finish, Recorder, Verdict
+from palaestra.engine.runs.house import HOUSE_EXECUTORS
+from palaestra.engine.runs.recorder import Finish, Recorder, Verdict
 from palaestra.errors import PalaestraError
+from palaestra.platform import Platform
 from palaestra.protocol import (
     CompletionBody,
     InvalidJson,

@@ -31,9 +31,9 @@ from sqlalchemy.engine import Connection
 
 from palaestra.clock import Clock
 from palaestra.egress import Signer
-from palaestra.engine.context import Platform
-from palaestra.engine.recorder import Finish
+from palaestra.engine.runs.recorder import Finish
 from palaestra.ids import new_id
+from palaestra.platform import Platform
 from palaestra.protocol import (
     SIGNATURE_HEADER,
     TASK_ID_HEADER,
@@ -169,7 +169,7 @@ async def open_slots(
     of the same or a later attempt, is skipped: opening is idempotent. On SQLite
     the check and the insert are one locked transaction; on PostgreSQL the run's
     tasks are read unlocked, so one run's slots must be opened by one caller at a
-    time (the orchestrator's per-run lock, the jobs' run-step lock). A caller
+    time (the stepper's per-run lock, the jobs' run-step lock). A caller
     cancelled while the store opens the slots leaves them RUNNING and unsent: they
     end at their deadline, as after a crash.
     """

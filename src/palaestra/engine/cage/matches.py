@@ -12,48 +12,29 @@ from __future__ import annotations
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import select
 
 from palaestra.engine.accounts import Caller
-from palaestra.engine.context import Platform
-from palaestra.engine.entrants import executor_of
-from palaestra.engine.fighters import EntrantType, get_fighter
+from palaestra.engine.cage.entrants import executor_of
+from palaestra.engine.cage.fighters import EntrantType, get_fighter
 from palaestra.errors import Conflict, Forbidden, InvalidRequest, NotFound
 from palaestra.ids import new_id
+from palaestra.platform import Platform
 from palaestra.protocol.constants import CAGE_RULESET
 from palaestra.rules.cage_material import Material, draw_material
+from palaestra.rules.matchflow import MatchStatus
 from palaestra.rules.status import Status
 from palaestra.store.models import Agent, Match, Turn
 
 __all__ = [
-    "MatchStatus",
     "MatchTranscript",
-    "TurnStatus",
     "create_match",
     "get_match",
     "list_matches",
     "material_of",
 ]
-
-
-class MatchStatus(StrEnum):
-    PENDING = "PENDING"
-    RUNNING = "RUNNING"
-    SCORED = "SCORED"
-    VOIDED = "VOIDED"
-
-    @property
-    def finished(self) -> bool:
-        return self in (MatchStatus.SCORED, MatchStatus.VOIDED)
-
-
-class TurnStatus(StrEnum):
-    RUNNING = "RUNNING"
-    OK = "OK"
-    FAILED = "FAILED"
 
 
 @dataclass(frozen=True, slots=True)

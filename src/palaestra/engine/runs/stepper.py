@@ -1,4 +1,4 @@
-"""The run orchestrator: one idempotent step per run, and the loop that drives the steps.
+"""The run stepper: one idempotent step per run, and the loop that drives the steps.
 
 ``advance(run_id)`` reads the run from the store and does what is due:
 
@@ -33,16 +33,16 @@ from typing import Any, Final
 import structlog
 from sqlalchemy import select, update
 
-from palaestra.engine.completion import CompletionDesk
-from palaestra.engine.context import Platform
-from palaestra.engine.dispatch import Opened, SlotRequest, open_slots, send
-from palaestra.engine.house import BASELINE, HOUSE_MODEL, HouseAgent, HouseTask
-from palaestra.engine.prompts import LAUNCHPADS, messages_for
-from palaestra.engine.recorder import Finish, Recorder
-from palaestra.engine.report import settle
+from palaestra.engine.runs.completion import CompletionDesk
+from palaestra.engine.runs.dispatch import Opened, SlotRequest, open_slots, send
+from palaestra.engine.runs.house import BASELINE, HOUSE_MODEL, HouseAgent, HouseTask
+from palaestra.engine.runs.recorder import Finish, Recorder
+from palaestra.engine.runs.report import settle
 from palaestra.ids import new_id
+from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
 from palaestra.protocol.failures import Failure
+from palaestra.rules.prompts import LAUNCHPADS, messages_for
 from palaestra.rules.runflow import (
     CandidateStatus,
     RunSizes,
@@ -175,7 +175,7 @@ class RunDriver:
                     await self.advance(run_id)
             except Exception:
                 # A database hiccup must not stop the runs; every step is idempotent.
-                log.exception("run orchestrator tick failed")
+                log.exception("run stepper tick failed")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.tick_s)
 

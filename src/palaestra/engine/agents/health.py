@@ -20,11 +20,11 @@ import structlog
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from palaestra.engine.context import Platform
-from palaestra.engine.lifecycle import apply_event, history, next_ping_at, state_of
+from palaestra.engine.agents.lifecycle import apply_event, history, state_of
+from palaestra.platform import Platform
 from palaestra.protocol import UserAgent
 from palaestra.protocol.constants import HEALTH_TIMEOUT_S
-from palaestra.rules.status import PINGABLE, Event
+from palaestra.rules.status import PINGABLE, Event, next_ping_at
 from palaestra.store.models import Agent, AgentEvent
 
 __all__ = ["DuePing", "HealthMonitor", "PingOutcome"]

@@ -1,0 +1,88 @@
+"""cage.v1: fighters, their entrants, matches and the referee that plays them.
+
+- ``fighters``: create a fighter, prove and claim its endpoint;
+- ``entrants``: what plays a turn: a harness endpoint, a model, the house;
+- ``matches``: create and read matches and their transcripts;
+- ``referee``: plays turns one at a time, judged as they come;
+- ``matchmaker``: pairs fighters and starts rated matches on its own.
+"""
+
+from __future__ import annotations
+
+from palaestra.engine.cage.entrants import (
+    BaselineEntrant,
+    Entrant,
+    HarnessEntrant,
+    ModelEntrant,
+    Move,
+    entrant_for,
+    executor_of,
+)
+from palaestra.engine.cage.fighters import (
+    CHALLENGE_TIMEOUT_S,
+    EntrantType,
+    FighterCreated,
+    ModelConfig,
+    claim_endpoint,
+    create_fighter,
+    get_fighter,
+)
+from palaestra.engine.cage.matches import (
+    MatchTranscript,
+    create_match,
+    get_match,
+    list_matches,
+    material_of,
+)
+from palaestra.engine.cage.matchmaker import (
+    CreateMatch,
+    Matchmaker,
+    MatchmakingState,
+    is_paused,
+    matchmaking_state,
+    set_paused,
+    through_referee,
+)
+from palaestra.engine.cage.referee import (
+    LEASE_GRACE_S,
+    Referee,
+    Step,
+    StepResult,
+    play_match,
+    play_next_turn,
+)
+
+__all__ = [
+    "CHALLENGE_TIMEOUT_S",
+    "LEASE_GRACE_S",
+    "BaselineEntrant",
+    "CreateMatch",
+    "Entrant",
+    "EntrantType",
+    "FighterCreated",
+    "HarnessEntrant",
+    "MatchTranscript",
+    "Matchmaker",
+    "MatchmakingState",
+    "ModelConfig",
+    "ModelEntrant",
+    "Move",
+    "Referee",
+    "Step",
+    "StepResult",
+    "claim_endpoint",
+    "create_fighter",
+    "create_match",
+    "entrant_for",
+    "executor_of",
+    "get_fighter",
+    "get_match",
+    "is_paused",
+    "list_matches",
+    "matchmaking_state",
+    "material_of",
+    "play_match",
+    "play_next_turn",
+    "set_paused",
+    "through_referee",
+]

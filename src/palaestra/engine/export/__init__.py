@@ -1,0 +1,29 @@
+"""The public dataset: matches and runs as JSON Lines, or Parquet with the ``parquet`` extra.
+
+- ``dataset``: the records, scrubbed of secrets, and the export itself;
+- ``parquet``: the Parquet writer, loaded only when asked for.
+"""
+
+from __future__ import annotations
+
+from palaestra.engine.export.dataset import (
+    CREDENTIAL_KEYS,
+    JSON_TEXT_FIELDS,
+    SCHEMA_VERSION,
+    ExportFormat,
+    ExportSummary,
+    ParquetUnavailable,
+    export_dataset,
+    scrub,
+)
+
+__all__ = [
+    "CREDENTIAL_KEYS",
+    "JSON_TEXT_FIELDS",
+    "SCHEMA_VERSION",
+    "ExportFormat",
+    "ExportSummary",
+    "ParquetUnavailable",
+    "export_dataset",
+    "scrub",
+]

@@ -1,0 +1,31 @@
+"""Ratings: live OpenSkill ratings per match, and the published leaderboards.
+
+- ``live``: every scored match applied once, in order;
+- ``leaderboard``: recompute, store and read the published tables.
+"""
+
+from __future__ import annotations
+
+from palaestra.engine.ratings.leaderboard import (
+    Arena,
+    RatingsWorker,
+    Snapshot,
+    latest,
+    recompute,
+    view,
+)
+from palaestra.engine.ratings.live import (
+    live_ratings,
+    rate_pending,
+)
+
+__all__ = [
+    "Arena",
+    "RatingsWorker",
+    "Snapshot",
+    "latest",
+    "live_ratings",
+    "rate_pending",
+    "recompute",
+    "view",
+]
