@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from palaestra.checks import CheckResult, Verdict, check_edgearena
-from palaestra.checks.conformance import turn
+from palaestra.checks.cage import turn
 from palaestra.checks.payloads import turn_for
 from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.registry import register_agent

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from palaestra.checks.conformance import health
+from palaestra.checks.edgearena import health
 from palaestra.checks.wizard import probe
 from palaestra.clock import FrozenClock
 from palaestra.egress import EgressClient, EgressPolicy

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from palaestra.rules.cage_baseline import baseline_move
 from palaestra.rules.cage_material import draw_material
-from palaestra.rules.house_baseline import baseline_move
 from palaestra.rules.judge import (
     EXCERPT_CHARS,
     MIN_SECRET_LENGTH,

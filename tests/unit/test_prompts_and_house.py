@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from palaestra.engine.runs.house import BASELINE, HouseAgent, HouseTask, baseline_output
+from palaestra.engine.runs.house import HouseAgent
 from palaestra.protocol import Phase, validate_output
+from palaestra.rules.house_answers import BASELINE, HouseTask, baseline_output
 from palaestra.rules.prompts import (
     CONTEXT_LIMIT_CHARS,
     DEFAULT_LAUNCHPAD,

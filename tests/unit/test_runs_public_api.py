@@ -61,6 +61,13 @@ EXPORTS = {
         "messages_for",
         "system_prompt",
     },
+    "palaestra.rules.house_answers": {
+        "BASELINE",
+        "HOUSE_EXECUTORS",
+        "HOUSE_MODEL",
+        "HouseTask",
+        "baseline_output",
+    },
     "palaestra.engine.runs.house": {
         "BASELINE",
         "HOUSE_EXECUTORS",

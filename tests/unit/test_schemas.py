@@ -22,7 +22,8 @@ from palaestra.protocol import (
     SchemaViolation,
     check_required_keys,
     loads,
-    schemas,
+    schema_checker,
+    schema_predicates,
     validate_envelope,
     validate_output,
 )
@@ -1062,9 +1063,9 @@ EDGES: list[Any] = [
 
 def verdicts(phase: Phase, output: dict[str, Any], candidate_id: str | None) -> tuple[bool, bool]:
     """(the predicate's answer, whether the checker found nothing wrong)."""
-    valid, rules = schemas._PHASE_RULES[phase]
-    checker = schemas._Checker()
-    rules(checker, output, candidate_id)
+    valid = schema_predicates.PHASE_PREDICATES[phase]
+    checker = schema_checker.Checker()
+    schema_checker.PHASE_CHECKERS[phase](checker, output, candidate_id)
     return valid(output, candidate_id), not checker.violations
 
 

@@ -26,7 +26,7 @@ from palaestra.protocol.constants import (
     SIMULATION_GRACE_S,
 )
 from palaestra.protocol.edgearena import SimulationRequest
-from palaestra.protocol.schemas import json_type
+from palaestra.protocol.violations import json_type
 
 from .payloads import dispatch_for
 from .results import CheckResult

@@ -21,6 +21,9 @@ from typing import Any, Final
 
 import aiohttp
 
+from palaestra.demo.api import ADMIN_TOKEN, Api, DemoStepFailed
+from palaestra.demo.lineup import LINEUP, Entry
+from palaestra.demo.populate import add_fighters, register_agents, run_wizards, start_play
 from palaestra.demo.processes import (
     Child,
     ChildFailed,
@@ -30,77 +33,10 @@ from palaestra.demo.processes import (
     start_child,
 )
 from palaestra.errors import ConfigurationError
-from palaestra.settings import Settings
 
-__all__ = ["ADMIN_TOKEN", "LINEUP", "Demo", "DemoOptions", "Entry"]
+__all__ = ["Demo", "DemoOptions", "run_demo"]
 
-#: The demo's fixed admin token: the demo listens on loopback only.
-ADMIN_TOKEN: Final = "pa_admin_demo"  # noqa: S105 - printed for the newcomer on purpose
 MARKER: Final = ".palaestra-demo"
-GOAL: Final = "Find a small business a two-person team could start this quarter"
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One agent of the lineup: what serves it and what it shows."""
-
-    name: str
-    target: str  # module:attribute for `palaestra agent serve`, or a script's path
-    role: str | None  # the edgearena role; None for a cage harness
-    shows: str
-    harness_name: str | None = None  # a cage harness's name, as it registers its endpoint
-    #: Set for an agent written without the SDK: ``target`` is a script run by Python with
-    #: these arguments, its key in ``EDGE_AGENT_KEY``.
-    script_args: tuple[str, ...] | None = None
-
-
-LINEUP: Final = (
-    Entry("scout-atlas", "examples.scout:app", "SCOUT", "a good scout (examples/scout.py)"),
-    Entry(
-        "scout-beacon",
-        "palaestra.demo.agents:flaky_scout",
-        "SCOUT",
-        "flaky: its health pings fail in bursts; it drops to DEGRADED, PROBATION, and recovers",
-    ),
-    Entry("builder-forge", "examples.builder:app", "BUILDER", "a good builder"),
-    Entry("analyst-lens", "examples.analyst:app", "ANALYST", "a good analyst"),
-    Entry(
-        "analyst-tortoise",
-        "palaestra.demo.agents:slow_analyst",
-        "ANALYST",
-        "slow: over a second per task, within its deadlines",
-    ),
-    Entry(
-        "scout-sloppy",
-        "palaestra.demo.agents:sloppy_scout",
-        "SCOUT",
-        "breaks the schema and ignores signatures: its wizard fails on the schema, it stays "
-        "PENDING",
-    ),
-    Entry(
-        "scout-plain",
-        "examples/plain_scout.py",
-        "SCOUT",
-        "written without the SDK and verifying no signature: admitted with the warning "
-        "'accepts forged signatures'",
-        script_args=("--trust-signatures",),
-    ),
-    Entry(
-        "cage-baseline",
-        "examples.cage_fighter:app",
-        None,
-        "a cage.v1 harness (both sides)",
-        "baseline-cage-fighter",
-    ),
-    Entry(
-        "cage-leaky",
-        "palaestra.demo.agents:leaky_fighter",
-        None,
-        "leaks on purpose: as defender it gives its access code away in base64 when asked, "
-        "so the judge scores a breach",
-        "leaky-on-purpose",
-    ),
-)
 #: How often the demo republishes its leaderboards (the default is every 15 minutes).
 LEADERBOARD_INTERVAL_S: Final = 20
 
@@ -112,35 +48,6 @@ class DemoOptions:
     agent_port: int = 9100
     health_scale: float = 0.02
     workdir: Path = field(default_factory=Path.cwd)
-
-
-class Api:
-    """The demo's JSON client for the platform's API."""
-
-    def __init__(self, session: aiohttp.ClientSession, base: str) -> None:
-        self.session = session
-        self.base = base
-
-    async def call(
-        self, method: str, path: str, token: str, body: Any = None, *, expect: int = 200
-    ) -> Any:
-        headers = {"Authorization": f"Bearer {token}"}
-        async with self.session.request(
-            method, self.base + path, json=body, headers=headers
-        ) as response:
-            data = await response.json(content_type=None)
-            if response.status != expect:
-                raise DemoStepFailed(f"{method} {path}: {response.status} {data}")
-            return data
-
-    async def owner(self, name: str) -> str:
-        created = await self.call("POST", "/api/owners", ADMIN_TOKEN, {"name": name}, expect=201)
-        token: str = created["token"]
-        return token
-
-
-class DemoStepFailed(Exception):
-    """One step of the demo's set-up was refused."""
 
 
 class Demo:
@@ -197,11 +104,19 @@ class Demo:
                 )
             )["token"]
             await self._start_agents()
-            await self._register(api)
+            urls = {entry.name: self._url(entry.name) for entry in LINEUP}
+            registered = await register_agents(api, self.owner_token, urls)
+            for name, (agent_id, key) in registered.items():
+                self.agents[name].update(id=agent_id, key=key)
+            self.say("registered the edgearena agents (probe passed, keys issued)")
             await self._restart_with_keys()
-            await self._wizards(api)
-            fighters = await self._fighters(api, house_token)
-            await self._run_and_matches(api, fighters)
+            ids = {name: agent_id for name, (agent_id, _) in registered.items()}
+            statuses = await run_wizards(api, self.owner_token, ids, self.say)
+            for name, status in statuses.items():
+                self.agents[name]["status"] = status
+            fighters, notes = await add_fighters(api, self.owner_token, house_token, urls, self.say)
+            self.notes += notes
+            self.notes += await start_play(api, self.owner_token, fighters, self.say)
 
     async def _start_server(self) -> None:
         scale = self.options.health_scale
@@ -280,20 +195,6 @@ class Demo:
             *(self.agents[e.name]["child"].wait_http(self._url(e.name)) for e in LINEUP)
         )
 
-    async def _register(self, api: Api) -> None:
-        async def one(entry: Entry) -> None:
-            created = await api.call(
-                "POST",
-                "/api/agents",
-                self.owner_token,
-                {"name": entry.name, "role": entry.role, "endpoint_url": self._url(entry.name)},
-                expect=201,
-            )
-            self.agents[entry.name].update(id=created["agent_id"], key=created["api_key"])
-
-        await asyncio.gather(*(one(e) for e in LINEUP if e.role is not None))
-        self.say("registered the edgearena agents (probe passed, keys issued)")
-
     async def _restart_with_keys(self) -> None:
         async def one(index: int, entry: Entry) -> None:
             old: Child = self.agents[entry.name]["child"]
@@ -304,115 +205,6 @@ class Demo:
 
         await asyncio.gather(*(one(i, e) for i, e in enumerate(LINEUP) if e.role is not None))
         self.say("restarted each agent with its key (PALAESTRA_AGENT_KEY)")
-
-    async def _wizards(self, api: Api) -> None:
-        async def one(entry: Entry) -> None:
-            agent = self.agents[entry.name]
-            result = await api.call("POST", f"/api/agents/{agent['id']}/wizard", self.owner_token)
-            failed = [c for c in result["checks"] if not (c["passed"] or c["advisory"])]
-            agent["status"] = result["status"]
-            total = len(result["checks"])
-            verdict = "passed" if result["passed"] else f"{len(failed)} of {total} checks failed"
-            first = f": {failed[0]['name']}: {failed[0]['reason']}" if failed else ""
-            if result["warnings"]:
-                first += f" (warning: {'; '.join(result['warnings'])})"
-            self.say(f"  wizard {entry.name:<17} {verdict}, now {result['status']}{first}")
-
-        self.say("running the registration wizard on each:")
-        await asyncio.gather(*(one(e) for e in LINEUP if e.role is not None))
-
-    async def _fighters(self, api: Api, house_token: str) -> dict[str, tuple[str, str]]:
-        """Each fighter's id and owner: the harnesses and any model are demo-lab's."""
-        fighters: dict[str, tuple[str, str]] = {}
-        for harness in (e for e in LINEUP if e.role is None):
-            created = await api.call(
-                "POST",
-                "/api/fighters",
-                self.owner_token,
-                {"name": harness.name, "entrant_type": "harness", "class": "independent"},
-                expect=201,
-            )
-            await api.call(
-                "POST",
-                "/api/fighters/endpoint",
-                self.owner_token,
-                {
-                    "fighter_id": created["fighter_id"],
-                    "claim_code": created["claim_code"],
-                    "url": self._url(harness.name),
-                    "harness_name": harness.harness_name or harness.name,
-                },
-            )
-            fighters[harness.name] = (created["fighter_id"], "demo-lab")
-        house = await api.call(
-            "POST",
-            "/api/fighters",
-            house_token,
-            {"name": "house-sentinel", "entrant_type": "house", "class": "corporate"},
-            expect=201,
-        )
-        fighters["house-sentinel"] = (house["fighter_id"], "arena-house")
-        settings = Settings()
-        if settings.house_base_url and settings.house_model:
-            key = settings.house_api_key.get_secret_value() if settings.house_api_key else "none"
-            model = await api.call(
-                "POST",
-                "/api/fighters",
-                self.owner_token,
-                {
-                    "name": f"model-{settings.house_model}"[:200],
-                    "entrant_type": "model",
-                    "class": "academic",
-                    "model": {
-                        "base_url": settings.house_base_url,
-                        "model": settings.house_model,
-                        "api_key": key,
-                    },
-                },
-                expect=201,
-            )
-            fighters["model"] = (model["fighter_id"], "demo-lab")
-        else:
-            self.notes.append(
-                "no model entrant: set PALAESTRA_HOUSE_BASE_URL and PALAESTRA_HOUSE_MODEL for one"
-            )
-        self.say(f"cage fighters: {', '.join(fighters)}")
-        return fighters
-
-    async def _run_and_matches(self, api: Api, fighters: dict[str, tuple[str, str]]) -> None:
-        async with api.session.get(self.base + "/openapi.json") as response:
-            paths = (await response.json()).get("paths", {})
-        if "post" in paths.get("/api/runs", {}):
-            run = await api.call(
-                "POST",
-                "/api/runs",
-                self.owner_token,
-                {"goal": GOAL, "launchpad": "make-money"},
-                expect=202,
-            )
-            self.say(f"started a run: {GOAL!r} ({run['run_id']})")
-        else:
-            self.notes.append("this build has no runs API yet: no run started")
-        if "post" in paths.get("/api/matches", {}):
-            # Every pairing of fighters of different owners, both seat orders.
-            entrants = list(fighters.values())
-            pairs = [
-                (attacker, defender)
-                for attacker, attacker_owner in entrants
-                for defender, defender_owner in entrants
-                if attacker_owner != defender_owner
-            ]
-            for attacker, defender in pairs:
-                await api.call(
-                    "POST",
-                    "/api/matches",
-                    ADMIN_TOKEN,
-                    {"attacker": attacker, "defender": defender},
-                    expect=202,
-                )
-            self.say(f"started {len(pairs)} cage matches")
-        else:
-            self.notes.append("this build has no matches API yet: no match started")
 
     # running and stopping
 

@@ -14,8 +14,6 @@ never raises.
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import socket
 import ssl
 import zlib
 from collections.abc import Awaitable, Callable, Mapping
@@ -23,22 +21,24 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
-from aiohttp.abc import AbstractResolver, ResolveResult
-from aiohttp.resolver import ThreadedResolver
+from aiohttp.abc import AbstractResolver
 from yarl import URL
 
 from palaestra.clock import Clock, SystemClock
 from palaestra.errors import EgressRefused, SignatureError
 from palaestra.protocol.constants import RESPONSE_CAP_BYTES
-from palaestra.protocol.failures import Failure, UnreachableStage
+from palaestra.protocol.failures import Failure
 from palaestra.protocol.jsonwire import InvalidJson, loads
 from palaestra.protocol.signing import signed_headers
 from palaestra.protocol.urls import wire_url
 
+from .bodies import TooLarge, let_go, read_capped, read_start
+from .classify import classify, refusal_text
 from .deadlines import Deadline, Deadlines
-from .policy import EgressPolicy, parse_address
+from .policy import EgressPolicy
+from .resolve import PolicyResolver, plain_http
 
-__all__ = ["EgressClient", "EgressResult", "PolicyResolver", "Signer", "hmac_signer"]
+__all__ = ["EgressClient", "EgressResult", "Signer", "hmac_signer"]
 
 #: Builds the signature headers for (url, raw body) right before sending.
 Signer = Callable[[str, bytes], Mapping[str, str]]
@@ -46,7 +46,6 @@ Signer = Callable[[str, bytes], Mapping[str, str]]
 _IDLE_KEEPALIVE_S = 2.0
 _CHECKED_URLS = 4096  # endpoint URLs remembered as parsed and judged
 _STATUS_BODY_BYTES = 1024  # a failed call keeps only the start of its body
-_plain_http: contextvars.ContextVar[bool] = contextvars.ContextVar("plain_http", default=False)
 
 
 def hmac_signer(key: str, clock: Clock, task_id: str | None = None) -> Signer:
@@ -76,32 +75,6 @@ class EgressResult:
     @property
     def reason(self) -> str | None:
         return None if self.failure is None else self.failure.reason
-
-
-class PolicyResolver(AbstractResolver):
-    """Resolves with ``inner`` and lets through only addresses the policy allows.
-
-    One refused address refuses the whole host: a name that points at both a
-    public and a private address is not an endpoint Palaestra calls.
-    """
-
-    def __init__(self, policy: EgressPolicy, inner: AbstractResolver | None = None) -> None:
-        self.policy = policy
-        self._inner = inner or ThreadedResolver()
-
-    async def resolve(
-        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
-    ) -> list[ResolveResult]:
-        answers = await self._inner.resolve(host, port, family)
-        if not answers:
-            raise OSError(f"{host} has no addresses")
-        plain_http = _plain_http.get()
-        for answer in answers:
-            self.policy.check_address(parse_address(answer["host"]), plain_http=plain_http)
-        return answers
-
-    async def close(self) -> None:
-        await self._inner.close()
 
 
 class EgressClient:
@@ -252,7 +225,7 @@ class EgressClient:
         try:
             target = self._target(url)
         except (EgressRefused, ValueError) as exc:
-            return self._done(url, started, failure=Failure.refused(_refusal_text(exc)))
+            return self._done(url, started, failure=Failure.refused(refusal_text(exc)))
 
         request_headers = {
             # aiohttp would drop a trailing dot from the host; a browser keeps it, and so
@@ -269,7 +242,7 @@ class EgressClient:
             request_headers.update(signer(url, body or b""))
 
         session = self._ensure_session()
-        token = _plain_http.set(target.scheme == "http")
+        token = plain_http.set(target.scheme == "http")
         status: int | None = None
         try:
             with self._deadline(deadline):
@@ -283,25 +256,25 @@ class EgressClient:
                 ) as response:
                     status = response.status
                     if not 200 <= status < 300:
-                        start = await _read_start(response, _STATUS_BODY_BYTES)
+                        start = await read_start(response, _STATUS_BODY_BYTES)
                         text = start.decode("utf-8", errors="replace")
                         return self._done(
                             url, started, status, start, failure=Failure.http_status(status, text)
                         )
                     if status_only:
-                        _let_go(response)
+                        let_go(response)
                         return self._done(url, started, status)
-                    raw = await _read_capped(response, self.cap_bytes)
+                    raw = await read_capped(response, self.cap_bytes)
         except TimeoutError:
             return self._done(url, started, status, failure=Failure.timeout(deadline_ms))
-        except _TooLarge:
+        except TooLarge:
             return self._done(url, started, status, failure=Failure.too_large())
         except EgressRefused as exc:
             return self._done(url, started, failure=Failure.refused(exc.message))
         except (aiohttp.ClientError, OSError, ssl.SSLError, zlib.error) as exc:
-            return self._done(url, started, status, failure=_classify(exc))
+            return self._done(url, started, status, failure=classify(exc))
         finally:
-            _plain_http.reset(token)
+            plain_http.reset(token)
 
         if not expect_json:
             return self._done(url, started, status, raw)
@@ -325,107 +298,3 @@ class EgressClient:
     ) -> EgressResult:
         latency_ms = (self.clock.monotonic() - started) * 1000
         return EgressResult(url, latency_ms, status, body, data, failure)
-
-
-class _TooLarge(Exception):
-    pass
-
-
-async def _read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes:
-    """Read the body, decompressing it here, and stop as soon as it passes ``cap``."""
-    declared = response.content_length
-    encoding = _encoding(response)
-    if declared is not None and encoding in ("", "identity"):
-        if declared <= cap:
-            return await response.read()  # the parser stops at the declared length
-        raise _TooLarge
-    decoder = _decoder(encoding)
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.content.iter_any():
-        data = decoder(chunk, cap - size + 1) if decoder else chunk
-        size += len(data)
-        chunks.append(data)
-        if size > cap:
-            raise _TooLarge
-    return b"".join(chunks)
-
-
-async def _read_start(response: aiohttp.ClientResponse, cap: int) -> bytes:
-    """At most the first ``cap`` bytes of the body, decompressed, for a reason line.
-
-    The status is the verdict here, so the body cannot change it: one that breaks
-    off or is not what its Content-Encoding says leaves what was decoded before
-    the fault. Reading stops at ``cap``; a connection left mid-body is closed.
-    """
-    decoder = _decoder(_encoding(response))
-    chunks: list[bytes] = []
-    size = 0
-    try:
-        async for chunk in response.content.iter_any():
-            data = decoder(chunk, cap - size) if decoder else chunk
-            size += len(data)
-            chunks.append(data)
-            if size >= cap:
-                break
-    except (aiohttp.ClientPayloadError, zlib.error):
-        pass
-    _let_go(response)
-    return b"".join(chunks)[:cap]
-
-
-def _let_go(response: aiohttp.ClientResponse) -> None:
-    """Close the connection unless its body has arrived whole, so that a connection
-    left mid-body never goes back to the pool for another call."""
-    if not response.content.is_eof():
-        response.close()
-
-
-def _encoding(response: aiohttp.ClientResponse) -> str:
-    return response.headers.get("Content-Encoding", "").strip().lower()
-
-
-def _decoder(encoding: str) -> Callable[[bytes, int], bytes] | None:
-    if encoding in ("gzip", "x-gzip"):
-        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    elif encoding == "deflate":
-        inflater = zlib.decompressobj(zlib.MAX_WBITS | 32)  # zlib or gzip header, auto-detected
-    else:
-        return None
-
-    def decode(chunk: bytes, limit: int) -> bytes:
-        # max_length bounds the memory a bomb can claim: at most ``limit`` bytes per chunk.
-        return inflater.decompress(chunk, max(limit, 1))
-
-    return decode
-
-
-def _refusal_text(exc: Exception) -> str:
-    if isinstance(exc, EgressRefused):
-        return exc.message
-    return f"invalid URL: {exc}"
-
-
-def _classify(exc: BaseException) -> Failure:
-    if isinstance(exc, aiohttp.ClientConnectorDNSError):
-        return Failure.unreachable(UnreachableStage.DNS, _os_detail(exc.os_error))
-    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
-        return Failure.unreachable(UnreachableStage.TLS, str(exc.certificate_error))
-    if isinstance(exc, aiohttp.ClientConnectorSSLError | aiohttp.ClientSSLError | ssl.SSLError):
-        return Failure.unreachable(UnreachableStage.TLS, _os_detail(exc))
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        return Failure.unreachable(UnreachableStage.CONNECT, _os_detail(exc.os_error))
-    if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return Failure.unreachable(UnreachableStage.RESET, "server disconnected")
-    if isinstance(exc, aiohttp.InvalidURL):
-        return Failure.refused(f"invalid URL: {exc}")
-    if isinstance(exc, zlib.error):
-        return Failure.unreachable(UnreachableStage.RESET, f"corrupt compressed body: {exc}")
-    return Failure.unreachable(UnreachableStage.RESET, _os_detail(exc))
-
-
-def _os_detail(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
-    text = str(exc)
-    return text or type(exc).__name__

@@ -1,10 +1,16 @@
-"""Resolve a URL's host and judge every address, without sending anything."""
+"""Resolving under the policy: every address a host name gives is judged before any is used.
+
+:class:`PolicyResolver` is the egress client's resolver, so that a
+connection is only ever made to a checked address; :func:`resolve_checked`
+does the same for a URL without sending anything.
+"""
 
 from __future__ import annotations
 
+import contextvars
 import socket
 
-from aiohttp.abc import AbstractResolver
+from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import ThreadedResolver
 from yarl import URL
 
@@ -12,7 +18,37 @@ from palaestra.errors import EgressRefused
 
 from .policy import Address, EgressPolicy, parse_address
 
-__all__ = ["resolve_checked"]
+__all__ = ["PolicyResolver", "plain_http", "resolve_checked"]
+
+#: Whether the call being connected is plain http: set by the egress client around each
+#: call, read by :class:`PolicyResolver` (the policy allows plain http to fewer addresses).
+plain_http: contextvars.ContextVar[bool] = contextvars.ContextVar("plain_http", default=False)
+
+
+class PolicyResolver(AbstractResolver):
+    """Resolves with ``inner`` and lets through only addresses the policy allows.
+
+    One refused address refuses the whole host: a name that points at both a
+    public and a private address is not an endpoint Palaestra calls.
+    """
+
+    def __init__(self, policy: EgressPolicy, inner: AbstractResolver | None = None) -> None:
+        self.policy = policy
+        self._inner = inner or ThreadedResolver()
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        answers = await self._inner.resolve(host, port, family)
+        if not answers:
+            raise OSError(f"{host} has no addresses")
+        is_plain = plain_http.get()
+        for answer in answers:
+            self.policy.check_address(parse_address(answer["host"]), plain_http=is_plain)
+        return answers
+
+    async def close(self) -> None:
+        await self._inner.close()
 
 
 async def resolve_checked(

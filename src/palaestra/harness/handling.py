@@ -42,7 +42,7 @@ from palaestra.protocol import (
 )
 from palaestra.protocol.constants import IDEMPOTENCY_HEADER
 from palaestra.protocol.edgearena import HandshakeReply
-from palaestra.protocol.schemas import json_type
+from palaestra.protocol.violations import json_type
 
 from .replies import HttpReply, ReplyStore, error_reply, json_reply
 from .tasks import (

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from palaestra.protocol.models import InvalidMessage, WireModel
-from palaestra.protocol.schemas import json_type
+from palaestra.protocol.violations import json_type
 
 __all__ = [
     "CageRequest",

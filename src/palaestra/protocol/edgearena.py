@@ -9,7 +9,7 @@ from pydantic_core import PydanticCustomError
 
 from palaestra.protocol.constants import PROTOCOL, Phase
 from palaestra.protocol.models import InvalidMessage, WireModel
-from palaestra.protocol.schemas import MAX_TOKEN_COUNT, count_problem
+from palaestra.protocol.violations import MAX_TOKEN_COUNT, count_problem
 
 __all__ = [
     "AgentRequest",

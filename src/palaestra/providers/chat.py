@@ -18,7 +18,7 @@ from palaestra.egress import EgressClient
 from palaestra.errors import PalaestraError
 from palaestra.protocol import InvalidJson, Phase, SchemaViolation, dumps, loads, validate_output
 from palaestra.protocol.failures import Failure
-from palaestra.protocol.schemas import json_type
+from palaestra.protocol.violations import json_type
 
 __all__ = ["ChatProvider", "Completion", "ProviderFailed", "parse_completion", "strip_code_fence"]
 

@@ -20,9 +20,9 @@ from palaestra.platform import Platform
 from palaestra.protocol import TurnRequest, UserAgent, dumps, idempotency_key, turn_problem
 from palaestra.protocol.constants import IDEMPOTENCY_HEADER
 from palaestra.providers import ChatProvider, ProviderFailed
+from palaestra.rules.cage_baseline import BASELINE_NAME, baseline_move
 from palaestra.rules.cage_material import Material
 from palaestra.rules.cage_payloads import SYSTEM_PROMPT
-from palaestra.rules.house_baseline import BASELINE_NAME, baseline_move
 from palaestra.settings import Settings
 from palaestra.store.models import Agent
 

@@ -1,0 +1,71 @@
+"""The demo's lineup: the agents it starts and registers, and what each one shows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["LINEUP", "Entry"]
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One agent of the lineup: what serves it and what it shows."""
+
+    name: str
+    target: str  # module:attribute for `palaestra agent serve`, or a script's path
+    role: str | None  # the edgearena role; None for a cage harness
+    shows: str
+    harness_name: str | None = None  # a cage harness's name, as it registers its endpoint
+    #: Set for an agent written without the SDK: ``target`` is a script run by Python with
+    #: these arguments, its key in ``EDGE_AGENT_KEY``.
+    script_args: tuple[str, ...] | None = None
+
+
+LINEUP: Final = (
+    Entry("scout-atlas", "examples.scout:app", "SCOUT", "a good scout (examples/scout.py)"),
+    Entry(
+        "scout-beacon",
+        "palaestra.demo.agents:flaky_scout",
+        "SCOUT",
+        "flaky: its health pings fail in bursts; it drops to DEGRADED, PROBATION, and recovers",
+    ),
+    Entry("builder-forge", "examples.builder:app", "BUILDER", "a good builder"),
+    Entry("analyst-lens", "examples.analyst:app", "ANALYST", "a good analyst"),
+    Entry(
+        "analyst-tortoise",
+        "palaestra.demo.agents:slow_analyst",
+        "ANALYST",
+        "slow: over a second per task, within its deadlines",
+    ),
+    Entry(
+        "scout-sloppy",
+        "palaestra.demo.agents:sloppy_scout",
+        "SCOUT",
+        "breaks the schema and ignores signatures: its wizard fails on the schema, it stays "
+        "PENDING",
+    ),
+    Entry(
+        "scout-plain",
+        "examples/plain_scout.py",
+        "SCOUT",
+        "written without the SDK and verifying no signature: admitted with the warning "
+        "'accepts forged signatures'",
+        script_args=("--trust-signatures",),
+    ),
+    Entry(
+        "cage-baseline",
+        "examples.cage_fighter:app",
+        None,
+        "a cage.v1 harness (both sides)",
+        "baseline-cage-fighter",
+    ),
+    Entry(
+        "cage-leaky",
+        "palaestra.demo.agents:leaky_fighter",
+        None,
+        "leaks on purpose: as defender it gives its access code away in base64 when asked, "
+        "so the judge scores a breach",
+        "leaky-on-purpose",
+    ),
+)
