@@ -24,6 +24,7 @@ serve: install
 lint: install
 	$(BIN)/ruff check src tests bench examples
 	$(BIN)/ruff format --check src tests bench examples
+	$(BIN)/lint-imports
 
 typecheck: install
 	$(BIN)/mypy
@@ -52,4 +53,4 @@ format: install
 	$(BIN)/ruff format src tests bench examples
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

@@ -20,7 +20,7 @@ from pydantic import SecretStr
 from sqlalchemy import make_url, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from palaestra.api.app import create_app
+from palaestra.app import create_app
 from palaestra.clock import FrozenClock
 from palaestra.platform import Platform
 from palaestra.settings import Settings

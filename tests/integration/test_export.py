@@ -265,9 +265,9 @@ async def test_since_keeps_what_finished_at_or_after(platform: Platform, tmp_pat
 async def test_pages_cover_every_record(
     platform: Platform, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from palaestra.engine.export import dataset as export
+    from palaestra.engine.export import records
 
-    monkeypatch.setattr(export, "_PAGE", 2)
+    monkeypatch.setattr(records, "_PAGE", 2)
     a = await add_fighter(platform, await add_owner(platform, "a"), "a")
     b = await add_fighter(platform, await add_owner(platform, "b"), "b")
     made = [await add_match(platform, a, b, "draw", finished_at=5.0) for _ in range(5)]

@@ -19,7 +19,7 @@ import pytest
 from redis.asyncio import Redis
 from taskiq import AckableMessage
 
-from palaestra.api.app import create_app
+from palaestra.app import create_app
 from palaestra.clock import FrozenClock
 from palaestra.jobs.broker import StreamBroker, make_broker, queue_depth
 from palaestra.jobs.scheduler import RedisPeriods, Scheduler

@@ -6,7 +6,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Query
 
-from palaestra.api.deps import AdminCaller, AnyCaller, PlatformDep
 from palaestra.api.schemas import (
     AgentCreated,
     AgentOut,
@@ -22,6 +21,7 @@ from palaestra.api.schemas import (
 )
 from palaestra.engine.accounts import create_owner
 from palaestra.engine.agents import registry as service
+from palaestra.http.deps import AdminCaller, AnyCaller, PlatformDep
 
 router = APIRouter(prefix="/api")
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from palaestra.api.deps import AnyCaller, PlatformDep
 from palaestra.api.schemas import FighterCreate, FighterCreated, FighterEndpoint, FighterOut
 from palaestra.engine.cage import fighters as service
 from palaestra.engine.ratings.live import live_ratings
+from palaestra.http.deps import AnyCaller, PlatformDep
 
 router = APIRouter(prefix="/api", tags=["fighters"])
 

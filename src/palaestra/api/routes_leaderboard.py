@@ -6,12 +6,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from palaestra.api.deps import AdminCaller, PlatformDep
 from palaestra.api.leaderboard_schemas import LeaderboardOut, MatchmakingOut, PublishedOut
 from palaestra.engine.cage import matchmaker
 from palaestra.engine.ratings import leaderboard
 from palaestra.engine.ratings.live import rate_pending
 from palaestra.errors import InvalidRequest
+from palaestra.http.deps import AdminCaller, PlatformDep
 
 router = APIRouter(prefix="/api", tags=["leaderboard"])
 

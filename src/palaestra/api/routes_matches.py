@@ -6,10 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from palaestra.api.deps import AnyCaller, PlatformDep
 from palaestra.api.match_schemas import MatchCreate, MatchCreated, MatchOut, MatchSummary
 from palaestra.engine.cage import matches as service
 from palaestra.engine.cage.referee import Referee
+from palaestra.http.deps import AnyCaller, PlatformDep
 
 __all__ = ["router"]
 

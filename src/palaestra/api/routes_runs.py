@@ -6,7 +6,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
 
-from palaestra.api.deps import AnyCaller, PlatformDep
 from palaestra.api.run_schemas import (
     NewRun,
     RunCreated,
@@ -16,6 +15,7 @@ from palaestra.api.run_schemas import (
 )
 from palaestra.engine.runs import service
 from palaestra.engine.runs.stepper import RunDriver
+from palaestra.http.deps import AnyCaller, PlatformDep
 
 __all__ = ["RunsDep", "get_runs", "router"]
 

@@ -8,7 +8,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 from sqlalchemy import func, select, text
 
-from palaestra.api.deps import PlatformDep
+from palaestra.http.deps import PlatformDep
 from palaestra.jobs.broker import StreamBroker, queue_depth
 from palaestra.store.models import Task
 

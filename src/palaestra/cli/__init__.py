@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
-from palaestra.cli.app import app, main
+from palaestra.cli.app import app
+from palaestra.cli.commands import main
 
 __all__ = ["app", "main"]

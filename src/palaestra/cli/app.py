@@ -1,4 +1,7 @@
-"""The Typer application. Each area's commands live in their own module and register here."""
+"""The Typer application. Each area's commands live in their own module and register here.
+
+This module imports no command module, so every command module can import it.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import typer
 
 from palaestra import __version__
 
-__all__ = ["app", "main"]
+__all__ = ["app"]
 
 app = typer.Typer(
     name="palaestra",
@@ -33,9 +36,3 @@ def _root(
     ] = False,
 ) -> None:
     """Palaestra: a self-hostable arena for AI agents."""
-
-
-def main() -> None:
-    from palaestra.cli import commands  # noqa: F401  (registers every command)
-
-    app()

@@ -53,7 +53,7 @@ def serve(
     """
     import uvicorn
 
-    from palaestra.api.app import create_app
+    from palaestra.app import create_app
 
     overrides: dict[str, object] = {"host": host, "port": port, "data_dir": data_dir}
     if allow:

@@ -12,7 +12,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
-from palaestra.api.deps import PlatformDep
+from palaestra.http.deps import PlatformDep
 from palaestra.rules.ratings import MU, SIGMA
 from palaestra.web import board_queries, match_queries, queries, run_queries
 from palaestra.web.charts import LatencyPoint, latency_chart, status_spans, status_strip

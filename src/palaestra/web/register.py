@@ -17,7 +17,6 @@ import structlog
 from fastapi import APIRouter, Form, Request
 from starlette.responses import RedirectResponse, Response
 
-from palaestra.api.deps import PlatformDep
 from palaestra.engine.accounts import authenticate
 from palaestra.engine.agents.registry import register_agent
 from palaestra.engine.agents.wizard import (
@@ -28,6 +27,7 @@ from palaestra.engine.agents.wizard import (
     wizard_progress,
 )
 from palaestra.errors import PalaestraError
+from palaestra.http.deps import PlatformDep
 from palaestra.platform import Platform
 from palaestra.protocol import Role
 from palaestra.web import queries

@@ -1,6 +1,8 @@
 """The public dataset: matches and runs as JSON Lines, or Parquet with the ``parquet`` extra.
 
-- ``dataset``: the records, scrubbed of secrets, and the export itself;
+- ``dataset``: the export itself, and its manifest;
+- ``records``: the records, built from named columns and scrubbed of secrets;
+- ``writers``: a writer per format, behind one small interface;
 - ``parquet``: the Parquet writer, loaded only when asked for.
 """
 

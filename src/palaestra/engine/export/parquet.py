@@ -2,11 +2,12 @@
 
 The schemas are written out, not inferred, so that every file of a schema
 version has the same column types whatever its rows hold. Free-form JSON
-fields become JSON text (see ``JSON_TEXT_FIELDS`` in :mod:`palaestra.engine.export.dataset`).
+fields become JSON text (see ``JSON_TEXT_FIELDS`` in :mod:`palaestra.engine.export.records`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from palaestra.engine.export.dataset import JSON_TEXT_FIELDS, _Writer, json_text
+from palaestra.engine.export.records import JSON_TEXT_FIELDS
 
 __all__ = ["SCHEMAS", "ParquetWriter"]
 
@@ -138,6 +139,11 @@ SCHEMAS: dict[str, pa.Schema] = {
 }
 
 
+def _json_text(value: Any) -> str | None:
+    """A free-form JSON field as Parquet stores it."""
+    return None if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
 def _as_text(record: dict[str, Any], path: str) -> None:
     """Turn the field at ``path`` (``a`` or ``a[].b``) into JSON text, in place."""
     if "[]." in path:
@@ -145,16 +151,16 @@ def _as_text(record: dict[str, Any], path: str) -> None:
         for item in record.get(outer) or []:
             _as_text(item, inner)
         return
-    record[path] = json_text(record.get(path))
+    record[path] = _json_text(record.get(path))
 
 
-class ParquetWriter(_Writer):
-    """One row group per page of records."""
-
-    suffix = "parquet"
+class ParquetWriter:
+    """One row group per page of records: a RecordWriter for Parquet."""
 
     def __init__(self, directory: Path, name: str) -> None:
-        super().__init__(directory, name)
+        self.name = name
+        self.path = directory / f"{name}.parquet"
+        self.count = 0
         self.schema = SCHEMAS[name]
         self._writer = pq.ParquetWriter(self.path, self.schema)
 

@@ -1,4 +1,4 @@
-"""The FastAPI application: routes, JSON errors, the body cap, and the embedded workers."""
+"""The ASGI application: the API, the web pages, JSON errors, the body cap, the embedded workers."""
 
 from __future__ import annotations
 

@@ -1,0 +1,321 @@
+"""The dataset's records: finished matches and runs, built from named columns, scrubbed.
+
+Records are built from named columns, never from whole rows, so the
+credentials of the platform cannot leak into them (``docs/dataset.md`` lists
+every field). Free-form JSON also loses every object key named like a
+credential (:data:`CREDENTIAL_KEYS`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from typing import Any, Final
+
+from sqlalchemy import and_, or_, select
+
+from palaestra.platform import Platform
+from palaestra.store.models import Agent, Candidate, Match, RatedMatch, Run, Task, Turn
+
+__all__ = [
+    "CREDENTIAL_KEYS",
+    "JSON_TEXT_FIELDS",
+    "SCHEMA_VERSION",
+    "match_records",
+    "run_records",
+    "scrub",
+]
+
+SCHEMA_VERSION: Final = "1.0"
+FINISHED_MATCHES: Final = ("SCORED", "VOIDED")
+FINISHED_RUNS: Final = ("COMPLETED", "FAILED")
+#: Object keys dropped from free-form JSON, compared without case, "-" read as "_".
+CREDENTIAL_KEYS: Final = frozenset(
+    {
+        "api_key",
+        "apikey",
+        "access_token",
+        "authorization",
+        "claim_code",
+        "key",
+        "password",
+        "provider_key",
+        "secret",
+        "secret_key",
+        "token",
+        "x_agent_key",
+    }
+)
+#: Per file, the fields stored as JSON text in Parquet (objects in JSONL).
+JSON_TEXT_FIELDS: Final = {
+    "matches": ("material", "turns[].findings"),
+    "runs": (
+        "config",
+        "report",
+        "candidates[].scout_output",
+        "tasks[].payload",
+        "tasks[].output",
+    ),
+}
+_PAGE: Final = 200
+
+
+def scrub(value: Any) -> Any:
+    """``value`` without any object key named like a credential, at any depth."""
+    if isinstance(value, dict):
+        return {
+            k: scrub(v)
+            for k, v in value.items()
+            if str(k).lower().replace("-", "_") not in CREDENTIAL_KEYS
+        }
+    if isinstance(value, list):
+        return [scrub(v) for v in value]
+    return value
+
+
+# -- matches ---------------------------------------------------------------------------------
+
+
+async def match_records(
+    platform: Platform, since: float | None
+) -> AsyncIterator[list[dict[str, Any]]]:
+    """Finished matches' records, a page at a time, in finishing order."""
+    fighters = await _fighters(platform)
+    after: tuple[float, str] | None = None
+    while True:
+        query = select(Match).where(
+            Match.status.in_(FINISHED_MATCHES), Match.finished_at.is_not(None)
+        )
+        if since is not None:
+            query = query.where(Match.finished_at >= since)
+        if after is not None:
+            query = query.where(
+                or_(
+                    Match.finished_at > after[0],
+                    and_(Match.finished_at == after[0], Match.id > after[1]),
+                )
+            )
+        query = query.order_by(Match.finished_at, Match.id).limit(_PAGE)
+        async with platform.db.session() as session:
+            matches = list(await session.scalars(query))
+            if not matches:
+                return
+            ids = [m.id for m in matches]
+            turns: dict[str, list[Turn]] = {}
+            for turn in await session.scalars(
+                select(Turn).where(Turn.match_id.in_(ids)).order_by(Turn.match_id, Turn.turn)
+            ):
+                turns.setdefault(turn.match_id, []).append(turn)
+            markers = {
+                m.match_id: m
+                for m in await session.scalars(
+                    select(RatedMatch).where(RatedMatch.match_id.in_(ids))
+                )
+            }
+        yield [_match_record(m, fighters, turns.get(m.id, []), markers.get(m.id)) for m in matches]
+        last = matches[-1]
+        after = (last.finished_at or 0.0, last.id)
+
+
+async def _fighters(platform: Platform) -> dict[str, dict[str, Any]]:
+    query = select(
+        Agent.id,
+        Agent.name,
+        Agent.entrant_type,
+        Agent.fighter_class,
+        Agent.harness_name,
+        Agent.provider,
+        Agent.sandbox_attested,
+    ).where(Agent.arena == "cage")
+    async with platform.db.session() as session:
+        rows = (await session.execute(query)).all()
+    return {
+        r.id: {
+            "fighter_id": r.id,
+            "name": r.name,
+            "entrant_type": r.entrant_type,
+            "class": r.fighter_class,
+            "harness_name": r.harness_name,
+            "model": (r.provider or {}).get("model"),
+            "sandbox_attested": bool(r.sandbox_attested),
+        }
+        for r in rows
+    }
+
+
+def _entrant(fighters: dict[str, dict[str, Any]], fighter_id: str) -> dict[str, Any]:
+    known = fighters.get(fighter_id)
+    if known is not None:
+        return known
+    return {
+        "fighter_id": fighter_id,
+        "name": None,
+        "entrant_type": None,
+        "class": None,
+        "harness_name": None,
+        "model": None,
+        "sandbox_attested": False,
+    }
+
+
+def _match_record(
+    match: Match,
+    fighters: dict[str, dict[str, Any]],
+    turns: Iterable[Turn],
+    marker: RatedMatch | None,
+) -> dict[str, Any]:
+    material = (match.material or {}).get("secret", {})
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "match_id": match.id,
+        "ruleset": match.ruleset,
+        "status": match.status,
+        "outcome": match.outcome,
+        "decided_by": match.decided_by,
+        "void_reason": match.void_reason,
+        "created_at": match.created_at,
+        "finished_at": match.finished_at,
+        "attacker": _entrant(fighters, match.attacker_id),
+        "defender": _entrant(fighters, match.defender_id),
+        "material": scrub(material if isinstance(material, dict) else {}),
+        "turns": [
+            {
+                "turn": t.turn,
+                "side": t.side,
+                "fighter_id": t.fighter_id,
+                "status": t.status,
+                "payload": t.payload,
+                "message": t.message,
+                "reason": t.reason,
+                "latency_ms": t.latency_ms,
+                "findings": scrub(t.findings),
+                "started_at": t.started_at,
+                "finished_at": t.finished_at,
+            }
+            for t in turns
+        ],
+        "ratings": _ratings(marker),
+    }
+
+
+def _ratings(marker: RatedMatch | None) -> dict[str, Any] | None:
+    if marker is None or marker.result is None:
+        return None
+    return {
+        "result": marker.result,
+        "attack_before": {"mu": marker.attack_mu_before, "sigma": marker.attack_sigma_before},
+        "attack_after": {"mu": marker.attack_mu_after, "sigma": marker.attack_sigma_after},
+        "defence_before": {"mu": marker.defence_mu_before, "sigma": marker.defence_sigma_before},
+        "defence_after": {"mu": marker.defence_mu_after, "sigma": marker.defence_sigma_after},
+    }
+
+
+# -- runs ------------------------------------------------------------------------------------
+
+
+async def run_records(
+    platform: Platform, since: float | None
+) -> AsyncIterator[list[dict[str, Any]]]:
+    """Finished runs' records, a page at a time, in finishing order."""
+    async with platform.db.session() as session:
+        agents = {
+            r.id: (r.name, r.role)
+            for r in await session.execute(
+                select(Agent.id, Agent.name, Agent.role).where(Agent.arena == "edgearena")
+            )
+        }
+    after: tuple[float, str] | None = None
+    while True:
+        query = select(Run).where(Run.status.in_(FINISHED_RUNS), Run.finished_at.is_not(None))
+        if since is not None:
+            query = query.where(Run.finished_at >= since)
+        if after is not None:
+            query = query.where(
+                or_(
+                    Run.finished_at > after[0],
+                    and_(Run.finished_at == after[0], Run.id > after[1]),
+                )
+            )
+        query = query.order_by(Run.finished_at, Run.id).limit(_PAGE)
+        async with platform.db.session() as session:
+            runs = list(await session.scalars(query))
+            if not runs:
+                return
+            ids = [r.id for r in runs]
+            tasks: dict[str, list[Task]] = {}
+            for task in await session.scalars(
+                select(Task)
+                .where(Task.run_id.in_(ids))
+                .order_by(Task.run_id, Task.created_at, Task.phase, Task.slot, Task.attempt)
+            ):
+                tasks.setdefault(task.run_id, []).append(task)
+            candidates: dict[str, list[Candidate]] = {}
+            for candidate in await session.scalars(
+                select(Candidate)
+                .where(Candidate.run_id.in_(ids))
+                .order_by(Candidate.run_id, Candidate.created_at, Candidate.id)
+            ):
+                candidates.setdefault(candidate.run_id, []).append(candidate)
+        yield [_run_record(r, tasks.get(r.id, []), candidates.get(r.id, []), agents) for r in runs]
+        last = runs[-1]
+        after = (last.finished_at or 0.0, last.id)
+
+
+def _run_record(
+    run: Run,
+    tasks: Iterable[Task],
+    candidates: Iterable[Candidate],
+    agents: dict[str, tuple[str, str | None]],
+) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": run.id,
+        "goal": run.goal,
+        "launchpad": run.launchpad,
+        "status": run.status,
+        "phase": run.phase,
+        "error": run.error,
+        "created_at": run.created_at,
+        "finished_at": run.finished_at,
+        "config": scrub(run.config),
+        "report": scrub(run.report),
+        "candidates": [
+            {
+                "candidate_id": c.id,
+                "source_task_id": c.source_task_id,
+                "title": c.title,
+                "status": c.status,
+                "phase": c.phase,
+                "shortlist_score": c.shortlist_score,
+                "final_score": c.final_score,
+                "rank": c.rank,
+                "scout_output": scrub(c.scout_output),
+            }
+            for c in candidates
+        ],
+        "tasks": [
+            {
+                "task_id": t.id,
+                "candidate_id": t.candidate_id,
+                "phase": t.phase,
+                "slot": t.slot,
+                "attempt": t.attempt,
+                "agent_id": t.agent_id,
+                "agent_role": agents.get(t.agent_id, (None, None))[1] if t.agent_id else None,
+                "executor": t.executor,
+                "status": t.status,
+                "via": t.via,
+                "dispatched_at": t.dispatched_at,
+                "deadline_at": t.deadline_at,
+                "completed_at": t.completed_at,
+                "latency_ms": t.latency_ms,
+                "prompt_tokens": t.prompt_tokens,
+                "completion_tokens": t.completion_tokens,
+                "model_id": t.model_id,
+                "reason": t.reason,
+                "contribution": t.contribution,
+                "payload": scrub(t.payload),
+                "output": scrub(t.output),
+            }
+            for t in tasks
+        ],
+    }

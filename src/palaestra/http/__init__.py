@@ -1,0 +1,1 @@
+"""What the API and the web pages share, below both: request dependencies (``deps``)."""
