@@ -18,7 +18,6 @@ task is written at once.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -30,6 +29,7 @@ from sqlalchemy import Select, Table, bindparam, select
 from sqlalchemy.engine import Connection
 
 from palaestra.engine.agents.lifecycle import COOLDOWN_S, apply_event, state_of
+from palaestra.engine.batcher import Batcher
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
 from palaestra.rules.runflow import TaskStatus
@@ -170,9 +170,7 @@ class Recorder:
 
     def __init__(self, platform: Platform, *, max_batch: int = _MAX_BATCH) -> None:
         self.platform = platform
-        self.max_batch = max_batch
-        self._pending: list[tuple[Finish, asyncio.Future[Verdict]]] = []
-        self._writer: asyncio.Task[None] | None = None
+        self._batches: Batcher[Finish, Verdict] = Batcher(self._write, max_batch=max_batch)
 
     def submit(self, item: Finish) -> asyncio.Future[Verdict]:
         """Queue ``item`` for the next batch; the future tells its verdict.
@@ -180,11 +178,7 @@ class Recorder:
         The item is written even if nobody awaits the future (or the awaiting caller
         is cancelled).
         """
-        future: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
-        self._pending.append((item, future))
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.create_task(self._drain())
-        return future
+        return self._batches.submit(item)
 
     async def finish(self, item: Finish) -> Verdict:
         """Record ``item``; whether it ended its task."""
@@ -196,31 +190,17 @@ class Recorder:
         return [await future for future in futures]
 
     async def close(self) -> None:
-        if self._writer is not None:
-            with contextlib.suppress(Exception):
-                await self._writer
-
-    async def _drain(self) -> None:
-        while self._pending:
-            batch = self._pending[: self.max_batch]
-            del self._pending[: self.max_batch]
-            try:
-                verdicts = await self._write([item for item, _ in batch])
-            except Exception as exc:
-                log.exception("recording task ends failed", tasks=len(batch))
-                for _, future in batch:
-                    if not future.done():
-                        future.set_exception(exc)
-                continue
-            for (_, future), verdict in zip(batch, verdicts, strict=True):
-                if not future.done():
-                    future.set_result(verdict)
+        await self._batches.close()
 
     async def _write(self, batch: list[Finish]) -> list[Verdict]:
         """One transaction for ``batch``, in one hop to the store."""
         now = self.platform.clock.now()
         prepared = [_Prepared.of(item, now) for item in batch]
-        return await self.platform.db.transact(partial(self._record, prepared, now))
+        try:
+            return await self.platform.db.transact(partial(self._record, prepared, now))
+        except Exception:
+            log.exception("recording task ends failed", tasks=len(batch))
+            raise
 
     def _record(self, batch: list[_Prepared], now: float, connection: Connection) -> list[Verdict]:
         """The tasks still RUNNING end here, in the batch's order; the others are told why not.
