@@ -24,7 +24,7 @@ from palaestra.engine.agents.lifecycle import state_of
 from palaestra.engine.agents.outcomes import AgentOutcome, write_outcomes
 from palaestra.platform import Platform
 from palaestra.protocol import UserAgent
-from palaestra.protocol.constants import HEALTH_TIMEOUT_S
+from palaestra.protocol.constants import HEALTH_TIMEOUT_S, Arena
 from palaestra.rules.status import PINGABLE, next_ping_at
 from palaestra.store.models import Agent
 
@@ -71,7 +71,7 @@ class HealthMonitor:
                 select(Agent)
                 .where(
                     Agent.next_ping_at <= now,
-                    Agent.arena == "edgearena",
+                    Agent.arena == Arena.EDGEARENA.value,
                     Agent.hold.is_(False),
                     Agent.status.in_(_PINGABLE),
                     Agent.endpoint_url.is_not(None),

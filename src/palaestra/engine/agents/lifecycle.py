@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from palaestra.protocol.constants import Arena
 from palaestra.rules.status import (
     AgentState,
     Event,
@@ -111,7 +112,7 @@ def apply_event(
                 detail={"from": before.status.value, "to": after.status.value, "event": event},
             )
         )
-    if agent.arena != "edgearena":
+    if agent.arena != Arena.EDGEARENA:
         agent.next_ping_at = None  # cage harnesses answer POST only; they are not pinged
     elif ping_interval(after) != ping_interval(before) or agent.next_ping_at is None:
         agent.next_ping_at = next_ping_at(after, now, schedule)
