@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from palaestra.checks import conformance
 from palaestra.engine.ratings import leaderboard
 from palaestra.protocol.constants import Arena
 from palaestra.rules.matchflow import OPEN_MATCH_STATUSES, MatchStatus
@@ -13,8 +14,9 @@ def test_the_arenas_are_the_two_protocols() -> None:
     assert [arena.value for arena in Arena] == ["edgearena", "cage"]
 
 
-def test_the_leaderboard_names_the_same_arenas() -> None:
+def test_the_leaderboard_and_the_conformance_runner_name_the_same_arenas() -> None:
     assert leaderboard.Arena is Arena
+    assert conformance.Arena is Arena
 
 
 def test_the_open_match_statuses() -> None:

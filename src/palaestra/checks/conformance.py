@@ -17,7 +17,6 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from functools import partial
 from types import MappingProxyType
 
@@ -49,6 +48,7 @@ from palaestra.protocol.constants import (
     PHASE_DEADLINE_MS,
     PROBE_TIMEOUT_S,
     SIMULATION_GRACE_S,
+    Arena,
 )
 from palaestra.protocol.signing import REPLAY_WINDOW_SECONDS
 
@@ -89,13 +89,6 @@ NOT_REACHED = "not run: the endpoint did not answer the challenge"
 
 #: Told which check is about to wait, and for how long at most (seconds).
 Progress = Callable[[str, float], None]
-
-
-class Arena(StrEnum):
-    """Which protocol an endpoint speaks."""
-
-    EDGEARENA = "edgearena"
-    CAGE = "cage"
 
 
 _SIMULATION_PHASE: Mapping[Role, Phase] = MappingProxyType(
