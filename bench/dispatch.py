@@ -36,7 +36,6 @@ import asyncio
 import collections
 import contextlib
 import gc
-import multiprocessing
 import os
 import resource
 import socket
@@ -46,15 +45,12 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import orjson
 from aiohttp import web
-from cryptography.fernet import Fernet
-from pydantic import SecretStr
 from sqlalchemy import insert, update
 
 from palaestra import runtime
@@ -68,9 +64,19 @@ from palaestra.protocol import Phase
 from palaestra.protocol.signing import sign, signature_target
 from palaestra.rules.prompts import LAUNCHPADS, messages_for
 from palaestra.settings import Settings
-from palaestra.store.models import Agent, Owner
+from palaestra.store.models import Agent
 
-HOST = "127.0.0.1"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
+from bench._support import (
+    HOST,
+    Handler,
+    add_owner,
+    agent_row,
+    agents_process,
+    bench_settings,
+    free_port,
+)
+
 KEY = "ea_bench-agent-key-0123456789"
 SCOUTS_PER_RUN = 5
 SCOUT_OUTPUT = {
@@ -90,7 +96,9 @@ ENVELOPE = orjson.dumps(
 # Agents, in their own process.
 
 
-def _agents(conn: Connection, hold: bool) -> None:
+def agents(hold: bool = False) -> Handler:
+    """Fast agents answering every dispatch at once; with ``hold``, agents that keep every
+    connection until the client gives up. ``GET /_held`` tells how many they hold."""
     held = 0
 
     async def handle(request: web.BaseRequest) -> web.StreamResponse:
@@ -98,7 +106,7 @@ def _agents(conn: Connection, hold: bool) -> None:
         if request.path == "/_held":
             return web.json_response({"held": held})
         await request.read()
-        if hold:  # keep the connection until the client gives up
+        if hold:
             held += 1
             try:
                 await asyncio.sleep(3600)
@@ -106,75 +114,25 @@ def _agents(conn: Connection, hold: bool) -> None:
                 held -= 1
         return web.Response(body=ENVELOPE, content_type="application/json")
 
-    async def main() -> None:
-        server = web.Server(handle, handler_cancellation=True)
-        runner = web.ServerRunner(server, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, HOST, 0, backlog=4096)
-        await site.start()
-        conn.send(runner.addresses[0][1])
-        await asyncio.Event().wait()
-
-    try:
-        import uvloop
-
-        uvloop.run(main())
-    except ImportError:  # pragma: no cover
-        asyncio.run(main())
-
-
-@contextlib.contextmanager
-def agents_process(hold: bool = False) -> Iterator[int]:
-    parent, child = multiprocessing.Pipe()
-    process = multiprocessing.Process(target=_agents, args=(child, hold), daemon=True)
-    process.start()
-    try:
-        yield parent.recv()
-    finally:
-        process.terminate()
-        process.join(5)
+    return handle
 
 
 # The platform, in this process.
 
 
 def settings_for(data: Path) -> Settings:
-    return Settings(
-        _env_file=None,
-        data_dir=data,
-        secret_key=SecretStr(Fernet.generate_key().decode()),
-        egress_allow=["127.0.0.0/8"],
-        monitor_enabled=False,
-        runs_enabled=False,
-    )
+    return bench_settings(data, runs_enabled=False)
 
 
 async def seed_agents(platform: Platform, urls: Sequence[str]) -> list[str]:
     now = time.time()
-    owner = new_id()
+    owner = await add_owner(platform, now)
     sealed = platform.vault.seal(KEY)
-    rows: list[dict[str, Any]] = [
-        {
-            "id": new_id(),
-            "owner_id": owner,
-            "name": f"scout-{n}",
-            "arena": "edgearena",
-            "role": "SCOUT",
-            "endpoint_url": url,
-            "sandbox_attested": False,
-            "key_sealed": sealed,
-            "status": "ACTIVE",
-            "consecutive_failures": 0,
-            "hold": False,
-            "reputation": 0.0,
-            "created_at": now,
-            "updated_at": now,
-        }
+    rows = [
+        agent_row(owner, f"scout-{n}", now, endpoint_url=url, key_sealed=sealed)
         for n, url in enumerate(urls)
     ]
     async with platform.db.session() as session, session.begin():
-        session.add(Owner(id=owner, name="bench", token_hash=new_id(), created_at=now))
-        await session.flush()
         await session.execute(insert(Agent), rows)
     return [str(row["id"]) for row in rows]
 
@@ -310,7 +268,7 @@ async def bare_rate(urls: Sequence[str], tasks: int, concurrency: int) -> tuple[
 
 
 async def throughput(args: argparse.Namespace) -> None:
-    with agents_process() as port, tempfile.TemporaryDirectory() as data:
+    with agents_process(agents(), fast=True) as port, tempfile.TemporaryDirectory() as data:
         urls = [f"http://{HOST}:{port}/agents/{n}" for n in range(50)]
         platform = await Platform.open(settings_for(Path(data)))
         try:
@@ -360,13 +318,6 @@ async def throughput(args: argparse.Namespace) -> None:
 
 
 # The completion endpoint.
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 BARE_APP = """
@@ -555,7 +506,10 @@ async def memory(args: argparse.Namespace) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < args.in_flight + 1000:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, args.in_flight + 2000), hard))
-    with agents_process(hold=True) as port, tempfile.TemporaryDirectory() as data:
+    with (
+        agents_process(agents(hold=True), fast=True) as port,
+        tempfile.TemporaryDirectory() as data,
+    ):
         urls = [f"http://{HOST}:{port}/agents/{n}" for n in range(50)]
         platform = await Platform.open(settings_for(Path(data)))
         try:

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import multiprocessing
 import os
 import random
 import re
@@ -42,14 +41,12 @@ import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import orjson
 from aiohttp import web
-from cryptography.fernet import Fernet
 from pydantic import SecretStr
 from redis.asyncio import Redis
 from sqlalchemy import func, insert, make_url, select, text, update
@@ -63,9 +60,11 @@ from palaestra.jobs.tasks import Jobs
 from palaestra.platform import Platform
 from palaestra.protocol import Phase
 from palaestra.settings import Settings
-from palaestra.store.models import Agent, Owner, Run, Task
+from palaestra.store.models import Agent, Run, Task
 
-HOST = "127.0.0.1"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
+from bench._support import HOST, add_owner, agent_row, agents_process, bench_settings, free_port
+
 POSTGRES = os.environ.get(
     "PALAESTRA_BENCH_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1/test"
 )
@@ -94,39 +93,12 @@ ENVELOPE = orjson.dumps(
 # Agents, in their own process.
 
 
-def _agents(conn: Connection) -> None:
-    async def handle(request: web.BaseRequest) -> web.StreamResponse:
-        if request.method == "GET":
-            return web.Response(body=b'{"ok":true}', content_type="application/json")
-        await request.read()
-        return web.Response(body=ENVELOPE, content_type="application/json")
-
-    async def main() -> None:
-        runner = web.ServerRunner(web.Server(handle), access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, HOST, 0, backlog=4096)
-        await site.start()
-        conn.send(runner.addresses[0][1])
-        await asyncio.Event().wait()
-
-    try:
-        import uvloop
-
-        uvloop.run(main())
-    except ImportError:  # pragma: no cover
-        asyncio.run(main())
-
-
-@contextlib.contextmanager
-def agents_process() -> Iterator[int]:
-    parent, child = multiprocessing.Pipe()
-    process = multiprocessing.Process(target=_agents, args=(child,), daemon=True)
-    process.start()
-    try:
-        yield parent.recv()
-    finally:
-        process.terminate()
-        process.join(5)
+async def answer(request: web.BaseRequest) -> web.StreamResponse:
+    """Fast agents: a health ping's reply to a GET, a scout's output to a dispatch."""
+    if request.method == "GET":
+        return web.Response(body=b'{"ok":true}', content_type="application/json")
+    await request.read()
+    return web.Response(body=ENVELOPE, content_type="application/json")
 
 
 # The store and the broker of this bench.
@@ -158,21 +130,13 @@ async def forget_queue(queue: str) -> None:
 
 def settings_for(data: Path, database: str, queue: str, **extra: Any) -> Settings:
     given: dict[str, Any] = {
-        "monitor_enabled": False,
         "ratings_enabled": False,
         "matchmaking_enabled": False,
         "sweep_interval_s": 3600,
         **extra,
     }
-    return Settings(
-        _env_file=None,
-        data_dir=data,
-        database_url=database,
-        broker_url=REDIS,
-        broker_queue=queue,
-        secret_key=SecretStr(Fernet.generate_key().decode()),
-        egress_allow=["127.0.0.0/8"],
-        **given,
+    return bench_settings(
+        data, database_url=database, broker_url=REDIS, broker_queue=queue, **given
     )
 
 
@@ -226,30 +190,19 @@ def workers(
 
 async def seed_scouts(platform: Platform, port: int) -> None:
     now = time.time()
-    owner = new_id()
+    owner = await add_owner(platform, now)
     sealed = platform.vault.seal(KEY)
     rows = [
-        {
-            "id": new_id(),
-            "owner_id": owner,
-            "name": f"scout-{n}",
-            "arena": "edgearena",
-            "role": "SCOUT",
-            "endpoint_url": f"http://{HOST}:{port}/scout-{n}",
-            "sandbox_attested": False,
-            "key_sealed": sealed,
-            "status": "ACTIVE",
-            "consecutive_failures": 0,
-            "hold": False,
-            "reputation": 0.0,
-            "created_at": now,
-            "updated_at": now,
-        }
+        agent_row(
+            owner,
+            f"scout-{n}",
+            now,
+            endpoint_url=f"http://{HOST}:{port}/scout-{n}",
+            key_sealed=sealed,
+        )
         for n in range(SCOUTS)
     ]
     async with platform.db.session() as session, session.begin():
-        session.add(Owner(id=owner, name="bench", token_hash=new_id(), created_at=now))
-        await session.flush()
         await session.execute(insert(Agent), rows)
 
 
@@ -380,41 +333,21 @@ async def dispatch_bench(args: argparse.Namespace, data: Path, database: str, po
 
 async def seed_pinged(platform: Platform, port: int, agents: int, interval: float) -> None:
     now = time.time()
-    owner = new_id()
+    owner = await add_owner(platform, now)
     rng = random.Random(1)
-    async with platform.db.session() as session, session.begin():
-        session.add(Owner(id=owner, name="bench", token_hash=new_id(), created_at=now))
     for start in range(0, agents, 5000):
         rows = [
-            {
-                "id": new_id(),
-                "owner_id": owner,
-                "name": f"pinged-{n}",
-                "arena": "edgearena",
-                "role": "SCOUT",
-                "endpoint_url": f"http://{HOST}:{port}/a{n}",
-                "sandbox_attested": False,
-                "status": "ACTIVE",
-                "consecutive_failures": 0,
-                "hold": False,
-                "reputation": 0.0,
-                "next_ping_at": now + 5 + rng.uniform(0, interval),  # spread over one period
-                "created_at": now,
-                "updated_at": now,
-            }
+            agent_row(
+                owner,
+                f"pinged-{n}",
+                now,
+                endpoint_url=f"http://{HOST}:{port}/a{n}",
+                next_ping_at=now + 5 + rng.uniform(0, interval),  # spread over one period
+            )
             for n in range(start, min(agents, start + 5000))
         ]
         async with platform.db.session() as session, session.begin():
             await session.execute(insert(Agent), rows)
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 _BUCKET = re.compile(r'palaestra_health_ping_lag_seconds_bucket\{le="([^"]+)"\} (\S+)')
@@ -479,7 +412,7 @@ async def pings_bench(args: argparse.Namespace, data: Path, database: str, port:
 
 
 async def main(args: argparse.Namespace) -> None:
-    with tempfile.TemporaryDirectory() as folder, agents_process() as port:
+    with tempfile.TemporaryDirectory() as folder, agents_process(answer, fast=True) as port:
         async with bench_database() as database:
             if not args.skip_dispatch:
                 await dispatch_bench(args, Path(folder), database, port)
