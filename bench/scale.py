@@ -30,27 +30,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import random
 import re
-import signal
-import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import orjson
 from aiohttp import web
-from pydantic import SecretStr
-from redis.asyncio import Redis
-from sqlalchemy import func, insert, make_url, select, text, update
-from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy import func, insert, select, update
 
 from palaestra.engine.runs.dispatch import Opened, SlotRequest, open_slots, send
 from palaestra.engine.runs.recorder import Recorder
@@ -63,33 +55,23 @@ from palaestra.settings import Settings
 from palaestra.store.models import Agent, Run, Task
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
-from bench._support import HOST, add_owner, agent_row, agents_process, bench_settings, free_port
-
-POSTGRES = os.environ.get(
-    "PALAESTRA_BENCH_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1/test"
+from bench._support import (
+    ENVELOPE,
+    HOST,
+    REDIS,
+    add_owner,
+    agent_row,
+    agents_process,
+    bench_database,
+    bench_settings,
+    forget_queue,
+    free_port,
+    seed_scouts,
+    workers,
 )
-REDIS = os.environ.get("PALAESTRA_BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
-KEY = "ea_bench-scale-key-0123456789"
+
 SCOUTS = 200  # scout agents for the dispatch runs (5 distinct ones per run)
 PER_RUN = 5
-ENVELOPE = orjson.dumps(
-    {
-        "output": {
-            "candidate_title": "Timesheet-to-invoice autopilot for small agencies",
-            "target_customer": "Design agencies with 5 to 20 people",
-            "core_problem": "Turning timesheets into invoices takes hours every month",
-            "proposed_solution": "A tool that drafts ready-to-send invoices from timesheets",
-            "why_now": "Accounting and time-tracking APIs are stable",
-            "claims": [{"type": "market", "text": "Agencies bill by the hour"}],
-            "evidence": [{"kind": "observation", "summary": "Invoicing takes a day"}],
-        },
-        "promptTokens": 812,
-        "completionTokens": 164,
-        "modelId": "m",
-    }
-)
-
-
 # Agents, in their own process.
 
 
@@ -104,30 +86,6 @@ async def answer(request: web.BaseRequest) -> web.StreamResponse:
 # The store and the broker of this bench.
 
 
-@contextlib.asynccontextmanager
-async def bench_database() -> AsyncIterator[str]:
-    base = make_url(POSTGRES)
-    name = f"palaestra_bench_{os.getpid()}"
-    admin = create_async_engine(base, isolation_level="AUTOCOMMIT")
-    async with admin.connect() as connection:
-        await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
-        await connection.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield base.set(database=name).render_as_string(hide_password=False)
-    finally:
-        async with admin.connect() as connection:
-            await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        await admin.dispose()
-
-
-async def forget_queue(queue: str) -> None:
-    redis = Redis.from_url(REDIS)
-    keys = [key async for key in redis.scan_iter(match=f"{queue}*")]
-    if keys:
-        await redis.delete(*keys)
-    await redis.aclose()
-
-
 def settings_for(data: Path, database: str, queue: str, **extra: Any) -> Settings:
     given: dict[str, Any] = {
         "ratings_enabled": False,
@@ -140,70 +98,7 @@ def settings_for(data: Path, database: str, queue: str, **extra: Any) -> Setting
     )
 
 
-def environment(settings: Settings) -> dict[str, str]:
-    """The settings as a worker process reads them."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PALAESTRA_")}
-    for name, value in settings.model_dump().items():
-        if value is None:
-            continue
-        if isinstance(value, SecretStr):
-            value = value.get_secret_value()
-        elif isinstance(value, list):
-            value = ",".join(value)
-        env[f"PALAESTRA_{name.upper()}"] = str(value)
-    env["PALAESTRA_LOG_LEVEL"] = "WARNING"
-    return env
-
-
-@contextlib.contextmanager
-def workers(
-    settings: Settings, count: int, concurrency: int, metrics_ports: list[int] | None = None
-) -> Iterator[list[subprocess.Popen[bytes]]]:
-    env = environment(settings)
-    started = []
-    try:
-        for n in range(count):
-            args = [sys.executable, "-m", "palaestra", "worker", "--concurrency", str(concurrency)]
-            if metrics_ports:
-                args += ["--metrics-port", str(metrics_ports[n])]
-            started.append(
-                subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            )
-        for process in started:  # wait until each says it runs
-            assert process.stderr is not None
-            line = process.stderr.readline().decode()
-            assert "worker running" in line, line
-        yield started
-    finally:
-        for process in started:
-            process.send_signal(signal.SIGTERM)
-        for process in started:
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
 # 1. Dispatch throughput.
-
-
-async def seed_scouts(platform: Platform, port: int) -> None:
-    now = time.time()
-    owner = await add_owner(platform, now)
-    sealed = platform.vault.seal(KEY)
-    rows = [
-        agent_row(
-            owner,
-            f"scout-{n}",
-            now,
-            endpoint_url=f"http://{HOST}:{port}/scout-{n}",
-            key_sealed=sealed,
-        )
-        for n in range(SCOUTS)
-    ]
-    async with platform.db.session() as session, session.begin():
-        await session.execute(insert(Agent), rows)
 
 
 async def open_tasks(platform: Platform, count: int) -> list[Opened]:
@@ -305,7 +200,7 @@ async def dispatch_bench(args: argparse.Namespace, data: Path, database: str, po
     settings = settings_for(data, database, queue)
     platform = await Platform.open(settings)
     try:
-        await seed_scouts(platform, port)
+        await seed_scouts(platform, [f"http://{HOST}:{port}/scout-{n}" for n in range(SCOUTS)])
         await embedded_rate(platform, min(500, args.tasks), args.concurrency)  # warm up
         rows = [
             (
