@@ -241,7 +241,7 @@ async def agent_status(platform: Platform, agent_id: str) -> str | None:
 
 
 async def agent_rows(platform: Platform, arena: Arena = Arena.EDGEARENA) -> list[AgentRow]:
-    query = select(Agent).where(Agent.arena == arena).order_by(Agent.created_at, Agent.name)
+    query = select(Agent).where(Agent.arena == arena.value).order_by(Agent.created_at, Agent.name)
     async with platform.db.session() as session:
         return [AgentRow.of(agent) for agent in await session.scalars(query)]
 
