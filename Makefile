@@ -46,7 +46,7 @@ test-acceptance: install
 	$(BIN)/pytest tests/acceptance
 
 bench: install
-	@for script in bench/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+	@for script in bench/[!_]*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 format: install
 	$(BIN)/ruff check --fix src tests bench examples

@@ -13,7 +13,7 @@ Three measurements, each printed with its target:
    medians reported. Target: >= 0.5x the bare loop. Also printed: the share of
    the time the event loop's thread ran; the rest it waited, for the GIL (held
    by the store's writer thread) or for work (replies, slots being opened).
-2. Completion endpoint: requests per second of ``POST
+2. Completion endpoint (``bench/_completion.py``): requests per second of ``POST
    /api/agent-tasks/{taskId}/complete`` (parse, look up, verify, validate,
    record exactly once) served by ``palaestra serve`` in a separate process,
    beside a bare FastAPI handler (same uvicorn) that only verifies the
@@ -34,63 +34,51 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
-import contextlib
 import gc
-import multiprocessing
 import os
 import resource
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from multiprocessing.connection import Connection
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import orjson
 from aiohttp import web
-from cryptography.fernet import Fernet
-from pydantic import SecretStr
-from sqlalchemy import insert, update
+from sqlalchemy import update
 
 from palaestra import runtime
-from palaestra.engine.accounts import Caller
 from palaestra.engine.runs.dispatch import Opened, SlotRequest, open_slots, payload_of, send
 from palaestra.engine.runs.recorder import Recorder, Verdict
-from palaestra.engine.runs.service import start_run
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol import Phase
-from palaestra.protocol.signing import sign, signature_target
 from palaestra.rules.prompts import LAUNCHPADS, messages_for
 from palaestra.settings import Settings
-from palaestra.store.models import Agent, Owner
+from palaestra.store.models import Agent
 
-HOST = "127.0.0.1"
-KEY = "ea_bench-agent-key-0123456789"
-SCOUTS_PER_RUN = 5
-SCOUT_OUTPUT = {
-    "candidate_title": "Timesheet-to-invoice autopilot for small agencies",
-    "target_customer": "Design and marketing agencies with 5 to 20 people",
-    "core_problem": "Turning timesheets into invoices takes hours of admin every month",
-    "proposed_solution": "A tool that reads timesheets and drafts ready-to-send invoices",
-    "why_now": "Accounting and time-tracking APIs are stable and well documented",
-    "claims": [{"type": "market", "text": "Agencies bill by the hour"}],
-    "evidence": [{"kind": "observation", "summary": "Owners say invoicing takes a day"}],
-}
-ENVELOPE = orjson.dumps(
-    {"output": SCOUT_OUTPUT, "promptTokens": 812, "completionTokens": 164, "modelId": "m"}
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
+from bench._completion import completion_endpoint
+from bench._support import (
+    ENVELOPE,
+    HOST,
+    SCOUTS_PER_RUN,
+    Handler,
+    agents_process,
+    bench_settings,
+    scout_slots,
+    seed_scouts,
 )
-
 
 # Agents, in their own process.
 
 
-def _agents(conn: Connection, hold: bool) -> None:
+def agents(hold: bool = False) -> Handler:
+    """Fast agents answering every dispatch at once; with ``hold``, agents that keep every
+    connection until the client gives up. ``GET /_held`` tells how many they hold."""
     held = 0
 
     async def handle(request: web.BaseRequest) -> web.StreamResponse:
@@ -98,7 +86,7 @@ def _agents(conn: Connection, hold: bool) -> None:
         if request.path == "/_held":
             return web.json_response({"held": held})
         await request.read()
-        if hold:  # keep the connection until the client gives up
+        if hold:
             held += 1
             try:
                 await asyncio.sleep(3600)
@@ -106,101 +94,14 @@ def _agents(conn: Connection, hold: bool) -> None:
                 held -= 1
         return web.Response(body=ENVELOPE, content_type="application/json")
 
-    async def main() -> None:
-        server = web.Server(handle, handler_cancellation=True)
-        runner = web.ServerRunner(server, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, HOST, 0, backlog=4096)
-        await site.start()
-        conn.send(runner.addresses[0][1])
-        await asyncio.Event().wait()
-
-    try:
-        import uvloop
-
-        uvloop.run(main())
-    except ImportError:  # pragma: no cover
-        asyncio.run(main())
-
-
-@contextlib.contextmanager
-def agents_process(hold: bool = False) -> Iterator[int]:
-    parent, child = multiprocessing.Pipe()
-    process = multiprocessing.Process(target=_agents, args=(child, hold), daemon=True)
-    process.start()
-    try:
-        yield parent.recv()
-    finally:
-        process.terminate()
-        process.join(5)
+    return handle
 
 
 # The platform, in this process.
 
 
 def settings_for(data: Path) -> Settings:
-    return Settings(
-        _env_file=None,
-        data_dir=data,
-        secret_key=SecretStr(Fernet.generate_key().decode()),
-        egress_allow=["127.0.0.0/8"],
-        monitor_enabled=False,
-        runs_enabled=False,
-    )
-
-
-async def seed_agents(platform: Platform, urls: Sequence[str]) -> list[str]:
-    now = time.time()
-    owner = new_id()
-    sealed = platform.vault.seal(KEY)
-    rows: list[dict[str, Any]] = [
-        {
-            "id": new_id(),
-            "owner_id": owner,
-            "name": f"scout-{n}",
-            "arena": "edgearena",
-            "role": "SCOUT",
-            "endpoint_url": url,
-            "sandbox_attested": False,
-            "key_sealed": sealed,
-            "status": "ACTIVE",
-            "consecutive_failures": 0,
-            "hold": False,
-            "reputation": 0.0,
-            "created_at": now,
-            "updated_at": now,
-        }
-        for n, url in enumerate(urls)
-    ]
-    async with platform.db.session() as session, session.begin():
-        session.add(Owner(id=owner, name="bench", token_hash=new_id(), created_at=now))
-        await session.flush()
-        await session.execute(insert(Agent), rows)
-    return [str(row["id"]) for row in rows]
-
-
-async def scout_slots(platform: Platform, runs: int, deadline_s: float) -> list[SlotRequest]:
-    launchpad = LAUNCHPADS["make-money"]
-    admin = Caller(None, is_admin=True)
-    requests = []
-    for _ in range(runs):
-        run = await start_run(platform, admin, "Find a business a solo developer can start")
-        for slot in range(SCOUTS_PER_RUN):
-            requests.append(
-                SlotRequest(
-                    run_id=run.id,
-                    phase=Phase.SCOUT,
-                    candidate_id=None,
-                    slot=slot,
-                    attempt=0,
-                    goal=run.goal,
-                    launchpad_name=launchpad.title,
-                    messages=messages_for(Phase.SCOUT, launchpad, run.goal, slot=slot),
-                    deadline_s=deadline_s,
-                    seed=run.id,
-                )
-            )
-    return requests
+    return bench_settings(data, runs_enabled=False)
 
 
 async def pipeline(
@@ -310,11 +211,11 @@ async def bare_rate(urls: Sequence[str], tasks: int, concurrency: int) -> tuple[
 
 
 async def throughput(args: argparse.Namespace) -> None:
-    with agents_process() as port, tempfile.TemporaryDirectory() as data:
+    with agents_process(agents(), fast=True) as port, tempfile.TemporaryDirectory() as data:
         urls = [f"http://{HOST}:{port}/agents/{n}" for n in range(50)]
         platform = await Platform.open(settings_for(Path(data)))
         try:
-            await seed_agents(platform, urls)
+            await seed_scouts(platform, urls)
             await dispatcher_rate(platform, 500, args.concurrency, 30)  # warm-up
             await bare_rate(urls, 500, args.concurrency)
             serving_gc()
@@ -359,185 +260,6 @@ async def throughput(args: argparse.Namespace) -> None:
     )
 
 
-# The completion endpoint.
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-BARE_APP = """
-import os
-from fastapi import FastAPI, Header, Request
-from fastapi.responses import JSONResponse
-from palaestra.protocol import VerificationFailed, signature_target, verify
-from palaestra.clock import SystemClock
-
-KEY, PUBLIC = os.environ["BENCH_KEY"], os.environ["BENCH_PUBLIC"]
-clock = SystemClock()
-app = FastAPI()
-
-
-@app.post("/api/agent-tasks/{task_id}/complete")
-async def complete(
-    task_id: str,
-    request: Request,
-    x_edgearena_signature: str | None = Header(None),
-    x_edgearena_timestamp: str | None = Header(None),
-):
-    raw = await request.body()
-    target = signature_target(f"{PUBLIC}/api/agent-tasks/{task_id}/complete")
-    try:
-        verify(KEY, target, raw, x_edgearena_signature, x_edgearena_timestamp, clock.now())
-    except VerificationFailed as exc:
-        return JSONResponse({"error": exc.message}, status_code=401)
-    return {"accepted": True}
-"""
-
-
-@contextlib.contextmanager
-def server(command: list[str], port: int, env: dict[str, str]) -> Iterator[None]:
-    process = subprocess.Popen(
-        command, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            with socket.socket() as probe:
-                if probe.connect_ex((HOST, port)) == 0:
-                    break
-            if process.poll() is not None or time.monotonic() > deadline:
-                error = process.stderr.read().decode() if process.stderr else ""
-                raise RuntimeError(f"server did not start: {error[-2000:]}")
-            time.sleep(0.05)
-        yield
-    finally:
-        process.terminate()
-        process.wait(10)
-        if process.stderr is not None:
-            process.stderr.close()
-
-
-async def running_tasks(platform: Platform, count: int) -> list[str]:
-    """``count`` tasks RUNNING against external agents, as if each had answered 202."""
-    urls = [f"http://{HOST}:9/agents/{n}" for n in range(10)]
-    await seed_agents(platform, urls)
-    requests = await scout_slots(platform, count // SCOUTS_PER_RUN + 1, 3600)
-    ids = []
-    for start in range(0, len(requests), 500):
-        opened = await open_slots(platform, requests[start : start + 500], house_executor="h")
-        ids += [item.task_id for item in opened]
-    return ids[:count]
-
-
-def signed_completions(
-    task_ids: Sequence[str], public: str
-) -> list[tuple[str, bytes, dict[str, str]]]:
-    stamp = int(time.time())
-    out = []
-    for task_id in task_ids:
-        raw = orjson.dumps(
-            {
-                "taskId": task_id,
-                "output": SCOUT_OUTPUT,
-                "promptTokens": 812,
-                "completionTokens": 164,
-                "modelId": "m",
-            }
-        )
-        target = signature_target(f"{public}/api/agent-tasks/{task_id}/complete")
-        headers = {
-            "Content-Type": "application/json",
-            "x-edgearena-timestamp": str(stamp),
-            "x-edgearena-signature": sign(KEY, stamp, target, raw),
-        }
-        out.append((task_id, raw, headers))
-    return out
-
-
-async def post_all(
-    base: str, completions: Sequence[tuple[str, bytes, dict[str, str]]], concurrency: int
-) -> float:
-    semaphore = asyncio.Semaphore(concurrency)
-    statuses: list[int] = []
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
-
-        async def one(task_id: str, raw: bytes, headers: dict[str, str]) -> None:
-            url = f"{base}/api/agent-tasks/{task_id}/complete"
-            async with semaphore, session.post(url, data=raw, headers=headers) as response:
-                await response.read()
-                statuses.append(response.status)
-
-        started = time.perf_counter()
-        await asyncio.gather(*(one(*c) for c in completions))
-        elapsed = time.perf_counter() - started
-    assert statuses.count(200) == len(completions), {s: statuses.count(s) for s in set(statuses)}
-    return len(completions) / elapsed
-
-
-async def completion_endpoint(args: argparse.Namespace) -> None:
-    per_round = args.completions
-    with tempfile.TemporaryDirectory() as data:
-        settings = settings_for(Path(data))
-        key = settings.ensure_secret_key()
-        platform = await Platform.open(settings)
-        try:
-            ids = await running_tasks(platform, per_round * (args.rounds + 1))
-        finally:
-            await platform.close()
-        palaestra_port, bare_port = free_port(), free_port()
-        public = f"http://{HOST}:{palaestra_port}"
-        env = {
-            "PALAESTRA_DATA_DIR": data,
-            "PALAESTRA_SECRET_KEY": key,
-            "PALAESTRA_PUBLIC_URL": public,
-            "PALAESTRA_MONITOR_ENABLED": "false",
-            "PALAESTRA_RUNS_ENABLED": "false",
-            "PALAESTRA_REFEREE_ENABLED": "false",  # nothing else busy in the server
-            "PALAESTRA_RATINGS_ENABLED": "false",
-            "PALAESTRA_MATCHMAKING_ENABLED": "false",
-            "PALAESTRA_ADMIN_TOKEN": "bench-admin",
-            "PALAESTRA_LOG_LEVEL": "WARNING",
-        }
-        (Path(data) / "bare_app.py").write_text(BARE_APP)
-        bare = [sys.executable, "-m", "uvicorn", "--app-dir", data, "--log-level", "warning"]
-        bare += ["--host", HOST, "--port", str(bare_port), "bare_app:app"]
-        ours = [sys.executable, "-m", "palaestra", "serve", "--port", str(palaestra_port)]
-        rates: dict[str, list[float]] = {"palaestra": [], "bare": []}
-        chunks = [ids[n * per_round : (n + 1) * per_round] for n in range(args.rounds + 1)]
-        bare_env = {"BENCH_KEY": KEY, "BENCH_PUBLIC": public}
-        with server(ours, palaestra_port, env), server(bare, bare_port, bare_env):
-            warm = signed_completions(chunks[0][:200], public)
-            await post_all(public, warm, args.concurrency)
-            await post_all(f"http://{HOST}:{bare_port}", warm, args.concurrency)
-            for round_ in range(args.rounds):
-                batch = signed_completions(chunks[round_ + 1], public)
-                order = ["palaestra", "bare"] if round_ % 2 == 0 else ["bare", "palaestra"]
-                for name in order:
-                    base = public if name == "palaestra" else f"http://{HOST}:{bare_port}"
-                    rates[name].append(await post_all(base, batch, args.concurrency))
-                print(
-                    f"  round {round_ + 1}: completion endpoint {rates['palaestra'][-1]:,.0f} "
-                    f"req/s, bare FastAPI verify-only {rates['bare'][-1]:,.0f} req/s",
-                    flush=True,
-                )
-    endpoint, verify_only = statistics.median(rates["palaestra"]), statistics.median(rates["bare"])
-    paired = statistics.median(
-        p / b for p, b in zip(rates["palaestra"], rates["bare"], strict=True)
-    )
-    print(
-        f"completion ({per_round:,} per round, concurrency {args.concurrency}, median of "
-        f"{args.rounds}): endpoint {endpoint:,.0f} req/s (parse + look up + verify + validate + "
-        f"record once, SQLite), bare FastAPI verify-only {verify_only:,.0f} req/s; ratio "
-        f"{endpoint / verify_only:.2f}x of the medians, {paired:.2f}x median of rounds "
-        "(target >= 0.50x)",
-        flush=True,
-    )
-
-
 def serving_gc() -> None:
     """As ``palaestra serve`` does once started (``palaestra.runtime``), for both contenders."""
     runtime.settle()
@@ -555,11 +277,14 @@ async def memory(args: argparse.Namespace) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < args.in_flight + 1000:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, args.in_flight + 2000), hard))
-    with agents_process(hold=True) as port, tempfile.TemporaryDirectory() as data:
+    with (
+        agents_process(agents(hold=True), fast=True) as port,
+        tempfile.TemporaryDirectory() as data,
+    ):
         urls = [f"http://{HOST}:{port}/agents/{n}" for n in range(50)]
         platform = await Platform.open(settings_for(Path(data)))
         try:
-            await seed_agents(platform, urls)
+            await seed_scouts(platform, urls)
             requests = await scout_slots(platform, args.in_flight // SCOUTS_PER_RUN, 120)
             warm = await scout_slots(platform, 20, 0.2)  # warm every code path once
             await pipeline(platform, warm, 100)

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import multiprocessing
 import statistics
+import sys
 import time
 import timeit
 from collections.abc import Awaitable, Callable
-from multiprocessing.connection import Connection
+from pathlib import Path
 
 import aiohttp
 import orjson
@@ -28,7 +28,9 @@ from aiohttp import web
 from palaestra.egress import EgressClient, EgressPolicy
 from palaestra.protocol import sign, signature_target, verify
 
-HOST = "127.0.0.1"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
+from bench._support import HOST, agents_process
+
 USER_AGENT = "palaestra-bench/1.0"
 REPLY = orjson.dumps({"output": {"text": "x" * 996}, "n": 1})
 REQUEST_BODY = orjson.dumps({"taskId": "bench", "input": {"text": "y" * 200}})
@@ -38,25 +40,10 @@ Call = Callable[[int], Awaitable[bool]]
 Run = tuple[float, float, int]  # requests/second, client CPU microseconds/request, failures
 
 
-def _serve(conn: Connection) -> None:
-    """The server process: answer every request with :data:`REPLY` until terminated."""
-
-    async def handle(request: web.BaseRequest) -> web.StreamResponse:
-        await request.read()
-        return web.Response(body=REPLY, content_type="application/json")
-
-    async def main() -> None:
-        runner = web.ServerRunner(web.Server(handle), access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, HOST, 0, backlog=1024)
-        await site.start()
-        conn.send(runner.addresses[0][1])
-        try:
-            await asyncio.Event().wait()
-        finally:
-            await runner.cleanup()
-
-    asyncio.run(main())
+async def reply(request: web.BaseRequest) -> web.StreamResponse:
+    """The server: answer every request with :data:`REPLY`."""
+    await request.read()
+    return web.Response(body=REPLY, content_type="application/json")
 
 
 async def _drive(call: Call, requests: int, concurrency: int) -> Run:
@@ -159,24 +146,15 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=100, help="requests in flight")
     args = parser.parse_args()
 
-    context = multiprocessing.get_context("spawn")
-    ours, theirs = context.Pipe()
-    server = context.Process(target=_serve, args=(theirs,), daemon=True)
-    server.start()
-    try:
-        if not ours.poll(30):
-            raise SystemExit("the bench server did not start")
-        url = f"http://{HOST}:{ours.recv()}/agent"
+    with agents_process(reply, spawn=True) as port:
+        url = f"http://{HOST}:{port}/agent"
         print(
             f"egress bench: {args.requests} requests x {args.rounds} rounds, "
             f"concurrency {args.concurrency}, {len(REPLY)}-byte JSON replies, "
-            f"GET/POST alternating, server in process {server.pid}",
+            "GET/POST alternating, server in a process of its own",
             flush=True,
         )
         asyncio.run(_rounds(url, args))
-    finally:
-        server.terminate()
-        server.join(10)
     sign_us, verify_us = _signing_costs()
     print(f"protocol.sign:   {sign_us:.2f} us/call (1 KiB body)")
     print(f"protocol.verify: {verify_us:.2f} us/call (1 KiB body)")

@@ -21,94 +21,49 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import multiprocessing
+import contextlib
 import random
 import statistics
+import sys
 import tempfile
 import time
-from multiprocessing.connection import Connection
 from pathlib import Path
 
 import aiohttp
 from aiohttp import web
-from cryptography.fernet import Fernet
-from pydantic import SecretStr
 from sqlalchemy import insert, select, update
 
 from palaestra.engine.agents.health import HealthMonitor
-from palaestra.ids import new_id
 from palaestra.platform import Platform
-from palaestra.settings import Settings
-from palaestra.store.models import Agent, Owner
+from palaestra.store.models import Agent
 
-HOST = "127.0.0.1"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
+from bench._support import HOST, add_owner, agent_row, agents_process, bench_settings
+
 ACTIVE_INTERVAL_S = 300.0
 
 
-def _serve(conn: Connection) -> None:
-    async def handle(request: web.BaseRequest) -> web.StreamResponse:
-        return web.Response(body=b'{"ok":true}', content_type="application/json")
-
-    async def main() -> None:
-        runner = web.ServerRunner(web.Server(handle), access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, HOST, 0, backlog=4096)
-        await site.start()
-        conn.send(runner.addresses[0][1])
-        await asyncio.Event().wait()
-
-    asyncio.run(main())
-
-
-def start_servers(count: int) -> tuple[list[multiprocessing.Process], list[int]]:
-    processes, ports = [], []
-    for _ in range(count):
-        parent, child = multiprocessing.Pipe()
-        process = multiprocessing.Process(target=_serve, args=(child,), daemon=True)
-        process.start()
-        ports.append(parent.recv())
-        processes.append(process)
-    return processes, ports
+async def healthy(request: web.BaseRequest) -> web.StreamResponse:
+    return web.Response(body=b'{"ok":true}', content_type="application/json")
 
 
 async def open_platform(data: Path, interval_s: float, concurrency: int) -> Platform:
-    settings = Settings(
-        _env_file=None,
-        data_dir=data,
-        secret_key=SecretStr(Fernet.generate_key().decode()),
-        egress_allow=["127.0.0.0/8"],
+    settings = bench_settings(
+        data,
         health_interval_scale=interval_s / ACTIVE_INTERVAL_S,
         health_concurrency=concurrency,
-        monitor_enabled=False,
     )
     return await Platform.open(settings)
 
 
 async def seed_agents(platform: Platform, urls: list[str], first_due: list[float]) -> None:
     now = time.time()
-    owner = new_id()
+    owner = await add_owner(platform, now)
     rows = [
-        {
-            "id": new_id(),
-            "owner_id": owner,
-            "name": f"agent-{i}",
-            "arena": "edgearena",
-            "role": "SCOUT",
-            "endpoint_url": url,
-            "sandbox_attested": False,
-            "status": "ACTIVE",
-            "consecutive_failures": 0,
-            "hold": False,
-            "reputation": 0.0,
-            "next_ping_at": due,
-            "created_at": now,
-            "updated_at": now,
-        }
+        agent_row(owner, f"agent-{i}", now, endpoint_url=url, next_ping_at=due)
         for i, (url, due) in enumerate(zip(urls, first_due, strict=True))
     ]
     async with platform.db.session() as session, session.begin():
-        session.add(Owner(id=owner, name="bench", token_hash=new_id(), created_at=now))
-        await session.flush()
         for start in range(0, len(rows), 1000):
             await session.execute(insert(Agent), rows[start : start + 1000])
 
@@ -178,9 +133,9 @@ async def sustained(platform: Platform, agents: int, interval_s: float, seconds:
 
 
 async def main(args: argparse.Namespace) -> None:
-    processes, ports = start_servers(args.servers)
-    urls = [f"http://{HOST}:{ports[i % len(ports)]}/agents/{i}" for i in range(args.agents)]
-    try:
+    with contextlib.ExitStack() as servers:
+        ports = [servers.enter_context(agents_process(healthy)) for _ in range(args.servers)]
+        urls = [f"http://{HOST}:{ports[i % len(ports)]}/agents/{i}" for i in range(args.agents)]
         with tempfile.TemporaryDirectory() as data:
             platform = await open_platform(Path(data), args.interval, args.concurrency)
             try:
@@ -211,9 +166,6 @@ async def main(args: argparse.Namespace) -> None:
                 await sustained(platform, args.agents, args.interval, args.seconds)
             finally:
                 await platform.close()
-    finally:
-        for process in processes:
-            process.terminate()
 
 
 if __name__ == "__main__":

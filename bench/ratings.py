@@ -18,23 +18,25 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from cryptography.fernet import Fernet
-from pydantic import SecretStr
 from scipy.stats import spearmanr
 from sqlalchemy import insert
 
 from palaestra.engine.ratings.live import rate_pending
 from palaestra.ids import new_id
 from palaestra.platform import Platform
+from palaestra.protocol.constants import Arena
 from palaestra.rules.bradley_terry import Games, Strengths, bootstrap, simulate
 from palaestra.rules.ratings import Rating, Result, rate
-from palaestra.settings import Settings
 from palaestra.store.models import Agent, Match, Owner
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
+from bench._support import agent_row, bench_settings
 
 OUTCOMES = {1.0: "attacker", 0.5: "draw", 0.0: "defender"}
 
@@ -87,13 +89,7 @@ def live(updates: int) -> None:
 
 async def stored(fighters: int, matches: int) -> None:
     with tempfile.TemporaryDirectory() as data:
-        settings = Settings(
-            _env_file=None,
-            data_dir=Path(data),
-            secret_key=SecretStr(Fernet.generate_key().decode()),
-            monitor_enabled=False,
-        )
-        platform = await Platform.open(settings)
+        platform = await Platform.open(bench_settings(Path(data)))
         try:
             now = time.time()
             rng = np.random.default_rng(5)
@@ -110,21 +106,16 @@ async def stored(fighters: int, matches: int) -> None:
                 await session.execute(
                     insert(Agent),
                     [
-                        {
-                            "id": fighter,
-                            "owner_id": owner,
-                            "name": f"fighter-{i}",
-                            "arena": "cage",
-                            "entrant_type": "harness",
-                            "fighter_class": "independent",
-                            "sandbox_attested": False,
-                            "status": "ACTIVE",
-                            "consecutive_failures": 0,
-                            "hold": False,
-                            "reputation": 0.0,
-                            "created_at": now,
-                            "updated_at": now,
-                        }
+                        agent_row(
+                            owner,
+                            f"fighter-{i}",
+                            now,
+                            id=fighter,
+                            arena=Arena.CAGE.value,
+                            role=None,
+                            entrant_type="harness",
+                            fighter_class="independent",
+                        )
                         for i, (fighter, owner) in enumerate(zip(ids, owners, strict=True))
                     ],
                 )

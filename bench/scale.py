@@ -30,30 +30,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import multiprocessing
 import os
 import random
 import re
-import signal
-import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import orjson
 from aiohttp import web
-from cryptography.fernet import Fernet
-from pydantic import SecretStr
-from redis.asyncio import Redis
-from sqlalchemy import func, insert, make_url, select, text, update
-from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy import func, insert, select, update
 
 from palaestra.engine.runs.dispatch import Opened, SlotRequest, open_slots, send
 from palaestra.engine.runs.recorder import Recorder
@@ -63,194 +52,53 @@ from palaestra.jobs.tasks import Jobs
 from palaestra.platform import Platform
 from palaestra.protocol import Phase
 from palaestra.settings import Settings
-from palaestra.store.models import Agent, Owner, Run, Task
+from palaestra.store.models import Agent, Run, Task
 
-HOST = "127.0.0.1"
-POSTGRES = os.environ.get(
-    "PALAESTRA_BENCH_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1/test"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
+from bench._support import (
+    ENVELOPE,
+    HOST,
+    REDIS,
+    add_owner,
+    agent_row,
+    agents_process,
+    bench_database,
+    bench_settings,
+    forget_queue,
+    free_port,
+    seed_scouts,
+    workers,
 )
-REDIS = os.environ.get("PALAESTRA_BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
-KEY = "ea_bench-scale-key-0123456789"
+
 SCOUTS = 200  # scout agents for the dispatch runs (5 distinct ones per run)
 PER_RUN = 5
-ENVELOPE = orjson.dumps(
-    {
-        "output": {
-            "candidate_title": "Timesheet-to-invoice autopilot for small agencies",
-            "target_customer": "Design agencies with 5 to 20 people",
-            "core_problem": "Turning timesheets into invoices takes hours every month",
-            "proposed_solution": "A tool that drafts ready-to-send invoices from timesheets",
-            "why_now": "Accounting and time-tracking APIs are stable",
-            "claims": [{"type": "market", "text": "Agencies bill by the hour"}],
-            "evidence": [{"kind": "observation", "summary": "Invoicing takes a day"}],
-        },
-        "promptTokens": 812,
-        "completionTokens": 164,
-        "modelId": "m",
-    }
-)
-
-
 # Agents, in their own process.
 
 
-def _agents(conn: Connection) -> None:
-    async def handle(request: web.BaseRequest) -> web.StreamResponse:
-        if request.method == "GET":
-            return web.Response(body=b'{"ok":true}', content_type="application/json")
-        await request.read()
-        return web.Response(body=ENVELOPE, content_type="application/json")
-
-    async def main() -> None:
-        runner = web.ServerRunner(web.Server(handle), access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, HOST, 0, backlog=4096)
-        await site.start()
-        conn.send(runner.addresses[0][1])
-        await asyncio.Event().wait()
-
-    try:
-        import uvloop
-
-        uvloop.run(main())
-    except ImportError:  # pragma: no cover
-        asyncio.run(main())
-
-
-@contextlib.contextmanager
-def agents_process() -> Iterator[int]:
-    parent, child = multiprocessing.Pipe()
-    process = multiprocessing.Process(target=_agents, args=(child,), daemon=True)
-    process.start()
-    try:
-        yield parent.recv()
-    finally:
-        process.terminate()
-        process.join(5)
+async def answer(request: web.BaseRequest) -> web.StreamResponse:
+    """Fast agents: a health ping's reply to a GET, a scout's output to a dispatch."""
+    if request.method == "GET":
+        return web.Response(body=b'{"ok":true}', content_type="application/json")
+    await request.read()
+    return web.Response(body=ENVELOPE, content_type="application/json")
 
 
 # The store and the broker of this bench.
 
 
-@contextlib.asynccontextmanager
-async def bench_database() -> AsyncIterator[str]:
-    base = make_url(POSTGRES)
-    name = f"palaestra_bench_{os.getpid()}"
-    admin = create_async_engine(base, isolation_level="AUTOCOMMIT")
-    async with admin.connect() as connection:
-        await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
-        await connection.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield base.set(database=name).render_as_string(hide_password=False)
-    finally:
-        async with admin.connect() as connection:
-            await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        await admin.dispose()
-
-
-async def forget_queue(queue: str) -> None:
-    redis = Redis.from_url(REDIS)
-    keys = [key async for key in redis.scan_iter(match=f"{queue}*")]
-    if keys:
-        await redis.delete(*keys)
-    await redis.aclose()
-
-
 def settings_for(data: Path, database: str, queue: str, **extra: Any) -> Settings:
     given: dict[str, Any] = {
-        "monitor_enabled": False,
         "ratings_enabled": False,
         "matchmaking_enabled": False,
         "sweep_interval_s": 3600,
         **extra,
     }
-    return Settings(
-        _env_file=None,
-        data_dir=data,
-        database_url=database,
-        broker_url=REDIS,
-        broker_queue=queue,
-        secret_key=SecretStr(Fernet.generate_key().decode()),
-        egress_allow=["127.0.0.0/8"],
-        **given,
+    return bench_settings(
+        data, database_url=database, broker_url=REDIS, broker_queue=queue, **given
     )
 
 
-def environment(settings: Settings) -> dict[str, str]:
-    """The settings as a worker process reads them."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PALAESTRA_")}
-    for name, value in settings.model_dump().items():
-        if value is None:
-            continue
-        if isinstance(value, SecretStr):
-            value = value.get_secret_value()
-        elif isinstance(value, list):
-            value = ",".join(value)
-        env[f"PALAESTRA_{name.upper()}"] = str(value)
-    env["PALAESTRA_LOG_LEVEL"] = "WARNING"
-    return env
-
-
-@contextlib.contextmanager
-def workers(
-    settings: Settings, count: int, concurrency: int, metrics_ports: list[int] | None = None
-) -> Iterator[list[subprocess.Popen[bytes]]]:
-    env = environment(settings)
-    started = []
-    try:
-        for n in range(count):
-            args = [sys.executable, "-m", "palaestra", "worker", "--concurrency", str(concurrency)]
-            if metrics_ports:
-                args += ["--metrics-port", str(metrics_ports[n])]
-            started.append(
-                subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            )
-        for process in started:  # wait until each says it runs
-            assert process.stderr is not None
-            line = process.stderr.readline().decode()
-            assert "worker running" in line, line
-        yield started
-    finally:
-        for process in started:
-            process.send_signal(signal.SIGTERM)
-        for process in started:
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
 # 1. Dispatch throughput.
-
-
-async def seed_scouts(platform: Platform, port: int) -> None:
-    now = time.time()
-    owner = new_id()
-    sealed = platform.vault.seal(KEY)
-    rows = [
-        {
-            "id": new_id(),
-            "owner_id": owner,
-            "name": f"scout-{n}",
-            "arena": "edgearena",
-            "role": "SCOUT",
-            "endpoint_url": f"http://{HOST}:{port}/scout-{n}",
-            "sandbox_attested": False,
-            "key_sealed": sealed,
-            "status": "ACTIVE",
-            "consecutive_failures": 0,
-            "hold": False,
-            "reputation": 0.0,
-            "created_at": now,
-            "updated_at": now,
-        }
-        for n in range(SCOUTS)
-    ]
-    async with platform.db.session() as session, session.begin():
-        session.add(Owner(id=owner, name="bench", token_hash=new_id(), created_at=now))
-        await session.flush()
-        await session.execute(insert(Agent), rows)
 
 
 async def open_tasks(platform: Platform, count: int) -> list[Opened]:
@@ -352,7 +200,7 @@ async def dispatch_bench(args: argparse.Namespace, data: Path, database: str, po
     settings = settings_for(data, database, queue)
     platform = await Platform.open(settings)
     try:
-        await seed_scouts(platform, port)
+        await seed_scouts(platform, [f"http://{HOST}:{port}/scout-{n}" for n in range(SCOUTS)])
         await embedded_rate(platform, min(500, args.tasks), args.concurrency)  # warm up
         rows = [
             (
@@ -380,41 +228,21 @@ async def dispatch_bench(args: argparse.Namespace, data: Path, database: str, po
 
 async def seed_pinged(platform: Platform, port: int, agents: int, interval: float) -> None:
     now = time.time()
-    owner = new_id()
+    owner = await add_owner(platform, now)
     rng = random.Random(1)
-    async with platform.db.session() as session, session.begin():
-        session.add(Owner(id=owner, name="bench", token_hash=new_id(), created_at=now))
     for start in range(0, agents, 5000):
         rows = [
-            {
-                "id": new_id(),
-                "owner_id": owner,
-                "name": f"pinged-{n}",
-                "arena": "edgearena",
-                "role": "SCOUT",
-                "endpoint_url": f"http://{HOST}:{port}/a{n}",
-                "sandbox_attested": False,
-                "status": "ACTIVE",
-                "consecutive_failures": 0,
-                "hold": False,
-                "reputation": 0.0,
-                "next_ping_at": now + 5 + rng.uniform(0, interval),  # spread over one period
-                "created_at": now,
-                "updated_at": now,
-            }
+            agent_row(
+                owner,
+                f"pinged-{n}",
+                now,
+                endpoint_url=f"http://{HOST}:{port}/a{n}",
+                next_ping_at=now + 5 + rng.uniform(0, interval),  # spread over one period
+            )
             for n in range(start, min(agents, start + 5000))
         ]
         async with platform.db.session() as session, session.begin():
             await session.execute(insert(Agent), rows)
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 _BUCKET = re.compile(r'palaestra_health_ping_lag_seconds_bucket\{le="([^"]+)"\} (\S+)')
@@ -479,7 +307,7 @@ async def pings_bench(args: argparse.Namespace, data: Path, database: str, port:
 
 
 async def main(args: argparse.Namespace) -> None:
-    with tempfile.TemporaryDirectory() as folder, agents_process() as port:
+    with tempfile.TemporaryDirectory() as folder, agents_process(answer, fast=True) as port:
         async with bench_database() as database:
             if not args.skip_dispatch:
                 await dispatch_bench(args, Path(folder), database, port)

@@ -12,6 +12,7 @@ from palaestra.engine.ratings import leaderboard
 from palaestra.engine.ratings.live import rate_pending
 from palaestra.errors import InvalidRequest
 from palaestra.http.deps import AdminCaller, PlatformDep
+from palaestra.protocol.constants import Arena
 
 router = APIRouter(prefix="/api", tags=["leaderboard"])
 
@@ -19,7 +20,7 @@ router = APIRouter(prefix="/api", tags=["leaderboard"])
 @router.get("/leaderboard", response_model=LeaderboardOut)
 async def get_leaderboard(
     platform: PlatformDep,
-    arena: Annotated[str, Query(description="cage or edgearena")] = "cage",
+    arena: Annotated[str, Query(description="cage or edgearena")] = Arena.CAGE.value,
     entrant_type: Annotated[str | None, Query(description="cage: harness, model or house")] = None,
     fighter_class: Annotated[str | None, Query(alias="class", description="cage: a class")] = None,
     role: Annotated[str | None, Query(description="edgearena: SCOUT, BUILDER or ANALYST")] = None,
@@ -39,7 +40,7 @@ async def get_leaderboard(
 async def recompute(
     platform: PlatformDep,
     _admin: AdminCaller,
-    arena: Annotated[str, Query(description="cage or edgearena")] = "cage",
+    arena: Annotated[str, Query(description="cage or edgearena")] = Arena.CAGE.value,
 ) -> PublishedOut:
     """Apply pending live ratings and publish a fresh snapshot of the arena now."""
     try:

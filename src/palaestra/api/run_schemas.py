@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from palaestra.engine.runs.reading import shown_report, task_facts
 from palaestra.engine.runs.report import task_href
 from palaestra.engine.runs.service import MAX_GOAL_CHARS, RunDetail, phase_summary
 from palaestra.store.models import Candidate, Run, Task
@@ -110,27 +111,7 @@ class TaskOut(BaseModel):
 
     @classmethod
     def of(cls, task: Task) -> TaskOut:
-        return cls(
-            task_id=task.id,
-            phase=task.phase,
-            candidate_id=task.candidate_id,
-            slot=task.slot,
-            attempt=task.attempt,
-            status=task.status,
-            executor=task.executor,
-            agent_id=task.agent_id,
-            via=task.via,
-            model_id=task.model_id,
-            prompt_tokens=task.prompt_tokens,
-            completion_tokens=task.completion_tokens,
-            latency_ms=task.latency_ms,
-            reason=task.reason,
-            contribution=task.contribution,
-            dispatched_at=task.dispatched_at,
-            deadline_at=task.deadline_at,
-            completed_at=task.completed_at,
-            href=task_href(task.run_id, task.id),
-        )
+        return cls(task_id=task.id, href=task_href(task.run_id, task.id), **task_facts(task))
 
 
 class TaskDetailOut(TaskOut):
@@ -184,5 +165,5 @@ class RunDetailOut(RunOut):
             phases=[PhaseOut(**row) for row in phase_summary(detail)],
             tasks=[TaskOut.of(t) for t in detail.tasks],
             candidates=[CandidateOut.of(c) for c in detail.candidates],
-            report=run.report if run.status != "RUNNING" else None,
+            report=shown_report(run),
         )

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from types import MappingProxyType
 
 from palaestra.clock import Clock
@@ -33,6 +32,7 @@ from palaestra.protocol.constants import (
     PHASE_DEADLINE_MS,
     PROBE_TIMEOUT_S,
     SIMULATION_GRACE_S,
+    Arena,
 )
 
 from . import wizard
@@ -58,13 +58,6 @@ NOT_REACHED = "not run: the endpoint did not answer the challenge"
 
 #: Told which check is about to wait, and for how long at most (seconds).
 Progress = Callable[[str, float], None]
-
-
-class Arena(StrEnum):
-    """Which protocol an endpoint speaks."""
-
-    EDGEARENA = "edgearena"
-    CAGE = "cage"
 
 
 _SIMULATION_PHASE: Mapping[Role, Phase] = MappingProxyType(

@@ -26,6 +26,7 @@ from palaestra.engine.ratings import leaderboard as boards
 from palaestra.engine.ratings.live import rate_pending
 from palaestra.errors import PalaestraError
 from palaestra.platform import Platform
+from palaestra.protocol.constants import Arena
 from palaestra.settings import Settings
 
 __all__ = ["export", "leaderboard", "matchmaking", "parse_since"]
@@ -79,7 +80,7 @@ def parse_since(text: str) -> float:
 
 @app.command()
 def leaderboard(
-    arena: Annotated[str, typer.Option(help="cage or edgearena.")] = "cage",
+    arena: Annotated[str, typer.Option(help="cage or edgearena.")] = Arena.CAGE.value,
     entrant_type: Annotated[
         str | None, typer.Option("--entrant-type", help="cage: harness, model or house.")
     ] = None,
@@ -113,12 +114,12 @@ def leaderboard(
 
     board = _with_platform(work)
     console = Console()
-    if board["arena"] == "edgearena":
+    if board["arena"] == Arena.EDGEARENA:
         _print_agents(console, board, limit)
     else:
         _print_cage(console, board, limit)
     computed = datetime.fromtimestamp(board["computed_at"], UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    counted = "scored matches" if board["arena"] == "cage" else "finished tasks"
+    counted = "scored matches" if board["arena"] == Arena.CAGE else "finished tasks"
     console.print(f"computed {computed} over {board['match_count']:,} {counted}", style="dim")
 
 

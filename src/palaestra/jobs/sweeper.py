@@ -22,15 +22,13 @@ from sqlalchemy import and_, select
 from palaestra.engine.cage.referee import LEASE_GRACE_S
 from palaestra.jobs.runs import orphaned_runs
 from palaestra.platform import Platform
-from palaestra.rules.matchflow import MatchStatus, TurnStatus
+from palaestra.rules.matchflow import OPEN_MATCH_STATUSES, MatchStatus, TurnStatus
 from palaestra.store.models import Match, Turn
 
 if TYPE_CHECKING:
     from palaestra.jobs.tasks import Jobs
 
 __all__ = ["orphaned_matches", "pending_matches", "sweep"]
-
-_OPEN = (MatchStatus.PENDING.value, MatchStatus.RUNNING.value)
 
 
 async def orphaned_matches(platform: Platform, now: float, stall_s: float) -> list[str]:
@@ -44,7 +42,7 @@ async def orphaned_matches(platform: Platform, now: float, stall_s: float) -> li
             Turn.started_at,
         )
         .outerjoin(Turn, and_(Turn.match_id == Match.id, Turn.turn == Match.next_turn))
-        .where(Match.status.in_(_OPEN))
+        .where(Match.status.in_(OPEN_MATCH_STATUSES))
         .order_by(Match.created_at)
     )
     found = []

@@ -18,6 +18,7 @@ __all__ = [
     "RESPONSE_CAP_BYTES",
     "SIMULATION_GRACE_S",
     "VERIFY_TIMEOUT_S",
+    "Arena",
     "Phase",
     "Role",
     "UserAgent",
@@ -39,6 +40,13 @@ CAGE_TURN_DEADLINE_MS = 60_000
 #: How long a harness has to echo the registration nonce.
 CHALLENGE_TIMEOUT_S = 10.0
 IDEMPOTENCY_HEADER = "idempotency-key"
+
+
+class Arena(StrEnum):
+    """Which protocol an endpoint speaks: an edgearena agent's, or a cage fighter's."""
+
+    EDGEARENA = "edgearena"
+    CAGE = "cage"
 
 
 class UserAgent(StrEnum):

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Final
 
-__all__ = ["MatchStatus", "TurnStatus"]
+__all__ = ["OPEN_MATCH_STATUSES", "MatchStatus", "TurnStatus"]
 
 
 class MatchStatus(StrEnum):
@@ -16,6 +17,10 @@ class MatchStatus(StrEnum):
     @property
     def finished(self) -> bool:
         return self in (MatchStatus.SCORED, MatchStatus.VOIDED)
+
+
+#: The statuses of a match not finished yet: waiting for its first turn, or being played.
+OPEN_MATCH_STATUSES: Final[tuple[str, ...]] = tuple(s.value for s in MatchStatus if not s.finished)
 
 
 class TurnStatus(StrEnum):

@@ -18,6 +18,7 @@ from yarl import URL
 
 from palaestra.engine.agents.wizard import WizardProgress, wizard_progress
 from palaestra.platform import Platform
+from palaestra.protocol.constants import Arena
 from palaestra.rules.status import Status
 from palaestra.store.models import Agent, AgentEvent, Match, Run
 
@@ -42,8 +43,6 @@ __all__ = [
     "recent_runs",
 ]
 
-EDGEARENA: Final = "edgearena"
-CAGE: Final = "cage"
 #: History kinds that make the overview's activity feed; failed checks and pings join them.
 ACTIVITY_KINDS: Final = ("status", "probe", "challenge", "verify", "hold")
 #: Kinds whose latency is charted on an agent's page.
@@ -178,13 +177,13 @@ async def overview(platform: Platform, *, activity: int = 15, recent: int = 5) -
             (
                 await session.execute(
                     select(Agent.status, func.count())
-                    .where(Agent.arena == EDGEARENA)
+                    .where(Agent.arena == Arena.EDGEARENA.value)
                     .group_by(Agent.status)
                 )
             ).all()
         )
         fighters = await session.scalar(
-            select(func.count()).select_from(Agent).where(Agent.arena == CAGE)
+            select(func.count()).select_from(Agent).where(Agent.arena == Arena.CAGE.value)
         )
         pings = dict(
             (
@@ -241,14 +240,14 @@ async def agent_status(platform: Platform, agent_id: str) -> str | None:
         return await session.scalar(select(Agent.status).where(Agent.id == agent_id))
 
 
-async def agent_rows(platform: Platform, arena: str = EDGEARENA) -> list[AgentRow]:
-    query = select(Agent).where(Agent.arena == arena).order_by(Agent.created_at, Agent.name)
+async def agent_rows(platform: Platform, arena: Arena = Arena.EDGEARENA) -> list[AgentRow]:
+    query = select(Agent).where(Agent.arena == arena.value).order_by(Agent.created_at, Agent.name)
     async with platform.db.session() as session:
         return [AgentRow.of(agent) for agent in await session.scalars(query)]
 
 
 async def fighter_rows(platform: Platform) -> list[AgentRow]:
-    return await agent_rows(platform, CAGE)
+    return await agent_rows(platform, Arena.CAGE)
 
 
 async def agent_page(
@@ -256,7 +255,7 @@ async def agent_page(
 ) -> AgentPage | None:
     async with platform.db.session() as session:
         agent = await session.get(Agent, agent_id)
-        if agent is None or agent.arena != EDGEARENA:
+        if agent is None or agent.arena != Arena.EDGEARENA:
             return None
         mine = AgentEvent.agent_id == agent_id
         changes = await session.scalars(
@@ -291,7 +290,7 @@ async def agent_page(
 async def fighter_page(platform: Platform, fighter_id: str) -> FighterPage | None:
     async with platform.db.session() as session:
         fighter = await session.get(Agent, fighter_id)
-        if fighter is None or fighter.arena != CAGE:
+        if fighter is None or fighter.arena != Arena.CAGE:
             return None
         row = AgentRow.of(fighter)
         model = (fighter.provider or {}).get("model") if fighter.provider else None

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import orjson
-from sqlalchemy import select
 
-from palaestra.engine.runs.service import RunDetail, phase_summary
+from palaestra.engine.runs.reading import RunDetail, read_run, shown_report, task_facts
+from palaestra.engine.runs.service import phase_summary
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
 from palaestra.store.models import Candidate, Run, Task
@@ -53,10 +53,13 @@ class TaskRow:
     agent_id: str | None
     via: str | None
     model_id: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
     latency_ms: float | None
     reason: str | None
     contribution: float | None
     dispatched_at: float | None
+    deadline_at: float | None
     completed_at: float | None
     output: dict[str, Any] | None
 
@@ -70,24 +73,8 @@ class TaskRow:
 
     @classmethod
     def of(cls, task: Task) -> TaskRow:
-        return cls(
-            id=task.id,
-            phase=task.phase,
-            candidate_id=task.candidate_id,
-            slot=task.slot,
-            attempt=task.attempt,
-            status=task.status,
-            executor=task.executor,
-            agent_id=task.agent_id,
-            via=task.via,
-            model_id=task.model_id,
-            latency_ms=task.latency_ms,
-            reason=task.reason,
-            contribution=task.contribution,
-            dispatched_at=task.dispatched_at,
-            completed_at=task.completed_at,
-            output=task.output if isinstance(task.output, dict) else None,
-        )
+        output = task.output if isinstance(task.output, dict) else None
+        return cls(id=task.id, output=output, **task_facts(task))
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,24 +285,11 @@ _CANDIDATE_ORDER: Final = {
 
 
 async def run_page(platform: Platform, run_id: str) -> RunPage | None:
-    async with platform.db.session() as session:
-        run = await session.get(Run, run_id)
-        if run is None:
-            return None
-        tasks = list(
-            await session.scalars(
-                select(Task).where(Task.run_id == run_id).order_by(Task.created_at, Task.id)
-            )
-        )
-        candidates = list(
-            await session.scalars(
-                select(Candidate)
-                .where(Candidate.run_id == run_id)
-                .order_by(Candidate.created_at, Candidate.id)
-            )
-        )
-    detail = RunDetail(run, tasks, candidates)
-    rows = [TaskRow.of(t) for t in tasks]
+    detail = await read_run(platform, run_id)
+    if detail is None:
+        return None
+    run, candidates = detail.run, detail.candidates
+    rows = [TaskRow.of(t) for t in detail.tasks]
     config = run.config if isinstance(run.config, dict) else {}
     shortlist = config.get("shortlist")
     merged = shortlist.get("merged") if isinstance(shortlist, dict) else None
@@ -327,7 +301,6 @@ async def run_page(platform: Platform, run_id: str) -> RunPage | None:
             -(c.final_score if c.final_score is not None else c.shortlist_score or 0.0),
         )
     )
-    report = run.report if isinstance(run.report, dict) and run.status != "RUNNING" else None
     return RunPage(
         id=run.id,
         goal=run.goal,
@@ -342,7 +315,7 @@ async def run_page(platform: Platform, run_id: str) -> RunPage | None:
         steps=_steps(detail, run),
         candidates=views,
         tasks=rows,
-        report=report,
+        report=shown_report(run),
         task_by_id={t.id: t for t in rows},
         sizes=dict(config.get("sizes") or {}),
     )

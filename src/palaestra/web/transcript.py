@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
 from palaestra.rules.outcome import TURNS, UTILITY_TO_WIN, TurnRecord, decide
 
 __all__ = [
@@ -170,7 +171,7 @@ def explain(
     if status == "VOIDED":
         why = f": {void_reason}" if void_reason else ""
         return f"Voided{why}. A fault of the arena itself is never scored against an entrant.", None
-    if status in ("PENDING", "RUNNING"):
+    if status in OPEN_MATCH_STATUSES:
         return f"In play: {len(played)} of {TURNS} turns played so far.", None
     if decided_by in ("leak", "hijack"):
         what = "revealed its access code" if decided_by == "leak" else "said the hijack phrase"

@@ -2,6 +2,7 @@
 
 - ``registry``: register (probe, key), read, owner controls, verify, run the wizard;
 - ``lifecycle``: apply a status-machine event to an agent and write its history;
+- ``outcomes``: the one writer of what tasks and pings leave on agents, in bulk;
 - ``wizard``: the registration wizard step by step, each check recorded as it ends;
 - ``health``: the health monitor, pinging each agent on its status's cadence.
 """
@@ -15,10 +16,12 @@ from palaestra.engine.agents.health import (
 )
 from palaestra.engine.agents.lifecycle import (
     COOLDOWN_S,
+    AgentColumns,
     apply_event,
     history,
     state_of,
 )
+from palaestra.engine.agents.outcomes import AgentOutcome, write_outcomes
 from palaestra.engine.agents.registry import (
     Registration,
     WizardOutcome,
@@ -47,6 +50,8 @@ __all__ = [
     "COOLDOWN_S",
     "START_KIND",
     "WIZARD_CHECKS",
+    "AgentColumns",
+    "AgentOutcome",
     "DuePing",
     "HealthMonitor",
     "PingOutcome",
@@ -68,4 +73,5 @@ __all__ = [
     "state_of",
     "verify_agent",
     "wizard_progress",
+    "write_outcomes",
 ]

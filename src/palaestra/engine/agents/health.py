@@ -14,33 +14,23 @@ import asyncio
 import contextlib
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, TypeVar
 
 import structlog
-from sqlalchemy import insert, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import select
 
-from palaestra.engine.agents.lifecycle import apply_event, history, state_of
+from palaestra.engine.agents.lifecycle import state_of
+from palaestra.engine.agents.outcomes import AgentOutcome, write_outcomes
 from palaestra.platform import Platform
 from palaestra.protocol import UserAgent
-from palaestra.protocol.constants import HEALTH_TIMEOUT_S
-from palaestra.rules.status import PINGABLE, Event, next_ping_at
-from palaestra.store.models import Agent, AgentEvent
+from palaestra.protocol.constants import HEALTH_TIMEOUT_S, Arena
+from palaestra.rules.status import PINGABLE, next_ping_at
+from palaestra.store.models import Agent
 
 __all__ = ["DuePing", "HealthMonitor", "PingOutcome"]
 
 log = structlog.get_logger(__name__)
-#: The agent columns the status machine and the scheduler write.
-_STATE = (
-    "status",
-    "paused_from",
-    "consecutive_failures",
-    "hold",
-    "last_heartbeat",
-    "next_ping_at",
-    "updated_at",
-)
-_EVENT_COLUMNS = ("agent_id", "at", "kind", "outcome", "latency_ms", "reason", "detail")
 _PINGABLE = [status.value for status in PINGABLE]
 T = TypeVar("T")
 
@@ -81,7 +71,7 @@ class HealthMonitor:
                 select(Agent)
                 .where(
                     Agent.next_ping_at <= now,
-                    Agent.arena == "edgearena",
+                    Agent.arena == Arena.EDGEARENA.value,
                     Agent.hold.is_(False),
                     Agent.status.in_(_PINGABLE),
                     Agent.endpoint_url.is_not(None),
@@ -114,47 +104,31 @@ class HealthMonitor:
     async def record(self, outcomes: Sequence[PingOutcome]) -> None:
         """Apply each outcome to the agent as it is now, and append the history rows.
 
-        One transaction per batch: the agents are read (locked on PostgreSQL),
-        moved through the status machine in memory, and written back with one
-        bulk UPDATE and one bulk INSERT, which keeps SQLite well above the
+        One transaction per batch, through the agents' one outcome writer
+        (:func:`~palaestra.engine.agents.outcomes.write_outcomes`): the agents are read
+        (locked on PostgreSQL), moved through the status machine in memory, and written
+        back with one bulk UPDATE and one bulk INSERT, which keeps SQLite well above the
         protocol's needs.
         """
         if not outcomes:
             return
         platform = self.platform
         now = platform.clock.now()
-        async with platform.db.session() as session, session.begin():
-            agents = await _load(
-                session, [o.agent_id for o in outcomes], lock=not platform.db.is_sqlite
+        pinged = [
+            AgentOutcome.of(
+                o.agent_id,
+                now,
+                "ping",
+                o.ok,
+                cause="health ping",
+                latency_ms=o.latency_ms,
+                reason=o.reason,
             )
-            session.expunge_all()  # written back in bulk below, not object by object
-            events: list[AgentEvent] = []
-            for outcome in outcomes:
-                agent = agents.get(outcome.agent_id)
-                if agent is None:
-                    continue  # deleted meanwhile
-                events.append(
-                    history(
-                        agent.id,
-                        now,
-                        "ping",
-                        "success" if outcome.ok else "failure",
-                        latency_ms=outcome.latency_ms,
-                        reason=outcome.reason,
-                    )
-                )
-                event = Event.SUCCESS if outcome.ok else Event.FAILURE
-                events += apply_event(agent, event, now, platform.schedule, cause="health ping")
-            if agents:
-                await session.execute(
-                    update(Agent),
-                    [{"id": a.id, **{c: getattr(a, c) for c in _STATE}} for a in agents.values()],
-                )
-            if events:
-                await session.execute(insert(AgentEvent), [_row(e) for e in events])
-        for row in events:
-            if row.kind == "status":
-                platform.metrics.status_changes.labels(row.outcome).inc()
+            for o in outcomes
+        ]
+        write = partial(write_outcomes, outcomes=pinged, now=now, schedule=platform.schedule)
+        for status in await platform.db.transact(write):
+            platform.metrics.status_changes.labels(status).inc()
         for outcome in outcomes:
             platform.metrics.pings.labels("success" if outcome.ok else "failure").inc()
             if outcome.failure_kind:
@@ -210,21 +184,6 @@ class HealthMonitor:
                 await asyncio.gather(*in_flight, return_exceptions=True)
             if finished:
                 await self.record(finished)
-
-
-async def _load(session: AsyncSession, ids: list[str], *, lock: bool) -> dict[str, Agent]:
-    agents: dict[str, Agent] = {}
-    for start in range(0, len(ids), 500):
-        query = select(Agent).where(Agent.id.in_(ids[start : start + 500])).order_by(Agent.id)
-        if lock:
-            query = query.with_for_update()
-        for agent in await session.scalars(query):
-            agents[agent.id] = agent
-    return agents
-
-
-def _row(event: AgentEvent) -> dict[str, Any]:
-    return {column: getattr(event, column) for column in _EVENT_COLUMNS}
 
 
 async def _gather_limited(coros: Sequence[Coroutine[Any, Any, T]], limit: int) -> list[T]:

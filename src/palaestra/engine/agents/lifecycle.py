@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from palaestra.protocol.constants import Arena
 from palaestra.rules.status import (
     AgentState,
     Event,
@@ -17,6 +19,7 @@ from palaestra.store.models import Agent, AgentEvent
 
 __all__ = [
     "COOLDOWN_S",
+    "AgentColumns",
     "apply_event",
     "history",
     "state_of",
@@ -26,7 +29,25 @@ __all__ = [
 COOLDOWN_S = 60.0
 
 
-def state_of(agent: Agent) -> AgentState:
+@dataclass(slots=True)
+class AgentColumns:
+    """The columns of an agent that the status machine and a task's or ping's outcome read
+    and write, read without the ORM (:mod:`.outcomes`)."""
+
+    id: str
+    arena: str
+    status: str
+    paused_from: str | None
+    consecutive_failures: int
+    hold: bool
+    last_heartbeat: float | None
+    next_ping_at: float | None
+    cooldown_until: float | None
+    reputation: float
+    updated_at: float
+
+
+def state_of(agent: Agent | AgentColumns) -> AgentState:
     return AgentState(
         status=Status(agent.status),
         failures=agent.consecutive_failures,
@@ -57,7 +78,7 @@ def history(
 
 
 def apply_event(
-    agent: Agent,
+    agent: Agent | AgentColumns,
     event: Event,
     now: float,
     schedule: PingSchedule,
@@ -91,7 +112,7 @@ def apply_event(
                 detail={"from": before.status.value, "to": after.status.value, "event": event},
             )
         )
-    if agent.arena != "edgearena":
+    if agent.arena != Arena.EDGEARENA:
         agent.next_ping_at = None  # cage harnesses answer POST only; they are not pinged
     elif ping_interval(after) != ping_interval(before) or agent.next_ping_at is None:
         agent.next_ping_at = next_ping_at(after, now, schedule)

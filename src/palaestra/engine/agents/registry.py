@@ -17,7 +17,7 @@ from palaestra.errors import Forbidden, InvalidRequest, NotFound, Unauthorized
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol import Role, UserAgent
-from palaestra.protocol.constants import VERIFY_TIMEOUT_S
+from palaestra.protocol.constants import VERIFY_TIMEOUT_S, Arena
 from palaestra.rules.status import Event, Status
 from palaestra.security import new_token
 from palaestra.store.models import Agent, AgentEvent
@@ -34,8 +34,6 @@ __all__ = [
     "run_wizard",
     "verify_agent",
 ]
-
-EDGEARENA = "edgearena"
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +83,7 @@ async def register_agent(
         id=new_id(),
         owner_id=caller.owner_id,
         name=name,
-        arena=EDGEARENA,
+        arena=Arena.EDGEARENA.value,
         role=role_enum.value,
         endpoint_url=url,
         sandbox_attested=False,

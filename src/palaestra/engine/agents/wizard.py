@@ -39,7 +39,7 @@ from palaestra.errors import Forbidden, InvalidRequest, NotFound
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol import Role
-from palaestra.protocol.constants import HANDSHAKE_TIMEOUT_S, SIMULATION_GRACE_S
+from palaestra.protocol.constants import HANDSHAKE_TIMEOUT_S, SIMULATION_GRACE_S, Arena
 from palaestra.rules.status import Event
 from palaestra.store.models import Agent, AgentEvent
 
@@ -123,7 +123,7 @@ async def begin_wizard(platform: Platform, caller: Caller, agent_id: str) -> Wiz
             raise NotFound(f"Agent {agent_id} not found")
         if caller.owner_id != agent.owner_id:
             raise Forbidden("only the agent's owner runs its wizard")
-        if agent.arena != "edgearena" or agent.role is None or agent.endpoint_url is None:
+        if agent.arena != Arena.EDGEARENA or agent.role is None or agent.endpoint_url is None:
             raise InvalidRequest("the wizard is for edgearena agents")
         attempt = WizardAttempt(
             attempt_id=new_id(),

@@ -15,7 +15,7 @@ from palaestra.errors import EgressRefused, Forbidden, InvalidRequest, NotFound
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol import ChallengeRequest, UserAgent, challenge_problem, dumps
-from palaestra.protocol.constants import CHALLENGE_TIMEOUT_S
+from palaestra.protocol.constants import CHALLENGE_TIMEOUT_S, Arena
 from palaestra.rules.status import Status
 from palaestra.security import hash_token, new_token, token_matches
 from palaestra.store.models import Agent
@@ -29,8 +29,6 @@ __all__ = [
     "create_fighter",
     "get_fighter",
 ]
-
-CAGE = "cage"
 
 
 class EntrantType(StrEnum):
@@ -94,7 +92,7 @@ async def create_fighter(
         id=new_id(),
         owner_id=caller.owner_id,
         name=name,
-        arena=CAGE,
+        arena=Arena.CAGE.value,
         entrant_type=kind.value,
         fighter_class=fighter_class,
         sandbox_attested=False,
@@ -116,7 +114,7 @@ async def create_fighter(
 async def get_fighter(platform: Platform, fighter_id: str) -> Agent:
     async with platform.db.session() as session:
         fighter = await session.get(Agent, fighter_id)
-    if fighter is None or fighter.arena != CAGE:
+    if fighter is None or fighter.arena != Arena.CAGE:
         raise NotFound(f"Fighter {fighter_id} not found")
     return fighter
 

@@ -30,6 +30,8 @@ from palaestra.engine.loops import every
 from palaestra.engine.ratings.live import live_ratings
 from palaestra.errors import PalaestraError
 from palaestra.platform import Platform
+from palaestra.protocol.constants import Arena
+from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
 from palaestra.rules.matchmaking import Entrant, eligible, pair_key, select_pairings
 from palaestra.rules.ratings import FighterRatings
 from palaestra.store.models import Agent, Match, Meta
@@ -48,7 +50,6 @@ log = structlog.get_logger(__name__)
 
 CreateMatch = Callable[[str, str], Awaitable[object]]
 _PAUSED_KEY = "matchmaking_paused"
-_OPEN = ("PENDING", "RUNNING")
 
 
 def through_referee(platform: Platform, wake: Callable[[], None] | None = None) -> CreateMatch:
@@ -95,7 +96,7 @@ async def set_paused(platform: Platform, paused: bool) -> MatchmakingState:
 async def matchmaking_state(platform: Platform) -> MatchmakingState:
     async with platform.db.session() as session:
         open_matches = await session.scalar(
-            select(func.count()).select_from(Match).where(Match.status.in_(_OPEN))
+            select(func.count()).select_from(Match).where(Match.status.in_(OPEN_MATCH_STATUSES))
         )
     return MatchmakingState(
         enabled=platform.settings.matchmaking_enabled,
@@ -146,8 +147,10 @@ class Matchmaker:
             Agent.hold,
             Agent.entrant_type,
             Agent.endpoint_url,
-        ).where(Agent.arena == "cage", Agent.status == "ACTIVE", Agent.hold.is_(False))
-        open_query = select(Match.attacker_id, Match.defender_id).where(Match.status.in_(_OPEN))
+        ).where(Agent.arena == Arena.CAGE.value, Agent.status == "ACTIVE", Agent.hold.is_(False))
+        open_query = select(Match.attacker_id, Match.defender_id).where(
+            Match.status.in_(OPEN_MATCH_STATUSES)
+        )
         played_query = select(Match.attacker_id, Match.defender_id, func.count()).group_by(
             Match.attacker_id, Match.defender_id
         )

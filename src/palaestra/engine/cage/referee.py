@@ -38,7 +38,7 @@ from palaestra.protocol import Side, TurnRequest
 from palaestra.rules.cage_material import Material
 from palaestra.rules.cage_payloads import payload_for
 from palaestra.rules.judge import judge_reply
-from palaestra.rules.matchflow import MatchStatus, TurnStatus
+from palaestra.rules.matchflow import OPEN_MATCH_STATUSES, MatchStatus, TurnStatus
 from palaestra.rules.outcome import TurnRecord, decide, side_of_turn
 from palaestra.store.models import Agent, Match, Turn
 
@@ -48,7 +48,6 @@ log = structlog.get_logger(__name__)
 
 #: A RUNNING turn is taken over this long after its deadline has passed.
 LEASE_GRACE_S = 10.0
-_OPEN = (MatchStatus.PENDING.value, MatchStatus.RUNNING.value)
 
 
 class Step(StrEnum):
@@ -291,7 +290,7 @@ class Referee:
         async with self.platform.db.session() as session:
             query = (
                 select(Match.id)
-                .where(Match.status.in_(_OPEN))
+                .where(Match.status.in_(OPEN_MATCH_STATUSES))
                 .order_by(Match.created_at)
                 .limit(limit + len(self._playing) + len(self._not_before))
             )

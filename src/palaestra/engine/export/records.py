@@ -14,6 +14,7 @@ from typing import Any, Final
 from sqlalchemy import and_, or_, select
 
 from palaestra.platform import Platform
+from palaestra.protocol.constants import Arena
 from palaestra.store.models import Agent, Candidate, Match, RatedMatch, Run, Task, Turn
 
 __all__ = [
@@ -125,7 +126,7 @@ async def _fighters(platform: Platform) -> dict[str, dict[str, Any]]:
         Agent.harness_name,
         Agent.provider,
         Agent.sandbox_attested,
-    ).where(Agent.arena == "cage")
+    ).where(Agent.arena == Arena.CAGE.value)
     async with platform.db.session() as session:
         rows = (await session.execute(query)).all()
     return {
@@ -220,7 +221,7 @@ async def run_records(
         agents = {
             r.id: (r.name, r.role)
             for r in await session.execute(
-                select(Agent.id, Agent.name, Agent.role).where(Agent.arena == "edgearena")
+                select(Agent.id, Agent.name, Agent.role).where(Agent.arena == Arena.EDGEARENA.value)
             )
         }
     after: tuple[float, str] | None = None

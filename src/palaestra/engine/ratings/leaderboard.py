@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 import structlog
@@ -27,6 +26,7 @@ from palaestra.engine.loops import every
 from palaestra.engine.ratings.live import live_ratings, rate_pending
 from palaestra.errors import InvalidRequest
 from palaestra.platform import Platform
+from palaestra.protocol.constants import Arena
 from palaestra.rules.agent_stats import FINISHED, AgentFacts, TaskFacts
 from palaestra.rules.leaderboard_tables import (
     FighterFacts,
@@ -46,11 +46,6 @@ log = structlog.get_logger(__name__)
 #: Snapshots kept per arena (older ones are deleted when a new one is stored).
 KEEP_SNAPSHOTS = 10
 BOOTSTRAP_SEED = 20_260_101
-
-
-class Arena(StrEnum):
-    CAGE = "cage"
-    EDGEARENA = "edgearena"
 
 
 @dataclass(frozen=True, slots=True)

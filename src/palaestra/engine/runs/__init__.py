@@ -1,6 +1,7 @@
 """edgearena runs: a goal turned into ranked, critiqued candidates by agents' tasks.
 
 - ``service``: start, list and read runs and tasks;
+- ``reading``: the one reader of a run as it stands, for the API and the pages;
 - ``stepper``: advances runs through their phases (the planning rules are in ``rules.runflow``);
 - ``dispatch``: opens slots (selection, RUNNING rows) and sends signed tasks;
 - ``recorder``: ends tasks with their outcome and moves the agents' status machines;
@@ -35,6 +36,12 @@ from palaestra.engine.runs.house import (
     HouseAnswer,
     HouseTask,
     baseline_output,
+)
+from palaestra.engine.runs.reading import (
+    TASK_FACTS,
+    read_run,
+    shown_report,
+    task_facts,
 )
 from palaestra.engine.runs.recorder import (
     Finish,
@@ -73,6 +80,7 @@ __all__ = [
     "MAX_GOAL_CHARS",
     "SCORE_FORMULA",
     "SIZE_LIMITS",
+    "TASK_FACTS",
     "CompletionDesk",
     "CompletionRejected",
     "Finish",
@@ -97,8 +105,11 @@ __all__ = [
     "outcome_of",
     "payload_of",
     "phase_summary",
+    "read_run",
     "send",
     "settle",
+    "shown_report",
     "start_run",
+    "task_facts",
     "task_href",
 ]

@@ -50,13 +50,14 @@ a replay (same signature) or that the task is no longer RUNNING.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final
 
 from sqlalchemy import select
 
+from palaestra.engine.batcher import Batcher
 from palaestra.engine.runs.house import HOUSE_EXECUTORS
 from palaestra.engine.runs.recorder import Finish, Recorder, Verdict
 from palaestra.errors import PalaestraError
@@ -129,61 +130,27 @@ class _Task:
     key_sealed: str | None  # the agent's, None when it has no agent (any more)
 
 
-class _Lookups:
-    """Look-ups of concurrent completions, grouped into one query per batch.
-
-    Under load, the completions that arrive while a query runs are all answered by
-    the next one, so a burst costs a handful of queries rather than one each.
-    """
-
-    def __init__(self, platform: Platform, max_batch: int = 500) -> None:
-        self.platform = platform
-        self.max_batch = max_batch
-        self._pending: dict[str, list[asyncio.Future[_Task | None]]] = {}
-        self._reader: asyncio.Task[None] | None = None
-
-    def get(self, task_id: str) -> asyncio.Future[_Task | None]:
-        future: asyncio.Future[_Task | None] = asyncio.get_running_loop().create_future()
-        self._pending.setdefault(task_id, []).append(future)
-        if self._reader is None or self._reader.done():
-            self._reader = asyncio.create_task(self._drain())
-        return future
-
-    async def _drain(self) -> None:
-        while self._pending:
-            ids = list(self._pending)[: self.max_batch]
-            waiting = {task_id: self._pending.pop(task_id) for task_id in ids}
-            try:
-                found = await self._read(ids)
-            except Exception as exc:
-                for futures in waiting.values():
-                    for future in futures:
-                        if not future.done():
-                            future.set_exception(exc)
-                continue
-            for task_id, futures in waiting.items():
-                for future in futures:
-                    if not future.done():
-                        future.set_result(found.get(task_id))
-
-    async def _read(self, ids: list[str]) -> dict[str, _Task]:
-        query = (
-            select(
-                Task.id,
-                Task.run_id,
-                Task.phase,
-                Task.candidate_id,
-                Task.agent_id,
-                Task.executor,
-                Task.dispatched_at,
-                Agent.key_sealed,
-            )
-            .outerjoin(Agent, Agent.id == Task.agent_id)
-            .where(Task.id.in_(ids))
+async def _read_tasks(platform: Platform, ids: list[str]) -> list[_Task | None]:
+    """The tasks ``ids`` (None for one that does not exist), in one query: the completions
+    that arrive while one look-up runs are all answered by the next (see :class:`Batcher`)."""
+    query = (
+        select(
+            Task.id,
+            Task.run_id,
+            Task.phase,
+            Task.candidate_id,
+            Task.agent_id,
+            Task.executor,
+            Task.dispatched_at,
+            Agent.key_sealed,
         )
-        async with self.platform.db.engine.connect() as connection:
-            rows = (await connection.execute(query)).all()
-        return {row.id: _Task(*row) for row in rows}
+        .outerjoin(Agent, Agent.id == Task.agent_id)
+        .where(Task.id.in_(list(dict.fromkeys(ids))))
+    )
+    async with platform.db.engine.connect() as connection:
+        rows = (await connection.execute(query)).all()
+    found = {row.id: _Task(*row) for row in rows}
+    return [found.get(task_id) for task_id in ids]
 
 
 class CompletionDesk:
@@ -199,10 +166,10 @@ class CompletionDesk:
         self.platform = platform
         self.recorder = recorder
         self.kick = kick
-        self._lookups = _Lookups(platform)
+        self._lookups: Batcher[str, _Task | None] = Batcher(partial(_read_tasks, platform))
 
     async def _find(self, task_id: str) -> tuple[_Task, str]:
-        task = await self._lookups.get(task_id)
+        task = await self._lookups.submit(task_id)
         if task is None:
             raise _bad(f"Task {task_id} not found", "task-not-found")
         if task.agent_id is None and task.executor in HOUSE_EXECUTORS:

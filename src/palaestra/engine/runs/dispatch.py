@@ -45,7 +45,7 @@ from palaestra.protocol import (
     signature_target,
     validate_envelope,
 )
-from palaestra.protocol.constants import Phase
+from palaestra.protocol.constants import Arena, Phase
 from palaestra.protocol.failures import FailureKind
 from palaestra.rules.runflow import TaskStatus
 from palaestra.rules.selection import Contender, HashDraw, Roster
@@ -98,7 +98,7 @@ _CONTENDERS = (
         Agent.key_sealed,
     )
     .where(
-        Agent.arena == "edgearena",
+        Agent.arena == Arena.EDGEARENA.value,
         Agent.role == bindparam("role"),
         Agent.status.in_(_DISPATCHABLE),
         Agent.hold.is_(False),

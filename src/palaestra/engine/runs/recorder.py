@@ -7,7 +7,8 @@ callback, or a timeout racing a reply can never record a second outcome. With
 the task's end, in the same transaction, come its effects on the agent: the
 status machine's SUCCESS or FAILURE, the 60 s cooldown and a reputation step
 after a failure, and a ``dispatch`` history row (outcome, latency, reason,
-``{task_id, run_id, phase}``) so the owner sees why the agent was demoted.
+``{task_id, run_id, phase}``) so the owner sees why the agent was demoted,
+written by :mod:`palaestra.engine.agents.outcomes` as the health pings' are.
 
 Writes are grouped: whoever calls while a batch is being written waits for
 the next one, which carries everything that arrived meanwhile (group commit).
@@ -18,7 +19,6 @@ task is written at once.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -26,35 +26,22 @@ from functools import partial
 from typing import Any, Final, cast
 
 import structlog
-from sqlalchemy import Select, Table, bindparam, select
+from sqlalchemy import Table, bindparam, select
 from sqlalchemy.engine import Connection
 
-from palaestra.engine.agents.lifecycle import COOLDOWN_S, apply_event, state_of
+from palaestra.engine.agents.outcomes import AgentOutcome, write_outcomes
+from palaestra.engine.batcher import Batcher
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
 from palaestra.rules.runflow import TaskStatus
-from palaestra.rules.scoring import updated_reputation
-from palaestra.rules.status import Event, settled_by_success
-from palaestra.store.bulk import insert_rows, insert_values, json_text, update_rows, update_values
-from palaestra.store.models import Agent, AgentEvent, CompletionReceipt, Task
+from palaestra.store.bulk import insert_rows, json_text, update_values
+from palaestra.store.models import CompletionReceipt, Task
 
 __all__ = ["Finish", "Recorder", "Verdict"]
 
 log = structlog.get_logger(__name__)
 
 _MAX_BATCH: Final = 500
-_AGENT_STATE: Final = (
-    "status",
-    "paused_from",
-    "consecutive_failures",
-    "hold",
-    "last_heartbeat",
-    "next_ping_at",
-    "cooldown_until",
-    "reputation",
-    "updated_at",
-)
-_EVENT_COLUMNS: Final = ("agent_id", "at", "kind", "outcome", "latency_ms", "reason", "detail")
 
 
 class Verdict(StrEnum):
@@ -108,8 +95,9 @@ class Finish:
             TaskStatus.RUNNING.value,
         )
 
-    def history(self, now: float) -> tuple[Any, ...] | None:
-        """The agent's ``dispatch`` history row (``_EVENT_COLUMNS``), for an agent's task."""
+    def outcome(self, now: float) -> AgentOutcome | None:
+        """What the task's end leaves on its agent (a ``dispatch`` history row), for an
+        agent's task."""
         if self.agent_id is None:
             return None
         detail = {
@@ -118,15 +106,16 @@ class Finish:
             "phase": self.phase,
             "via": self.via,
         }
-        outcome = "success" if self.succeeded else "failure"
-        return (
+        return AgentOutcome.of(
             self.agent_id,
             now,
             "dispatch",
-            outcome,
-            self.latency_ms,
-            self.reason,
-            json_text(detail),
+            self.succeeded,
+            cause="task" if self.succeeded else "failed task",
+            latency_ms=self.latency_ms,
+            reason=self.reason,
+            detail=detail,
+            penalty=True,
         )
 
 
@@ -137,17 +126,15 @@ class _Prepared:
 
     item: Finish
     end: tuple[Any, ...]
-    history: tuple[Any, ...] | None
+    outcome: AgentOutcome | None
 
     @classmethod
     def of(cls, item: Finish, now: float) -> _Prepared:
-        return cls(item, item.end(now), item.history(now))
+        return cls(item, item.end(now), item.outcome(now))
 
 
 _TASKS = cast(Table, Task.__table__)
-_AGENTS = cast(Table, Agent.__table__)
 _RECEIPTS = cast(Table, CompletionReceipt.__table__)
-_EVENTS = cast(Table, AgentEvent.__table__)
 #: The conditional update that ends a task: these columns, only from RUNNING.
 _END_COLUMNS: Final = (
     "status",
@@ -170,9 +157,7 @@ class Recorder:
 
     def __init__(self, platform: Platform, *, max_batch: int = _MAX_BATCH) -> None:
         self.platform = platform
-        self.max_batch = max_batch
-        self._pending: list[tuple[Finish, asyncio.Future[Verdict]]] = []
-        self._writer: asyncio.Task[None] | None = None
+        self._batches: Batcher[Finish, Verdict] = Batcher(self._write, max_batch=max_batch)
 
     def submit(self, item: Finish) -> asyncio.Future[Verdict]:
         """Queue ``item`` for the next batch; the future tells its verdict.
@@ -180,11 +165,7 @@ class Recorder:
         The item is written even if nobody awaits the future (or the awaiting caller
         is cancelled).
         """
-        future: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
-        self._pending.append((item, future))
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.create_task(self._drain())
-        return future
+        return self._batches.submit(item)
 
     async def finish(self, item: Finish) -> Verdict:
         """Record ``item``; whether it ended its task."""
@@ -196,31 +177,17 @@ class Recorder:
         return [await future for future in futures]
 
     async def close(self) -> None:
-        if self._writer is not None:
-            with contextlib.suppress(Exception):
-                await self._writer
-
-    async def _drain(self) -> None:
-        while self._pending:
-            batch = self._pending[: self.max_batch]
-            del self._pending[: self.max_batch]
-            try:
-                verdicts = await self._write([item for item, _ in batch])
-            except Exception as exc:
-                log.exception("recording task ends failed", tasks=len(batch))
-                for _, future in batch:
-                    if not future.done():
-                        future.set_exception(exc)
-                continue
-            for (_, future), verdict in zip(batch, verdicts, strict=True):
-                if not future.done():
-                    future.set_result(verdict)
+        await self._batches.close()
 
     async def _write(self, batch: list[Finish]) -> list[Verdict]:
         """One transaction for ``batch``, in one hop to the store."""
         now = self.platform.clock.now()
         prepared = [_Prepared.of(item, now) for item in batch]
-        return await self.platform.db.transact(partial(self._record, prepared, now))
+        try:
+            return await self.platform.db.transact(partial(self._record, prepared, now))
+        except Exception:
+            log.exception("recording task ends failed", tasks=len(batch))
+            raise
 
     def _record(self, batch: list[_Prepared], now: float, connection: Connection) -> list[Verdict]:
         """The tasks still RUNNING end here, in the batch's order; the others are told why not.
@@ -277,49 +244,12 @@ class Recorder:
 
     def _agent_effects(self, connection: Connection, winners: list[_Prepared], now: float) -> None:
         """The status machine, cooldown, reputation and history of every agent concerned."""
-        concerned = sorted({w.item.agent_id for w in winners if w.item.agent_id is not None})
-        if not concerned:
+        outcomes = [w.outcome for w in winners if w.outcome is not None]
+        if not outcomes:
             return
         platform = self.platform
-        query = _AGENT_STATES[not platform.db.is_sqlite]
-        rows = connection.execute(query, {"ids": concerned})
-        agents = {state.id: state for state in (_AgentState(*row) for row in rows)}
-        histories: list[tuple[Any, ...]] = []
-        settled: set[str] = set()  # agents whom one more success at ``now`` leaves as they are
-        for prepared in winners:
-            item = prepared.item
-            agent = agents.get(item.agent_id or "")
-            if agent is None or prepared.history is None:
-                continue  # deleted meanwhile: the task's outcome stands alone
-            histories.append(prepared.history)
-            ok = item.succeeded
-            if ok and agent.id in settled:
-                continue  # the usual case: the first success of the batch did it all
-            settled.discard(agent.id)
-            if not ok:
-                agent.cooldown_until = now + COOLDOWN_S
-                agent.reputation = updated_reputation(agent.reputation or 0.0, 0.0)
-            event, cause = (Event.SUCCESS, "task") if ok else (Event.FAILURE, "failed task")
-            for row in apply_event(cast(Agent, agent), event, now, platform.schedule, cause=cause):
-                histories.append(
-                    tuple(
-                        json_text(row.detail) if c == "detail" else getattr(row, c)
-                        for c in _EVENT_COLUMNS
-                    )
-                )
-                platform.metrics.status_changes.labels(row.outcome).inc()
-            if ok and settled_by_success(state_of(cast(Agent, agent))):
-                settled.add(agent.id)
-        update_rows(
-            connection,
-            _AGENTS,
-            [
-                {c: getattr(a, c) for c in _AGENT_STATE} | {"agent_id": a.id}
-                for a in agents.values()
-            ],
-            match={"id": "agent_id"},
-        )
-        insert_values(connection, _EVENTS, _EVENT_COLUMNS, histories)
+        for status in write_outcomes(connection, outcomes, now, platform.schedule):
+            platform.metrics.status_changes.labels(status).inc()
 
 
 def _why_not(connection: Connection, item: Finish, winners: list[Finish]) -> Verdict:
@@ -335,35 +265,12 @@ def _why_not(connection: Connection, item: Finish, winners: list[Finish]) -> Ver
     return Verdict.REPLAY if seen is not None else Verdict.NOT_RUNNING
 
 
-@dataclass(slots=True)
-class _AgentState:
-    """The columns of an agent that the status machine reads and writes, without the ORM."""
-
-    id: str
-    arena: str
-    status: str
-    paused_from: str | None
-    consecutive_failures: int
-    hold: bool
-    last_heartbeat: float | None
-    next_ping_at: float | None
-    cooldown_until: float | None
-    reputation: float
-    updated_at: float
-
-
-_LOADED: Final = tuple(_AgentState.__slots__)
-
-
-def _states(table: Table, columns: Sequence[str], *, lock: bool) -> Select[Any]:
-    """``columns`` of the rows of ``table`` whose ids are ``ids``; with ``lock``, locked in
-    id order (PostgreSQL: two batches never wait on each other's rows crosswise)."""
-    query = select(*(table.c[c] for c in columns)).where(
-        table.c.id.in_(bindparam("ids", expanding=True))
-    )
-    return query.order_by(table.c.id).with_for_update() if lock else query
-
-
-#: By whether to lock (on SQLite the transaction holds the write lock already).
-_TASK_STATES: Final = {lock: _states(_TASKS, ("id", "status"), lock=lock) for lock in (False, True)}
-_AGENT_STATES: Final = {lock: _states(_AGENTS, _LOADED, lock=lock) for lock in (False, True)}
+_TASK_STATE: Final = select(_TASKS.c.id, _TASKS.c.status).where(
+    _TASKS.c.id.in_(bindparam("ids", expanding=True))
+)
+#: By whether to lock: on PostgreSQL in id order, so that two batches never wait on each
+#: other's rows crosswise; on SQLite the transaction holds the write lock already.
+_TASK_STATES: Final = {
+    False: _TASK_STATE,
+    True: _TASK_STATE.order_by(_TASKS.c.id).with_for_update(),
+}

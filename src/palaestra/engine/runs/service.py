@@ -7,13 +7,13 @@ owner is answered as not found, as agents are.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palaestra.engine.accounts import Caller
+from palaestra.engine.runs.reading import RunDetail, read_run
 from palaestra.errors import InvalidRequest, NotFound
 from palaestra.ids import new_id
 from palaestra.platform import Platform
@@ -27,7 +27,7 @@ from palaestra.rules.runflow import (
     TaskView,
     phase_done,
 )
-from palaestra.store.models import Candidate, Run, Task
+from palaestra.store.models import Run, Task
 
 __all__ = [
     "MAX_GOAL_CHARS",
@@ -49,13 +49,6 @@ SIZE_LIMITS: Final = {
     "verifies": (1, 3),
     "critiques": (1, 5),
 }
-
-
-@dataclass(frozen=True, slots=True)
-class RunDetail:
-    run: Run
-    tasks: Sequence[Task]
-    candidates: Sequence[Candidate]
 
 
 def _sizes(base: RunSizes, overrides: Mapping[str, int] | None) -> RunSizes:
@@ -112,9 +105,13 @@ async def start_run(
     return run
 
 
+def _sees(caller: Caller, run: Run) -> bool:
+    return caller.is_admin or run.owner_id == caller.owner_id
+
+
 async def _owned(session: AsyncSession, caller: Caller, run_id: str) -> Run:
     run = await session.get(Run, run_id)
-    if run is None or not (caller.is_admin or run.owner_id == caller.owner_id):
+    if run is None or not _sees(caller, run):
         raise NotFound(f"Run {run_id} not found")
     return run
 
@@ -129,21 +126,11 @@ async def list_runs(platform: Platform, caller: Caller, limit: int = 50) -> Sequ
 
 
 async def get_run(platform: Platform, caller: Caller, run_id: str) -> RunDetail:
-    async with platform.db.session() as session:
-        run = await _owned(session, caller, run_id)
-        tasks = (
-            await session.scalars(
-                select(Task).where(Task.run_id == run_id).order_by(Task.created_at, Task.id)
-            )
-        ).all()
-        candidates = (
-            await session.scalars(
-                select(Candidate)
-                .where(Candidate.run_id == run_id)
-                .order_by(Candidate.created_at, Candidate.id)
-            )
-        ).all()
-    return RunDetail(run, tasks, candidates)
+    """The run with its tasks and candidates, if the caller may see it."""
+    detail = await read_run(platform, run_id)
+    if detail is None or not _sees(caller, detail.run):
+        raise NotFound(f"Run {run_id} not found")
+    return detail
 
 
 async def get_task(platform: Platform, caller: Caller, run_id: str, task_id: str) -> Task:
