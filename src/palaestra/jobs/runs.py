@@ -36,7 +36,8 @@ from sqlalchemy import and_, case, or_, select, text, update
 from sqlalchemy.exc import DBAPIError
 
 from palaestra.engine.runs.dispatch import Opened, SlotRequest, send
-from palaestra.engine.runs.stepper import IN_FLIGHT_GRACE_S, RunDriver, Snapshot
+from palaestra.engine.runs.snapshot import Snapshot, load_snapshot
+from palaestra.engine.runs.stepper import IN_FLIGHT_GRACE_S, RunDriver
 from palaestra.platform import Platform
 from palaestra.protocol import dumps
 from palaestra.protocol.constants import Phase
@@ -199,7 +200,7 @@ class QueuedRuns(RunDriver):
         deadline_s = task.deadline_at - task.dispatched_at
         try:
             if agent is None:
-                snap = await self._load(task.run_id)
+                snap = await load_snapshot(self.platform, task.run_id)
                 if snap is None:
                     return DispatchResult.ENDED
                 messages = payload.get("messages", [])

@@ -2,11 +2,12 @@
 
 - ``service``: start, list and read runs and tasks;
 - ``stepper``: advances runs through their phases (the planning rules are in ``rules.runflow``);
+- ``snapshot``: a run as the store holds it, read in one go for a step;
 - ``dispatch``: opens slots (selection, RUNNING rows) and sends signed tasks;
 - ``recorder``: ends tasks with their outcome and moves the agents' status machines;
 - ``completion``: the async completion callback;
 - ``house``: the house agent that serves a slot no agent could;
-- ``report``: the final ranking and each task's contribution.
+- ``report``: the settlement of a finished run written (decided by ``rules.report``).
 """
 
 from __future__ import annotations
@@ -41,12 +42,7 @@ from palaestra.engine.runs.recorder import (
     Recorder,
     Verdict,
 )
-from palaestra.engine.runs.report import (
-    SCORE_FORMULA,
-    build_report,
-    settle,
-    task_href,
-)
+from palaestra.engine.runs.report import settle
 from palaestra.engine.runs.service import (
     MAX_GOAL_CHARS,
     SIZE_LIMITS,
@@ -57,11 +53,8 @@ from palaestra.engine.runs.service import (
     phase_summary,
     start_run,
 )
-from palaestra.engine.runs.stepper import (
-    IN_FLIGHT_GRACE_S,
-    RunDriver,
-    Snapshot,
-)
+from palaestra.engine.runs.snapshot import Snapshot, load_snapshot
+from palaestra.engine.runs.stepper import IN_FLIGHT_GRACE_S, RunDriver
 
 __all__ = [
     "BASELINE",
@@ -71,7 +64,6 @@ __all__ = [
     "HOUSE_MODEL",
     "IN_FLIGHT_GRACE_S",
     "MAX_GOAL_CHARS",
-    "SCORE_FORMULA",
     "SIZE_LIMITS",
     "CompletionDesk",
     "CompletionRejected",
@@ -87,12 +79,12 @@ __all__ = [
     "Snapshot",
     "Verdict",
     "baseline_output",
-    "build_report",
     "complete_task",
     "completion_url",
     "get_run",
     "get_task",
     "list_runs",
+    "load_snapshot",
     "open_slots",
     "outcome_of",
     "payload_of",
@@ -100,5 +92,4 @@ __all__ = [
     "send",
     "settle",
     "start_run",
-    "task_href",
 ]

@@ -14,8 +14,8 @@
 3. Every open slot is dispatched: the phases follow one another per
    candidate, a failed slot is re-routed under a new taskId, and after two
    re-routes a house agent serves it (``rules.runflow``).
-4. When every shortlisted candidate has its critiques, the report is
-   written, contributions are settled and reputations move.
+4. When every shortlisted candidate has its critiques, the settlement
+   (``rules.report``) is written: the report, contributions, reputations.
 
 The step is safe to repeat and to run after a crash: the store is the truth.
 :class:`RunDriver` runs it in-process, for every RUNNING run on a tick and at
@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 import structlog
@@ -38,6 +37,7 @@ from palaestra.engine.runs.dispatch import Opened, SlotRequest, open_slots, send
 from palaestra.engine.runs.house import BASELINE, HOUSE_MODEL, HouseAgent, HouseTask
 from palaestra.engine.runs.recorder import Finish, Recorder
 from palaestra.engine.runs.report import settle
+from palaestra.engine.runs.snapshot import Snapshot, load_snapshot
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
@@ -45,82 +45,23 @@ from palaestra.protocol.failures import Failure
 from palaestra.rules.prompts import LAUNCHPADS, messages_for
 from palaestra.rules.runflow import (
     CandidateStatus,
-    RunSizes,
     RunStatus,
     SlotNeed,
     TaskStatus,
-    TaskView,
     candidate_done,
     next_needs,
     phase_done,
 )
 from palaestra.rules.scoring import ShortlistEntry, shortlist, shortlist_score
-from palaestra.store.models import Candidate, Run, Task
+from palaestra.store.models import Candidate, Run
 
-__all__ = ["IN_FLIGHT_GRACE_S", "RunDriver", "Snapshot"]
+__all__ = ["IN_FLIGHT_GRACE_S", "RunDriver"]
 
 log = structlog.get_logger(__name__)
 
 #: A task still awaited in this process is timed out by its own call; this is the backstop.
 IN_FLIGHT_GRACE_S: Final = 5.0
 _PHASE_ORDER: Final = (Phase.SCOUT, Phase.BUILD, Phase.VERIFY, Phase.CRITIQUE)
-
-
-@dataclass
-class Snapshot:
-    """A run as the store holds it."""
-
-    run: Run
-    tasks: list[Task]
-    candidates: list[Candidate]
-
-    @property
-    def sizes(self) -> RunSizes:
-        return RunSizes.of(self.run.config.get("sizes", {}))
-
-    @property
-    def max_reroutes(self) -> int:
-        return int(self.run.config.get("max_reroutes", 2))
-
-    def deadline_s(self, phase: Phase) -> float:
-        deadlines = self.run.config.get("deadlines_ms", {})
-        return float(deadlines.get(phase.value, phase.deadline_ms)) / 1000
-
-    def views(self) -> list[TaskView]:
-        return [
-            TaskView(
-                t.id,
-                Phase(t.phase),
-                t.candidate_id,
-                t.slot,
-                t.attempt,
-                TaskStatus(t.status),
-                t.agent_id,
-            )
-            for t in self.tasks
-        ]
-
-    def outputs(self, phase: Phase, candidate_id: str) -> list[dict[str, Any]]:
-        found = [
-            t
-            for t in self.tasks
-            if t.phase == phase.value
-            and t.candidate_id == candidate_id
-            and t.status == TaskStatus.SUCCEEDED
-            and t.output is not None
-        ]
-        return [t.output for t in sorted(found, key=lambda t: t.slot) if t.output is not None]
-
-    def shortlisted(self) -> list[Candidate] | None:
-        if self.run.phase == Phase.SCOUT.value:
-            return None
-        kept = [
-            c
-            for c in self.candidates
-            if c.status
-            in (CandidateStatus.SHORTLISTED, CandidateStatus.RANKED, CandidateStatus.ELIMINATED)
-        ]
-        return sorted(kept, key=lambda c: (-(c.shortlist_score or 0.0), c.created_at, c.id))
 
 
 class RunDriver:
@@ -224,23 +165,12 @@ class RunDriver:
     def _forget(self, snap: Snapshot) -> None:
         self._served.difference_update(t.id for t in snap.tasks)
 
-    async def _load(self, run_id: str) -> Snapshot | None:
-        async with self.platform.db.session() as session:
-            run = await session.get(Run, run_id)
-            if run is None:
-                return None
-            tasks = (await session.scalars(select(Task).where(Task.run_id == run_id))).all()
-            candidates = (
-                await session.scalars(select(Candidate).where(Candidate.run_id == run_id))
-            ).all()
-        return Snapshot(run, list(tasks), list(candidates))
-
     async def _advance(self, run_id: str) -> bool:
-        snap = await self._load(run_id)
+        snap = await load_snapshot(self.platform, run_id)
         if snap is None or snap.run.status != RunStatus.RUNNING:
             return True
         if await self._expire(snap):
-            snap = await self._load(run_id)
+            snap = await load_snapshot(self.platform, run_id)
             assert snap is not None
         self._serve_orphaned_house_tasks(snap)
         await self._make_candidates(snap)
@@ -398,21 +328,11 @@ class RunDriver:
 
     # Slots.
 
-    def _context(
-        self, snap: Snapshot, phase: Phase, candidate_id: str | None
-    ) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[dict[str, Any]]]:
-        if candidate_id is None:
-            return None, [], []
-        candidate = next(c for c in snap.candidates if c.id == candidate_id)
-        builds = snap.outputs(Phase.BUILD, candidate_id) if phase is not Phase.BUILD else []
-        verifications = snap.outputs(Phase.VERIFY, candidate_id) if phase is Phase.CRITIQUE else []
-        return candidate.scout_output, builds, verifications
-
     def _request(self, snap: Snapshot, need: SlotNeed) -> SlotRequest:
         run = snap.run
         phase, candidate_id = need.key.phase, need.key.candidate_id
         launchpad = LAUNCHPADS[run.launchpad]
-        scout, builds, verifications = self._context(snap, phase, candidate_id)
+        scout, builds, verifications = snap.context(phase, candidate_id)
         messages = messages_for(
             phase,
             launchpad,
@@ -484,7 +404,7 @@ class RunDriver:
         messages: Sequence[Any],
         executor: str,
     ) -> None:
-        scout, builds, _ = self._context(snap, phase, candidate_id)
+        scout, builds, _ = snap.context(phase, candidate_id)
         clock = self.platform.clock
         started = clock.monotonic()
         try:
