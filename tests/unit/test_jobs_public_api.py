@@ -22,6 +22,7 @@ EXPORTED = {
     ],
     "sweeper": ["orphaned_matches", "pending_matches", "sweep"],
     "runs": ["DispatchResult", "QueuedRuns", "orphaned_runs"],
+    "kicks": ["Kicks"],
     "worker": ["Worker", "consuming", "run_worker"],
     "serving": ["PendingKicker", "through_broker"],
 }

@@ -29,7 +29,7 @@ import asyncio
 import zlib
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import structlog
 from sqlalchemy import and_, case, or_, select, text, update
@@ -38,14 +38,13 @@ from sqlalchemy.exc import DBAPIError
 from palaestra.engine.runs.dispatch import Opened, SlotRequest, send
 from palaestra.engine.runs.snapshot import Snapshot, load_snapshot
 from palaestra.engine.runs.stepper import IN_FLIGHT_GRACE_S, RunDriver
+from palaestra.jobs.broker import Flags
+from palaestra.jobs.kicks import Kicks
 from palaestra.platform import Platform
 from palaestra.protocol import dumps
 from palaestra.protocol.constants import Phase
 from palaestra.rules.runflow import RunStatus, TaskStatus
 from palaestra.store.models import Agent, Run, Task
-
-if TYPE_CHECKING:
-    from palaestra.jobs.tasks import Jobs
 
 __all__ = ["DispatchResult", "QueuedRuns", "orphaned_runs"]
 
@@ -112,9 +111,11 @@ async def _run_lock(platform: Platform, run_id: str) -> AsyncIterator[None]:
 class QueuedRuns(RunDriver):
     """The run step for workers and API processes with a broker; see the module docstring."""
 
-    def __init__(self, platform: Platform, jobs: Jobs) -> None:
+    def __init__(self, platform: Platform, kicks: Kicks, flags: Flags) -> None:
         super().__init__(platform)
-        self.jobs = jobs
+        self.kicks = kicks
+        #: Markers of kicked steps, so that a burst of events kicks one step.
+        self.flags = flags
         # However many jobs run at once, the store's connection pool (20, and 20 more that
         # are opened and closed on demand) must not overflow: a new PostgreSQL connection
         # per claim costs more than the claim.
@@ -122,19 +123,19 @@ class QueuedRuns(RunDriver):
         self._steps = asyncio.Semaphore(_STEPS_AT_ONCE)
 
     def kick(self, run_id: str) -> None:
-        self.jobs.soon(self.kick_step(run_id))
+        self.kicks.soon(self.request_step(run_id))
 
-    async def kick_step(self, run_id: str) -> None:
+    async def request_step(self, run_id: str) -> None:
         """Kick the run's step, unless one is already waiting for a worker (it will see
         this event too): a burst of task ends makes one step, not one each."""
-        if await self.jobs.flags.raise_(f"step:{run_id}"):
-            await self.jobs.advance_run.kiq(run_id)
+        if await self.flags.raise_(f"step:{run_id}"):
+            await self.kicks.kick_step(run_id)
 
     def wake(self) -> None:
         pass
 
     async def advance(self, run_id: str) -> bool:
-        await self.jobs.flags.lower(f"step:{run_id}")  # events from now on kick a new step
+        await self.flags.lower(f"step:{run_id}")  # events from now on kick a new step
         try:
             async with self._steps, _run_lock(self.platform, run_id):
                 return await super().advance(run_id)
@@ -145,7 +146,7 @@ class QueuedRuns(RunDriver):
             return False  # the holder steps it; the sweeper covers the rest
 
     def _start(self, item: Opened, snap: Snapshot) -> None:
-        self.jobs.soon(self.jobs.dispatch.kiq(item.task_id))
+        self.kicks.soon(self.kicks.kick_dispatch(item.task_id))
 
     def _serve_orphaned_house_tasks(self, snap: Snapshot) -> None:
         pass  # the sweeper kicks ``dispatch`` for house tasks past their deadline
@@ -228,7 +229,7 @@ class QueuedRuns(RunDriver):
             await self.recorder.finish(end)
             return DispatchResult.SENT
         finally:
-            await self.kick_step(task.run_id)
+            await self.request_step(task.run_id)
 
 
 def _request(
