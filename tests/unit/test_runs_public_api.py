@@ -90,8 +90,16 @@ EXPORTS = {
         "phase_summary",
         "start_run",
     },
-    "palaestra.engine.runs.stepper": {"IN_FLIGHT_GRACE_S", "RunDriver"},
+    "palaestra.engine.runs.stepper": {"IN_FLIGHT_GRACE_S", "RunMode", "RunStepper", "Runs"},
+    "palaestra.engine.runs.driver": {"InProcess", "RunDriver"},
     "palaestra.engine.runs.snapshot": {"Snapshot", "load_snapshot"},
+    "palaestra.engine.runs.progress": {
+        "make_candidates",
+        "make_shortlist",
+        "note_phase",
+        "timeouts",
+    },
+    "palaestra.engine.runs.work": {"HouseJob", "TaskWork"},
     "palaestra.engine.runs.report": {"settle"},
     "palaestra.rules.report": {
         "SCORE_FORMULA",

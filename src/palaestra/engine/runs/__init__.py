@@ -1,8 +1,11 @@
 """edgearena runs: a goal turned into ranked, critiqued candidates by agents' tasks.
 
 - ``service``: start, list and read runs and tasks;
-- ``stepper``: advances runs through their phases (the planning rules are in ``rules.runflow``);
-- ``snapshot``: a run as the store holds it, read in one go for a step;
+- ``stepper``: one step of a run, the same in both modes (the planning rules are in
+  ``rules.runflow``), with the port (``RunMode``) the mode-specific part comes through;
+- ``snapshot``: a run as the store holds it; ``progress``: what a step writes as it moves on;
+- ``driver``: runs stepped in this process (the embedded server);
+- ``work``: one opened task sent, or answered by the house, and recorded;
 - ``dispatch``: opens slots (selection, RUNNING rows) and sends signed tasks;
 - ``recorder``: ends tasks with their outcome and moves the agents' status machines;
 - ``completion``: the async completion callback;
@@ -28,6 +31,7 @@ from palaestra.engine.runs.dispatch import (
     payload_of,
     send,
 )
+from palaestra.engine.runs.driver import InProcess, RunDriver
 from palaestra.engine.runs.house import (
     BASELINE,
     HOUSE_EXECUTORS,
@@ -37,6 +41,7 @@ from palaestra.engine.runs.house import (
     HouseTask,
     baseline_output,
 )
+from palaestra.engine.runs.progress import make_candidates, make_shortlist, note_phase, timeouts
 from palaestra.engine.runs.recorder import (
     Finish,
     Recorder,
@@ -54,7 +59,8 @@ from palaestra.engine.runs.service import (
     start_run,
 )
 from palaestra.engine.runs.snapshot import Snapshot, load_snapshot
-from palaestra.engine.runs.stepper import IN_FLIGHT_GRACE_S, RunDriver
+from palaestra.engine.runs.stepper import IN_FLIGHT_GRACE_S, RunMode, Runs, RunStepper
+from palaestra.engine.runs.work import HouseJob, TaskWork
 
 __all__ = [
     "BASELINE",
@@ -70,13 +76,19 @@ __all__ = [
     "Finish",
     "HouseAgent",
     "HouseAnswer",
+    "HouseJob",
     "HouseTask",
+    "InProcess",
     "Opened",
     "Recorder",
     "RunDetail",
     "RunDriver",
+    "RunMode",
+    "RunStepper",
+    "Runs",
     "SlotRequest",
     "Snapshot",
+    "TaskWork",
     "Verdict",
     "baseline_output",
     "complete_task",
@@ -85,6 +97,9 @@ __all__ = [
     "get_task",
     "list_runs",
     "load_snapshot",
+    "make_candidates",
+    "make_shortlist",
+    "note_phase",
     "open_slots",
     "outcome_of",
     "payload_of",
@@ -92,4 +107,5 @@ __all__ = [
     "send",
     "settle",
     "start_run",
+    "timeouts",
 ]
