@@ -59,9 +59,10 @@ from sqlalchemy import insert, update
 
 from palaestra import runtime
 from palaestra.engine.accounts import Caller
-from palaestra.engine.runs.dispatch import Opened, SlotRequest, open_slots, payload_of, send
+from palaestra.engine.runs.dispatch import Opened, SlotRequest, open_slots, payload_of
 from palaestra.engine.runs.recorder import Recorder, Verdict
 from palaestra.engine.runs.service import start_run
+from palaestra.engine.runs.work import send
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol import Phase

@@ -55,8 +55,9 @@ from redis.asyncio import Redis
 from sqlalchemy import func, insert, make_url, select, text, update
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from palaestra.engine.runs.dispatch import Opened, SlotRequest, open_slots, send
+from palaestra.engine.runs.dispatch import Opened, SlotRequest, open_slots
 from palaestra.engine.runs.recorder import Recorder
+from palaestra.engine.runs.work import send
 from palaestra.ids import new_id
 from palaestra.jobs.broker import make_broker
 from palaestra.jobs.tasks import Jobs

@@ -71,15 +71,7 @@ EXPORTS = {
         "baseline_output",
     },
     "palaestra.engine.runs.recorder": {"Finish", "Recorder", "Verdict"},
-    "palaestra.engine.runs.dispatch": {
-        "DISPATCH_USER_AGENT",
-        "Opened",
-        "SlotRequest",
-        "open_slots",
-        "outcome_of",
-        "payload_of",
-        "send",
-    },
+    "palaestra.engine.runs.dispatch": {"Opened", "SlotRequest", "open_slots", "payload_of"},
     "palaestra.engine.runs.service": {
         "MAX_GOAL_CHARS",
         "SIZE_LIMITS",
@@ -99,7 +91,13 @@ EXPORTS = {
         "note_phase",
         "timeouts",
     },
-    "palaestra.engine.runs.work": {"HouseJob", "TaskWork"},
+    "palaestra.engine.runs.work": {
+        "DISPATCH_USER_AGENT",
+        "HouseJob",
+        "TaskWork",
+        "outcome_of",
+        "send",
+    },
     "palaestra.engine.runs.report": {"settle"},
     "palaestra.rules.report": {
         "SCORE_FORMULA",

@@ -38,12 +38,12 @@ from sqlalchemy import Row, and_, case, or_, select, text, update
 from sqlalchemy.exc import DBAPIError
 
 from palaestra.engine.runs.completion import CompletionDesk
-from palaestra.engine.runs.dispatch import Opened, SlotRequest, send
+from palaestra.engine.runs.dispatch import Opened, SlotRequest
 from palaestra.engine.runs.house import HouseAgent
 from palaestra.engine.runs.recorder import Recorder
 from palaestra.engine.runs.snapshot import Snapshot, load_snapshot
 from palaestra.engine.runs.stepper import IN_FLIGHT_GRACE_S, RunStepper
-from palaestra.engine.runs.work import HouseJob, TaskWork
+from palaestra.engine.runs.work import HouseJob, TaskWork, send
 from palaestra.jobs.broker import Flags
 from palaestra.jobs.kicks import Kicks
 from palaestra.platform import Platform

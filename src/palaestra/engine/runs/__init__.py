@@ -5,8 +5,8 @@
   ``rules.runflow``), with the port (``RunMode``) the mode-specific part comes through;
 - ``snapshot``: a run as the store holds it; ``progress``: what a step writes as it moves on;
 - ``driver``: runs stepped in this process (the embedded server);
-- ``work``: one opened task sent, or answered by the house, and recorded;
-- ``dispatch``: opens slots (selection, RUNNING rows) and sends signed tasks;
+- ``work``: one opened task sent signed, or answered by the house, and recorded;
+- ``dispatch``: opens slots (selection, RUNNING rows), before anything is sent;
 - ``recorder``: ends tasks with their outcome and moves the agents' status machines;
 - ``completion``: the async completion callback;
 - ``house``: the house agent that serves a slot no agent could;
@@ -22,15 +22,7 @@ from palaestra.engine.runs.completion import (
     complete_task,
     completion_url,
 )
-from palaestra.engine.runs.dispatch import (
-    DISPATCH_USER_AGENT,
-    Opened,
-    SlotRequest,
-    open_slots,
-    outcome_of,
-    payload_of,
-    send,
-)
+from palaestra.engine.runs.dispatch import Opened, SlotRequest, open_slots, payload_of
 from palaestra.engine.runs.driver import InProcess, RunDriver
 from palaestra.engine.runs.house import (
     BASELINE,
@@ -60,7 +52,7 @@ from palaestra.engine.runs.service import (
 )
 from palaestra.engine.runs.snapshot import Snapshot, load_snapshot
 from palaestra.engine.runs.stepper import IN_FLIGHT_GRACE_S, RunMode, Runs, RunStepper
-from palaestra.engine.runs.work import HouseJob, TaskWork
+from palaestra.engine.runs.work import DISPATCH_USER_AGENT, HouseJob, TaskWork, outcome_of, send
 
 __all__ = [
     "BASELINE",
