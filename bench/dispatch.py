@@ -51,8 +51,9 @@ from aiohttp import web
 from sqlalchemy import update
 
 from palaestra import runtime
-from palaestra.engine.runs.dispatch import Opened, SlotRequest, open_slots, payload_of, send
+from palaestra.engine.runs.dispatch import Opened, SlotRequest, open_slots, payload_of
 from palaestra.engine.runs.recorder import Recorder, Verdict
+from palaestra.engine.runs.work import send
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol import Phase

@@ -44,8 +44,9 @@ import aiohttp
 from aiohttp import web
 from sqlalchemy import func, insert, select, update
 
-from palaestra.engine.runs.dispatch import Opened, SlotRequest, open_slots, send
+from palaestra.engine.runs.dispatch import Opened, SlotRequest, open_slots
 from palaestra.engine.runs.recorder import Recorder
+from palaestra.engine.runs.work import send
 from palaestra.ids import new_id
 from palaestra.jobs.broker import make_broker
 from palaestra.jobs.tasks import Jobs

@@ -27,7 +27,7 @@ from palaestra.engine.agents.health import HealthMonitor
 from palaestra.engine.cage.matchmaker import Matchmaker, through_referee
 from palaestra.engine.cage.referee import Referee
 from palaestra.engine.ratings.leaderboard import RatingsWorker
-from palaestra.engine.runs.stepper import RunDriver
+from palaestra.engine.runs.driver import RunDriver
 from palaestra.jobs.serving import through_broker
 from palaestra.logs import configure_logging
 from palaestra.platform import Platform

@@ -20,7 +20,8 @@ from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.registry import register_agent
 from palaestra.engine.agents.wizard import WIZARD_CHECKS, begin_wizard, run_wizard_steps
 from palaestra.engine.cage.entrants import HarnessEntrant
-from palaestra.engine.runs.dispatch import open_slots, send
+from palaestra.engine.runs.dispatch import open_slots
+from palaestra.engine.runs.work import send
 from palaestra.errors import InvalidRequest
 from palaestra.ids import new_id
 from palaestra.platform import Platform

@@ -17,9 +17,10 @@ import pytest
 from palaestra.clock import FrozenClock
 from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.lifecycle import COOLDOWN_S
-from palaestra.engine.runs.dispatch import SlotRequest, open_slots, send
+from palaestra.engine.runs.dispatch import SlotRequest, open_slots
 from palaestra.engine.runs.recorder import Recorder, Verdict
 from palaestra.engine.runs.service import start_run
+from palaestra.engine.runs.work import send
 from palaestra.platform import Platform
 from palaestra.protocol import DispatchPayload, Phase
 from palaestra.rules.prompts import LAUNCHPADS, messages_for

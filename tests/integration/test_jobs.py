@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import Counter
+from collections.abc import Coroutine
+from typing import Any
 
 from sqlalchemy import select, update
 from taskiq import InMemoryBroker
@@ -14,7 +16,7 @@ from palaestra.engine.accounts import Caller
 from palaestra.engine.cage.matches import create_match
 from palaestra.engine.cage.referee import LEASE_GRACE_S, _claim
 from palaestra.engine.runs.service import start_run
-from palaestra.jobs.runs import DispatchResult
+from palaestra.jobs.runs import DispatchResult, QueuedRuns
 from palaestra.jobs.sweeper import orphaned_matches
 from palaestra.jobs.tasks import Jobs
 from palaestra.platform import Platform
@@ -23,6 +25,22 @@ from tests.integration import run_support
 from tests.integration.arena_rows import add_agent, add_fighter, add_owner
 from tests.integration.edge_agents import EdgeAgent
 from tests.integration.servers import serve
+
+
+class Held:
+    """Kicks that are never sent: the test runs the jobs itself."""
+
+    async def kick_step(self, run_id: str) -> None:
+        pass
+
+    async def kick_dispatch(self, task_id: str) -> None:
+        pass
+
+    async def kick_turn(self, match_id: str) -> None:
+        pass
+
+    def soon(self, kick: Coroutine[Any, Any, Any]) -> None:
+        kick.close()
 
 
 async def drain(broker: InMemoryBroker) -> None:
@@ -161,11 +179,12 @@ async def test_a_claimed_dispatch_is_not_sent_again(platform: Platform) -> None:
         )
         broker = InMemoryBroker()
         jobs = Jobs(broker, platform)
-        jobs.runs._start = lambda item, snap: None  # type: ignore[method-assign]
-        await jobs.runs.advance(run.id)
+        runs = QueuedRuns(platform, Held(), jobs.flags)  # the test runs the dispatches itself
+        await runs.advance(run.id)
         [task] = await run_support.tasks_of(platform, run.id)
-        results = await asyncio.gather(*(jobs.runs.dispatch(task.id) for _ in range(3)))
+        results = await asyncio.gather(*(runs.dispatch(task.id) for _ in range(3)))
         await drain(broker)
+        await runs.close()
         await jobs.close()
     assert sorted(results) == sorted([DispatchResult.SENT, *[DispatchResult.TAKEN] * 2])
     assert scout.ledger.task_ids == [task.id]

@@ -18,9 +18,9 @@ from aiohttp import web
 from palaestra.clock import FrozenClock
 from palaestra.engine.accounts import Caller
 from palaestra.engine.runs.completion import complete_task, completion_url
+from palaestra.engine.runs.driver import RunDriver
 from palaestra.engine.runs.house import HouseAgent
 from palaestra.engine.runs.service import start_run
-from palaestra.engine.runs.stepper import RunDriver
 from palaestra.platform import Platform
 from palaestra.providers import ChatProvider
 from palaestra.settings import Settings

@@ -21,7 +21,8 @@ EXPORTED = {
         "periods_for",
     ],
     "sweeper": ["orphaned_matches", "pending_matches", "sweep"],
-    "runs": ["DispatchResult", "QueuedRuns", "orphaned_runs"],
+    "runs": ["DispatchResult", "Queued", "QueuedRuns", "orphaned_runs"],
+    "kicks": ["Kicks"],
     "worker": ["Worker", "consuming", "run_worker"],
     "serving": ["PendingKicker", "through_broker"],
 }

@@ -14,7 +14,7 @@ from palaestra.api.run_schemas import (
     TaskDetailOut,
 )
 from palaestra.engine.runs import service
-from palaestra.engine.runs.stepper import RunDriver
+from palaestra.engine.runs.stepper import Runs
 from palaestra.http.deps import AnyCaller, PlatformDep
 
 __all__ = ["RunsDep", "get_runs", "router"]
@@ -22,12 +22,12 @@ __all__ = ["RunsDep", "get_runs", "router"]
 router = APIRouter(prefix="/api", tags=["runs"])
 
 
-def get_runs(request: Request) -> RunDriver:
-    driver: RunDriver = request.app.state.runs
+def get_runs(request: Request) -> Runs:
+    driver: Runs = request.app.state.runs
     return driver
 
 
-RunsDep = Annotated[RunDriver, Depends(get_runs)]
+RunsDep = Annotated[Runs, Depends(get_runs)]
 
 
 @router.post("/runs", status_code=202, response_model=RunCreated)

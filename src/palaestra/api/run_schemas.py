@@ -7,8 +7,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from palaestra.engine.runs.reading import shown_report, task_facts
-from palaestra.engine.runs.report import task_href
 from palaestra.engine.runs.service import MAX_GOAL_CHARS, RunDetail, phase_summary
+from palaestra.rules.report import task_href
 from palaestra.store.models import Candidate, Run, Task
 
 __all__ = [

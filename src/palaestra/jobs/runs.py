@@ -1,12 +1,14 @@
 """edgearena runs as jobs: ``advance_run`` steps a run, ``dispatch`` sends one task.
 
-:class:`QueuedRuns` is the stepper's :class:`RunDriver` with its
-in-process parts replaced by jobs:
+:class:`QueuedRuns` takes the engine's run step (``RunStepper``) with the
+:class:`Queued` mode, in which a run's work is carried out by jobs that it
+kicks through a :class:`~palaestra.jobs.kicks.Kicks`:
 
-- ``advance`` is the same step, serialized per run across the cluster by a
-  PostgreSQL advisory lock held for the step's length (two workers stepping
-  one run at once would open one slot twice); the slots it opens are not
-  sent from here, it kicks one ``dispatch`` job per task.
+- ``advance`` is the same step as in one process, serialized per run
+  across the cluster by a PostgreSQL advisory lock held for the step's
+  length (two workers stepping one run at once would open one slot twice);
+  the slots it opens are not sent from here, it kicks one ``dispatch`` job
+  per task.
 - ``dispatch`` first *claims the send* with one conditional update: a task
   whose ``dispatched_at`` still equals its ``created_at`` has never been
   sent, and the claim stamps ``dispatched_at`` (and moves ``deadline_at`` to
@@ -29,24 +31,28 @@ import asyncio
 import zlib
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import structlog
-from sqlalchemy import and_, case, or_, select, text, update
+from sqlalchemy import Row, and_, case, or_, select, text, update
 from sqlalchemy.exc import DBAPIError
 
-from palaestra.engine.runs.dispatch import Opened, SlotRequest, send
-from palaestra.engine.runs.stepper import IN_FLIGHT_GRACE_S, RunDriver, Snapshot
+from palaestra.engine.runs.completion import CompletionDesk
+from palaestra.engine.runs.dispatch import Opened, SlotRequest
+from palaestra.engine.runs.house import HouseAgent
+from palaestra.engine.runs.recorder import Recorder
+from palaestra.engine.runs.snapshot import Snapshot, load_snapshot
+from palaestra.engine.runs.stepper import IN_FLIGHT_GRACE_S, RunStepper
+from palaestra.engine.runs.work import HouseJob, TaskWork, send
+from palaestra.jobs.broker import Flags
+from palaestra.jobs.kicks import Kicks
 from palaestra.platform import Platform
 from palaestra.protocol import dumps
 from palaestra.protocol.constants import Phase
 from palaestra.rules.runflow import RunStatus, TaskStatus
 from palaestra.store.models import Agent, Run, Task
 
-if TYPE_CHECKING:
-    from palaestra.jobs.tasks import Jobs
-
-__all__ = ["DispatchResult", "QueuedRuns", "orphaned_runs"]
+__all__ = ["DispatchResult", "Queued", "QueuedRuns", "orphaned_runs"]
 
 log = structlog.get_logger(__name__)
 
@@ -108,51 +114,18 @@ async def _run_lock(platform: Platform, run_id: str) -> AsyncIterator[None]:
         yield  # released with the transaction
 
 
-class QueuedRuns(RunDriver):
-    """The run step for workers and API processes with a broker; see the module docstring."""
+class Queued:
+    """The :class:`RunMode` of workers: a task the step opens is sent by a ``dispatch`` job."""
 
-    def __init__(self, platform: Platform, jobs: Jobs) -> None:
-        super().__init__(platform)
-        self.jobs = jobs
-        # However many jobs run at once, the store's connection pool (20, and 20 more that
-        # are opened and closed on demand) must not overflow: a new PostgreSQL connection
-        # per claim costs more than the claim.
-        self._claims = asyncio.Semaphore(_CLAIMS_AT_ONCE)
-        self._steps = asyncio.Semaphore(_STEPS_AT_ONCE)
+    def __init__(self, kicks: Kicks) -> None:
+        self.kicks = kicks
 
-    def kick(self, run_id: str) -> None:
-        self.jobs.soon(self.kick_step(run_id))
+    def start(self, item: Opened, snap: Snapshot) -> None:
+        self.kicks.soon(self.kicks.kick_dispatch(item.task_id))
 
-    async def kick_step(self, run_id: str) -> None:
-        """Kick the run's step, unless one is already waiting for a worker (it will see
-        this event too): a burst of task ends makes one step, not one each."""
-        if await self.jobs.flags.raise_(f"step:{run_id}"):
-            await self.jobs.advance_run.kiq(run_id)
-
-    def wake(self) -> None:
-        pass
-
-    async def advance(self, run_id: str) -> bool:
-        await self.jobs.flags.lower(f"step:{run_id}")  # events from now on kick a new step
-        try:
-            async with self._steps, _run_lock(self.platform, run_id):
-                return await super().advance(run_id)
-        except DBAPIError as exc:
-            if "lock timeout" not in str(exc):
-                raise
-            log.warning("run step skipped: another worker holds the run", run_id=run_id)
-            return False  # the holder steps it; the sweeper covers the rest
-
-    def _start(self, item: Opened, snap: Snapshot) -> None:
-        self.jobs.soon(self.jobs.dispatch.kiq(item.task_id))
-
-    def _serve_orphaned_house_tasks(self, snap: Snapshot) -> None:
-        pass  # the sweeper kicks ``dispatch`` for house tasks past their deadline
-
-    async def _expire(self, snap: Snapshot) -> bool:
-        """Time out sent tasks past their deadline (plus grace: a reply may be landing now)."""
-        now = self.platform.clock.now()
-        due = [
+    def overdue(self, snap: Snapshot, now: float) -> list[Task]:
+        """Sent tasks past their deadline (plus grace: a reply may be landing now)."""
+        return [
             t
             for t in snap.tasks
             if t.status == TaskStatus.RUNNING
@@ -161,14 +134,79 @@ class QueuedRuns(RunDriver):
             and t.deadline_at is not None
             and now >= t.deadline_at + IN_FLIGHT_GRACE_S
         ]
-        if not due:
-            return False
-        return await super()._expire(Snapshot(snap.run, due, snap.candidates))
+
+    def resume(self, snap: Snapshot) -> None:
+        pass  # the sweeper kicks ``dispatch`` for house tasks past their deadline
+
+    def forget(self, snap: Snapshot) -> None:
+        pass  # nothing of a run is kept between jobs
+
+
+class QueuedRuns:
+    """The run step and the dispatcher for workers and API processes with a broker; see the
+    module docstring."""
+
+    def __init__(self, platform: Platform, kicks: Kicks, flags: Flags) -> None:
+        self.platform = platform
+        self.kicks = kicks
+        #: Markers of kicked steps, so that a burst of events kicks one step.
+        self.flags = flags
+        self.house = HouseAgent.from_settings(platform.settings, platform.egress)
+        self.recorder = Recorder(platform)
+        #: Where the agents' async completions are received (the API's callback route).
+        self.completions = CompletionDesk(platform, self.recorder, kick=self.kick)
+        self.work = TaskWork(platform, self.house, self.recorder)
+        self.stepper = RunStepper(
+            platform, Queued(kicks), recorder=self.recorder, house_executor=self.work.house_executor
+        )
+        # However many jobs run at once, the store's connection pool (20, and 20 more that
+        # are opened and closed on demand) must not overflow: a new PostgreSQL connection
+        # per claim costs more than the claim.
+        self._claims = asyncio.Semaphore(_CLAIMS_AT_ONCE)
+        self._steps = asyncio.Semaphore(_STEPS_AT_ONCE)
+
+    def kick(self, run_id: str) -> None:
+        """Advance ``run_id`` soon (a run was created or one of its tasks ended)."""
+        self.kicks.soon(self.request_step(run_id))
+
+    async def request_step(self, run_id: str) -> None:
+        """Kick the run's step, unless one is already waiting for a worker (it will see
+        this event too): a burst of task ends makes one step, not one each."""
+        if await self.flags.raise_(f"step:{run_id}"):
+            await self.kicks.kick_step(run_id)
+
+    async def advance(self, run_id: str) -> bool:
+        """One step of ``run_id`` under the run's lock; ``True`` once it is finished."""
+        await self.flags.lower(f"step:{run_id}")  # events from now on kick a new step
+        try:
+            async with self._steps, _run_lock(self.platform, run_id):
+                return await self.stepper.advance(run_id)
+        except DBAPIError as exc:
+            if "lock timeout" not in str(exc):
+                raise
+            log.warning("run step skipped: another worker holds the run", run_id=run_id)
+            return False  # the holder steps it; the sweeper covers the rest
 
     async def dispatch(self, task_id: str) -> str:
         """Claim the send of ``task_id``; if this job won it, send (or answer) and record."""
-        platform = self.platform
-        now = platform.clock.now()
+        task = await self._claim(task_id)
+        if task is None:
+            return DispatchResult.TAKEN  # or ended: either way, not ours to send
+        if task.agent_id is not None and task.agent_url is None:
+            return DispatchResult.ENDED  # no endpoint to send to: its deadline will end it
+        try:
+            if task.agent_id is None:
+                return await self._answer(task_id, task)
+            return await self._send(task_id, task)
+        finally:
+            await self.request_step(task.run_id)
+
+    async def close(self) -> None:
+        """Release what the step holds (its recorder's writes in flight)."""
+        await self.recorder.close()
+
+    async def _claim(self, task_id: str) -> Row[Any] | None:
+        now = self.platform.clock.now()
         # One statement claims: the new deadline keeps the phase's length (SET reads the
         # row as it was), and the stamp never equals created_at (a frozen test clock).
         stamp = case((Task.created_at >= now, Task.created_at + 0.001), else_=now)
@@ -186,48 +224,49 @@ class QueuedRuns(RunDriver):
             .returning(*_CLAIMED, _AGENT_URL, _AGENT_KEY)
         )
         # One statement, committed on its own: a claim is one round trip.
-        async with self._claims, platform.db.engine.connect() as connection:
+        async with self._claims, self.platform.db.engine.connect() as connection:
             autocommit = await connection.execution_options(isolation_level="AUTOCOMMIT")
-            task = (await autocommit.execute(claim)).one_or_none()
-        if task is None:
-            return DispatchResult.TAKEN  # or ended: either way, not ours to send
-        if task.agent_id is not None and task.agent_url is None:
-            return DispatchResult.ENDED  # no endpoint to send to: its deadline will end it
-        agent = task if task.agent_id is not None else None
+            return (await autocommit.execute(claim)).one_or_none()
+
+    async def _answer(self, task_id: str, task: Row[Any]) -> str:
+        snap = await load_snapshot(self.platform, task.run_id)
+        if snap is None:
+            return DispatchResult.ENDED
+        job = HouseJob.of_stored(
+            task_id, task.phase, task.candidate_id, task.slot, task.payload, task.executor
+        )
+        await self.work.answer(snap, job)
+        return DispatchResult.ANSWERED
+
+    async def _send(self, task_id: str, task: Row[Any]) -> str:
+        platform = self.platform
         payload: dict[str, Any] = task.payload or {}
-        phase = Phase(task.phase)
         deadline_s = task.deadline_at - task.dispatched_at
-        try:
-            if agent is None:
-                snap = await self._load(task.run_id)
-                if snap is None:
-                    return DispatchResult.ENDED
-                messages = payload.get("messages", [])
-                await self._house(
-                    task_id, snap, phase, task.candidate_id, task.slot, messages, task.executor
-                )
-                return DispatchResult.ANSWERED
-            request = _request(
-                task.run_id, phase, task.candidate_id, task.slot, task.attempt, payload, deadline_s
-            )
-            item = Opened(
-                task_id,
-                request,
-                agent_id=task.agent_id,
-                executor=task.executor,
-                url=agent.agent_url,
-                key=self.platform.vault.open(agent.agent_key or ""),
-                body=dumps(payload),
-            )
-            end = await send(platform, item)
-            if end is None:
-                platform.metrics.dispatches.labels("deferred").inc()
-                return DispatchResult.DEFERRED
-            platform.metrics.dispatches.labels(end.status.value.lower()).inc()
-            await self.recorder.finish(end)
-            return DispatchResult.SENT
-        finally:
-            await self.kick_step(task.run_id)
+        request = _request(
+            task.run_id,
+            Phase(task.phase),
+            task.candidate_id,
+            task.slot,
+            task.attempt,
+            payload,
+            deadline_s,
+        )
+        item = Opened(
+            task_id,
+            request,
+            agent_id=task.agent_id,
+            executor=task.executor,
+            url=task.agent_url,
+            key=platform.vault.open(task.agent_key or ""),
+            body=dumps(payload),
+        )
+        end = await send(platform, item)
+        if end is None:
+            platform.metrics.dispatches.labels("deferred").inc()
+            return DispatchResult.DEFERRED
+        platform.metrics.dispatches.labels(end.status.value.lower()).inc()
+        await self.recorder.finish(end)
+        return DispatchResult.SENT
 
 
 def _request(

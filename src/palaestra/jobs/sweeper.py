@@ -15,18 +15,14 @@ little time. What it looks for:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from sqlalchemy import and_, select
 
 from palaestra.engine.cage.referee import LEASE_GRACE_S
+from palaestra.jobs.kicks import Kicks
 from palaestra.jobs.runs import orphaned_runs
 from palaestra.platform import Platform
 from palaestra.rules.matchflow import OPEN_MATCH_STATUSES, MatchStatus, TurnStatus
 from palaestra.store.models import Match, Turn
-
-if TYPE_CHECKING:
-    from palaestra.jobs.tasks import Jobs
 
 __all__ = ["orphaned_matches", "pending_matches", "sweep"]
 
@@ -67,17 +63,16 @@ async def pending_matches(platform: Platform) -> list[str]:
         return list((await session.scalars(query)).all())
 
 
-async def sweep(jobs: Jobs) -> dict[str, int]:
+async def sweep(platform: Platform, kicks: Kicks) -> dict[str, int]:
     """Kick a job for every piece of orphaned work; return how many of each kind."""
-    platform = jobs.platform
     now = platform.clock.now()
     stall = platform.settings.sweep_interval_s
     matches = await orphaned_matches(platform, now, stall)
     for match_id in matches:
-        await jobs.play_turn.kiq(match_id)
+        await kicks.kick_turn(match_id)
     runs, tasks = await orphaned_runs(platform, now, stall)
     for run_id in runs:
-        await jobs.advance_run.kiq(run_id)
+        await kicks.kick_step(run_id)
     for task_id in tasks:
-        await jobs.dispatch.kiq(task_id)
+        await kicks.kick_dispatch(task_id)
     return {"matches": len(matches), "runs": len(runs), "tasks": len(tasks)}

@@ -100,9 +100,18 @@ class Jobs:
         #: Markers of kicked jobs, so that a burst of events kicks one job.
         self.flags = flags_for(broker, platform.settings)
         #: The run step and the dispatcher, with the recorder this process writes through.
-        self.runs = QueuedRuns(platform, self)
+        self.runs = QueuedRuns(platform, self, self.flags)
 
-    # Kicking from code that cannot wait (callbacks, sync hooks).
+    # Kicking (``jobs.kicks.Kicks``), also from code that cannot wait (callbacks, sync hooks).
+
+    async def kick_step(self, run_id: str) -> None:
+        await self.advance_run.kiq(run_id)
+
+    async def kick_dispatch(self, task_id: str) -> None:
+        await self.dispatch.kiq(task_id)
+
+    async def kick_turn(self, match_id: str) -> None:
+        await self.play_turn.kiq(match_id)
 
     def soon(self, kick: Coroutine[Any, Any, Any]) -> None:
         """Send a job without waiting for the broker; a failure is logged, the sweeper covers it."""
@@ -200,5 +209,7 @@ class Jobs:
     # Orphans.
 
     async def _sweep(self) -> dict[str, int]:
-        result: dict[str, int] = await self._counted("sweep", lambda: sweeper.sweep(self))
+        result: dict[str, int] = await self._counted(
+            "sweep", lambda: sweeper.sweep(self.platform, self)
+        )
         return result

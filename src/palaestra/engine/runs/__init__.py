@@ -2,12 +2,16 @@
 
 - ``service``: start, list and read runs and tasks;
 - ``reading``: the one reader of a run as it stands, for the API and the pages;
-- ``stepper``: advances runs through their phases (the planning rules are in ``rules.runflow``);
-- ``dispatch``: opens slots (selection, RUNNING rows) and sends signed tasks;
+- ``stepper``: one step of a run, the same in both modes (the planning rules are in
+  ``rules.runflow``), with the port (``RunMode``) the mode-specific part comes through;
+- ``snapshot``: a run as the store holds it; ``progress``: what a step writes as it moves on;
+- ``driver``: runs stepped in this process (the embedded server);
+- ``work``: one opened task sent signed, or answered by the house, and recorded;
+- ``dispatch``: opens slots (selection, RUNNING rows), before anything is sent;
 - ``recorder``: ends tasks with their outcome and moves the agents' status machines;
 - ``completion``: the async completion callback;
 - ``house``: the house agent that serves a slot no agent could;
-- ``report``: the final ranking and each task's contribution.
+- ``report``: writes the settlement that ``rules.report`` decides.
 """
 
 from __future__ import annotations
@@ -20,13 +24,14 @@ from palaestra.engine.runs.completion import (
     completion_url,
 )
 from palaestra.engine.runs.dispatch import (
-    DISPATCH_USER_AGENT,
     Opened,
     SlotRequest,
     open_slots,
-    outcome_of,
     payload_of,
-    send,
+)
+from palaestra.engine.runs.driver import (
+    InProcess,
+    RunDriver,
 )
 from palaestra.engine.runs.house import (
     BASELINE,
@@ -37,8 +42,15 @@ from palaestra.engine.runs.house import (
     HouseTask,
     baseline_output,
 )
+from palaestra.engine.runs.progress import (
+    make_candidates,
+    make_shortlist,
+    note_phase,
+    timeouts,
+)
 from palaestra.engine.runs.reading import (
     TASK_FACTS,
+    RunDetail,
     read_run,
     shown_report,
     task_facts,
@@ -49,25 +61,33 @@ from palaestra.engine.runs.recorder import (
     Verdict,
 )
 from palaestra.engine.runs.report import (
-    SCORE_FORMULA,
-    build_report,
     settle,
-    task_href,
 )
 from palaestra.engine.runs.service import (
     MAX_GOAL_CHARS,
     SIZE_LIMITS,
-    RunDetail,
     get_run,
     get_task,
     list_runs,
     phase_summary,
     start_run,
 )
+from palaestra.engine.runs.snapshot import (
+    Snapshot,
+    load_snapshot,
+)
 from palaestra.engine.runs.stepper import (
     IN_FLIGHT_GRACE_S,
-    RunDriver,
-    Snapshot,
+    RunMode,
+    Runs,
+    RunStepper,
+)
+from palaestra.engine.runs.work import (
+    DISPATCH_USER_AGENT,
+    HouseJob,
+    TaskWork,
+    outcome_of,
+    send,
 )
 
 __all__ = [
@@ -78,7 +98,6 @@ __all__ = [
     "HOUSE_MODEL",
     "IN_FLIGHT_GRACE_S",
     "MAX_GOAL_CHARS",
-    "SCORE_FORMULA",
     "SIZE_LIMITS",
     "TASK_FACTS",
     "CompletionDesk",
@@ -86,21 +105,30 @@ __all__ = [
     "Finish",
     "HouseAgent",
     "HouseAnswer",
+    "HouseJob",
     "HouseTask",
+    "InProcess",
     "Opened",
     "Recorder",
     "RunDetail",
     "RunDriver",
+    "RunMode",
+    "RunStepper",
+    "Runs",
     "SlotRequest",
     "Snapshot",
+    "TaskWork",
     "Verdict",
     "baseline_output",
-    "build_report",
     "complete_task",
     "completion_url",
     "get_run",
     "get_task",
     "list_runs",
+    "load_snapshot",
+    "make_candidates",
+    "make_shortlist",
+    "note_phase",
     "open_slots",
     "outcome_of",
     "payload_of",
@@ -111,5 +139,5 @@ __all__ = [
     "shown_report",
     "start_run",
     "task_facts",
-    "task_href",
+    "timeouts",
 ]

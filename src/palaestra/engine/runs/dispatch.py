@@ -1,4 +1,4 @@
-"""The dispatcher: an agent for each slot, a task RUNNING in the store, then one signed POST.
+"""The dispatcher: an agent for each slot and a task RUNNING in the store, before any POST.
 
 A slot is opened in three steps, in this order, so that a taskId reaches an
 endpoint at most once even if the platform dies at any point:
@@ -7,10 +7,11 @@ endpoint at most once even if the platform dies at any point:
    store: ``Database.transact``): re-check that each slot is still open,
    select an agent (``rules.selection``), and insert the task as RUNNING with
    a new UUIDv7, its payload, agent and deadline. Nothing has been sent yet.
-2. *send*: sign (the agent's key, the phase deadline) and POST once through
-   the egress client; validate the envelope and the phase schema.
-3. *record* (``engine.recorder``): the output, tokens, model and latency, or
-   the exact failure reason, ending the task from RUNNING only.
+2. *send* (``engine.runs.work``): sign (the agent's key, the phase deadline)
+   and POST once through the egress client; validate the envelope and the
+   phase schema.
+3. *record* (``engine.runs.recorder``): the output, tokens, model and
+   latency, or the exact failure reason, ending the task from RUNNING only.
 
 Nothing ever sends a task that is already in the store: after a crash, a
 RUNNING task is waited for (a 202's callback may still land) until its
@@ -23,48 +24,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any, Final, cast
 
 from sqlalchemy import Table, bindparam, case, or_, select
 from sqlalchemy.engine import Connection
 
-from palaestra.clock import Clock
-from palaestra.egress import Signer
-from palaestra.engine.runs.recorder import Finish
 from palaestra.ids import new_id
 from palaestra.platform import Platform
-from palaestra.protocol import (
-    SIGNATURE_HEADER,
-    TASK_ID_HEADER,
-    TIMESTAMP_HEADER,
-    SchemaViolation,
-    answers_later,
-    dumps,
-    sign,
-    signature_target,
-    validate_envelope,
-)
+from palaestra.protocol import dumps
 from palaestra.protocol.constants import Arena, Phase
-from palaestra.protocol.failures import FailureKind
 from palaestra.rules.runflow import TaskStatus
 from palaestra.rules.selection import Contender, HashDraw, Roster
 from palaestra.rules.status import DISPATCHABLE, Status
 from palaestra.store.bulk import insert_values
 from palaestra.store.models import Agent, Task
 
-__all__ = [
-    "DISPATCH_USER_AGENT",
-    "Opened",
-    "SlotRequest",
-    "open_slots",
-    "outcome_of",
-    "payload_of",
-    "send",
-]
+__all__ = ["Opened", "SlotRequest", "open_slots", "payload_of"]
 
-#: Production dispatches carry the protocol's headers; this names the sender.
-DISPATCH_USER_AGENT: Final = "EdgeArena-Dispatch/1.0"
 #: Agents of one role considered per batch: the best by tier and reputation.
 _CONTENDERS_PER_ROLE: Final = 256
 _DISPATCHABLE = [status.value for status in DISPATCHABLE]
@@ -199,7 +176,8 @@ class _Body:
         return cls(task_id, sent, sent.decode())
 
 
-#: The columns of a task as it is opened, in the order ``_open`` gives them.
+_RUNNING: Final = TaskStatus.RUNNING.value
+#: The columns of a task as it is opened, in the order ``_row`` gives them.
 _OPEN_COLUMNS: Final = (
     "id",
     "run_id",
@@ -225,79 +203,108 @@ def _open(
     now: float,
     connection: Connection,
 ) -> list[Opened]:
-    runs = sorted({r.run_id for r in requests})
-    failed: dict[str, set[str]] = {}
-    taken: dict[tuple[str, str, str | None], set[str]] = {}
-    blocked: set[tuple[str, str, str | None, int]] = set()
-    latest: dict[tuple[str, str, str | None, int], int] = {}
-    # Rows are unpacked, not read by name: a name costs a Row a failed attribute lookup.
-    for run_id, phase, candidate_id, slot, attempt, status, agent_id in connection.execute(
-        _RUN_TASKS, {"runs": runs}
-    ):
-        slot_key = (run_id, phase, candidate_id, slot)
-        latest[slot_key] = max(latest.get(slot_key, -1), attempt)
-        if status in ("RUNNING", "SUCCEEDED"):
-            blocked.add(slot_key)
-        if agent_id is None:
-            continue
-        taken.setdefault((run_id, phase, candidate_id), set()).add(agent_id)
-        if status in ("FAILED", "TIMEOUT"):
-            failed.setdefault(run_id, set()).add(agent_id)
-
-    roles = sorted({r.phase.role.value for r in requests if not r.house})
-    pool = _contenders(connection, roles, now)
-
+    slots = _Slots.read(connection, sorted({r.run_id for r in requests}))
+    pool = _contenders(
+        connection, sorted({r.phase.role.value for r in requests if not r.house}), now
+    )
     opened: list[Opened] = []
     rows: list[tuple[Any, ...]] = []
-    running = TaskStatus.RUNNING.value
     for request, body in zip(requests, bodies, strict=True):
-        phase = request.phase.value
-        slot_key = (request.run_id, phase, request.candidate_id, request.slot)
-        if slot_key in blocked or latest.get(slot_key, -1) >= request.attempt:
+        if not slots.take(request):
             continue
-        blocked.add(slot_key)
-        group = (request.run_id, phase, request.candidate_id)
-        chosen = None
-        if not request.house:
-            # Seeded by the slot: the exploration is reproducible, and cheap to seed.
-            rng = HashDraw(
-                f"{request.seed}:{request.run_id}:{phase}:{request.candidate_id}:"
-                f"{request.slot}:{request.attempt}"
-            )
-            chosen = pool.rosters[request.phase.role.value].pick(
-                rng, failed_in_run=failed.get(request.run_id, ()), taken=taken.get(group, ())
-            )
-        item = Opened(body.task_id, request)
-        if chosen is None:
-            item.executor = house_executor
-        else:
-            name, url, sealed = pool.endpoints[chosen.agent_id]
-            taken.setdefault(group, set()).add(chosen.agent_id)
-            item.agent_id = chosen.agent_id
-            item.executor = name
-            item.url = url
-            item.key = platform.vault.open(sealed)  # the vault remembers opened keys
-            item.body = body.sent
+        item = Opened(body.task_id, request, executor=house_executor)
+        chosen = None if request.house else slots.pick(pool, request)
+        if chosen is not None:
+            _assign(platform, item, pool, chosen, body)
         opened.append(item)
-        rows.append(
-            (
-                body.task_id,
-                request.run_id,
-                request.candidate_id,
-                phase,
-                request.slot,
-                request.attempt,
-                item.agent_id,
-                item.executor,
-                running,
-                body.stored,  # the payload as it was sent
-                now,
-                now + request.deadline_s,
-                now,
-            )
-        )
+        rows.append(_row(item, body, now))
     insert_values(connection, _TASKS, _OPEN_COLUMNS, rows)
     return opened
+
+
+_SlotKey = tuple[str, str, str | None, int]  # run, phase, candidate, slot
+_Group = tuple[str, str, str | None]  # run, phase, candidate
+
+
+@dataclass(slots=True)
+class _Slots:
+    """What the runs' stored tasks say about opening more, kept up to date while opening."""
+
+    blocked: set[_SlotKey]  # a task RUNNING or SUCCEEDED, or opened just now
+    latest: dict[_SlotKey, int]  # the latest attempt
+    taken: dict[_Group, set[str]]  # the agents already on a (run, phase, candidate)
+    failed: dict[str, set[str]]  # by run: the agents that failed in it
+
+    @classmethod
+    def read(cls, connection: Connection, runs: list[str]) -> _Slots:
+        slots = cls(set(), {}, {}, {})
+        # Rows are unpacked, not read by name: a name costs a Row a failed attribute lookup.
+        for run_id, phase, candidate_id, slot, attempt, status, agent_id in connection.execute(
+            _RUN_TASKS, {"runs": runs}
+        ):
+            slot_key = (run_id, phase, candidate_id, slot)
+            slots.latest[slot_key] = max(slots.latest.get(slot_key, -1), attempt)
+            if status in ("RUNNING", "SUCCEEDED"):
+                slots.blocked.add(slot_key)
+            if agent_id is None:
+                continue
+            slots.taken.setdefault((run_id, phase, candidate_id), set()).add(agent_id)
+            if status in ("FAILED", "TIMEOUT"):
+                slots.failed.setdefault(run_id, set()).add(agent_id)
+        return slots
+
+    def take(self, request: SlotRequest) -> bool:
+        """Whether ``request``'s slot is still open at its attempt; if so, it is taken."""
+        slot_key = (request.run_id, request.phase.value, request.candidate_id, request.slot)
+        if slot_key in self.blocked or self.latest.get(slot_key, -1) >= request.attempt:
+            return False
+        self.blocked.add(slot_key)
+        return True
+
+    def pick(self, pool: _Pool, request: SlotRequest) -> Contender | None:
+        """The agent for ``request`` (``None``: none is eligible), now taken for its group."""
+        phase = request.phase.value
+        group = (request.run_id, phase, request.candidate_id)
+        # Seeded by the slot: the exploration is reproducible, and cheap to seed.
+        rng = HashDraw(
+            f"{request.seed}:{request.run_id}:{phase}:{request.candidate_id}:"
+            f"{request.slot}:{request.attempt}"
+        )
+        chosen = pool.rosters[request.phase.role.value].pick(
+            rng, failed_in_run=self.failed.get(request.run_id, ()), taken=self.taken.get(group, ())
+        )
+        if chosen is not None:
+            self.taken.setdefault(group, set()).add(chosen.agent_id)
+        return chosen
+
+
+def _assign(platform: Platform, item: Opened, pool: _Pool, chosen: Contender, body: _Body) -> None:
+    name, url, sealed = pool.endpoints[chosen.agent_id]
+    item.agent_id = chosen.agent_id
+    item.executor = name
+    item.url = url
+    item.key = platform.vault.open(sealed)  # the vault remembers opened keys
+    item.body = body.sent
+
+
+def _row(item: Opened, body: _Body, now: float) -> tuple[Any, ...]:
+    """The task's row, in the order of ``_OPEN_COLUMNS``."""
+    request = item.request
+    return (
+        body.task_id,
+        request.run_id,
+        request.candidate_id,
+        request.phase.value,
+        request.slot,
+        request.attempt,
+        item.agent_id,
+        item.executor,
+        _RUNNING,
+        body.stored,  # the payload as it was sent
+        now,
+        now + request.deadline_s,
+        now,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,72 +326,3 @@ def _contenders(connection: Connection, roles: list[str], now: float) -> _Pool:
             )
         rosters[role] = Roster.of(contenders, role, now)
     return _Pool(rosters, endpoints)
-
-
-async def send(platform: Platform, task: Opened) -> Finish | None:
-    """POST the signed task once; the outcome to record, or ``None`` after a 202 without a
-    reply envelope (a 202 carrying one is a result, like a 200)."""
-    request = task.request
-    assert task.url is not None
-    assert task.key is not None
-    result = await platform.egress.post_json(
-        task.url,
-        task.body,
-        user_agent=DISPATCH_USER_AGENT,
-        deadline=request.deadline_s,
-        signer=_signer(task.key, platform.clock, task.task_id),
-        deferred_ok=True,
-    )
-    if result.failure is None and answers_later(result.status, result.data):
-        return None  # the answer comes by the async completion callback
-    return outcome_of(task, result.failure, result.data, result.latency_ms)
-
-
-@lru_cache(maxsize=4096)
-def _target(url: str) -> str:
-    return signature_target(url)
-
-
-def _signer(key: str, clock: Clock, task_id: str) -> Signer:
-    """The seed's three headers, as ``egress.hmac_signer`` makes them, with each endpoint's
-    ``host+pathname`` worked out once rather than per dispatch."""
-
-    def signed(url: str, body: bytes) -> dict[str, str]:
-        stamp = int(clock.now())
-        return {
-            SIGNATURE_HEADER: sign(key, stamp, _target(url), body),
-            TIMESTAMP_HEADER: str(stamp),
-            TASK_ID_HEADER: task_id,
-        }
-
-    return signed
-
-
-def outcome_of(task: Opened, failure: Any, data: Any, latency_ms: float) -> Finish:
-    """The :class:`Finish` for a synchronous reply (``failure`` from the egress client)."""
-    request = task.request
-    common: dict[str, Any] = {
-        "task_id": task.task_id,
-        "run_id": request.run_id,
-        "phase": request.phase,
-        "via": "sync",
-        "executor": task.executor,
-        "agent_id": task.agent_id,
-        "latency_ms": latency_ms,
-    }
-    if failure is not None:
-        timed_out = failure.kind is FailureKind.TIMEOUT
-        status = TaskStatus.TIMEOUT if timed_out else TaskStatus.FAILED
-        return Finish(status=status, reason=failure.reason, **common)
-    try:
-        envelope = validate_envelope(data, request.phase, request.candidate_id)
-    except SchemaViolation as exc:
-        return Finish(status=TaskStatus.FAILED, reason=exc.message, **common)
-    return Finish(
-        status=TaskStatus.SUCCEEDED,
-        output=envelope.output,
-        prompt_tokens=envelope.prompt_tokens,
-        completion_tokens=envelope.completion_tokens,
-        model_id=envelope.model_id[:200],
-        **common,
-    )

@@ -1,0 +1,218 @@
+"""Carrying out one opened task: its signed POST, or the house's answer, and its end recorded.
+
+:func:`send` POSTs a task once, signed as the seed says, and :func:`outcome_of`
+turns the reply into the :class:`Finish` to record. :class:`TaskWork` does
+that, or has the house answer, and records the end; both ways of stepping
+runs use it: the in-process driver as coroutines it tracks, the jobs from a
+``dispatch`` job once its send is claimed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Final
+
+import structlog
+
+from palaestra.clock import Clock
+from palaestra.egress import Signer
+from palaestra.engine.runs.dispatch import Opened
+from palaestra.engine.runs.house import BASELINE, HOUSE_MODEL, HouseAgent, HouseTask
+from palaestra.engine.runs.recorder import Finish, Recorder
+from palaestra.engine.runs.snapshot import Snapshot
+from palaestra.platform import Platform
+from palaestra.protocol import (
+    SIGNATURE_HEADER,
+    TASK_ID_HEADER,
+    TIMESTAMP_HEADER,
+    SchemaViolation,
+    answers_later,
+    sign,
+    signature_target,
+    validate_envelope,
+)
+from palaestra.protocol.constants import Phase
+from palaestra.protocol.failures import FailureKind
+from palaestra.rules.runflow import TaskStatus
+
+__all__ = ["DISPATCH_USER_AGENT", "HouseJob", "TaskWork", "outcome_of", "send"]
+
+log = structlog.get_logger(__name__)
+
+#: Production dispatches carry the protocol's headers; this names the sender.
+DISPATCH_USER_AGENT: Final = "EdgeArena-Dispatch/1.0"
+
+
+async def send(platform: Platform, task: Opened) -> Finish | None:
+    """POST the signed task once; the outcome to record, or ``None`` after a 202 without a
+    reply envelope (a 202 carrying one is a result, like a 200)."""
+    request = task.request
+    assert task.url is not None
+    assert task.key is not None
+    result = await platform.egress.post_json(
+        task.url,
+        task.body,
+        user_agent=DISPATCH_USER_AGENT,
+        deadline=request.deadline_s,
+        signer=_signer(task.key, platform.clock, task.task_id),
+        deferred_ok=True,
+    )
+    if result.failure is None and answers_later(result.status, result.data):
+        return None  # the answer comes by the async completion callback
+    return outcome_of(task, result.failure, result.data, result.latency_ms)
+
+
+@lru_cache(maxsize=4096)
+def _target(url: str) -> str:
+    return signature_target(url)
+
+
+def _signer(key: str, clock: Clock, task_id: str) -> Signer:
+    """The seed's three headers, as ``egress.hmac_signer`` makes them, with each endpoint's
+    ``host+pathname`` worked out once rather than per dispatch."""
+
+    def signed(url: str, body: bytes) -> dict[str, str]:
+        stamp = int(clock.now())
+        return {
+            SIGNATURE_HEADER: sign(key, stamp, _target(url), body),
+            TIMESTAMP_HEADER: str(stamp),
+            TASK_ID_HEADER: task_id,
+        }
+
+    return signed
+
+
+def outcome_of(task: Opened, failure: Any, data: Any, latency_ms: float) -> Finish:
+    """The :class:`Finish` for a synchronous reply (``failure`` from the egress client)."""
+    request = task.request
+    common: dict[str, Any] = {
+        "task_id": task.task_id,
+        "run_id": request.run_id,
+        "phase": request.phase,
+        "via": "sync",
+        "executor": task.executor,
+        "agent_id": task.agent_id,
+        "latency_ms": latency_ms,
+    }
+    if failure is not None:
+        timed_out = failure.kind is FailureKind.TIMEOUT
+        status = TaskStatus.TIMEOUT if timed_out else TaskStatus.FAILED
+        return Finish(status=status, reason=failure.reason, **common)
+    try:
+        envelope = validate_envelope(data, request.phase, request.candidate_id)
+    except SchemaViolation as exc:
+        return Finish(status=TaskStatus.FAILED, reason=exc.message, **common)
+    return Finish(
+        status=TaskStatus.SUCCEEDED,
+        output=envelope.output,
+        prompt_tokens=envelope.prompt_tokens,
+        completion_tokens=envelope.completion_tokens,
+        model_id=envelope.model_id[:200],
+        **common,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class HouseJob:
+    """A house task to answer: the task, and what it was opened with."""
+
+    task_id: str
+    phase: Phase
+    candidate_id: str | None
+    slot: int
+    messages: Sequence[Any]
+    executor: str
+
+    @classmethod
+    def of_opened(cls, item: Opened) -> HouseJob:
+        request = item.request
+        return cls(
+            item.task_id,
+            request.phase,
+            request.candidate_id,
+            request.slot,
+            request.messages,
+            item.executor,
+        )
+
+    @classmethod
+    def of_stored(
+        cls,
+        task_id: str,
+        phase: str,
+        candidate_id: str | None,
+        slot: int,
+        payload: Mapping[str, Any] | None,
+        executor: str,
+    ) -> HouseJob:
+        """The job of a task as the store holds it (its messages are in its payload)."""
+        messages = (payload or {}).get("messages", [])
+        return cls(task_id, Phase(phase), candidate_id, slot, messages, executor)
+
+
+class TaskWork:
+    """Sends tasks and has the house answer them, recording each end through ``recorder``."""
+
+    def __init__(self, platform: Platform, house: HouseAgent, recorder: Recorder) -> None:
+        self.platform = platform
+        self.house = house
+        self.recorder = recorder
+
+    @property
+    def house_executor(self) -> str:
+        """What a house task is marked as executed by when it is opened."""
+        return HOUSE_MODEL if self.house.provider else BASELINE
+
+    async def send(self, item: Opened) -> None:
+        """POST the task once and record its outcome (a 202 leaves it to its callback)."""
+        try:
+            end = await send(self.platform, item)
+            if end is not None:
+                await self.recorder.finish(end)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("dispatch failed", task_id=item.task_id)
+
+    async def answer(self, snap: Snapshot, job: HouseJob) -> None:
+        """Have the house answer the task and record its success."""
+        phase, candidate_id = job.phase, job.candidate_id
+        scout, builds, _ = snap.context(phase, candidate_id)
+        clock = self.platform.clock
+        started = clock.monotonic()
+        try:
+            answer = await self.house.answer(
+                HouseTask(
+                    phase=phase,
+                    goal=snap.run.goal,
+                    messages=job.messages,
+                    deadline_s=snap.deadline_s(phase),
+                    slot=job.slot,
+                    candidate_id=candidate_id,
+                    scout=scout,
+                    builds=builds,
+                )
+            )
+            await self.recorder.finish(
+                Finish(
+                    task_id=job.task_id,
+                    run_id=snap.run.id,
+                    phase=phase,
+                    status=TaskStatus.SUCCEEDED,
+                    via="house",
+                    executor=answer.executor or job.executor,
+                    output=answer.output,
+                    prompt_tokens=answer.prompt_tokens,
+                    completion_tokens=answer.completion_tokens,
+                    model_id=answer.model_id[:200],
+                    latency_ms=(clock.monotonic() - started) * 1000,
+                    reason=answer.note,
+                )
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("house task failed", task_id=job.task_id)
