@@ -51,9 +51,14 @@ every run COMPLETED and no taskId received twice. The exit status is 1 when
 one of those correctness checks fails, 0 otherwise (a missed speed target is
 printed as FAIL, it does not stop ``make bench``).
 
-How long: at about 11 runs/s (SQLite, 2 cores) a 300-run round takes ~30 s,
-so the defaults (4 modes, 3 rounds each, plus start-up, registration and a
-warm-up) take about 8 to 15 minutes, depending on the machine's load.
+How long: a round is cut after ``--timeout`` seconds (150), its unfinished
+runs reported, and its mode stops there (runs left in flight would only slow
+the next round down). On the project's 2-core machine, shared (load average
+about 9), the defaults took 14 minutes (2026-12-02): SQLite 3.5 (300-run
+rounds of 45 to 60 s, 5 to 6 runs/s), then PostgreSQL and each worker mode
+one cut round of about 3 minutes with their set-up. Shrink it with
+``--modes``, ``--runs`` and ``--rounds``; ``--logs DIR`` keeps the platform's
+logs (their ends are printed under any round with a problem).
 """
 
 from __future__ import annotations
@@ -75,6 +80,7 @@ import sys
 import tempfile
 import textwrap
 import time
+import traceback
 import uuid
 from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -383,10 +389,12 @@ async def database(mode: str) -> AsyncIterator[str | None]:
         async with admin.connect() as connection:
             await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
             await connection.execute(text(f'CREATE DATABASE "{name}"'))
-        yield base.set(database=name).render_as_string(hide_password=False)
+        try:
+            yield base.set(database=name).render_as_string(hide_password=False)
+        finally:
+            async with admin.connect() as connection:
+                await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     finally:
-        async with admin.connect() as connection:
-            await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         await admin.dispose()
 
 
@@ -471,14 +479,22 @@ class Api:
     session: aiohttp.ClientSession
 
     async def call(self, method: str, path: str, token: str = ADMIN, **kwargs: Any) -> Any:
+        """The answer's JSON; a read is tried again when its connection was dropped."""
         headers = {"Authorization": f"Bearer {token}"}
-        async with self.session.request(
-            method, self.base + path, headers=headers, **kwargs
-        ) as response:
-            body = await response.json(content_type=None)
-            if response.status >= 300:
-                raise RuntimeError(f"{method} {path}: {response.status} {body}")
-            return body
+        for attempt in range(3 if method == "GET" else 1):
+            try:
+                async with self.session.request(
+                    method, self.base + path, headers=headers, **kwargs
+                ) as response:
+                    body = await response.json(content_type=None)
+                    if response.status >= 300:
+                        raise RuntimeError(f"{method} {path}: {response.status} {body}")
+                    return body
+            except aiohttp.ClientConnectionError:
+                if attempt == 2 or method != "GET":
+                    raise
+                await asyncio.sleep(0.2)
+        raise AssertionError("unreachable")
 
     async def owner(self, name: str) -> str:
         created = await self.call("POST", "/api/owners", json={"name": name})
@@ -742,7 +758,13 @@ class ModeResult:
     mode: str
     platform: list[PlatformRound] = field(default_factory=list)
     bare: list[BareRound] = field(default_factory=list)
+    warm_up: PlatformRound | None = None
     memory: PlatformRound | None = None  # the --rss-runs round, or the first timed one
+    error: str | None = None  # why the mode stopped before its rounds were done
+
+    @property
+    def measured(self) -> bool:
+        return bool(self.platform and self.bare)
 
     @property
     def platform_rate(self) -> float:
@@ -771,8 +793,10 @@ class ModeResult:
 
     @property
     def checked(self) -> list[PlatformRound]:
-        extra = self.memory is not None and all(self.memory is not r for r in self.platform)
-        return self.platform + ([self.memory] if self.memory and extra else [])
+        """Every platform round, the warm-up included: each must have run cleanly."""
+        rounds = [self.warm_up, self.memory, *self.platform]
+        unique = {id(r): r for r in rounds if r is not None}
+        return list(unique.values())
 
 
 def describe(round_: PlatformRound) -> str:
@@ -791,8 +815,9 @@ def describe(round_: PlatformRound) -> str:
     return line + "".join(f"\n      PROBLEM: {p}" for p in round_.problems)
 
 
-async def run_mode(mode: str, args: argparse.Namespace, folder: Path) -> ModeResult:
-    result = ModeResult(mode)
+async def run_mode(result: ModeResult, args: argparse.Namespace, folder: Path) -> None:
+    """Fill ``result`` round by round, so that what was measured survives a failure."""
+    mode = result.mode
     logs = args.logs / mode if args.logs else folder
     logs.mkdir(parents=True, exist_ok=True)
     concurrency = args.runs * SCOUTS_PER_RUN
@@ -802,13 +827,16 @@ async def run_mode(mode: str, args: argparse.Namespace, folder: Path) -> ModeRes
         async with (
             platform(mode, folder, logs) as running,
             aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0),
+                # Idle connections are dropped before uvicorn drops them (after 5 s), so that a
+                # request is not sent on a connection the server is closing.
+                connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=2),
                 timeout=aiohttp.ClientTimeout(total=args.timeout),
             ) as session,
         ):
             api = Api(running.base, session)
             agents = await register(api, agents_base, counts)
             warm = await platform_round(api, running, agents_base, WARM_UP_RUNS, args.timeout)
+            result.warm_up = warm
             print(f"  {mode}: warm-up {describe(warm)}", flush=True)
             async with session.get(f"{agents_base}/_bench/samples") as response:
                 samples = await response.json()
@@ -850,7 +878,6 @@ async def run_mode(mode: str, args: argparse.Namespace, folder: Path) -> ModeRes
                     break
             cpu_agents = cpu_seconds(agents_pid)
             print(f"  {mode}: the agents' process used {cpu_agents:.1f} s CPU in all", flush=True)
-    return result
 
 
 # The report.
@@ -867,31 +894,47 @@ def report(results: dict[str, ModeResult], args: argparse.Namespace) -> bool:
         f"{args.rounds} alternating rounds, {os.cpu_count()} cores, load average "
         f"{os.getloadavg()[0]:.1f} (a shared machine's figures are noisy)"
     )
-    header = (
+    print(
         f"  {'mode':<9} {'tasks/s':>8} {'bare req/s':>10} {'ratio':>6} {'paired':>6} "
         f"{'CPU ms/task':>11} {'bare CPU ms':>11} {'RSS KB/run':>10}"
     )
-    print(header)
     for mode, result in results.items():
         memory = result.memory
         growth = f"{memory.rss_growth_kb:.0f}@{memory.runs}" if memory else "n/a"
+        if not result.measured:
+            print(f"  {mode:<9} not measured: {result.error or 'no round finished'}")
+            continue
         print(
             f"  {mode:<9} {result.platform_rate:>8,.0f} {result.bare_rate:>10,.0f} "
             f"{result.ratio:>5.2f}x {result.paired_ratio:>5.2f}x {result.platform_cpu_ms:>11.2f} "
             f"{result.bare_cpu_ms:>11.2f} {growth:>10}"
+            + (f"  (stopped: {result.error})" if result.error else "")
         )
     print()
-    floors = {"sqlite": 0.5, "postgres": 0.4}
-    for mode, floor in floors.items():
+
+    def missing(*modes: str) -> str | None:
+        absent = [m for m in modes if not results[m].measured]
+        return f"FAIL  not measured: {', '.join(absent)} did not finish a round" if absent else None
+
+    for mode, floor in {"sqlite": 0.5, "postgres": 0.4}.items():
         if mode in results:
+            if gap := missing(mode):
+                print(f"{gap} ({mode} >= {floor}x the bare loop)")
+                continue
             ratio = results[mode].ratio
             print(f"{verdict(ratio >= floor)}  {mode}: {ratio:.2f}x the bare loop (>= {floor}x)")
     if "workers1" in results and "workers2" in results:
-        one, two = results["workers1"].platform_rate, results["workers2"].platform_rate
-        print(f"{verdict(two >= one)}  2 workers {two:,.0f} tasks/s >= 1 worker {one:,.0f}")
-    embedded = results.get("postgres") or results.get("sqlite")
+        if gap := missing("workers1", "workers2"):
+            print(f"{gap} (2 workers >= 1 worker)")
+        else:
+            one, two = results["workers1"].platform_rate, results["workers2"].platform_rate
+            print(f"{verdict(two >= one)}  2 workers {two:,.0f} tasks/s >= 1 worker {one:,.0f}")
+    embedded = next((results[m] for m in ("postgres", "sqlite") if m in results), None)
     for mode in ("workers1", "workers2"):
         if mode in results and embedded is not None:
+            if gap := missing(mode, embedded.mode):
+                print(f"{gap} ({mode}'s CPU per task <= 1.5x embedded {embedded.mode}'s)")
+                continue
             mine, theirs = results[mode].platform_cpu_ms, embedded.platform_cpu_ms
             print(
                 f"{verdict(mine <= 1.5 * theirs)}  {mode}: {mine:.2f} ms CPU per task <= 1.5x "
@@ -899,17 +942,21 @@ def report(results: dict[str, ModeResult], args: argparse.Namespace) -> bool:
             )
     for mode, result in results.items():
         memory = result.memory
-        if memory is not None:
-            at = "" if memory.runs >= 1000 else " (the target is at 1,000: --rss-runs 1000)"
-            print(
-                f"{verdict(memory.rss_growth_kb < 100)}  {mode}: RSS growth "
-                f"{memory.rss_growth_kb:.0f} KB per run in flight at {memory.runs} runs "
-                f"(< 100 KB){at}"
-            )
+        if memory is None:
+            print(f"FAIL  {mode}: RSS growth not measured (< 100 KB per run in flight)")
+            continue
+        at = "" if memory.runs >= 1000 else " (the target is at 1,000: --rss-runs 1000)"
+        print(
+            f"{verdict(memory.rss_growth_kb < 100)}  {mode}: RSS growth "
+            f"{memory.rss_growth_kb:.0f} KB per run in flight at {memory.runs} runs "
+            f"(< 100 KB){at}"
+        )
     correct = True
     for mode, result in results.items():
         problems = [p for r in result.checked for p in r.problems]
         problems += [f"bare loop: {dict(b.failures)}" for b in result.bare if b.failures]
+        if result.error:
+            problems.append(f"stopped: {result.error}")
         correct = correct and not problems
         runs = sum(r.runs for r in result.checked)
         tasks = sum(r.tasks for r in result.checked)
@@ -929,8 +976,13 @@ async def main(args: argparse.Namespace) -> int:
     results = {}
     for mode in args.modes:
         print(f"== {mode}", flush=True)
-        with tempfile.TemporaryDirectory(prefix=f"palaestra-bench-{mode}-") as folder:
-            results[mode] = await run_mode(mode, args, Path(folder))
+        results[mode] = result = ModeResult(mode)
+        try:
+            with tempfile.TemporaryDirectory(prefix=f"palaestra-bench-{mode}-") as folder:
+                await run_mode(result, args, Path(folder))
+        except Exception as exc:  # the next modes still run; the report says this one failed
+            traceback.print_exc()
+            result.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
     return 0 if report(results, args) else 1
 
 
