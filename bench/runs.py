@@ -1,8 +1,8 @@
 """Whole runs through real ``palaestra serve`` (and ``worker``) processes, beside a bare loop.
 
-    .venv/bin/python bench/runs.py [--runs 300] [--rounds 3] [--timeout 300]
+    .venv/bin/python bench/runs.py [--runs 300] [--rounds 3] [--timeout 150]
                                    [--modes sqlite,postgres,workers1,workers2]
-                                   [--agents-per-role 8,4,6] [--rss-runs 1000]
+                                   [--agents-per-role 8,4,6] [--rss-runs 1000] [--logs DIR]
 
 What a user sees, end to end. For each mode a fresh platform is started as an
 operator starts it, and fast agents (one separate process; each answers at
