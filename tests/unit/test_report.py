@@ -236,6 +236,7 @@ def test_the_report_counts_the_runs_tasks() -> None:
         "succeeded": 14,
         "failed": 1,
         "timeout": 0,
+        "voided": 0,
         "rerouted": 1,
         "house": 4,
     }

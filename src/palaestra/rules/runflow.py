@@ -52,8 +52,9 @@ class RunStatus(StrEnum):
 class TaskStatus(StrEnum):
     RUNNING = "RUNNING"
     SUCCEEDED = "SUCCEEDED"
-    FAILED = "FAILED"
-    TIMEOUT = "TIMEOUT"
+    FAILED = "FAILED"  # the agent's fault
+    TIMEOUT = "TIMEOUT"  # the agent's fault
+    VOIDED = "VOIDED"  # the platform's fault: charged to no agent, the slot opened again
 
     @property
     def finished(self) -> bool:

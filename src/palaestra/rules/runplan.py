@@ -1,0 +1,299 @@
+"""A run's next actions, pure: what a step does, as a function of the run's state and the time.
+
+The stepper reads a run (never its payloads), calls :func:`plan`, writes what
+the plan says in one transaction and starts the sends it opened. In order:
+
+1. *Ends*. A RUNNING external task past its time is ended, and whose fault
+   it was decides how:
+
+   - never sent, and opened longer ago than its phase deadline: the platform
+     could not send it in time (a queue backlog, a worker killed before the
+     send). It is **voided**: the platform's fault, charged to no agent;
+   - sent, and answered 202 (its answer comes by the callback), past its
+     deadline: the agent's callback never came. **TIMEOUT** against the agent;
+   - sent, no answer recorded, past its deadline plus :data:`RECORD_GRACE_S`:
+     the sender times the call out itself at the deadline and records it, so
+     a task still RUNNING later lost its sender (a killed process, a lost
+     lease). **Voided**.
+
+   A voided task never counts as a failure: its slot is opened again under a
+   new attempt, and the re-route count (after which the house serves a slot)
+   counts failures only.
+2. *Candidates*: each successful SCOUT task without one becomes a candidate.
+3. *Shortlist*: when every SCOUT slot is done, the shortlist is made.
+4. *Opens*: every slot to dispatch now (:func:`palaestra.rules.runflow.next_needs`).
+5. *Phase*: the furthest phase any task has reached, kept on the run.
+6. *Finished*: every shortlisted candidate has its critiques; the run is settled.
+
+RUNNING house tasks that no one serves (the process that answered them is
+gone) are listed to be served again: the house is the platform itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Final
+
+from palaestra.protocol.constants import Phase
+from palaestra.rules.runflow import (
+    CandidateStatus,
+    RunSizes,
+    SlotNeed,
+    TaskStatus,
+    TaskView,
+    candidate_done,
+    next_needs,
+    phase_done,
+)
+from palaestra.rules.scoring import Shortlist, ShortlistEntry, shortlist
+
+__all__ = [
+    "RECORD_GRACE_S",
+    "CandidateFacts",
+    "End",
+    "EndKind",
+    "NewCandidate",
+    "Plan",
+    "RunFacts",
+    "TaskFacts",
+    "plan",
+]
+
+#: How long past its deadline a sent task may stay unrecorded before its sender is taken
+#: for lost: the sender's own timer ends the call at the deadline and records it.
+RECORD_GRACE_S: Final = 5.0
+_PHASE_ORDER: Final = (Phase.SCOUT, Phase.BUILD, Phase.VERIFY, Phase.CRITIQUE)
+_SHORTLISTED: Final = frozenset(
+    {CandidateStatus.SHORTLISTED, CandidateStatus.RANKED, CandidateStatus.ELIMINATED}
+)
+
+
+class EndKind(StrEnum):
+    """Whose fault an ended task was."""
+
+    TIMEOUT = "timeout"  # the agent's: sent in time, no answer in time
+    VOID = "void"  # the platform's: not sent in time, or its answer not recorded
+
+
+@dataclass(frozen=True, slots=True)
+class TaskFacts:
+    """What planning needs of a stored task (never its payload or output)."""
+
+    task_id: str
+    phase: Phase
+    candidate_id: str | None
+    slot: int
+    attempt: int
+    status: TaskStatus
+    agent_id: str | None  # None: a house task
+    opened_at: float
+    deadline_s: float  # the phase deadline, counted from the send
+    sent_at: float | None = None
+    deferred: bool = False  # answered 202: its answer comes by the callback
+    completed_at: float | None = None
+    #: A successful SCOUT task's candidate, as its output proposes it: (title, score).
+    scouted: tuple[str, float] | None = None
+
+    def view(self) -> TaskView:
+        return TaskView(
+            self.task_id,
+            self.phase,
+            self.candidate_id,
+            self.slot,
+            self.attempt,
+            self.status,
+            self.agent_id,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateFacts:
+    id: str
+    source_task_id: str
+    title: str
+    shortlist_score: float
+    status: CandidateStatus
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class RunFacts:
+    """A RUNNING run as the stepper read it."""
+
+    run_id: str
+    phase: Phase
+    sizes: RunSizes
+    max_reroutes: int
+    tasks: Sequence[TaskFacts]
+    candidates: Sequence[CandidateFacts]
+
+
+@dataclass(frozen=True, slots=True)
+class End:
+    task_id: str
+    kind: EndKind
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewCandidate:
+    id: str
+    source_task_id: str
+    title: str
+    shortlist_score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What one step of one run does."""
+
+    ends: tuple[End, ...] = ()
+    candidates: tuple[NewCandidate, ...] = ()
+    shortlist: Shortlist | None = None
+    opens: tuple[SlotNeed, ...] = ()
+    phase: Phase | None = None  # the run's new phase, when it moves
+    finished: bool = False
+    serve_house: tuple[str, ...] = ()
+
+    @property
+    def idle(self) -> bool:
+        """Nothing to write and nothing to start."""
+        return self == _IDLE
+
+
+_IDLE: Final = Plan()
+
+
+def plan(run: RunFacts, now: float, new_ids: Iterator[str], served: Collection[str] = ()) -> Plan:
+    """The next actions of ``run`` at ``now``.
+
+    ``new_ids`` gives the ids of the candidates the plan creates; ``served`` are
+    the house tasks a live process is answering.
+    """
+    ends = tuple(_ends(run.tasks, now))
+    ended = {end.task_id: end for end in ends}
+    tasks = [_after(task, ended.get(task.task_id)) for task in run.tasks]
+    views = [task.view() for task in tasks]
+
+    fresh = tuple(_new_candidates(run, tasks, new_ids))
+    made = _shortlist(run, views, fresh)
+    shortlisted = _shortlisted(run, fresh, made)
+    opens = tuple(_counting_failures(next_needs(views, shortlisted, run.sizes), tasks, run))
+    finished = shortlisted is not None and all(
+        candidate_done(views, cid, run.sizes) for cid in shortlisted
+    )
+    phase = _furthest(run, tasks, opens, made)
+    serve = tuple(
+        task.task_id
+        for task in tasks
+        if task.status is TaskStatus.RUNNING
+        and task.agent_id is None
+        and task.task_id not in served
+    )
+    return Plan(ends, fresh, made, opens, phase, finished, serve)
+
+
+def _ends(tasks: Sequence[TaskFacts], now: float) -> Iterator[End]:
+    for task in tasks:
+        if task.status is not TaskStatus.RUNNING or task.agent_id is None:
+            continue
+        deadline_ms = round(task.deadline_s * 1000)
+        if task.sent_at is None:
+            if now >= task.opened_at + task.deadline_s:
+                yield End(task.task_id, EndKind.VOID, _NOT_SENT.format(ms=deadline_ms))
+        elif task.deferred:
+            if now >= task.sent_at + task.deadline_s:
+                yield End(task.task_id, EndKind.TIMEOUT, _TIMED_OUT.format(ms=deadline_ms))
+        elif now >= task.sent_at + task.deadline_s + RECORD_GRACE_S:
+            yield End(task.task_id, EndKind.VOID, _NOT_RECORDED)
+
+
+#: The agent's, as the seed words it; the platform's two, said plainly.
+_TIMED_OUT: Final = "External agent timed out after {ms}ms"
+_NOT_SENT: Final = "platform fault: the task was not sent within its {ms}ms deadline"
+_NOT_RECORDED: Final = "platform fault: the task's answer was not recorded (its sender stopped)"
+
+
+def _after(task: TaskFacts, end: End | None) -> TaskFacts:
+    if end is None:
+        return task
+    status = TaskStatus.TIMEOUT if end.kind is EndKind.TIMEOUT else TaskStatus.VOIDED
+    return replace(task, status=status)
+
+
+def _new_candidates(
+    run: RunFacts, tasks: Sequence[TaskFacts], new_ids: Iterator[str]
+) -> Iterator[NewCandidate]:
+    known = {candidate.source_task_id for candidate in run.candidates}
+    scouted = sorted(
+        (
+            task
+            for task in tasks
+            if task.phase is Phase.SCOUT
+            and task.status is TaskStatus.SUCCEEDED
+            and task.scouted is not None
+            and task.task_id not in known
+        ),
+        key=lambda task: (task.completed_at or 0.0, task.slot),
+    )
+    for task in scouted:
+        assert task.scouted is not None
+        title, score = task.scouted
+        yield NewCandidate(next(new_ids), task.task_id, title, score)
+
+
+def _shortlist(
+    run: RunFacts, views: Sequence[TaskView], fresh: Sequence[NewCandidate]
+) -> Shortlist | None:
+    if run.phase is not Phase.SCOUT or not phase_done(views, Phase.SCOUT, None, run.sizes):
+        return None
+    known = sorted(run.candidates, key=lambda c: (c.created_at, c.id))
+    entries = [ShortlistEntry(c.id, c.title, c.shortlist_score) for c in known]
+    entries += [ShortlistEntry(c.id, c.title, c.shortlist_score) for c in fresh]
+    return shortlist(entries, run.sizes.shortlist)
+
+
+def _shortlisted(
+    run: RunFacts, fresh: Sequence[NewCandidate], made: Shortlist | None
+) -> list[str] | None:
+    """The shortlisted candidates' ids in shortlist order, or ``None`` before the shortlist."""
+    if made is not None:
+        return list(made.kept)
+    if run.phase is Phase.SCOUT:
+        return None
+    scores = {c.id: c.shortlist_score for c in run.candidates}
+    order = {c.id: (c.created_at, c.id) for c in run.candidates}
+    kept = [c.id for c in run.candidates if c.status in _SHORTLISTED]
+    return sorted(kept, key=lambda cid: (-scores[cid], order[cid]))
+
+
+def _counting_failures(
+    needs: Sequence[SlotNeed], tasks: Sequence[TaskFacts], run: RunFacts
+) -> Iterator[SlotNeed]:
+    """A slot goes to the house after ``max_reroutes`` re-routes of *failures*: a voided
+    attempt (the platform's fault) is not one."""
+    failed: dict[tuple[Phase, str | None, int], int] = {}
+    for task in tasks:
+        if task.status in (TaskStatus.FAILED, TaskStatus.TIMEOUT):
+            key = (task.phase, task.candidate_id, task.slot)
+            failed[key] = failed.get(key, 0) + 1
+    for need in needs:
+        failures = failed.get((need.key.phase, need.key.candidate_id, need.key.slot), 0)
+        yield replace(need, house=failures > run.max_reroutes)
+
+
+def _furthest(
+    run: RunFacts,
+    tasks: Sequence[TaskFacts],
+    opens: Sequence[SlotNeed],
+    made: Shortlist | None,
+) -> Phase | None:
+    reached = {task.phase for task in tasks} | {need.key.phase for need in opens}
+    if made is not None:
+        reached.add(Phase.BUILD)
+    furthest = max(reached, key=_PHASE_ORDER.index, default=Phase.SCOUT)
+    if _PHASE_ORDER.index(furthest) <= _PHASE_ORDER.index(run.phase):
+        return None
+    return furthest
