@@ -73,7 +73,6 @@ import multiprocessing
 import os
 import resource
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -92,19 +91,19 @@ import aiohttp
 import orjson
 from aiohttp import web
 from cryptography.fernet import Fernet
-from redis.asyncio import Redis
 from sqlalchemy import make_url, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from palaestra import runtime
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
+from bench._support import HOST, REDIS, forget_queue, free_port
 from palaestra.ids import new_id
 from palaestra.protocol import UserAgent
 
-HOST = "127.0.0.1"
 POSTGRES = os.environ.get(
     "PALAESTRA_BENCH_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1/test"
 )
-REDIS = os.environ.get("PALAESTRA_BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
 ADMIN = "pa_admin_bench_runs"
 MODES = ("sqlite", "postgres", "workers1", "workers2")
 ROLES = ("SCOUT", "BUILDER", "ANALYST")
@@ -318,13 +317,6 @@ def rss_bytes(pid: int) -> int:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @dataclass
 class Platform:
     """A running platform: its API's base URL and its processes."""
@@ -396,16 +388,6 @@ async def database(mode: str) -> AsyncIterator[str | None]:
                 await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     finally:
         await admin.dispose()
-
-
-async def forget_queue(queue: str) -> None:
-    redis = Redis.from_url(REDIS)
-    try:
-        keys = [key async for key in redis.scan_iter(match=f"{queue}*")]
-        if keys:
-            await redis.delete(*keys)
-    finally:
-        await redis.aclose()
 
 
 async def wait_until(what: str, ready: Any, platform: Platform, within_s: float = 60) -> None:
