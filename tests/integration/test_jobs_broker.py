@@ -7,6 +7,7 @@ a random part) and deletes only those.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import random
 import uuid
@@ -17,11 +18,20 @@ from typing import Any, cast
 import aiohttp
 import pytest
 from redis.asyncio import Redis
-from taskiq import AckableMessage
+from taskiq import AckableMessage, AsyncBroker, BrokerMessage, InMemoryBroker
+from taskiq.exceptions import UnknownTaskError
+from taskiq.receiver import Receiver
+from taskiq_redis import RedisStreamBroker
 
 from palaestra.app import create_app
 from palaestra.clock import FrozenClock
-from palaestra.jobs.broker import StreamBroker, make_broker, queue_depth
+from palaestra.jobs.broker import (
+    InProcessBroker,
+    QueueDepth,
+    StreamBroker,
+    make_broker,
+    queue_depth,
+)
 from palaestra.jobs.scheduler import RedisPeriods, Scheduler
 from palaestra.platform import Platform
 from palaestra.settings import Settings
@@ -90,6 +100,140 @@ def test_the_settings_choose_the_broker(tmp_path: Any) -> None:
     made = make_broker(scaled, concurrency=5)
     assert isinstance(made, StreamBroker)
     assert (made.queue_name, made.consumer_group_name, made.idle_timeout) == ("q", "q", 7000)
+
+
+# -- what the brokers take from taskiq and taskiq-redis ------------------------------------
+# The brokers use public names only; these tests fail first when a release changes them.
+
+
+def test_the_upstream_names_the_brokers_use_are_still_there(tmp_path: Any) -> None:
+    def parameters(function: Any) -> set[str]:
+        return set(inspect.signature(function).parameters)
+
+    assert {
+        "url",
+        "queue_name",
+        "consumer_group_name",
+        "consumer_id",
+        "idle_timeout",
+        "max_connection_pool_size",
+    } <= parameters(RedisStreamBroker.__init__)
+    assert {"max_async_tasks", "max_stored_results", "await_inplace"} <= parameters(
+        InMemoryBroker.__init__
+    )
+    for method in ("kick", "listen", "startup", "shutdown", "find_task"):
+        assert callable(getattr(AsyncBroker, method))
+    assert parameters(AsyncBroker.kick) == {"self", "message"}
+    made = broker("redis://127.0.0.1:6379/15", "q")
+    for attribute in ("connection_pool", "queue_name", "consumer_group_name", "consumer_name"):
+        assert getattr(made, attribute) is not None
+
+
+def private_overrides(made: type) -> list[str]:
+    """Methods ``made`` defines under a private name that one of its bases has too."""
+    own = [
+        name
+        for name, value in vars(made).items()
+        if name.startswith("_") and not name.endswith("__") and inspect.isroutine(value)
+    ]
+    return [name for name in own if any(hasattr(base, name) for base in made.__mro__[1:])]
+
+
+class _Overriding(StreamBroker):
+    def _ack_generator(self, id: Any, queue_name: str) -> Any:
+        return None
+
+
+@pytest.mark.parametrize("made", [StreamBroker, InProcessBroker])
+def test_no_private_upstream_name_is_overridden(made: type[AsyncBroker]) -> None:
+    assert private_overrides(made) == []
+    assert private_overrides(_Overriding) == ["_ack_generator"]  # what the check catches
+
+
+async def test_listen_reads_the_stream_entry_upstream_kick_writes(
+    redis_url: str, queue: str
+) -> None:
+    made = await started(redis_url, queue)
+    try:
+        await kick(made, "one")
+        async with Redis.from_url(redis_url) as redis:
+            entries: Any = await redis.xrange(queue)
+        [(_, fields)] = entries
+        assert set(fields) == {b"data"}
+        async with aclosing(made.listen()) as listening:
+            message = await next_message(listening, 2)
+            assert message is not None
+            assert message.data == fields[b"data"]
+            await acknowledge(message)
+    finally:
+        await made.shutdown()
+
+
+async def test_a_busy_worker_leaves_the_next_job_waiting_for_another(
+    redis_url: str, queue: str
+) -> None:
+    """taskiq's receiver asks ``listen`` for a job only when it has a free slot."""
+    made = await started(redis_url, queue, 30)
+    release = asyncio.Event()
+    ran: list[str] = []
+
+    async def hold(value: str) -> None:
+        ran.append(value)
+        await release.wait()
+
+    task = made.register_task(hold, task_name="test.hold")
+    receiver = Receiver(made, max_async_tasks=1, run_startup=False, wait_tasks_timeout=5)
+    finish = asyncio.Event()
+    listening = asyncio.create_task(receiver.listen(finish))
+    try:
+        await task.kiq("first")
+        await task.kiq("second")
+        for _ in range(100):
+            if ran:
+                break
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.5)  # time enough to read the second job, were it to
+        assert ran == ["first"]
+        assert await queue_depth(made) == QueueDepth(waiting=1, running=1)
+        release.set()
+        for _ in range(100):
+            if len(ran) == 2:
+                break
+            await asyncio.sleep(0.02)
+        assert ran == ["first", "second"]
+    finally:
+        release.set()
+        finish.set()
+        await asyncio.wait_for(listening, 10)
+        await made.shutdown()
+
+
+async def test_the_in_process_broker_counts_the_jobs_still_running(tmp_path: Any) -> None:
+    made = make_broker(Settings(_env_file=None, data_dir=tmp_path))
+    assert isinstance(made, InProcessBroker)
+    release = asyncio.Event()
+    ran: list[str] = []
+
+    async def hold(value: str) -> None:
+        ran.append(value)
+        await release.wait()
+
+    task = made.register_task(hold, task_name="test.hold")
+    await made.startup()
+    try:
+        await task.kiq("one")
+        await task.kiq("two")
+        assert (await queue_depth(made)).running == 2
+        await asyncio.sleep(0)
+        assert sorted(ran) == ["one", "two"]
+        release.set()
+        await made.wait_all()
+        assert (await queue_depth(made)).running == 0
+        unknown = BrokerMessage(task_id="t", task_name="test.unknown", message=b"{}", labels={})
+        with pytest.raises(UnknownTaskError):
+            await made.kick(unknown)
+    finally:
+        await made.shutdown()
 
 
 async def test_a_job_held_by_a_dead_worker_is_delivered_to_another(

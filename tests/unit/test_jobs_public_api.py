@@ -10,7 +10,15 @@ from palaestra.jobs.broker import Flags
 from palaestra.jobs.scheduler import LocalPeriods
 
 EXPORTED = {
-    "broker": ["Flags", "QueueDepth", "StreamBroker", "flags_for", "make_broker", "queue_depth"],
+    "broker": [
+        "Flags",
+        "InProcessBroker",
+        "QueueDepth",
+        "StreamBroker",
+        "flags_for",
+        "make_broker",
+        "queue_depth",
+    ],
     "tasks": ["PING_BATCH", "Jobs"],
     "scheduler": [
         "LocalPeriods",

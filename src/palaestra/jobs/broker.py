@@ -1,11 +1,11 @@
 """The job broker, made from the settings: in memory for one process, Redis streams to scale out.
 
-With ``broker_url`` unset the broker is taskiq's :class:`InMemoryBroker`: a job
-kicked is run at once as a task of the same event loop (tests, and one
-process that wants the job path). With ``redis://...`` it is
-:class:`StreamBroker`, taskiq-redis's ``RedisStreamBroker`` (a stream and a
-consumer group: a job stays pending until the worker that runs it
-acknowledges it, after it ran) with three changes:
+With ``broker_url`` unset the broker is :class:`InProcessBroker`, taskiq's
+:class:`InMemoryBroker` counting the jobs it runs: a job kicked is run at once
+as a task of the same event loop (tests, and one process that wants the job
+path). With ``redis://...`` it is :class:`StreamBroker`, taskiq-redis's
+``RedisStreamBroker`` (a stream and a consumer group: a job stays pending until
+the worker that runs it acknowledges it, after it ran) with three changes:
 
 - a worker reads one job at a time and only when it has room to run it
   (``XREADGROUP COUNT 1``, asked by taskiq's receiver only when a slot is
@@ -21,6 +21,23 @@ acknowledges it, after it ran) with three changes:
 
 A job may still run twice (its worker died after the work, before the
 acknowledgement): every job is an idempotent step and the database decides.
+
+**Public API only, and a version range.** Both brokers use only the
+libraries' public names: :class:`StreamBroker` replaces ``listen`` (the
+method every broker implements) and makes its own acknowledgements, reading
+the attributes its documented constructor parameters set; the in-process
+broker keeps its own set of running jobs rather than reading
+``InMemoryBroker._running_tasks``, kicking each through the documented
+``await_inplace`` mode inside a task of its own. No private method is
+overridden, so a release that renames one cannot break these silently. What
+no public API states is kept under test instead: the stream entry upstream's
+``kick`` writes (one ``data`` field) is what ``listen`` reads, and taskiq's
+receiver pulls from ``listen`` only when it has a free slot. Both are
+behaviours of the taskiq and taskiq-redis versions tested, so
+``pyproject.toml`` bounds both to those series, and
+``tests/integration/test_jobs_broker.py`` checks the names used
+(``inspect.signature``), that no private upstream name is overridden, and
+the behaviours, against real Redis.
 """
 
 from __future__ import annotations
@@ -34,12 +51,21 @@ from typing import Any
 
 import structlog
 from redis.asyncio import Redis
-from taskiq import AckableMessage, AsyncBroker, InMemoryBroker
+from taskiq import AckableMessage, AsyncBroker, BrokerMessage, InMemoryBroker
+from taskiq.exceptions import UnknownTaskError
 from taskiq_redis import RedisStreamBroker
 
 from palaestra.settings import Settings
 
-__all__ = ["Flags", "QueueDepth", "StreamBroker", "flags_for", "make_broker", "queue_depth"]
+__all__ = [
+    "Flags",
+    "InProcessBroker",
+    "QueueDepth",
+    "StreamBroker",
+    "flags_for",
+    "make_broker",
+    "queue_depth",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -64,32 +90,28 @@ class StreamBroker(RedisStreamBroker):
             consumer_group_name=queue,
             consumer_id="0",  # a group made after jobs were kicked still gets them
             idle_timeout=redelivery_ms,
-            xread_count=1,
-            xread_block=max(50, min(2000, redelivery_ms // 2)),
-            unacknowledged_batch_size=1,
             max_connection_pool_size=pool_size,
         )
         self.redelivery_s = redelivery_s
+        #: How long one read waits for a new job: short enough to claim abandoned ones on time.
+        self.read_block_ms = max(50, min(2000, redelivery_ms // 2))
         #: Jobs delivered to this consumer and not yet acknowledged (stream ids).
         self.holding: set[Any] = set()
 
-    def _ack_generator(self, id: Any, queue_name: str) -> Callable[[], Awaitable[None]]:
+    def _acknowledger(self, msg_id: Any) -> Callable[[], Awaitable[None]]:
         async def ack() -> None:
             async with Redis(connection_pool=self.connection_pool) as redis:
                 pipe = redis.pipeline(transaction=True)
-                pipe.xack(queue_name, self.consumer_group_name, id)
-                pipe.xdel(queue_name, id)
+                pipe.xack(self.queue_name, self.consumer_group_name, msg_id)
+                pipe.xdel(self.queue_name, msg_id)
                 await pipe.execute()
-            self.holding.discard(id)
+            self.holding.discard(msg_id)
 
         return ack
 
     def _message(self, msg_id: Any, fields: Any) -> AckableMessage:
         self.holding.add(msg_id)
-        return AckableMessage(
-            data=fields[b"data"],
-            ack=self._ack_generator(id=msg_id, queue_name=self.queue_name),
-        )
+        return AckableMessage(data=fields[b"data"], ack=self._acknowledger(msg_id))
 
     async def listen(self) -> AsyncGenerator[AckableMessage, None]:
         refresher = asyncio.create_task(self._refresh_held())
@@ -125,8 +147,8 @@ class StreamBroker(RedisStreamBroker):
                         self.consumer_group_name,
                         self.consumer_name,
                         {self.queue_name: ">"},
-                        block=self.block,
-                        count=self.count,
+                        block=self.read_block_ms,
+                        count=1,
                     )
                     for _stream, messages in fetched or []:
                         for msg_id, fields in messages:
@@ -175,11 +197,34 @@ class StreamBroker(RedisStreamBroker):
         return Redis(connection_pool=self.connection_pool)
 
 
+class InProcessBroker(InMemoryBroker):
+    """taskiq's ``InMemoryBroker`` that knows which of the jobs it kicked are still running."""
+
+    def __init__(self, *, max_async_tasks: int) -> None:
+        super().__init__(max_async_tasks=max_async_tasks, max_stored_results=1, await_inplace=True)
+        #: One task per job kicked and not yet finished.
+        self.running: set[asyncio.Task[None]] = set()
+
+    async def kick(self, message: BrokerMessage) -> None:
+        """Start the job as a task of this event loop and return at once."""
+        if self.find_task(message.task_name) is None:
+            raise UnknownTaskError(task_name=message.task_name)
+        # ``await_inplace``: the inherited kick runs the job to its end, inside this task.
+        task = asyncio.create_task(super().kick(message))
+        self.running.add(task)
+        task.add_done_callback(self.running.discard)
+
+    async def wait_all(self) -> None:
+        """Until no job runs, those kicked meanwhile included."""
+        while self.running:
+            await asyncio.wait(list(self.running))
+
+
 def make_broker(settings: Settings, *, concurrency: int | None = None) -> AsyncBroker:
     """The broker ``settings`` ask for: Redis streams with ``broker_url``, else in memory."""
     concurrency = concurrency or settings.worker_concurrency
     if not settings.broker_url:
-        return InMemoryBroker(max_async_tasks=concurrency, max_stored_results=1)
+        return InProcessBroker(max_async_tasks=concurrency)
     return StreamBroker(
         settings.broker_url,
         queue=settings.broker_queue,
@@ -192,8 +237,8 @@ async def queue_depth(broker: AsyncBroker) -> QueueDepth:
     """Jobs waiting and running (in memory: the jobs of this process still running)."""
     if isinstance(broker, StreamBroker):
         return await broker.depth()
-    if isinstance(broker, InMemoryBroker):
-        return QueueDepth(waiting=0, running=len(broker._running_tasks))
+    if isinstance(broker, InProcessBroker):
+        return QueueDepth(waiting=0, running=len(broker.running))
     return QueueDepth(0, 0)
 
 

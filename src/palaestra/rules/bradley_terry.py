@@ -24,9 +24,11 @@ Modelling decisions:
   record stay finite; with tens of matches per fighter its pull is a few
   percent of one standard error.
 - **Fit.** Newton's method on the penalised log-likelihood within the
-  mean-zero subspace, each step solved by preconditioned conjugate gradients
-  over a sparse attacker-by-defender matrix, so a step costs O(pairs
-  played), never O(fighters ** 3) (:mod:`palaestra.rules.bradley_terry_solver`).
+  mean-zero subspace, each step solved by SciPy's preconditioned conjugate
+  gradients over a sparse attacker-by-defender matrix, so a step costs
+  O(pairs played), never O(fighters ** 3)
+  (:mod:`palaestra.rules.bradley_terry_solver`, which says why the Newton
+  loop is not ``scipy.optimize``'s).
 - **Intervals.** A nonparametric bootstrap: matches are resampled with
   replacement, aggregated into per-pair counts with ``np.bincount``, and each
   resample is refitted from the full fit's estimate (warm start). Intervals
