@@ -9,13 +9,13 @@ from collections.abc import Coroutine
 from typing import Any
 
 from sqlalchemy import select, update
-from taskiq import InMemoryBroker
 
 from palaestra.clock import FrozenClock
 from palaestra.engine.accounts import Caller
 from palaestra.engine.cage.matches import create_match
 from palaestra.engine.cage.referee import LEASE_GRACE_S, _claim
 from palaestra.engine.runs.service import start_run
+from palaestra.jobs.broker import InProcessBroker
 from palaestra.jobs.runs import DispatchResult, QueuedRuns
 from palaestra.jobs.sweeper import orphaned_matches
 from palaestra.jobs.tasks import Jobs
@@ -43,11 +43,9 @@ class Held:
         kick.close()
 
 
-async def drain(broker: InMemoryBroker) -> None:
+async def drain(broker: InProcessBroker) -> None:
     """Until no job runs (jobs kick jobs)."""
-    while broker._running_tasks:
-        await broker.wait_all()
-        await asyncio.sleep(0)
+    await broker.wait_all()
 
 
 async def test_ping_jobs_fan_out_and_ping_each_due_agent_once(
@@ -67,7 +65,7 @@ async def test_ping_jobs_fan_out_and_ping_each_due_agent_once(
                     .where(Agent.id == agent_id)
                     .values(endpoint_url=endpoint.url(f"/a{i}"))
                 )
-        broker = InMemoryBroker()
+        broker = InProcessBroker(max_async_tasks=64)
         jobs = Jobs(broker, platform, ping_batch=5)
         await jobs.ping_due.kiq()
         await drain(broker)
@@ -86,7 +84,7 @@ async def test_a_match_is_played_turn_by_turn_as_jobs(platform: Platform) -> Non
     second = await add_fighter(
         platform, await add_owner(platform, "h2"), "h2", entrant_type="house"
     )
-    broker = InMemoryBroker()
+    broker = InProcessBroker(max_async_tasks=64)
     jobs = Jobs(broker, platform)
     match = await create_match(platform, Caller(owner_id=None, is_admin=True), first, second)
     await jobs.play_pending.kiq()
@@ -120,7 +118,7 @@ async def test_the_sweeper_finds_matches_left_by_dead_workers(
         mid_turn.id,
     }
 
-    broker = InMemoryBroker()
+    broker = InProcessBroker(max_async_tasks=64)
     jobs = Jobs(broker, platform)
     await jobs.sweep.kiq()
     await drain(broker)
@@ -153,7 +151,7 @@ async def test_a_run_advances_as_jobs_and_each_task_is_sent_once(platform: Platf
             )
         sizes = {"scouts": 2, "shortlist": 1, "builds": 1, "verifies": 1, "critiques": 1}
         run = await start_run(platform, Caller(owner), "Find a niche", sizes=sizes)
-        broker = InMemoryBroker()
+        broker = InProcessBroker(max_async_tasks=64)
         jobs = Jobs(broker, platform)
         await jobs.advance_run.kiq(run.id)
         await drain(broker)
@@ -177,7 +175,7 @@ async def test_a_claimed_dispatch_is_not_sent_again(platform: Platform) -> None:
         run = await start_run(
             platform, Caller(owner), "Find a niche", sizes={"scouts": 1, "shortlist": 1}
         )
-        broker = InMemoryBroker()
+        broker = InProcessBroker(max_async_tasks=64)
         jobs = Jobs(broker, platform)
         runs = QueuedRuns(platform, Held(), jobs.flags)  # the test runs the dispatches itself
         await runs.advance(run.id)
