@@ -47,6 +47,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from palaestra import runtime
+from palaestra.engine.agents.outcomes import EVENT_COLUMNS
+from palaestra.engine.runs.dispatch import OPEN_COLUMNS
+from palaestra.engine.runs.recorder import END_COLUMNS, END_CONDITIONS
 from palaestra.ids import new_id
 from palaestra.store.bulk import insert_values, json_text, update_values
 from palaestra.store.db import Database
@@ -57,36 +60,6 @@ POSTGRES = os.environ.get(
 )
 TASKS = cast(Table, Task.__table__)
 EVENTS = cast(Table, AgentEvent.__table__)
-OPEN_COLUMNS = (
-    "id",
-    "run_id",
-    "candidate_id",
-    "phase",
-    "slot",
-    "attempt",
-    "agent_id",
-    "executor",
-    "status",
-    "payload",
-    "dispatched_at",
-    "deadline_at",
-    "created_at",
-)
-END_COLUMNS = (
-    "status",
-    "completed_at",
-    "via",
-    "output",
-    "prompt_tokens",
-    "completion_tokens",
-    "model_id",
-    "latency_ms",
-    "reason",
-    "contribution",
-    "executor",
-)
-END_CONDITIONS = ("id", "status")
-EVENT_COLUMNS = ("agent_id", "at", "kind", "outcome", "latency_ms", "reason", "detail")
 PAYLOAD = orjson.dumps(
     {
         "protocol": "edgearena-v1",

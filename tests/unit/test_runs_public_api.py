@@ -77,8 +77,20 @@ EXPORTS = {
         "HouseTask",
         "baseline_output",
     },
-    "palaestra.engine.runs.recorder": {"Finish", "Recorder", "Verdict"},
-    "palaestra.engine.runs.dispatch": {"Opened", "SlotRequest", "open_slots", "payload_of"},
+    "palaestra.engine.runs.recorder": {
+        "END_COLUMNS",
+        "END_CONDITIONS",
+        "Finish",
+        "Recorder",
+        "Verdict",
+    },
+    "palaestra.engine.runs.dispatch": {
+        "OPEN_COLUMNS",
+        "Opened",
+        "SlotRequest",
+        "open_slots",
+        "payload_of",
+    },
     "palaestra.engine.runs.service": {
         "MAX_GOAL_CHARS",
         "SIZE_LIMITS",

@@ -24,6 +24,7 @@ from palaestra.engine.runs.completion import (
     completion_url,
 )
 from palaestra.engine.runs.dispatch import (
+    OPEN_COLUMNS,
     Opened,
     SlotRequest,
     open_slots,
@@ -56,6 +57,8 @@ from palaestra.engine.runs.reading import (
     task_facts,
 )
 from palaestra.engine.runs.recorder import (
+    END_COLUMNS,
+    END_CONDITIONS,
     Finish,
     Recorder,
     Verdict,
@@ -94,10 +97,13 @@ __all__ = [
     "BASELINE",
     "COMPLETION_BODY_CAP_BYTES",
     "DISPATCH_USER_AGENT",
+    "END_COLUMNS",
+    "END_CONDITIONS",
     "HOUSE_EXECUTORS",
     "HOUSE_MODEL",
     "IN_FLIGHT_GRACE_S",
     "MAX_GOAL_CHARS",
+    "OPEN_COLUMNS",
     "SIZE_LIMITS",
     "TASK_FACTS",
     "CompletionDesk",

@@ -40,7 +40,7 @@ from palaestra.rules.status import DISPATCHABLE, Status
 from palaestra.store.bulk import insert_values
 from palaestra.store.models import Agent, Task
 
-__all__ = ["Opened", "SlotRequest", "open_slots", "payload_of"]
+__all__ = ["OPEN_COLUMNS", "Opened", "SlotRequest", "open_slots", "payload_of"]
 
 #: Agents of one role considered per batch: the best by tier and reputation.
 _CONTENDERS_PER_ROLE: Final = 256
@@ -178,7 +178,7 @@ class _Body:
 
 _RUNNING: Final = TaskStatus.RUNNING.value
 #: The columns of a task as it is opened, in the order ``_row`` gives them.
-_OPEN_COLUMNS: Final = (
+OPEN_COLUMNS: Final = (
     "id",
     "run_id",
     "candidate_id",
@@ -218,7 +218,7 @@ def _open(
             _assign(platform, item, pool, chosen, body)
         opened.append(item)
         rows.append(_row(item, body, now))
-    insert_values(connection, _TASKS, _OPEN_COLUMNS, rows)
+    insert_values(connection, _TASKS, OPEN_COLUMNS, rows)
     return opened
 
 
@@ -288,7 +288,7 @@ def _assign(platform: Platform, item: Opened, pool: _Pool, chosen: Contender, bo
 
 
 def _row(item: Opened, body: _Body, now: float) -> tuple[Any, ...]:
-    """The task's row, in the order of ``_OPEN_COLUMNS``."""
+    """The task's row, in the order of ``OPEN_COLUMNS``."""
     request = item.request
     return (
         body.task_id,

@@ -37,7 +37,7 @@ from palaestra.rules.runflow import TaskStatus
 from palaestra.store.bulk import insert_rows, json_text, update_values
 from palaestra.store.models import CompletionReceipt, Task
 
-__all__ = ["Finish", "Recorder", "Verdict"]
+__all__ = ["END_COLUMNS", "END_CONDITIONS", "Finish", "Recorder", "Verdict"]
 
 log = structlog.get_logger(__name__)
 
@@ -77,8 +77,8 @@ class Finish:
         return self.status is TaskStatus.SUCCEEDED
 
     def end(self, now: float) -> tuple[Any, ...]:
-        """The task's conditional update: its end (``_END_COLUMNS``), where it is still RUNNING
-        (``_END_CONDITIONS``)."""
+        """The task's conditional update: its end (``END_COLUMNS``), where it is still RUNNING
+        (``END_CONDITIONS``)."""
         return (
             self.status.value,
             now,
@@ -136,7 +136,7 @@ class _Prepared:
 _TASKS = cast(Table, Task.__table__)
 _RECEIPTS = cast(Table, CompletionReceipt.__table__)
 #: The conditional update that ends a task: these columns, only from RUNNING.
-_END_COLUMNS: Final = (
+END_COLUMNS: Final = (
     "status",
     "completed_at",
     "via",
@@ -149,7 +149,7 @@ _END_COLUMNS: Final = (
     "contribution",
     "executor",
 )
-_END_CONDITIONS: Final = ("id", "status")
+END_CONDITIONS: Final = ("id", "status")
 
 
 class Recorder:
@@ -229,7 +229,7 @@ class Recorder:
     def _end(self, connection: Connection, winners: list[_Prepared]) -> int:
         """End the tasks of ``winners`` where they are still RUNNING; the row count (SQLite)."""
         ends = [w.end for w in winners]
-        return update_values(connection, _TASKS, _END_COLUMNS, _END_CONDITIONS, ends)
+        return update_values(connection, _TASKS, END_COLUMNS, END_CONDITIONS, ends)
 
     def _effects(self, connection: Connection, winners: list[_Prepared], now: float) -> None:
         """What ending ``winners`` leaves behind: replay receipts, and the agents' side."""
