@@ -56,19 +56,20 @@ def create_app(
         app.state.platform = current
         if owned:
             runtime.settle()  # everything built so far lives as long as the process
-        # Runs: the desk that receives agents' async completions serves in every mode.
-        runs = RunDriver(current)
-        app.state.runs = runs
         token = await bootstrap_admin(current)
         if token is not None:
             (on_admin_token or _print_admin_token)(token)
         if settings.broker_url:  # scale-out: the work goes through the broker as jobs
-            async with through_broker(app, current):
+            async with through_broker(app, current):  # sets app.state.runs
                 yield
             if owned:
                 await current.close()
                 print("Palaestra stopped cleanly", file=sys.stderr, flush=True)
             return
+        # Runs: the desk that receives agents' async completions serves even with the
+        # loop turned off.
+        runs = RunDriver(current)
+        app.state.runs = runs
         stop = asyncio.Event()
         runs_task = asyncio.create_task(runs.run(stop)) if settings.runs_enabled else None
         monitor_task = referee_task = None

@@ -52,6 +52,14 @@ class Metrics:
             ["outcome"],
             registry=self.registry,
         )
+        self.platform_faults = Counter(
+            "palaestra_platform_faults",
+            "edgearena tasks voided as the platform's own fault, charged to no agent, by kind "
+            "(not-sent: not sent within its deadline; not-recorded: sent, its answer never "
+            "recorded, as when a worker is killed).",
+            ["kind"],
+            registry=self.registry,
+        )
         self.queue_depth = Gauge(
             "palaestra_queue_depth",
             "Jobs in the broker's queue: waiting for a worker, or running (not yet "

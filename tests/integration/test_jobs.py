@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Coroutine
 from typing import Any
 
+import pytest
 from sqlalchemy import select, update
 
 from palaestra.clock import FrozenClock
@@ -16,7 +17,7 @@ from palaestra.engine.cage.matches import create_match
 from palaestra.engine.cage.referee import LEASE_GRACE_S, _claim
 from palaestra.engine.runs.service import start_run
 from palaestra.jobs.broker import InProcessBroker
-from palaestra.jobs.runs import DispatchResult, QueuedRuns
+from palaestra.jobs.runs import QueuedRuns
 from palaestra.jobs.sweeper import orphaned_matches
 from palaestra.jobs.tasks import Jobs
 from palaestra.platform import Platform
@@ -30,10 +31,7 @@ from tests.integration.servers import serve
 class Held:
     """Kicks that are never sent: the test runs the jobs itself."""
 
-    async def kick_step(self, run_id: str) -> None:
-        pass
-
-    async def kick_dispatch(self, task_id: str) -> None:
+    async def kick_step(self) -> None:
         pass
 
     async def kick_turn(self, match_id: str) -> None:
@@ -138,6 +136,20 @@ async def test_the_sweeper_finds_matches_left_by_dead_workers(
     assert await orphaned_matches(platform, clock.now(), stall_s=5) == []
 
 
+async def settle(jobs: Jobs, broker: InProcessBroker, run_id: str) -> None:
+    """Until the run has finished and nothing of it runs: its jobs, and the sends they left
+    in flight (which kick more jobs as they end)."""
+    for _ in range(200):
+        await drain(broker)
+        await jobs.runs.sends.wait()
+        await jobs.settle()
+        run = await run_support.run_row(jobs.platform, run_id)
+        if run.status != "RUNNING" and not broker.running and not len(jobs.runs.sends):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"run {run_id} did not finish")
+
+
 async def test_a_run_advances_as_jobs_and_each_task_is_sent_once(platform: Platform) -> None:
     owner = await run_support.add_owner(platform)
     scouts = [EdgeAgent(key="k", role="SCOUT") for _ in range(2)]
@@ -153,21 +165,28 @@ async def test_a_run_advances_as_jobs_and_each_task_is_sent_once(platform: Platf
         run = await start_run(platform, Caller(owner), "Find a niche", sizes=sizes)
         broker = InProcessBroker(max_async_tasks=64)
         jobs = Jobs(broker, platform)
-        await jobs.advance_run.kiq(run.id)
-        await drain(broker)
+        await jobs.step_runs.kiq()
+        await settle(jobs, broker, run.id)
         tasks = await run_support.tasks_of(platform, run.id)
-        # A dispatch delivered again (its worker died after sending) finds the send claimed.
-        assert {await jobs.runs.dispatch(t.id) for t in tasks} == {DispatchResult.TAKEN}
+        # A step job delivered again (its worker died after stepping) finds nothing to do.
+        assert (await jobs.runs.advance(run.id)).claimed == ()
         await jobs.close()
     assert (await run_support.run_row(platform, run.id)).status == "COMPLETED"
     assert len(tasks) == 2 + 3
     assert {(t.status, t.via) for t in tasks} == {("SUCCEEDED", "sync")}
     sent = [task_id for agent in agents for task_id in agent.ledger.task_ids]
     assert sorted(sent) == sorted(t.id for t in tasks)
-    assert all(t.dispatched_at != t.created_at for t in tasks)  # each claimed before its send
+    # Each claimed for sending just before its POST, its deadline counted from then.
+    assert all(t.sent_at is not None and t.sent_at >= t.created_at for t in tasks)
+    scouting = [t for t in tasks if t.phase == "SCOUT"]
+    assert [t.deadline_at for t in scouting] == pytest.approx(
+        [(t.sent_at or 0) + 30 for t in scouting]
+    )
 
 
-async def test_a_claimed_dispatch_is_not_sent_again(platform: Platform) -> None:
+async def test_two_workers_stepping_one_run_open_and_send_its_tasks_once(
+    platform: Platform,
+) -> None:
     owner = await run_support.add_owner(platform)
     scout = EdgeAgent(key="k", role="SCOUT", dispatch_delay_s=0.3)
     async with serve(scout) as endpoint:
@@ -177,12 +196,15 @@ async def test_a_claimed_dispatch_is_not_sent_again(platform: Platform) -> None:
         )
         broker = InProcessBroker(max_async_tasks=64)
         jobs = Jobs(broker, platform)
-        runs = QueuedRuns(platform, Held(), jobs.flags)  # the test runs the dispatches itself
-        await runs.advance(run.id)
+        workers = [QueuedRuns(platform, Held(), jobs.flags) for _ in range(3)]
+        steps = await asyncio.gather(*(worker.advance(run.id) for worker in workers))
+        for worker in workers:
+            await worker.sends.wait()
         [task] = await run_support.tasks_of(platform, run.id)
-        results = await asyncio.gather(*(runs.dispatch(task.id) for _ in range(3)))
-        await drain(broker)
-        await runs.close()
+        for worker in workers:
+            await worker.close()
         await jobs.close()
-    assert sorted(results) == sorted([DispatchResult.SENT, *[DispatchResult.TAKEN] * 2])
+    assert sorted(len(step.claimed) for step in steps) == [0, 0, 1]  # one lease at a time
+    assert sorted(step.sent for step in steps) == [0, 0, 1]
     assert scout.ledger.task_ids == [task.id]
+    assert task.status == "SUCCEEDED"

@@ -23,6 +23,7 @@ from palaestra.engine.runs.house import HouseAgent
 from palaestra.engine.runs.service import start_run
 from palaestra.platform import Platform
 from palaestra.providers import ChatProvider
+from palaestra.rules.runplan import RECORD_GRACE_S
 from palaestra.settings import Settings
 from tests.integration.edge_agents import EdgeAgent, sign_completion
 from tests.integration.run_support import (
@@ -206,7 +207,7 @@ async def test_a_callback_completes_a_deferred_task_and_a_missed_deadline_times_
     assert {t.agent_id for t in running} == set(ids)
 
 
-async def test_after_a_restart_running_tasks_are_waited_for_never_sent_again(
+async def test_after_a_restart_running_tasks_are_never_sent_again_and_lost_ones_are_voided(
     platform: Platform, clock: FrozenClock
 ) -> None:
     owner = await add_owner(platform)
@@ -251,7 +252,9 @@ async def test_after_a_restart_running_tasks_are_waited_for_never_sent_again(
             await complete_task(
                 platform, second.recorder, deferred, raw, signature, str(stamp), kick=second.kick
             )
-            clock.advance(1.0)  # the slow one's deadline passes
+            # The slow one's sender died with the first process: past its deadline and the
+            # grace its sender had to record it, it is the platform's fault.
+            clock.advance(1.0 + RECORD_GRACE_S)
             await second.drain(run_id)
         finally:
             await second.close()
@@ -264,7 +267,11 @@ async def test_after_a_restart_running_tasks_are_waited_for_never_sent_again(
     outcomes = {t.id: (t.status, t.via) for t in scouting}
     assert outcomes[deferred] == ("SUCCEEDED", "callback")
     [slow_task] = slow.ledger.task_ids
-    assert outcomes[slow_task] == ("TIMEOUT", "deadline")
+    assert outcomes[slow_task] == ("VOIDED", "deadline")
+    slow_agent = next(t.agent_id for t in scouting if t.id == slow_task)
+    assert slow_agent is not None
+    assert (await agent_row(platform, slow_agent)).consecutive_failures == 0
+    assert (await agent_row(platform, slow_agent)).status == "ACTIVE"
     assert (await run_row(platform, run_id)).status == "COMPLETED"
 
 

@@ -35,6 +35,9 @@ R, S, F, T, V = (
 )
 
 
+LOST = "platform fault: the task's answer was not recorded (its sender stopped)"
+
+
 def ids() -> Iterator[str]:
     return (f"new-{n}" for n in itertools.count())
 
@@ -144,11 +147,38 @@ def test_a_finished_task_is_never_ended_again(status: TaskStatus) -> None:
     assert plan(run(old), NOW, ids()).ends == ()
 
 
-def test_a_house_task_is_never_timed_out_but_served_again_when_no_one_serves_it() -> None:
-    house = task("h", agent=None, sent=NOW - 1000)
-    assert plan(run(house), NOW, ids()).ends == ()
-    assert plan(run(house), NOW, ids()).serve_house == ("h",)
-    assert plan(run(house), NOW, ids(), served={"h"}).serve_house == ()
+def test_a_house_task_the_house_never_answered_is_voided_never_timed_out() -> None:
+    lost = task("h", agent=None, sent=NOW - DEADLINE - RECORD_GRACE_S)
+    assert plan(run(lost), NOW, ids()).ends == (End("h", EndKind.VOID, LOST),)
+    never_taken = task("h", agent=None, opened=NOW - DEADLINE, sent=None)
+    assert plan(run(never_taken), NOW, ids()).ends[0].kind is EndKind.VOID
+    # A 202 is an agent's answer; the house never defers, and is never charged a timeout.
+    deferred = task("h", agent=None, sent=NOW - DEADLINE, deferred=True)
+    assert plan(run(deferred), NOW, ids()).ends == ()
+    answering = task("h", agent=None, sent=NOW - 1)
+    assert plan(run(answering), NOW, ids()).ends == ()
+
+
+@pytest.mark.parametrize(
+    ("facts", "wake_at"),
+    [
+        ({"sent": None, "opened": NOW - 1}, NOW - 1 + DEADLINE),
+        ({"sent": NOW - 2}, NOW - 2 + DEADLINE + RECORD_GRACE_S),
+        ({"sent": NOW - 2, "deferred": True}, NOW - 2 + DEADLINE),
+        ({"sent": NOW - 2, "agent": None}, NOW - 2 + DEADLINE + RECORD_GRACE_S),
+    ],
+)
+def test_the_run_wakes_when_its_first_running_task_would_end(
+    facts: dict[str, Any], wake_at: float
+) -> None:
+    result = plan(run(task("a", **facts), task("b", slot=1, sent=NOW)), NOW, ids())
+    assert result.wake_at == pytest.approx(wake_at)
+    assert result.idle  # a wake-up time alone writes nothing
+
+
+def test_a_run_with_nothing_running_has_no_wake_up_time() -> None:
+    done = [task(f"s{n}", status=S, slot=n, completed=NOW - n) for n in range(2)]
+    assert plan(run(*done), NOW, ids()).wake_at is None
 
 
 # Re-opening: a voided attempt is not a failure.

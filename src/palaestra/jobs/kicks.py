@@ -17,12 +17,8 @@ __all__ = ["Kicks"]
 class Kicks(Protocol):
     """Sends jobs to the broker."""
 
-    async def kick_step(self, run_id: str) -> None:
-        """Send an ``advance_run`` job for ``run_id``."""
-        ...
-
-    async def kick_dispatch(self, task_id: str) -> None:
-        """Send a ``dispatch`` job for ``task_id``."""
+    async def kick_step(self) -> None:
+        """Send a ``step_runs`` job: a step of the due runs."""
         ...
 
     async def kick_turn(self, match_id: str) -> None:

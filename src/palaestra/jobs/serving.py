@@ -3,7 +3,7 @@
 ``palaestra serve`` with ``PALAESTRA_BROKER_URL`` set does not run the
 embedded loops. What its routes start goes to the broker instead: a new
 match kicks ``play_pending``; a new run, or an agent's completion callback,
-kicks ``advance_run``. With ``serve_jobs`` (the default) the process also
+kicks ``step_runs``. With ``serve_jobs`` (the default) the process also
 consumes jobs like a ``palaestra worker``; ``serve --no-workers`` only kicks.
 """
 

@@ -8,23 +8,24 @@ little time. What it looks for:
   mid-turn: the referee re-sends the turn with the same idempotency key and
   payload), or that have no current turn and have not moved for a sweep
   interval (the job that should have played it was lost);
-- runs with nothing in flight, or with a sent task past its deadline (the
-  step times it out), and tasks whose ``dispatch`` job was lost (see
-  :func:`palaestra.jobs.runs.orphaned_runs`).
+- runs that are due (a task of theirs came due, or the kick that should
+  have stepped them was lost) and not leased: one ``step_runs`` job takes
+  them.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import and_, select
+from sqlalchemy import and_, or_, select
 
 from palaestra.engine.cage.referee import LEASE_GRACE_S
+from palaestra.engine.runs.stepper import BATCH
 from palaestra.jobs.kicks import Kicks
-from palaestra.jobs.runs import orphaned_runs
 from palaestra.platform import Platform
 from palaestra.rules.matchflow import OPEN_MATCH_STATUSES, MatchStatus, TurnStatus
-from palaestra.store.models import Match, Turn
+from palaestra.rules.runflow import RunStatus
+from palaestra.store.models import Match, Run, Turn
 
-__all__ = ["orphaned_matches", "pending_matches", "sweep"]
+__all__ = ["due_runs", "orphaned_matches", "pending_matches", "sweep"]
 
 
 async def orphaned_matches(platform: Platform, now: float, stall_s: float) -> list[str]:
@@ -70,9 +71,19 @@ async def sweep(platform: Platform, kicks: Kicks) -> dict[str, int]:
     matches = await orphaned_matches(platform, now, stall)
     for match_id in matches:
         await kicks.kick_turn(match_id)
-    runs, tasks = await orphaned_runs(platform, now, stall)
-    for run_id in runs:
-        await kicks.kick_step(run_id)
-    for task_id in tasks:
-        await kicks.kick_dispatch(task_id)
-    return {"matches": len(matches), "runs": len(runs), "tasks": len(tasks)}
+    runs = await due_runs(platform, now)
+    if runs:
+        await kicks.kick_step()
+    return {"matches": len(matches), "runs": runs}
+
+
+async def due_runs(platform: Platform, now: float) -> int:
+    """How many RUNNING runs are due and not leased (the first batch's worth at most)."""
+    free = or_(Run.lease_until.is_(None), Run.lease_until <= now)
+    query = (
+        select(Run.id)
+        .where(Run.status == RunStatus.RUNNING.value, Run.due_at <= now, free)
+        .limit(BATCH)
+    )
+    async with platform.db.engine.connect() as connection:
+        return len((await connection.execute(query)).all())

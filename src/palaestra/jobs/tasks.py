@@ -12,8 +12,8 @@ acknowledging it) or run twice at once only finds that the work is taken:
   dies mid-batch loses those pings, which are due again one period later.
 - ``play_turn``: ``referee.play_next_turn`` (the turn's row is its lease),
   then the next turn as a new job.
-- ``advance_run``: one step of a run; ``dispatch``: claim a task's send, send
-  it once, record it (:mod:`palaestra.jobs.runs`).
+- ``step_runs``: one step of a batch of due runs, whose sends go out from
+  the worker that stepped them (:mod:`palaestra.jobs.runs`).
 - ``matchmake``, ``ratings``: one round of the matchmaker and of the ratings
   worker; the scheduler kicks them once per period across the cluster.
 - ``sweep``: moves on the work dead workers left (:mod:`palaestra.jobs.sweeper`).
@@ -83,11 +83,9 @@ class Jobs:
         async def sweep() -> dict[str, int]:
             return await self._sweep()
 
-        async def advance_run(run_id: str) -> bool:
-            return bool(await self._counted("advance_run", lambda: self.runs.advance(run_id)))
-
-        async def dispatch(task_id: str) -> str:
-            return str(await self._counted("dispatch", lambda: self.runs.dispatch(task_id)))
+        async def step_runs() -> int:
+            stepped = await self._counted("step_runs", self.runs.step)
+            return len(stepped.claimed)
 
         self.ping_due = broker.register_task(ping_due, task_name="palaestra.ping_due")
         self.play_turn = broker.register_task(play_turn, task_name="palaestra.play_turn")
@@ -95,8 +93,7 @@ class Jobs:
         self.matchmake = broker.register_task(matchmake, task_name="palaestra.matchmake")
         self.ratings = broker.register_task(ratings, task_name="palaestra.ratings")
         self.sweep = broker.register_task(sweep, task_name="palaestra.sweep")
-        self.advance_run = broker.register_task(advance_run, task_name="palaestra.advance_run")
-        self.dispatch = broker.register_task(dispatch, task_name="palaestra.dispatch")
+        self.step_runs = broker.register_task(step_runs, task_name="palaestra.step_runs")
         #: Markers of kicked jobs, so that a burst of events kicks one job.
         self.flags = flags_for(broker, platform.settings)
         #: The run step and the dispatcher, with the recorder this process writes through.
@@ -104,11 +101,8 @@ class Jobs:
 
     # Kicking (``jobs.kicks.Kicks``), also from code that cannot wait (callbacks, sync hooks).
 
-    async def kick_step(self, run_id: str) -> None:
-        await self.advance_run.kiq(run_id)
-
-    async def kick_dispatch(self, task_id: str) -> None:
-        await self.dispatch.kiq(task_id)
+    async def kick_step(self) -> None:
+        await self.step_runs.kiq()
 
     async def kick_turn(self, match_id: str) -> None:
         await self.play_turn.kiq(match_id)

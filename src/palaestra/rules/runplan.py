@@ -25,13 +25,17 @@ the plan says in one transaction and starts the sends it opened. In order:
 5. *Phase*: the furthest phase any task has reached, kept on the run.
 6. *Finished*: every shortlisted candidate has its critiques; the run is settled.
 
-RUNNING house tasks that no one serves (the process that answered them is
-gone) are listed to be served again: the house is the platform itself.
+A house task (the platform's own answer) is sent, that is taken up by the
+house, as an agent's is, and ends by the same rules: never answered in time
+by the house is the platform's fault, voided, and its slot opened again.
+
+:attr:`Plan.wake_at` is when the run next needs a step if no task ends before:
+the earliest moment one of its RUNNING tasks is ended by these rules.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Final
@@ -58,6 +62,7 @@ __all__ = [
     "Plan",
     "RunFacts",
     "TaskFacts",
+    "expiry",
     "plan",
 ]
 
@@ -95,6 +100,7 @@ class TaskFacts:
     completed_at: float | None = None
     #: A successful SCOUT task's candidate, as its output proposes it: (title, score).
     scouted: tuple[str, float] | None = None
+    executor: str = ""  # who it was opened for: the agent's name, or the house's
 
     def view(self) -> TaskView:
         return TaskView(
@@ -155,23 +161,21 @@ class Plan:
     opens: tuple[SlotNeed, ...] = ()
     phase: Phase | None = None  # the run's new phase, when it moves
     finished: bool = False
-    serve_house: tuple[str, ...] = ()
+    #: When the run next needs a step if nothing ends before (None: only an event moves it).
+    wake_at: float | None = None
 
     @property
     def idle(self) -> bool:
         """Nothing to write and nothing to start."""
-        return self == _IDLE
+        return replace(self, wake_at=None) == _IDLE
 
 
 _IDLE: Final = Plan()
 
 
-def plan(run: RunFacts, now: float, new_ids: Iterator[str], served: Collection[str] = ()) -> Plan:
-    """The next actions of ``run`` at ``now``.
-
-    ``new_ids`` gives the ids of the candidates the plan creates; ``served`` are
-    the house tasks a live process is answering.
-    """
+def plan(run: RunFacts, now: float, new_ids: Iterator[str]) -> Plan:
+    """The next actions of ``run`` at ``now``; ``new_ids`` gives the ids of the candidates
+    the plan creates."""
     ends = tuple(_ends(run.tasks, now))
     ended = {end.task_id: end for end in ends}
     tasks = [_after(task, ended.get(task.task_id)) for task in run.tasks]
@@ -185,29 +189,36 @@ def plan(run: RunFacts, now: float, new_ids: Iterator[str], served: Collection[s
         candidate_done(views, cid, run.sizes) for cid in shortlisted
     )
     phase = _furthest(run, tasks, opens, made)
-    serve = tuple(
-        task.task_id
-        for task in tasks
-        if task.status is TaskStatus.RUNNING
-        and task.agent_id is None
-        and task.task_id not in served
-    )
-    return Plan(ends, fresh, made, opens, phase, finished, serve)
+    wake_at = None if finished else min(_expiries(tasks), default=None)
+    return Plan(ends, fresh, made, opens, phase, finished, wake_at)
+
+
+def expiry(task: TaskFacts) -> tuple[float, EndKind, str] | None:
+    """When a RUNNING ``task`` is ended if nothing is recorded before, whose fault that
+    is, and the reason; None for a task that has ended."""
+    if task.status is not TaskStatus.RUNNING:
+        return None
+    deadline_ms = round(task.deadline_s * 1000)
+    if task.sent_at is None:
+        return task.opened_at + task.deadline_s, EndKind.VOID, _NOT_SENT.format(ms=deadline_ms)
+    if task.deferred and task.agent_id is not None:
+        at = task.sent_at + task.deadline_s
+        return at, EndKind.TIMEOUT, _TIMED_OUT.format(ms=deadline_ms)
+    return task.sent_at + task.deadline_s + RECORD_GRACE_S, EndKind.VOID, _NOT_RECORDED
 
 
 def _ends(tasks: Sequence[TaskFacts], now: float) -> Iterator[End]:
     for task in tasks:
-        if task.status is not TaskStatus.RUNNING or task.agent_id is None:
-            continue
-        deadline_ms = round(task.deadline_s * 1000)
-        if task.sent_at is None:
-            if now >= task.opened_at + task.deadline_s:
-                yield End(task.task_id, EndKind.VOID, _NOT_SENT.format(ms=deadline_ms))
-        elif task.deferred:
-            if now >= task.sent_at + task.deadline_s:
-                yield End(task.task_id, EndKind.TIMEOUT, _TIMED_OUT.format(ms=deadline_ms))
-        elif now >= task.sent_at + task.deadline_s + RECORD_GRACE_S:
-            yield End(task.task_id, EndKind.VOID, _NOT_RECORDED)
+        due = expiry(task)
+        if due is not None and now >= due[0]:
+            yield End(task.task_id, due[1], due[2])
+
+
+def _expiries(tasks: Sequence[TaskFacts]) -> Iterator[float]:
+    for task in tasks:
+        due = expiry(task)
+        if due is not None:
+            yield due[0]
 
 
 #: The agent's, as the seed words it; the platform's two, said plainly.

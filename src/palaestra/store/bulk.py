@@ -127,10 +127,13 @@ def _rows_sql(paramstyle: str, width: int, count: int) -> str:
 
 
 @lru_cache(maxsize=256)
-def _insert_sql(table: str, columns: tuple[str, ...], paramstyle: str, count: int = 1) -> str:
+def _insert_sql(
+    table: str, columns: tuple[str, ...], paramstyle: str, count: int = 1, skip: bool = False
+) -> str:
     # Identifiers are the table's own (checked by _json_columns); values are bound.
     values = _rows_sql(paramstyle, len(columns), count)
-    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES {values}"  # noqa: S608
+    conflict = " ON CONFLICT DO NOTHING" if skip else ""
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES {values}{conflict}"  # noqa: S608
 
 
 def insert_rows(connection: Connection, table: Table, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -147,19 +150,23 @@ def insert_values(
     table: Table,
     columns: tuple[str, ...],
     values: Sequence[tuple[Any, ...]],
+    *,
+    skip_conflicts: bool = False,
 ) -> None:
     """INSERT ``values``, one tuple per row in ``columns``' order, JSON columns already as
     text (:func:`json_text`): on SQLite many rows per statement, elsewhere one
-    executemany. For callers that build their rows before the transaction."""
+    executemany. For callers that build their rows before the transaction. With
+    ``skip_conflicts``, a row that a unique index already holds is left out."""
     if not values:
         return
     _json_columns(table, columns)  # only the table's own identifiers reach the SQL text
     paramstyle = connection.dialect.paramstyle
     if not _multirow(connection):
-        connection.exec_driver_sql(_insert_sql(table.name, columns, paramstyle), list(values))
+        sql = _insert_sql(table.name, columns, paramstyle, skip=skip_conflicts)
+        connection.exec_driver_sql(sql, list(values))
         return
     for chunk in _chunks(values):
-        sql = _insert_sql(table.name, columns, paramstyle, len(chunk))
+        sql = _insert_sql(table.name, columns, paramstyle, len(chunk), skip_conflicts)
         connection.exec_driver_sql(sql, _flat(chunk))
 
 

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    text,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = [
@@ -126,8 +137,19 @@ class Run(Base):
     created_at: Mapped[float] = mapped_column(Float)
     updated_at: Mapped[float] = mapped_column(Float)
     finished_at: Mapped[float | None] = mapped_column(Float)
+    #: The stepper stepping the run, and until when its claim holds (``engine.runs.stepper``).
+    lease_owner: Mapped[str | None] = mapped_column(String(64))
+    lease_until: Mapped[float | None] = mapped_column(Float)
+    #: When the run next needs a step: a task ended, or one comes due; None: nothing to do.
+    due_at: Mapped[float | None] = mapped_column(Float)
+    #: Bumped with each event that makes the run due, so a step knows one came meanwhile.
+    kicks: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
-    __table_args__ = (Index("ix_runs_created", "created_at"), Index("ix_runs_status", "status"))
+    __table_args__ = (
+        Index("ix_runs_created", "created_at"),
+        Index("ix_runs_status", "status"),
+        Index("ix_runs_status_due", "status", "due_at"),
+    )
 
 
 class Candidate(Base):
@@ -166,8 +188,13 @@ class Task(Base):
     executor: Mapped[str] = mapped_column(String(200))  # agent name, or house-baseline
     status: Mapped[str] = mapped_column(String(16))  # PENDING|RUNNING|SUCCEEDED|FAILED|TIMEOUT
     payload: Mapped[dict[str, Any] | None] = mapped_column(JSON)
-    dispatched_at: Mapped[float | None] = mapped_column(Float)
-    deadline_at: Mapped[float | None] = mapped_column(Float)
+    dispatched_at: Mapped[float | None] = mapped_column(Float)  # as sent_at, once sent
+    deadline_at: Mapped[float | None] = mapped_column(Float)  # from the send, once sent
+    #: When the task was claimed for sending (or for the house to answer), just before its
+    #: POST; None: never sent.
+    sent_at: Mapped[float | None] = mapped_column(Float)
+    #: When the agent answered 202 without a reply: its answer comes by the callback.
+    deferred_at: Mapped[float | None] = mapped_column(Float)
     completed_at: Mapped[float | None] = mapped_column(Float)
     via: Mapped[str | None] = mapped_column(String(16))  # sync | callback | house
     output: Mapped[dict[str, Any] | None] = mapped_column(JSON)
@@ -183,6 +210,28 @@ class Task(Base):
         Index("ix_tasks_run", "run_id"),
         Index("ix_tasks_agent", "agent_id"),
         Index("ix_tasks_status_deadline", "status", "deadline_at"),
+        # One task per slot attempt: a step repeated by another stepper opens nothing twice.
+        # SCOUT tasks have no candidate, and NULLs are distinct in a unique index: theirs is
+        # a partial index of its own.
+        Index(
+            "ux_tasks_slot_attempt",
+            "run_id",
+            "phase",
+            "candidate_id",
+            "slot",
+            "attempt",
+            unique=True,
+        ),
+        Index(
+            "ux_tasks_scout_slot_attempt",
+            "run_id",
+            "phase",
+            "slot",
+            "attempt",
+            unique=True,
+            sqlite_where=text("candidate_id IS NULL"),
+            postgresql_where=text("candidate_id IS NULL"),
+        ),
     )
 
 

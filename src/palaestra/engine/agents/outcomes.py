@@ -129,7 +129,9 @@ _READ: Final = select(*(_AGENTS.c[c] for c in AgentColumns.__slots__)).where(
 )
 #: On PostgreSQL the rows are locked in id order: two batches never wait on each other's
 #: rows crosswise. On SQLite the transaction holds the write lock already.
-_READ_LOCKED: Final = _READ.order_by(_AGENTS.c.id).with_for_update()
+#: NO KEY UPDATE, not UPDATE: inserting a task takes a key-share lock on its agent's row,
+#: which a plain FOR UPDATE would wait on (and, across two transactions, deadlock with).
+_READ_LOCKED: Final = _READ.order_by(_AGENTS.c.id).with_for_update(key_share=True)
 
 
 def _read(connection: Connection, ids: list[str]) -> dict[str, AgentColumns]:

@@ -2,16 +2,15 @@
 
 - ``service``: start, list and read runs and tasks;
 - ``reading``: the one reader of a run as it stands, for the API and the pages;
-- ``stepper``: one step of a run, the same in both modes (the planning rules are in
-  ``rules.runflow``), with the port (``RunMode``) the mode-specific part comes through;
-- ``snapshot``: a run as the store holds it; ``progress``: what a step writes as it moves on;
+- ``stepper``: steps batches of runs by lease, the same in both modes (the
+  decisions are ``rules.runplan``'s); ``facts``: what a step reads, in bulk;
+  ``writes``: what a step writes, one transaction a batch;
 - ``driver``: runs stepped in this process (the embedded server);
 - ``work``: one opened task sent signed, or answered by the house, and recorded;
 - ``dispatch``: opens slots (selection, RUNNING rows), before anything is sent;
 - ``recorder``: ends tasks with their outcome and moves the agents' status machines;
 - ``completion``: the async completion callback;
-- ``house``: the house agent that serves a slot no agent could;
-- ``report``: writes the settlement that ``rules.report`` decides.
+- ``house``: the house agent that serves a slot no agent could.
 """
 
 from __future__ import annotations
@@ -25,14 +24,23 @@ from palaestra.engine.runs.completion import (
 )
 from palaestra.engine.runs.dispatch import (
     OPEN_COLUMNS,
+    Body,
     Opened,
     SlotRequest,
+    open_in,
     open_slots,
     payload_of,
 )
 from palaestra.engine.runs.driver import (
-    InProcess,
     RunDriver,
+)
+from palaestra.engine.runs.facts import (
+    ClaimedRun,
+    Context,
+    Scouted,
+    read_context,
+    read_facts,
+    read_records,
 )
 from palaestra.engine.runs.house import (
     BASELINE,
@@ -42,12 +50,6 @@ from palaestra.engine.runs.house import (
     HouseAnswer,
     HouseTask,
     baseline_output,
-)
-from palaestra.engine.runs.progress import (
-    make_candidates,
-    make_shortlist,
-    note_phase,
-    timeouts,
 )
 from palaestra.engine.runs.reading import (
     TASK_FACTS,
@@ -63,9 +65,6 @@ from palaestra.engine.runs.recorder import (
     Recorder,
     Verdict,
 )
-from palaestra.engine.runs.report import (
-    settle,
-)
 from palaestra.engine.runs.service import (
     MAX_GOAL_CHARS,
     SIZE_LIMITS,
@@ -75,75 +74,85 @@ from palaestra.engine.runs.service import (
     phase_summary,
     start_run,
 )
-from palaestra.engine.runs.snapshot import (
-    Snapshot,
-    load_snapshot,
-)
 from palaestra.engine.runs.stepper import (
-    IN_FLIGHT_GRACE_S,
-    RunMode,
+    BATCH,
+    LEASE_S,
     Runs,
     RunStepper,
+    Stepped,
 )
 from palaestra.engine.runs.work import (
     DISPATCH_USER_AGENT,
     HouseJob,
+    InFlight,
     TaskWork,
     outcome_of,
     send,
 )
+from palaestra.engine.runs.writes import (
+    BatchWrite,
+    RunWrite,
+    Written,
+    write_batch,
+)
 
 __all__ = [
     "BASELINE",
+    "BATCH",
     "COMPLETION_BODY_CAP_BYTES",
     "DISPATCH_USER_AGENT",
     "END_COLUMNS",
     "END_CONDITIONS",
     "HOUSE_EXECUTORS",
     "HOUSE_MODEL",
-    "IN_FLIGHT_GRACE_S",
+    "LEASE_S",
     "MAX_GOAL_CHARS",
     "OPEN_COLUMNS",
     "SIZE_LIMITS",
     "TASK_FACTS",
+    "BatchWrite",
+    "Body",
+    "ClaimedRun",
     "CompletionDesk",
     "CompletionRejected",
+    "Context",
     "Finish",
     "HouseAgent",
     "HouseAnswer",
     "HouseJob",
     "HouseTask",
-    "InProcess",
+    "InFlight",
     "Opened",
     "Recorder",
     "RunDetail",
     "RunDriver",
-    "RunMode",
     "RunStepper",
+    "RunWrite",
     "Runs",
+    "Scouted",
     "SlotRequest",
-    "Snapshot",
+    "Stepped",
     "TaskWork",
     "Verdict",
+    "Written",
     "baseline_output",
     "complete_task",
     "completion_url",
     "get_run",
     "get_task",
     "list_runs",
-    "load_snapshot",
-    "make_candidates",
-    "make_shortlist",
-    "note_phase",
+    "open_in",
     "open_slots",
     "outcome_of",
     "payload_of",
     "phase_summary",
+    "read_context",
+    "read_facts",
+    "read_records",
     "read_run",
     "send",
-    "settle",
     "shown_report",
     "start_run",
     "task_facts",
-    "timeouts",
+    "write_batch",
 ]

@@ -40,7 +40,7 @@ from palaestra.rules.status import DISPATCHABLE, Status
 from palaestra.store.bulk import insert_values
 from palaestra.store.models import Agent, Task
 
-__all__ = ["OPEN_COLUMNS", "Opened", "SlotRequest", "open_slots", "payload_of"]
+__all__ = ["OPEN_COLUMNS", "Body", "Opened", "SlotRequest", "open_in", "open_slots", "payload_of"]
 
 #: Agents of one role considered per batch: the best by tier and reputation.
 _CONTENDERS_PER_ROLE: Final = 256
@@ -154,13 +154,13 @@ async def open_slots(
         return []
     # Each task's id and body are made here, on the event loop, before the transaction:
     # the store's writer thread shares the GIL with the loop, and only selects and writes.
-    bodies = [_Body.of(request) for request in requests]
-    opening = partial(_open, platform, requests, bodies, house_executor, platform.clock.now())
+    bodies = [Body.of(request) for request in requests]
+    opening = partial(open_in, platform, requests, bodies, house_executor, platform.clock.now())
     return await platform.db.transact(opening)
 
 
 @dataclass(frozen=True, slots=True)
-class _Body:
+class Body:
     """A slot's task id and the JSON of its payload, as sent and as stored."""
 
     task_id: str
@@ -168,7 +168,7 @@ class _Body:
     stored: str
 
     @classmethod
-    def of(cls, request: SlotRequest) -> _Body:
+    def of(cls, request: SlotRequest) -> Body:
         task_id = new_id()
         # A compact copy: orjson's own buffer is sized for speed (32 KiB), and a body
         # lives as long as its dispatch is in flight.
@@ -195,14 +195,17 @@ OPEN_COLUMNS: Final = (
 )
 
 
-def _open(
+def open_in(
     platform: Platform,
     requests: Sequence[SlotRequest],
-    bodies: Sequence[_Body],
+    bodies: Sequence[Body],
     house_executor: str,
     now: float,
     connection: Connection,
 ) -> list[Opened]:
+    """:func:`open_slots` in the caller's transaction, with the bodies made beforehand (the
+    run stepper's). A slot attempt the store already holds is skipped by its unique index:
+    an id in the result that was not stored is never claimed for sending."""
     slots = _Slots.read(connection, sorted({r.run_id for r in requests}))
     pool = _contenders(
         connection, sorted({r.phase.role.value for r in requests if not r.house}), now
@@ -218,7 +221,7 @@ def _open(
             _assign(platform, item, pool, chosen, body)
         opened.append(item)
         rows.append(_row(item, body, now))
-    insert_values(connection, _TASKS, OPEN_COLUMNS, rows)
+    insert_values(connection, _TASKS, OPEN_COLUMNS, rows, skip_conflicts=True)
     return opened
 
 
@@ -278,7 +281,7 @@ class _Slots:
         return chosen
 
 
-def _assign(platform: Platform, item: Opened, pool: _Pool, chosen: Contender, body: _Body) -> None:
+def _assign(platform: Platform, item: Opened, pool: _Pool, chosen: Contender, body: Body) -> None:
     name, url, sealed = pool.endpoints[chosen.agent_id]
     item.agent_id = chosen.agent_id
     item.executor = name
@@ -287,7 +290,7 @@ def _assign(platform: Platform, item: Opened, pool: _Pool, chosen: Contender, bo
     item.body = body.sent
 
 
-def _row(item: Opened, body: _Body, now: float) -> tuple[Any, ...]:
+def _row(item: Opened, body: Body, now: float) -> tuple[Any, ...]:
     """The task's row, in the order of ``OPEN_COLUMNS``."""
     request = item.request
     return (

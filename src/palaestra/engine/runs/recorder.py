@@ -10,6 +10,12 @@ after a failure, and a ``dispatch`` history row (outcome, latency, reason,
 ``{task_id, run_id, phase}``) so the owner sees why the agent was demoted,
 written by :mod:`palaestra.engine.agents.outcomes` as the health pings' are.
 
+Each batch also makes the tasks' runs due at once (``runs.due_at``, and
+``runs.kicks`` bumped so a step under way learns of it): the store knows what
+needs stepping even if the kick to step it is lost. Rows are taken in one
+order in every transaction that writes them (runs, then tasks, then agents,
+each by id) so that two never wait on each other crosswise.
+
 Writes are grouped: whoever calls while a batch is being written waits for
 the next one, which carries everything that arrived meanwhile (group commit).
 Under load a single transaction records hundreds of tasks; when idle each
@@ -26,7 +32,7 @@ from functools import partial
 from typing import Any, Final, cast
 
 import structlog
-from sqlalchemy import Table, bindparam, select
+from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.engine import Connection
 
 from palaestra.engine.agents.outcomes import AgentOutcome, write_outcomes
@@ -35,7 +41,7 @@ from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
 from palaestra.rules.runflow import TaskStatus
 from palaestra.store.bulk import insert_rows, json_text, update_values
-from palaestra.store.models import CompletionReceipt, Task
+from palaestra.store.models import CompletionReceipt, Run, Task
 
 __all__ = ["END_COLUMNS", "END_CONDITIONS", "Finish", "Recorder", "Verdict"]
 
@@ -158,6 +164,20 @@ class Recorder:
     def __init__(self, platform: Platform, *, max_batch: int = _MAX_BATCH) -> None:
         self.platform = platform
         self._batches: Batcher[Finish, Verdict] = Batcher(self._write, max_batch=max_batch)
+        self._deferrals: Batcher[tuple[str, str], None] = Batcher(
+            self._write_deferrals, max_batch=max_batch
+        )
+
+    def defer(self, task_id: str, run_id: str) -> asyncio.Future[None]:
+        """Note that ``task_id``'s agent answered 202: its answer comes by the callback, and
+        a missed deadline is then the agent's."""
+        return self._deferrals.submit((task_id, run_id))
+
+    def record_in(
+        self, connection: Connection, items: Sequence[Finish], now: float
+    ) -> list[Verdict]:
+        """Record ``items`` in the caller's transaction (a run step's, which holds the runs)."""
+        return self._record([_Prepared.of(item, now) for item in items], now, connection)
 
     def submit(self, item: Finish) -> asyncio.Future[Verdict]:
         """Queue ``item`` for the next batch; the future tells its verdict.
@@ -177,17 +197,39 @@ class Recorder:
         return [await future for future in futures]
 
     async def close(self) -> None:
+        await self._deferrals.close()
         await self._batches.close()
+
+    async def _write_deferrals(self, batch: list[tuple[str, str]]) -> list[None]:
+        now = self.platform.clock.now()
+        rows = [(now, task_id, TaskStatus.RUNNING.value) for task_id, _ in batch]
+        await self.platform.db.transact(
+            partial(
+                update_values,
+                table=_TASKS,
+                columns=("deferred_at",),
+                conditions=_DEFER_ON,
+                values=rows,
+            )
+        )
+        return [None] * len(batch)
 
     async def _write(self, batch: list[Finish]) -> list[Verdict]:
         """One transaction for ``batch``, in one hop to the store."""
         now = self.platform.clock.now()
         prepared = [_Prepared.of(item, now) for item in batch]
+        runs = sorted({item.run_id for item in batch})
         try:
-            return await self.platform.db.transact(partial(self._record, prepared, now))
+            return await self.platform.db.transact(partial(self._bumped, runs, prepared, now))
         except Exception:
             log.exception("recording task ends failed", tasks=len(batch))
             raise
+
+    def _bumped(
+        self, runs: list[str], batch: list[_Prepared], now: float, connection: Connection
+    ) -> list[Verdict]:
+        connection.execute(_BUMP, {"runs": runs, "now": now})  # the runs first: see above
+        return self._record(batch, now, connection)
 
     def _record(self, batch: list[_Prepared], now: float, connection: Connection) -> list[Verdict]:
         """The tasks still RUNNING end here, in the batch's order; the others are told why not.
@@ -265,6 +307,14 @@ def _why_not(connection: Connection, item: Finish, winners: list[Finish]) -> Ver
     return Verdict.REPLAY if seen is not None else Verdict.NOT_RUNNING
 
 
+_RUNS = cast(Table, Run.__table__)
+#: The runs of a batch's tasks are due now, and know that an event came.
+_BUMP: Final = (
+    update(_RUNS)
+    .where(_RUNS.c.id.in_(bindparam("runs", expanding=True)))
+    .values(kicks=_RUNS.c.kicks + 1, due_at=bindparam("now"))
+)
+_DEFER_ON: Final = ("id", "status")
 _TASK_STATE: Final = select(_TASKS.c.id, _TASKS.c.status).where(
     _TASKS.c.id.in_(bindparam("ids", expanding=True))
 )
@@ -272,5 +322,7 @@ _TASK_STATE: Final = select(_TASKS.c.id, _TASKS.c.status).where(
 #: other's rows crosswise; on SQLite the transaction holds the write lock already.
 _TASK_STATES: Final = {
     False: _TASK_STATE,
-    True: _TASK_STATE.order_by(_TASKS.c.id).with_for_update(),
+    # NO KEY UPDATE: a task row is never referenced by a key, and the weaker lock does not
+    # wait on the key-share locks that inserts referencing rows take.
+    True: _TASK_STATE.order_by(_TASKS.c.id).with_for_update(key_share=True),
 }

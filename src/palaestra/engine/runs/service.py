@@ -99,6 +99,8 @@ async def start_run(
         },
         created_at=now,
         updated_at=now,
+        due_at=now,  # the stepper's next claim takes it
+        kicks=0,
     )
     async with platform.db.session() as session, session.begin():
         session.add(run)

@@ -1,73 +1,319 @@
-"""The run stepper: one idempotent step per run, the same in this process and on workers.
+"""The run stepper: many runs a step, the same code in this process and on workers.
 
-``RunStepper.advance(run_id)`` reads the run from the store and does what is due:
+:meth:`RunStepper.step` moves a batch of runs on:
 
-1. RUNNING tasks past their deadline are ended as TIMEOUT against their
-   agent; which ones is the mode's to say (a task still being awaited in
-   this process gets a few seconds of grace for its own timeout to land; on
-   workers, a task whose send was never claimed is not the agent's fault). A
-   RUNNING external task within its deadline is left alone: its reply, or
-   its 202's callback, may still come. It is never sent again. A RUNNING
-   house task that nothing is serving is the mode's to take up again: the
-   house is the platform itself, not an endpoint.
-2. Each successful SCOUT task becomes a candidate; when every SCOUT slot is
-   done, the shortlist is made (near-duplicates merged, the best kept).
-3. Every open slot is opened (``rules.runflow``: the phases follow one
-   another per candidate, a failed slot is re-routed under a new taskId, and
-   after two re-routes a house agent serves it), and the mode carries each
-   new task out.
-4. When every shortlisted candidate has its critiques, the settlement
-   (``rules.report``) is written: the report, contributions, reputations.
+1. *claim* (one statement): up to :attr:`~RunStepper.batch` RUNNING runs that
+   are due (``runs.due_at``: a task of theirs ended, one comes due, or the run
+   is new) or named, whose lease is free, are leased to this stepper; and in
+   the same transaction their facts are read (:mod:`.facts`: a few bulk
+   queries, never a payload);
+2. *plan*, pure (:func:`palaestra.rules.runplan.plan`), per run: ends (whose
+   fault), new candidates, shortlist, slots to open, phase, finished;
+3. *read* what the opened tasks are told, and a finished run's records;
+4. *write* (one transaction for the batch, :mod:`.writes`): only for the runs
+   still leased to this stepper; the lease is released with the run's next
+   due time;
+5. *send*: the opened tasks are claimed for sending (``tasks.sent_at``, the
+   deadline from now) in one statement, and each claimed task is sent or
+   answered by the house, as coroutines :class:`~.work.InFlight` tracks. A
+   task the claim misses (voided meanwhile, or too late to send) is never
+   sent.
 
-The step is safe to repeat and to run after a crash: the store is the truth.
-What differs between modes is a :class:`RunMode`: ``engine.runs.driver``
-runs the work as coroutines of this process, ``jobs.runs`` as jobs.
+The step does not wait for the sends: the next batch is planned while they
+are in flight. A stepper killed anywhere loses nothing: its leases lapse, its
+unsent tasks and its sent but unrecorded ones end as the platform's faults,
+voided (charged to no agent), and their slots open again.
 """
 
 from __future__ import annotations
 
-import asyncio
-from typing import Final, Protocol
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Final, Protocol
+
+import structlog
+from sqlalchemy import Row, bindparam, select, update
+from sqlalchemy.engine import Connection
 
 from palaestra.engine.runs.completion import CompletionDesk
-from palaestra.engine.runs.dispatch import Opened, SlotRequest, open_slots
-from palaestra.engine.runs.progress import make_candidates, make_shortlist, note_phase, timeouts
-from palaestra.engine.runs.recorder import Recorder
-from palaestra.engine.runs.report import settle
-from palaestra.engine.runs.snapshot import Snapshot, load_snapshot
+from palaestra.engine.runs.dispatch import Body, Opened, SlotRequest
+from palaestra.engine.runs.facts import (
+    ClaimedRun,
+    Context,
+    Scouted,
+    read_context,
+    read_facts,
+    read_records,
+)
+from palaestra.engine.runs.recorder import Finish, Recorder
+from palaestra.engine.runs.work import HouseJob, InFlight, TaskWork
+from palaestra.engine.runs.writes import BatchWrite, RunWrite, write_batch
+from palaestra.ids import new_id
 from palaestra.platform import Platform
+from palaestra.protocol.constants import Phase
+from palaestra.rules.house_answers import HouseTask
 from palaestra.rules.prompts import LAUNCHPADS, messages_for
-from palaestra.rules.runflow import RunStatus, SlotNeed, candidate_done, next_needs
-from palaestra.store.models import Task
+from palaestra.rules.report import RunRecord, settlement
+from palaestra.rules.runflow import CandidateStatus, RunStatus, SlotNeed, TaskStatus
+from palaestra.rules.runplan import EndKind, Plan, RunFacts, plan
+from palaestra.store.models import Run, Task
 
-__all__ = ["IN_FLIGHT_GRACE_S", "RunMode", "RunStepper", "Runs"]
+__all__ = ["BATCH", "LEASE_S", "RunStepper", "Runs", "Stepped"]
 
-#: A task still awaited is timed out by its own call; this is the backstop.
-IN_FLIGHT_GRACE_S: Final = 5.0
+log = structlog.get_logger(__name__)
+
+#: Runs one step claims at most.
+BATCH: Final = 256
+#: How long a claim holds: far more than a step takes; a stepper killed mid-step
+#: holds its runs this long.
+LEASE_S: Final = 30.0
 
 
-class RunMode(Protocol):
-    """The part of stepping runs that differs between this process and workers."""
+@dataclass(frozen=True, slots=True)
+class Stepped:
+    """What one step did."""
 
-    def start(self, item: Opened, snap: Snapshot) -> None:
-        """Carry out a task the step has just opened: send it, or have the house answer it."""
-        ...
+    claimed: tuple[str, ...] = ()
+    finished: tuple[str, ...] = ()
+    opened: int = 0
+    sent: int = 0
+    voided: int = 0
 
-    def overdue(self, snap: Snapshot, now: float) -> list[Task]:
-        """The run's RUNNING tasks sent to agents that end as TIMEOUT at ``now``."""
-        ...
 
-    def resume(self, snap: Snapshot) -> None:
-        """Take up the run's house tasks that nothing is answering (after a restart)."""
-        ...
+@dataclass(slots=True)
+class _Planned:
+    """One claimed run and what its plan makes of it, before the write."""
 
-    def forget(self, snap: Snapshot) -> None:
-        """The run is finished: let go of what is kept about it."""
-        ...
+    run: ClaimedRun
+    facts: RunFacts
+    plan: Plan
+    requests: list[SlotRequest] = field(default_factory=list)
+    bodies: list[Body] = field(default_factory=list)
+    house: dict[tuple[Phase, str | None, int, int], HouseTask] = field(default_factory=dict)
+
+
+class RunStepper:
+    """Steps batches of runs; see the module docstring. ``work`` sends and answers tasks,
+    ``in_flight`` tracks those coroutines."""
+
+    def __init__(
+        self,
+        platform: Platform,
+        work: TaskWork,
+        *,
+        in_flight: InFlight | None = None,
+        batch: int = BATCH,
+        lease_s: float = LEASE_S,
+    ) -> None:
+        self.platform = platform
+        self.work = work
+        self.recorder: Recorder = work.recorder
+        self.in_flight = in_flight if in_flight is not None else InFlight()
+        self.batch = batch
+        self.lease_s = lease_s
+        #: This stepper's name on the runs it leases.
+        self.owner = f"{os.getpid()}-{new_id()}"
+
+    async def step(self, run_ids: Sequence[str] | None = None) -> Stepped:
+        """One step of the runs ``run_ids`` (whether due or not), or of the due runs."""
+        now = self.platform.clock.now()
+        claim = partial(self._claim_and_read, run_ids, now)
+        claimed, facts, scouted = await self.platform.db.transact(claim)
+        if not claimed:
+            return Stepped()
+        new_ids: Iterator[str] = iter(new_id, "")
+        planned = [
+            _Planned(run, facts[run.id], plan(facts[run.id], now, new_ids)) for run in claimed
+        ]
+        context, records = await self._read_context(planned, scouted)
+        for item in planned:
+            self._requests(item, context)
+        batch = BatchWrite(
+            owner=self.owner,
+            now=now,
+            runs=[self._run_write(item, scouted, records) for item in planned],
+        )
+        written = await self.platform.db.transact(
+            partial(write_batch, self.platform, self.recorder, self.work.house_executor, batch)
+        )
+        voided = self._count_faults(planned, written.held)
+        sent = await self._send(written.opened, planned)
+        return Stepped(
+            claimed=tuple(run.id for run in claimed),
+            finished=tuple(written.finished),
+            opened=len(written.opened),
+            sent=sent,
+            voided=voided,
+        )
+
+    # 1. Claim and read.
+
+    def _claim_and_read(
+        self, run_ids: Sequence[str] | None, now: float, connection: Connection
+    ) -> tuple[list[ClaimedRun], dict[str, RunFacts], dict[str, Scouted]]:
+        claimed = [_claimed(row) for row in connection.execute(self._claim(run_ids, now))]
+        if not claimed:
+            return [], {}, {}
+        facts, scouted = read_facts(connection, claimed)
+        return claimed, facts, scouted
+
+    def _claim(self, run_ids: Sequence[str] | None, now: float) -> Any:
+        free = (Run.lease_until.is_(None)) | (Run.lease_until <= now)
+        pick = select(Run.id).where(Run.status == RunStatus.RUNNING.value, free)
+        if run_ids is None:
+            pick = pick.where(Run.due_at <= now).order_by(Run.due_at)
+        else:
+            pick = pick.where(Run.id.in_(list(run_ids)))
+        pick = pick.limit(self.batch)
+        if not self.platform.db.is_sqlite:
+            pick = pick.with_for_update(skip_locked=True)
+        return (
+            update(Run)
+            .where(Run.id.in_(pick.scalar_subquery()), free)
+            .values(lease_owner=self.owner, lease_until=now + self.lease_s)
+            .returning(Run.id, Run.goal, Run.launchpad, Run.phase, Run.config, Run.kicks)
+        )
+
+    # 3. What the opened tasks are told, and the finished runs' records.
+
+    async def _read_context(
+        self, planned: Sequence[_Planned], scouted: Mapping[str, Scouted]
+    ) -> tuple[Context, dict[str, Any]]:
+        context = Context()
+        fresh = {c.id: c for item in planned for c in item.plan.candidates}
+        for cid, candidate in fresh.items():
+            context.scout[cid] = scouted[candidate.source_task_id].output
+        later = {
+            need.key.candidate_id
+            for item in planned
+            for need in item.plan.opens
+            if need.key.candidate_id is not None and need.key.candidate_id not in fresh
+        }
+        finished = [item.run.id for item in planned if item.plan.finished]
+        if not later and not finished:
+            return context, {}
+        runs = [item.run.id for item in planned]
+
+        def read(connection: Connection) -> tuple[Context, dict[str, Any]]:
+            read_context(connection, runs, [cid for cid in later if cid], context)
+            return context, read_records(connection, finished)
+
+        async with self.platform.db.engine.connect() as connection:
+            return await connection.run_sync(read)
+
+    def _requests(self, item: _Planned, context: Context) -> None:
+        run = item.run
+        launchpad = LAUNCHPADS[run.launchpad]
+        for need in item.plan.opens:
+            phase, candidate_id, slot = need.key.phase, need.key.candidate_id, need.key.slot
+            scout, builds, verifications = context.of(phase, candidate_id)
+            messages = messages_for(
+                phase,
+                launchpad,
+                run.goal,
+                slot=slot,
+                candidate_id=candidate_id,
+                scout=scout,
+                builds=builds,
+                verifications=verifications,
+            )
+            request = SlotRequest(
+                run_id=run.id,
+                phase=phase,
+                candidate_id=candidate_id,
+                slot=slot,
+                attempt=need.attempt,
+                goal=run.goal,
+                launchpad_name=launchpad.title,
+                messages=messages,
+                deadline_s=run.deadline_s(phase),
+                house=need.house,
+                seed=run.seed,
+            )
+            item.requests.append(request)
+            item.bodies.append(Body.of(request))
+            item.house[_key(need)] = HouseTask(
+                phase=phase,
+                goal=run.goal,
+                messages=messages,
+                deadline_s=run.deadline_s(phase),
+                slot=slot,
+                candidate_id=candidate_id,
+                scout=scout,
+                builds=builds,
+            )
+
+    def _run_write(
+        self, item: _Planned, scouted: Mapping[str, Scouted], records: Mapping[str, Any]
+    ) -> RunWrite:
+        run, result = item.run, item.plan
+        settled = None
+        if result.finished and run.id in records:
+            tasks, candidates = records[run.id]
+            record = RunRecord(
+                goal=run.goal,
+                launchpad=run.launchpad,
+                merged=run.config.get("shortlist", {}).get("merged", {}),
+            )
+            settled = settlement(record, tasks, candidates, _shortlisted(item.facts))
+        wake = result.wake_at
+        if item.requests:
+            soonest = self.platform.clock.now() + min(r.deadline_s for r in item.requests)
+            wake = soonest if wake is None else min(wake, soonest)
+        return RunWrite(
+            run=run,
+            ends=[_finish(item.facts, end) for end in result.ends],
+            candidates=[(c, scouted[c.source_task_id].output) for c in result.candidates],
+            shortlist=result.shortlist,
+            phase=result.phase or run.phase,
+            requests=item.requests,
+            bodies=item.bodies,
+            settlement=settled,
+            wake_at=wake,
+        )
+
+    def _count_faults(self, planned: Sequence[_Planned], held: set[str]) -> int:
+        voided = 0
+        for item in planned:
+            if item.run.id not in held:
+                continue
+            for end in item.plan.ends:
+                if end.kind is EndKind.VOID:
+                    voided += 1
+                    kind = "not-sent" if "not sent" in end.reason else "not-recorded"
+                    self.platform.metrics.platform_faults.labels(kind).inc()
+        if voided:
+            log.warning("tasks voided as platform faults", tasks=voided)
+        return voided
+
+    # 5. Send.
+
+    async def _send(self, opened: Sequence[Opened], planned: Sequence[_Planned]) -> int:
+        if not opened:
+            return 0
+        now = self.platform.clock.now()
+        ids = [item.task_id for item in opened]
+        claimed = set(await self.platform.db.transact(partial(_claim_sends, ids, now)))
+        house = {item.run.id: item.house for item in planned}
+        for item in opened:
+            if item.task_id not in claimed:
+                continue
+            request = item.request
+            if item.house:
+                task = house[request.run_id][
+                    (request.phase, request.candidate_id, request.slot, request.attempt)
+                ]
+                job = HouseJob(item.task_id, request.run_id, item.executor, task)
+                self.in_flight.start(item.task_id, request.run_id, self.work.answer(job))
+            else:
+                self.in_flight.start(item.task_id, request.run_id, self.work.send(item))
+        return len(claimed)
 
 
 class Runs(Protocol):
-    """What the API needs of whichever drives the runs, in this process or as jobs."""
+    """What the API needs of whichever steps the runs, in this process or as jobs."""
 
     #: Where the agents' async completions are received (the API's callback route).
     completions: CompletionDesk
@@ -77,91 +323,61 @@ class Runs(Protocol):
         ...
 
 
-class RunStepper:
-    """Advances runs one step at a time; ``mode`` carries out their work."""
-
-    def __init__(
-        self, platform: Platform, mode: RunMode, *, recorder: Recorder, house_executor: str
-    ) -> None:
-        self.platform = platform
-        self.mode = mode
-        self.recorder = recorder
-        self.house_executor = house_executor
-        self._locks: dict[str, asyncio.Lock] = {}
-
-    async def advance(self, run_id: str) -> bool:
-        """Do what is due for ``run_id``; ``True`` once it is finished."""
-        lock = self._locks.setdefault(run_id, asyncio.Lock())
-        async with lock:
-            finished = await self._advance(run_id)
-        if finished:
-            self._locks.pop(run_id, None)
-        return finished
-
-    async def _advance(self, run_id: str) -> bool:
-        snap = await load_snapshot(self.platform, run_id)
-        if snap is None or snap.run.status != RunStatus.RUNNING:
-            return True
-        if await self._expire(snap):
-            snap = await load_snapshot(self.platform, run_id)
-            assert snap is not None
-        self.mode.resume(snap)
-        await make_candidates(self.platform, snap)
-        await make_shortlist(self.platform, snap)
-        shortlisted = snap.shortlisted()
-        ids = None if shortlisted is None else [c.id for c in shortlisted]
-        await self._open(snap, ids)
-        if ids is not None and all(candidate_done(snap.views(), cid, snap.sizes) for cid in ids):
-            await settle(self.platform, snap)
-            self.mode.forget(snap)
-            return True
-        await note_phase(self.platform, snap)
-        return False
-
-    async def _expire(self, snap: Snapshot) -> bool:
-        ends = timeouts(self.mode.overdue(snap, self.platform.clock.now()))
-        if ends:
-            await self.recorder.finish_many(ends)
-        return bool(ends)
-
-    async def _open(self, snap: Snapshot, shortlisted: list[str] | None) -> None:
-        needs = next_needs(snap.views(), shortlisted, snap.sizes, snap.max_reroutes)
-        if not needs:
-            return
-        opened = await open_slots(
-            self.platform,
-            [_request(snap, need) for need in needs],
-            house_executor=self.house_executor,
-        )
-        for item in opened:
-            self.mode.start(item, snap)
+def _key(need: SlotNeed) -> tuple[Phase, str | None, int, int]:
+    return need.key.phase, need.key.candidate_id, need.key.slot, need.attempt
 
 
-def _request(snap: Snapshot, need: SlotNeed) -> SlotRequest:
-    run = snap.run
-    phase, candidate_id = need.key.phase, need.key.candidate_id
-    launchpad = LAUNCHPADS[run.launchpad]
-    scout, builds, verifications = snap.context(phase, candidate_id)
-    messages = messages_for(
-        phase,
-        launchpad,
-        run.goal,
-        slot=need.key.slot,
-        candidate_id=candidate_id,
-        scout=scout,
-        builds=builds,
-        verifications=verifications,
+def _claimed(row: Row[Any]) -> ClaimedRun:
+    run_id, goal, launchpad, phase, config, kicks = tuple(row)
+    # A run's phase reads REPORT only once settled, and settled runs are never claimed.
+    return ClaimedRun(run_id, goal, launchpad, Phase(phase), config or {}, kicks or 0)
+
+
+_KEPT: Final = {CandidateStatus.SHORTLISTED, CandidateStatus.RANKED, CandidateStatus.ELIMINATED}
+
+
+def _shortlisted(facts: RunFacts) -> list[str]:
+    """The shortlist's candidate ids in shortlist order."""
+    chosen = [c for c in facts.candidates if c.status in _KEPT]
+    return [c.id for c in sorted(chosen, key=lambda c: (-c.shortlist_score, c.created_at, c.id))]
+
+
+def _finish(facts: RunFacts, end: Any) -> Finish:
+    task = next(t for t in facts.tasks if t.task_id == end.task_id)
+    timed_out = end.kind is EndKind.TIMEOUT
+    deadline_ms = float(round(task.deadline_s * 1000))
+    return Finish(
+        task_id=task.task_id,
+        run_id=facts.run_id,
+        phase=task.phase,
+        status=TaskStatus.TIMEOUT if timed_out else TaskStatus.VOIDED,
+        via="deadline",
+        executor=task.executor,
+        # Only the agent's own timeout is charged to it; a void is charged to no one.
+        agent_id=task.agent_id if timed_out else None,
+        reason=end.reason,
+        latency_ms=deadline_ms if timed_out else None,
     )
-    return SlotRequest(
-        run_id=run.id,
-        phase=phase,
-        candidate_id=candidate_id,
-        slot=need.key.slot,
-        attempt=need.attempt,
-        goal=run.goal,
-        launchpad_name=launchpad.title,
-        messages=messages,
-        deadline_s=snap.deadline_s(phase),
-        house=need.house,
-        seed=str(run.config.get("seed", run.id)),
+
+
+_SENDABLE: Final = (
+    update(Task)
+    .where(
+        Task.id.in_(bindparam("ids", expanding=True)),
+        Task.status == TaskStatus.RUNNING.value,
+        Task.sent_at.is_(None),
+        Task.deadline_at > bindparam("now"),
     )
+    .values(
+        sent_at=bindparam("now"),
+        dispatched_at=bindparam("now"),
+        deadline_at=bindparam("now") + (Task.deadline_at - Task.created_at),
+    )
+    .returning(Task.id)
+)
+
+
+def _claim_sends(ids: list[str], now: float, connection: Connection) -> list[str]:
+    """Claim the sends of ``ids``: the tasks still RUNNING, never sent, and not past the time
+    they had to be sent by. Their deadline now runs from this moment."""
+    return list(connection.execute(_SENDABLE, {"ids": ids, "now": now}).scalars())

@@ -3,14 +3,14 @@
 :func:`send` POSTs a task once, signed as the seed says, and :func:`outcome_of`
 turns the reply into the :class:`Finish` to record. :class:`TaskWork` does
 that, or has the house answer, and records the end; both ways of stepping
-runs use it: the in-process driver as coroutines it tracks, the jobs from a
-``dispatch`` job once its send is claimed.
+runs use it through the run stepper, which starts each task it opened as a
+coroutine that :class:`InFlight` tracks, once the task's send is claimed.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
@@ -22,7 +22,6 @@ from palaestra.egress import Signer
 from palaestra.engine.runs.dispatch import Opened
 from palaestra.engine.runs.house import BASELINE, HOUSE_MODEL, HouseAgent, HouseTask
 from palaestra.engine.runs.recorder import Finish, Recorder
-from palaestra.engine.runs.snapshot import Snapshot
 from palaestra.platform import Platform
 from palaestra.protocol import (
     SIGNATURE_HEADER,
@@ -34,11 +33,10 @@ from palaestra.protocol import (
     signature_target,
     validate_envelope,
 )
-from palaestra.protocol.constants import Phase
 from palaestra.protocol.failures import FailureKind
 from palaestra.rules.runflow import TaskStatus
 
-__all__ = ["DISPATCH_USER_AGENT", "HouseJob", "TaskWork", "outcome_of", "send"]
+__all__ = ["DISPATCH_USER_AGENT", "HouseJob", "InFlight", "TaskWork", "outcome_of", "send"]
 
 log = structlog.get_logger(__name__)
 
@@ -120,37 +118,49 @@ class HouseJob:
     """A house task to answer: the task, and what it was opened with."""
 
     task_id: str
-    phase: Phase
-    candidate_id: str | None
-    slot: int
-    messages: Sequence[Any]
+    run_id: str
     executor: str
+    task: HouseTask
 
-    @classmethod
-    def of_opened(cls, item: Opened) -> HouseJob:
-        request = item.request
-        return cls(
-            item.task_id,
-            request.phase,
-            request.candidate_id,
-            request.slot,
-            request.messages,
-            item.executor,
-        )
 
-    @classmethod
-    def of_stored(
-        cls,
-        task_id: str,
-        phase: str,
-        candidate_id: str | None,
-        slot: int,
-        payload: Mapping[str, Any] | None,
-        executor: str,
-    ) -> HouseJob:
-        """The job of a task as the store holds it (its messages are in its payload)."""
-        messages = (payload or {}).get("messages", [])
-        return cls(task_id, Phase(phase), candidate_id, slot, messages, executor)
+class InFlight:
+    """The sends and house answers under way in this process, as coroutines, by run.
+
+    ``on_done(run_id)`` is called as each one ends (its end is recorded by then)."""
+
+    def __init__(self, on_done: Callable[[str], None] | None = None) -> None:
+        self.on_done = on_done
+        self._jobs: dict[str, tuple[str, asyncio.Task[None]]] = {}  # task id -> (run id, job)
+
+    def start(self, task_id: str, run_id: str, work: Coroutine[Any, Any, None]) -> None:
+        job = asyncio.create_task(work)
+        self._jobs[task_id] = (run_id, job)
+
+        def done(_: asyncio.Task[None]) -> None:
+            self._jobs.pop(task_id, None)
+            if self.on_done is not None:
+                self.on_done(run_id)
+
+        job.add_done_callback(done)
+
+    def jobs(self, run_id: str | None = None) -> list[asyncio.Task[None]]:
+        """The coroutines at work, for ``run_id`` or for every run."""
+        return [job for owner, job in self._jobs.values() if run_id in (None, owner)]
+
+    def __len__(self) -> int:
+        return len(self._jobs)
+
+    async def wait(self) -> None:
+        """Until every send and answer under way has ended."""
+        while self._jobs:
+            await asyncio.gather(*self.jobs(), return_exceptions=True)
+
+    async def close(self) -> None:
+        """Stop the work in flight; its tasks stay RUNNING and end as the platform's faults."""
+        jobs = self.jobs()
+        for job in jobs:
+            job.cancel()
+        await asyncio.gather(*jobs, return_exceptions=True)
 
 
 class TaskWork:
@@ -168,39 +178,32 @@ class TaskWork:
 
     async def send(self, item: Opened) -> None:
         """POST the task once and record its outcome (a 202 leaves it to its callback)."""
+        metrics = self.platform.metrics
         try:
             end = await send(self.platform, item)
-            if end is not None:
-                await self.recorder.finish(end)
+            if end is None:
+                metrics.dispatches.labels("deferred").inc()
+                await self.recorder.defer(item.task_id, item.request.run_id)
+                return
+            metrics.dispatches.labels(end.status.value.lower()).inc()
+            await self.recorder.finish(end)
         except asyncio.CancelledError:
             raise
         except Exception:
             log.exception("dispatch failed", task_id=item.task_id)
 
-    async def answer(self, snap: Snapshot, job: HouseJob) -> None:
+    async def answer(self, job: HouseJob) -> None:
         """Have the house answer the task and record its success."""
-        phase, candidate_id = job.phase, job.candidate_id
-        scout, builds, _ = snap.context(phase, candidate_id)
+        task = job.task
         clock = self.platform.clock
         started = clock.monotonic()
         try:
-            answer = await self.house.answer(
-                HouseTask(
-                    phase=phase,
-                    goal=snap.run.goal,
-                    messages=job.messages,
-                    deadline_s=snap.deadline_s(phase),
-                    slot=job.slot,
-                    candidate_id=candidate_id,
-                    scout=scout,
-                    builds=builds,
-                )
-            )
+            answer = await self.house.answer(task)
             await self.recorder.finish(
                 Finish(
                     task_id=job.task_id,
-                    run_id=snap.run.id,
-                    phase=phase,
+                    run_id=job.run_id,
+                    phase=task.phase,
                     status=TaskStatus.SUCCEEDED,
                     via="house",
                     executor=answer.executor or job.executor,

@@ -1,0 +1,280 @@
+"""What a step reads of the runs it claimed, in bulk: a few ``run_id IN (...)`` queries.
+
+:func:`read_facts` reads what planning needs (never a payload, and of outputs
+only the new scouts' own); :func:`read_context` what the opened tasks are told
+(the candidates' scout outputs, the builds and verifications so far);
+:func:`read_records` what a finished run's settlement needs. Each takes the
+synchronous connection of :meth:`Database.transact
+<palaestra.store.db.Database.transact>` or of a read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from sqlalchemy import and_, bindparam, exists, select
+from sqlalchemy.engine import Connection
+from sqlalchemy.sql.elements import BindParameter
+
+from palaestra.protocol.constants import Phase
+from palaestra.rules.report import CandidateRecord, TaskRecord
+from palaestra.rules.runflow import CandidateStatus, RunSizes, TaskStatus
+from palaestra.rules.runplan import CandidateFacts, RunFacts, TaskFacts
+from palaestra.rules.scoring import shortlist_score
+from palaestra.store.models import Candidate, Task
+
+__all__ = ["ClaimedRun", "Context", "Scouted", "read_context", "read_facts", "read_records"]
+
+_SUCCEEDED: Final = TaskStatus.SUCCEEDED.value
+_RUNS: Final[BindParameter[Any]] = bindparam("runs", expanding=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedRun:
+    """A RUNNING run as its claim returned it."""
+
+    id: str
+    goal: str
+    launchpad: str
+    phase: Phase
+    config: Mapping[str, Any]
+    kicks: int
+
+    @property
+    def sizes(self) -> RunSizes:
+        return RunSizes.of(self.config.get("sizes", {}))
+
+    @property
+    def max_reroutes(self) -> int:
+        return int(self.config.get("max_reroutes", 2))
+
+    @property
+    def seed(self) -> str:
+        return str(self.config.get("seed", self.id))
+
+    def deadline_s(self, phase: Phase) -> float:
+        deadlines = self.config.get("deadlines_ms", {})
+        return float(deadlines.get(phase.value, phase.deadline_ms)) / 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Scouted:
+    """A successful SCOUT task's output, not yet a candidate."""
+
+    output: dict[str, Any]
+
+    @property
+    def title(self) -> str:
+        return str(self.output.get("candidate_title", "")).strip()[:500]
+
+    @property
+    def score(self) -> float:
+        return shortlist_score(self.output)
+
+
+_TASK_FACTS: Final = select(
+    Task.run_id,
+    Task.id,
+    Task.phase,
+    Task.candidate_id,
+    Task.slot,
+    Task.attempt,
+    Task.status,
+    Task.agent_id,
+    Task.created_at,
+    Task.sent_at,
+    Task.deferred_at,
+    Task.completed_at,
+    Task.executor,
+).where(Task.run_id.in_(_RUNS))
+_CANDIDATE_FACTS: Final = select(
+    Candidate.run_id,
+    Candidate.id,
+    Candidate.source_task_id,
+    Candidate.title,
+    Candidate.shortlist_score,
+    Candidate.status,
+    Candidate.created_at,
+).where(Candidate.run_id.in_(_RUNS))
+#: The outputs of successful SCOUT tasks that have no candidate yet.
+_NEW_SCOUTS: Final = select(Task.id, Task.output).where(
+    Task.run_id.in_(_RUNS),
+    Task.phase == Phase.SCOUT.value,
+    Task.status == _SUCCEEDED,
+    ~exists().where(and_(Candidate.run_id == Task.run_id, Candidate.source_task_id == Task.id)),
+)
+
+
+def read_facts(
+    connection: Connection, runs: Sequence[ClaimedRun]
+) -> tuple[dict[str, RunFacts], dict[str, Scouted]]:
+    """Each run's facts for planning, and the new scouts' outputs by task id."""
+    ids = [run.id for run in runs]
+    scouted = {
+        task_id: Scouted(output)
+        for task_id, output in connection.execute(_NEW_SCOUTS, {"runs": ids})
+        if isinstance(output, dict)
+    }
+    tasks: dict[str, list[TaskFacts]] = {run_id: [] for run_id in ids}
+    by_id = {run.id: run for run in runs}
+    for row in connection.execute(_TASK_FACTS, {"runs": ids}):
+        run_id, task_id, phase, candidate_id, slot, attempt, status, agent_id = row[:8]
+        created_at, sent_at, deferred_at, completed_at, executor = row[8:]
+        phase = Phase(phase)
+        new = scouted.get(task_id)
+        tasks[run_id].append(
+            TaskFacts(
+                task_id,
+                phase,
+                candidate_id,
+                slot,
+                attempt,
+                TaskStatus(status),
+                agent_id,
+                opened_at=created_at,
+                deadline_s=by_id[run_id].deadline_s(phase),
+                sent_at=sent_at,
+                deferred=deferred_at is not None,
+                completed_at=completed_at,
+                scouted=None if new is None else (new.title, new.score),
+                executor=executor,
+            )
+        )
+    candidates: dict[str, list[CandidateFacts]] = {run_id: [] for run_id in ids}
+    for run_id, cid, source, title, score, status, created_at in connection.execute(
+        _CANDIDATE_FACTS, {"runs": ids}
+    ):
+        candidates[run_id].append(
+            CandidateFacts(
+                cid, source or "", title, score or 0.0, CandidateStatus(status), created_at
+            )
+        )
+    facts = {
+        run.id: RunFacts(
+            run.id, run.phase, run.sizes, run.max_reroutes, tasks[run.id], candidates[run.id]
+        )
+        for run in runs
+    }
+    return facts, scouted
+
+
+@dataclass(slots=True)
+class Context:
+    """What opened tasks are told of their candidates: scout outputs, builds, verifications."""
+
+    scout: dict[str, dict[str, Any]] = field(default_factory=dict)  # by candidate
+    builds: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    verifications: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def of(
+        self, phase: Phase, candidate_id: str | None
+    ) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[dict[str, Any]]]:
+        """(the scout's output, the builds, the verifications) a ``phase`` task is told."""
+        if candidate_id is None:
+            return None, [], []
+        builds = self.builds.get(candidate_id, []) if phase is not Phase.BUILD else []
+        checks = self.verifications.get(candidate_id, []) if phase is Phase.CRITIQUE else []
+        return self.scout.get(candidate_id), builds, checks
+
+
+_SCOUT_OUTPUTS: Final = select(Candidate.id, Candidate.scout_output).where(
+    Candidate.id.in_(bindparam("candidates", expanding=True))
+)
+_LATER_OUTPUTS: Final = (
+    select(Task.candidate_id, Task.phase, Task.output)
+    .where(
+        Task.run_id.in_(_RUNS),
+        Task.candidate_id.in_(bindparam("candidates", expanding=True)),
+        Task.phase.in_([Phase.BUILD.value, Phase.VERIFY.value]),
+        Task.status == _SUCCEEDED,
+    )
+    .order_by(Task.slot, Task.id)
+)
+
+
+def read_context(
+    connection: Connection, runs: Iterable[str], candidates: Iterable[str], context: Context
+) -> Context:
+    """Fill ``context`` with what tasks of ``candidates`` (of ``runs``) are told."""
+    wanted = sorted(set(candidates) - set(context.scout))
+    if not wanted:
+        return context
+    for cid, output in connection.execute(_SCOUT_OUTPUTS, {"candidates": wanted}):
+        context.scout[cid] = output or {}
+    params = {"runs": sorted(set(runs)), "candidates": wanted}
+    for cid, phase, output in connection.execute(_LATER_OUTPUTS, params):
+        if output is None:
+            continue
+        found = context.builds if phase == Phase.BUILD.value else context.verifications
+        found.setdefault(cid, []).append(output)
+    return context
+
+
+_TASK_RECORDS: Final = select(
+    Task.id,
+    Task.run_id,
+    Task.phase,
+    Task.candidate_id,
+    Task.slot,
+    Task.attempt,
+    Task.status,
+    Task.executor,
+    Task.agent_id,
+    Task.via,
+    Task.output,
+    Task.contribution,
+    Task.latency_ms,
+    Task.dispatched_at,
+    Task.deadline_at,
+    Task.completed_at,
+).where(Task.run_id.in_(_RUNS))
+_CANDIDATE_RECORDS: Final = select(
+    Candidate.run_id,
+    Candidate.id,
+    Candidate.title,
+    Candidate.status,
+    Candidate.scout_output,
+    Candidate.shortlist_score,
+    Candidate.source_task_id,
+    Candidate.phase,
+    Candidate.final_score,
+    Candidate.rank,
+    Candidate.created_at,
+).where(Candidate.run_id.in_(_RUNS))
+
+
+def read_records(
+    connection: Connection, runs: Sequence[str]
+) -> dict[str, tuple[list[TaskRecord], list[CandidateRecord]]]:
+    """The finished runs' tasks and candidates as the settlement reads them."""
+    records: dict[str, tuple[list[TaskRecord], list[CandidateRecord]]] = {
+        run_id: ([], []) for run_id in runs
+    }
+    if not runs:
+        return records
+    for row in connection.execute(_TASK_RECORDS, {"runs": list(runs)}):
+        (task_id, run_id, phase, candidate_id, slot, attempt, status, *rest) = row
+        records[run_id][0].append(
+            TaskRecord(
+                task_id,
+                run_id,
+                Phase(phase),
+                candidate_id,
+                slot,
+                attempt,
+                TaskStatus(status),
+                *rest,
+            )
+        )
+    rows = connection.execute(_CANDIDATE_RECORDS, {"runs": list(runs)}).all()
+    for run_id, cid, title, status, scout, score, source, phase, final, rank, _ in sorted(
+        rows, key=lambda row: (row[-1], row[1])
+    ):
+        records[run_id][1].append(
+            CandidateRecord(
+                cid, title, CandidateStatus(status), scout or {}, score, source, phase, final, rank
+            )
+        )
+    return records

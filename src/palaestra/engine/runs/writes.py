@@ -1,0 +1,232 @@
+"""A run step's writes, one transaction for the whole batch: only what the planner decided.
+
+:func:`write_batch` runs in :meth:`Database.transact
+<palaestra.store.db.Database.transact>`. First it takes the batch's runs that
+are still leased to the stepper (on PostgreSQL locked, in id order): a run
+whose lease lapsed and went to another stepper is left to that one. Then, for
+those runs, in the order every writer of these rows keeps (runs, agents,
+tasks):
+
+- the agents the batch's timeouts and settlements change are locked at once;
+- expired tasks end (the recorder's own conditional update: from RUNNING
+  only, the agent's effects with a timeout, none with a void);
+- new candidates are stored, shortlists written, slots opened (selection and
+  RUNNING rows, :func:`palaestra.engine.runs.dispatch.open_in`);
+- finished runs are settled (report, fates, contributions, reputations),
+  from RUNNING only;
+- each lease is released with the run's phase and next due time: at once if
+  an event came while the run was being stepped (``runs.kicks`` moved).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, cast
+
+from sqlalchemy import Table, bindparam, select
+from sqlalchemy.engine import Connection
+
+from palaestra.engine.runs.dispatch import Body, Opened, SlotRequest, open_in
+from palaestra.engine.runs.facts import ClaimedRun
+from palaestra.engine.runs.recorder import Finish, Recorder
+from palaestra.platform import Platform
+from palaestra.protocol.constants import Phase
+from palaestra.rules.report import Settlement, reputations_after
+from palaestra.rules.runflow import CandidateStatus, RunStatus
+from palaestra.rules.runplan import NewCandidate
+from palaestra.rules.scoring import Shortlist
+from palaestra.store.bulk import insert_values, json_text, update_values
+from palaestra.store.models import Agent, Candidate, Run, Task
+
+__all__ = ["BatchWrite", "RunWrite", "Written", "write_batch"]
+
+_RUNS = cast(Table, Run.__table__)
+_TASKS = cast(Table, Task.__table__)
+_AGENTS = cast(Table, Agent.__table__)
+_CANDIDATES = cast(Table, Candidate.__table__)
+
+
+@dataclass(slots=True)
+class RunWrite:
+    """What the step writes of one run."""
+
+    run: ClaimedRun
+    ends: list[Finish] = field(default_factory=list)
+    candidates: list[tuple[NewCandidate, dict[str, Any]]] = field(default_factory=list)
+    shortlist: Shortlist | None = None
+    phase: Phase = Phase.SCOUT
+    requests: list[SlotRequest] = field(default_factory=list)
+    bodies: list[Body] = field(default_factory=list)
+    settlement: Settlement | None = None
+    wake_at: float | None = None
+
+
+@dataclass(slots=True)
+class BatchWrite:
+    owner: str
+    now: float
+    runs: list[RunWrite]
+
+
+@dataclass(slots=True)
+class Written:
+    held: set[str]
+    opened: list[Opened]
+    finished: list[str]
+
+
+_HELD: Final = select(_RUNS.c.id, _RUNS.c.kicks).where(
+    _RUNS.c.id.in_(bindparam("runs", expanding=True)),
+    _RUNS.c.lease_owner == bindparam("owner"),
+    _RUNS.c.status == RunStatus.RUNNING.value,
+)
+_HELD_LOCKED: Final = _HELD.order_by(_RUNS.c.id).with_for_update(key_share=True)
+_LOCK_AGENTS: Final = (
+    select(_AGENTS.c.id, _AGENTS.c.reputation)
+    .where(_AGENTS.c.id.in_(bindparam("ids", expanding=True)))
+    .order_by(_AGENTS.c.id)
+)
+_CANDIDATE_COLUMNS: Final = (
+    "id",
+    "run_id",
+    "source_task_id",
+    "title",
+    "scout_output",
+    "status",
+    "phase",
+    "shortlist_score",
+    "created_at",
+    "updated_at",
+)
+_RELEASE_COLUMNS: Final = ("lease_owner", "lease_until", "due_at", "phase", "updated_at")
+
+
+def write_batch(
+    platform: Platform,
+    recorder: Recorder,
+    house_executor: str,
+    batch: BatchWrite,
+    connection: Connection,
+) -> Written:
+    """The batch's writes (see the module docstring), for the runs still leased."""
+    sqlite = connection.dialect.name == "sqlite"
+    ids = sorted(run.run.id for run in batch.runs)
+    query = _HELD if sqlite else _HELD_LOCKED
+    kicks = dict(connection.execute(query, {"runs": ids, "owner": batch.owner}).all())
+    runs = [run for run in batch.runs if run.run.id in kicks]
+    _lock_agents(connection, runs, sqlite)
+    now = batch.now
+    ends = [end for run in runs for end in run.ends]
+    if ends:
+        recorder.record_in(connection, ends, now)
+    _store_candidates(connection, runs, now)
+    for run in runs:
+        if run.shortlist is not None:
+            _store_shortlist(connection, run, now)
+    requests = [r for run in runs for r in run.requests]
+    bodies = [b for run in runs for b in run.bodies]
+    opened = open_in(platform, requests, bodies, house_executor, now, connection)
+    _release(connection, runs, kicks, now)
+    finished = [run for run in runs if run.settlement is not None]
+    settled = [r.run.id for r in finished if _settle(connection, r, now)]
+    _move_reputations(connection, [r for r in finished if r.run.id in settled])
+    return Written(set(kicks), opened, settled)
+
+
+def _lock_agents(connection: Connection, runs: Sequence[RunWrite], sqlite: bool) -> None:
+    """Lock, in id order and at once, every agent the batch's ends and settlements change
+    (on SQLite the transaction holds the write lock already)."""
+    ids = {end.agent_id for run in runs for end in run.ends if end.agent_id is not None}
+    ids |= {a for run in runs if run.settlement for a, _ in run.settlement.ended if a}
+    if ids and not sqlite:
+        connection.execute(_LOCK_AGENTS.with_for_update(key_share=True), {"ids": sorted(ids)})
+
+
+def _store_candidates(connection: Connection, runs: Sequence[RunWrite], now: float) -> None:
+    rows = [
+        (
+            candidate.id,
+            run.run.id,
+            candidate.source_task_id,
+            candidate.title,
+            json_text(output),
+            CandidateStatus.PROPOSED.value,
+            Phase.SCOUT.value,
+            candidate.shortlist_score,
+            now,
+            now,
+        )
+        for run in runs
+        for candidate, output in run.candidates
+    ]
+    insert_values(connection, _CANDIDATES, _CANDIDATE_COLUMNS, rows)
+
+
+def _store_shortlist(connection: Connection, run: RunWrite, now: float) -> None:
+    made = run.shortlist
+    assert made is not None
+    status = dict.fromkeys(made.kept, CandidateStatus.SHORTLISTED)
+    status |= dict.fromkeys(made.dropped, CandidateStatus.DROPPED)
+    status |= dict.fromkeys(made.merged, CandidateStatus.MERGED)
+    rows = [(value.value, now, cid) for cid, value in status.items()]
+    update_values(connection, _CANDIDATES, ("status", "updated_at"), ("id",), rows)
+    config = dict(run.run.config)
+    config["shortlist"] = {"kept": made.kept, "dropped": made.dropped, "merged": made.merged}
+    update_values(connection, _RUNS, ("config",), ("id",), [(json_text(config), run.run.id)])
+
+
+def _release(
+    connection: Connection, runs: Sequence[RunWrite], kicks: dict[str, int], now: float
+) -> None:
+    rows = []
+    for run in runs:
+        kicked = kicks[run.run.id] != run.run.kicks  # an event came while it was stepped
+        due = now if kicked else run.wake_at
+        rows.append((None, None, due, run.phase.value, now, run.run.id))
+    update_values(connection, _RUNS, _RELEASE_COLUMNS, ("id",), rows)
+
+
+_SETTLE_COLUMNS: Final = ("status", "phase", "report", "finished_at", "updated_at", "due_at")
+
+
+def _settle(connection: Connection, run: RunWrite, now: float) -> bool:
+    """Write the run's settlement, once: the run moves RUNNING -> COMPLETED first."""
+    settled = run.settlement
+    assert settled is not None
+    moved = connection.execute(
+        _RUNS.update()
+        .where(_RUNS.c.id == run.run.id, _RUNS.c.status == RunStatus.RUNNING.value)
+        .values(
+            status=RunStatus.COMPLETED.value,
+            phase="REPORT",
+            report=settled.report,
+            finished_at=now,
+            updated_at=now,
+            due_at=None,
+        )
+    )
+    if moved.rowcount != 1:
+        return False
+    fates = [
+        (fate.status.value, fate.rank, fate.final_score, fate.phase, now, cid)
+        for cid, fate in settled.fates.items()
+    ]
+    columns = ("status", "rank", "final_score", "phase", "updated_at")
+    update_values(connection, _CANDIDATES, columns, ("id",), fates)
+    contributions = [(value, task_id) for task_id, value in settled.contributions.items()]
+    update_values(connection, _TASKS, ("contribution",), ("id",), contributions)
+    return True
+
+
+def _move_reputations(connection: Connection, runs: Sequence[RunWrite]) -> None:
+    """Each agent's reputation takes the settled runs' contributions, in order (the agents
+    are locked already, and read after this batch's timeouts moved them)."""
+    ended = [pair for run in runs if run.settlement for pair in run.settlement.ended]
+    if not ended:
+        return
+    ids = sorted({agent_id for agent_id, _ in ended if agent_id})
+    current = dict(connection.execute(_LOCK_AGENTS, {"ids": ids}).all())
+    moved = reputations_after(current, ended)
+    rows = [(value, agent_id) for agent_id, value in sorted(moved.items())]
+    update_values(connection, _AGENTS, ("reputation",), ("id",), rows)
