@@ -207,16 +207,23 @@ async def test_workers_die_mid_dispatch_and_mid_turn_and_nothing_is_lost(
     sent = [task_id for agent in edge.values() for task_id in agent.ledger.task_ids]
     assert len(sent) == len(set(sent))
     assert sum(agent.ledger.bad_dispatches for agent in edge.values()) == 0
-    # The dispatch cut off by the kill was never sent again: it timed out against its agent,
-    # and its slot went on under a new taskId.
+    # The dispatch cut off by the kill was never sent again: its answer was lost with its
+    # worker, the platform's fault, so it was voided (charged to no agent) and its slot went
+    # on under a new taskId.
     by_id = {task.id: task for task in tasks}
     cut = by_id[killed_dispatch[1]]
-    assert (cut.status, cut.via) == ("TIMEOUT", "deadline")
+    assert (cut.status, cut.via, cut.reason) == (
+        "VOIDED",
+        "deadline",
+        "platform fault: the task's answer was not recorded (its sender stopped)",
+    )
     assert sent.count(cut.id) == 1
-    # Every task ended, and every end against an agent is in its history, once.
+    # Every task ended, and every end charged to an agent is in its history, once: the
+    # agents answered every task, so none of them was charged a failure.
     assert all(task.status != "RUNNING" for task in tasks)
-    ended = sorted(task.id for task in tasks if task.agent_id is not None)
-    assert sorted(event.detail["task_id"] for event in events) == ended
+    charged = sorted(t.id for t in tasks if t.agent_id is not None and t.status != "VOIDED")
+    assert sorted(event.detail["task_id"] for event in events) == charged
+    assert {event.outcome for event in events} == {"success"}
     assert set(sent) <= {task.id for task in tasks}
 
     # Matches: one turn, one content: a turn sent again (its worker died) had the same body.

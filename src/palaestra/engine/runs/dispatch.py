@@ -177,6 +177,7 @@ class Body:
 
 
 _RUNNING: Final = TaskStatus.RUNNING.value
+_VOIDED: Final = TaskStatus.VOIDED.value
 #: The columns of a task as it is opened, in the order ``_row`` gives them.
 OPEN_COLUMNS: Final = (
     "id",
@@ -249,8 +250,8 @@ class _Slots:
             slots.latest[slot_key] = max(slots.latest.get(slot_key, -1), attempt)
             if status in ("RUNNING", "SUCCEEDED"):
                 slots.blocked.add(slot_key)
-            if agent_id is None:
-                continue
+            if agent_id is None or status == _VOIDED:
+                continue  # a voided task was the platform's fault: its agent may serve again
             slots.taken.setdefault((run_id, phase, candidate_id), set()).add(agent_id)
             if status in ("FAILED", "TIMEOUT"):
                 slots.failed.setdefault(run_id, set()).add(agent_id)

@@ -202,7 +202,8 @@ class Recorder:
 
     async def _write_deferrals(self, batch: list[tuple[str, str]]) -> list[None]:
         now = self.platform.clock.now()
-        rows = [(now, task_id, TaskStatus.RUNNING.value) for task_id, _ in batch]
+        # In id order, as every writer of tasks takes them.
+        rows = [(now, task_id, TaskStatus.RUNNING.value) for task_id, _ in sorted(batch)]
         await self.platform.db.transact(
             partial(
                 update_values,
@@ -228,7 +229,9 @@ class Recorder:
     def _bumped(
         self, runs: list[str], batch: list[_Prepared], now: float, connection: Connection
     ) -> list[Verdict]:
-        connection.execute(_BUMP, {"runs": runs, "now": now})  # the runs first: see above
+        if not self.platform.db.is_sqlite:  # the runs first, locked in id order: see above
+            connection.execute(_LOCK_RUNS, {"runs": runs})
+        connection.execute(_BUMP, {"runs": runs, "now": now})
         return self._record(batch, now, connection)
 
     def _record(self, batch: list[_Prepared], now: float, connection: Connection) -> list[Verdict]:
@@ -313,6 +316,12 @@ _BUMP: Final = (
     update(_RUNS)
     .where(_RUNS.c.id.in_(bindparam("runs", expanding=True)))
     .values(kicks=_RUNS.c.kicks + 1, due_at=bindparam("now"))
+)
+_LOCK_RUNS: Final = (
+    select(_RUNS.c.id)
+    .where(_RUNS.c.id.in_(bindparam("runs", expanding=True)))
+    .order_by(_RUNS.c.id)
+    .with_for_update(key_share=True)
 )
 _DEFER_ON: Final = ("id", "status")
 _TASK_STATE: Final = select(_TASKS.c.id, _TASKS.c.status).where(
