@@ -29,7 +29,9 @@ import aiohttp
 from aiohttp import web
 from redis.asyncio import Redis
 
-__all__ = ["ADMIN", "Cluster", "InFlight", "holder_of", "scale_out"]
+from tests.integration.edge_agents import EdgeAgent
+
+__all__ = ["ADMIN", "Cluster", "InFlight", "Router", "enter_agent", "holder_of", "scale_out"]
 
 ADMIN = "pa_admin_scale_out"
 
@@ -82,6 +84,16 @@ class InFlight:
             return response
         finally:
             self.ports.pop(port, None)
+
+
+@dataclass
+class Router:
+    """One server for many edgearena agents, by path."""
+
+    agents: dict[str, EdgeAgent]
+
+    async def __call__(self, request: web.BaseRequest) -> web.StreamResponse:
+        return await self.agents[request.path.strip("/")](request)
 
 
 @dataclass
@@ -184,3 +196,17 @@ async def scale_out(
         if keys:
             await redis.delete(*keys)
         await redis.aclose()
+
+
+async def enter_agent(cluster: Cluster, name: str, role: str, agent: EdgeAgent, url: str) -> str:
+    status, owner = await cluster.call("POST", "/api/owners", json={"name": name})
+    assert status == 201, owner
+    auth = {"Authorization": f"Bearer {owner['token']}"}
+    body = {"name": name, "role": role, "endpoint_url": url}
+    status, created = await cluster.call("POST", "/api/agents", json=body, headers=auth)
+    assert status == 201, created
+    agent.key = created["api_key"]
+    path = f"/api/agents/{created['agent_id']}/wizard"
+    status, wizard = await cluster.call("POST", path, headers=auth)
+    assert wizard["passed"] is True, wizard
+    return str(created["agent_id"])

@@ -12,17 +12,15 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from palaestra.store.models import AgentEvent, Match, Run, Task, Turn
-from tests.acceptance.cluster import Cluster, InFlight, holder_of, scale_out
+from tests.acceptance.cluster import Cluster, InFlight, Router, enter_agent, holder_of, scale_out
 from tests.integration.cage_agents import CageHarness
 from tests.integration.edge_agents import EdgeAgent
 from tests.integration.platform_fixtures import reset_postgres
@@ -32,16 +30,6 @@ pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 
 TURN_S = 0.4  # each fighter thinks this long: long enough for a kill to land mid-turn
 DISPATCH_S = 0.4  # and each edgearena agent
-
-
-@dataclass
-class Router:
-    """One server for many edgearena agents, by path."""
-
-    agents: dict[str, EdgeAgent]
-
-    async def __call__(self, request: web.BaseRequest) -> web.StreamResponse:
-        return await self.agents[request.path.strip("/")](request)
 
 
 async def slow_move(body: dict[str, Any]) -> str:
@@ -72,20 +60,6 @@ async def enter_fighter(cluster: Cluster, name: str, url: str) -> str:
     )
     assert status == 200, entered
     return str(created["fighter_id"])
-
-
-async def enter_agent(cluster: Cluster, name: str, role: str, agent: EdgeAgent, url: str) -> str:
-    status, owner = await cluster.call("POST", "/api/owners", json={"name": name})
-    assert status == 201, owner
-    auth = {"Authorization": f"Bearer {owner['token']}"}
-    body = {"name": name, "role": role, "endpoint_url": url}
-    status, created = await cluster.call("POST", "/api/agents", json=body, headers=auth)
-    assert status == 201, created
-    agent.key = created["api_key"]
-    path = f"/api/agents/{created['agent_id']}/wizard"
-    status, wizard = await cluster.call("POST", path, headers=auth)
-    assert wizard["passed"] is True, wizard
-    return str(created["agent_id"])
 
 
 async def kill_mid_request(

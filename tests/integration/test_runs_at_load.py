@@ -54,7 +54,7 @@ class RealClock(SystemClock):
 
 
 @pytest.fixture
-def clock() -> Clock:  # type: ignore[override]
+def clock() -> Clock:
     # At load the platform's own delays are real: measured by the real clock.
     return RealClock()
 

@@ -66,9 +66,10 @@ log = structlog.get_logger(__name__)
 
 #: Runs one step claims at most.
 BATCH: Final = 256
-#: How long a claim holds: far more than a step takes; a stepper killed mid-step
-#: holds its runs this long.
-LEASE_S: Final = 30.0
+#: How long a claim holds: far more than a step takes (a step that outlasts it finds its
+#: runs taken and writes nothing of theirs); a stepper killed mid-step holds its runs
+#: this long.
+LEASE_S: Final = 10.0
 
 
 @dataclass(frozen=True, slots=True)
