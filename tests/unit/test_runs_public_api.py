@@ -97,6 +97,7 @@ EXPORTS = {
         "MAX_GOAL_CHARS",
         "SIZE_LIMITS",
         "RunDetail",
+        "RunSummary",
         "get_run",
         "get_task",
         "list_runs",

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from palaestra.engine.runs.reading import shown_report, task_facts
-from palaestra.engine.runs.service import MAX_GOAL_CHARS, RunDetail, phase_summary
+from palaestra.engine.runs.service import MAX_GOAL_CHARS, RunDetail, RunSummary, phase_summary
 from palaestra.rules.report import task_href
 from palaestra.store.models import Candidate, Run, Task
 
@@ -66,7 +66,7 @@ class RunOut(BaseModel):
     finished_at: float | None
 
     @classmethod
-    def of(cls, run: Run) -> RunOut:
+    def of(cls, run: Run | RunSummary) -> RunOut:
         return cls(
             run_id=run.id,
             status=run.status,

@@ -68,6 +68,7 @@ from palaestra.engine.runs.recorder import (
 from palaestra.engine.runs.service import (
     MAX_GOAL_CHARS,
     SIZE_LIMITS,
+    RunSummary,
     get_run,
     get_task,
     list_runs,
@@ -127,6 +128,7 @@ __all__ = [
     "RunDetail",
     "RunDriver",
     "RunStepper",
+    "RunSummary",
     "RunWrite",
     "Runs",
     "Scouted",
