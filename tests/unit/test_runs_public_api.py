@@ -23,6 +23,7 @@ EXPORTS = {
         "CandidateStatus",
         "RunSizes",
         "RunStatus",
+        "SlotIndex",
         "SlotKey",
         "SlotNeed",
         "SlotState",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from palaestra.errors import InvalidRequest, Unauthorized
 from palaestra.ids import new_id
@@ -15,6 +15,11 @@ from palaestra.store.models import Meta, Owner
 __all__ = ["Caller", "authenticate", "bootstrap_admin", "create_owner"]
 
 _ADMIN_KEY = "admin_token_hash"
+#: The admin token's hash, and the owner whose token hashes to ``hash``.
+_CALLER = select(
+    select(Meta.value).where(Meta.key == _ADMIN_KEY).scalar_subquery(),
+    select(Owner.id).where(Owner.token_hash == bindparam("hash")).scalar_subquery(),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,13 +53,12 @@ async def authenticate(platform: Platform, token: str | None) -> Caller:
     """Resolve a bearer token to a caller, or raise :class:`Unauthorized`."""
     if not token:
         raise Unauthorized("Missing bearer token")
-    async with platform.db.session() as session:
-        admin = await session.get(Meta, _ADMIN_KEY)
-        if admin is not None and token_matches(token, admin.value):
-            return Caller(owner_id=None, is_admin=True)
-        owner_id = await session.scalar(
-            select(Owner.id).where(Owner.token_hash == hash_token(token))
-        )
+    # One Core query for both: every API request comes through here.
+    async with platform.db.engine.connect() as connection:
+        result = await connection.execute(_CALLER, {"hash": hash_token(token)})
+        admin, owner_id = result.one()
+    if admin is not None and token_matches(token, admin):
+        return Caller(owner_id=None, is_admin=True)
     if owner_id is None:
         raise Unauthorized("Invalid bearer token")
     return Caller(owner_id=owner_id)

@@ -27,6 +27,7 @@ __all__ = [
     "CandidateStatus",
     "RunSizes",
     "RunStatus",
+    "SlotIndex",
     "SlotKey",
     "SlotNeed",
     "SlotState",
@@ -175,30 +176,65 @@ def slot_state(tasks: Sequence[TaskView]) -> tuple[SlotState, int]:
     return SlotState.OPEN, latest + 1
 
 
+@dataclass(frozen=True, slots=True)
+class SlotIndex:
+    """A run's tasks grouped by slot once, for the questions a step asks many times."""
+
+    grouped: dict[SlotKey, list[TaskView]]
+
+    @classmethod
+    def of(cls, tasks: Iterable[TaskView]) -> SlotIndex:
+        return cls(_by_slot(tasks))
+
+    def state(self, key: SlotKey) -> tuple[SlotState, int]:
+        return slot_state(self.grouped.get(key, []))
+
+    def phase_done(self, phase: Phase, candidate_id: str | None, sizes: RunSizes) -> bool:
+        """Every slot of ``phase`` for ``candidate_id`` has a successful task."""
+        return all(
+            self.state(key)[0] is SlotState.DONE for key in slot_keys(phase, candidate_id, sizes)
+        )
+
+    def candidate_done(self, candidate_id: str, sizes: RunSizes) -> bool:
+        return self.phase_done(Phase.CRITIQUE, candidate_id, sizes)
+
+    def candidate_phase(self, candidate_id: str, sizes: RunSizes) -> Phase:
+        """The phase a shortlisted candidate is in (CRITIQUE also when it is finished)."""
+        phase = Phase.BUILD
+        while phase in _NEXT_PHASE and self.phase_done(phase, candidate_id, sizes):
+            phase = _NEXT_PHASE[phase]
+        return phase
+
+    def needs(
+        self,
+        shortlisted: Sequence[str] | None,
+        sizes: RunSizes,
+        max_reroutes: int = DEFAULT_MAX_REROUTES,
+    ) -> list[SlotNeed]:
+        """See :func:`next_needs`."""
+        keys: list[SlotKey] = []
+        if shortlisted is None:
+            keys = slot_keys(Phase.SCOUT, None, sizes)
+        else:
+            for cid in shortlisted:
+                keys += slot_keys(self.candidate_phase(cid, sizes), cid, sizes)
+        needs = []
+        for key in keys:
+            state, attempt = self.state(key)
+            if state is SlotState.OPEN:
+                needs.append(SlotNeed(key, attempt, house=attempt > max_reroutes))
+        return needs
+
+
 def phase_done(
     tasks: Iterable[TaskView], phase: Phase, candidate_id: str | None, sizes: RunSizes
 ) -> bool:
     """Every slot of ``phase`` for ``candidate_id`` has a successful task."""
-    grouped = _by_slot(tasks)
-    return all(
-        slot_state(grouped.get(key, []))[0] is SlotState.DONE
-        for key in slot_keys(phase, candidate_id, sizes)
-    )
+    return SlotIndex.of(tasks).phase_done(phase, candidate_id, sizes)
 
 
 def candidate_done(tasks: Iterable[TaskView], candidate_id: str, sizes: RunSizes) -> bool:
-    return phase_done(tasks, Phase.CRITIQUE, candidate_id, sizes)
-
-
-def _candidate_phase(grouped: dict[SlotKey, list[TaskView]], cid: str, sizes: RunSizes) -> Phase:
-    """The phase a shortlisted candidate is in (CRITIQUE also when it is finished)."""
-    phase = Phase.BUILD
-    while phase in _NEXT_PHASE and all(
-        slot_state(grouped.get(key, []))[0] is SlotState.DONE
-        for key in slot_keys(phase, cid, sizes)
-    ):
-        phase = _NEXT_PHASE[phase]
-    return phase
+    return SlotIndex.of(tasks).candidate_done(candidate_id, sizes)
 
 
 def next_needs(
@@ -214,16 +250,4 @@ def next_needs(
     was dispatched for it yet, or when its latest attempt failed; attempts past
     ``max_reroutes`` are marked for a house agent.
     """
-    grouped = _by_slot(tasks)
-    keys: list[SlotKey] = []
-    if shortlisted is None:
-        keys = slot_keys(Phase.SCOUT, None, sizes)
-    else:
-        for cid in shortlisted:
-            keys += slot_keys(_candidate_phase(grouped, cid, sizes), cid, sizes)
-    needs = []
-    for key in keys:
-        state, attempt = slot_state(grouped.get(key, []))
-        if state is SlotState.OPEN:
-            needs.append(SlotNeed(key, attempt, house=attempt > max_reroutes))
-    return needs
+    return SlotIndex.of(tasks).needs(shortlisted, sizes, max_reroutes)

@@ -44,12 +44,10 @@ from palaestra.protocol.constants import Phase
 from palaestra.rules.runflow import (
     CandidateStatus,
     RunSizes,
+    SlotIndex,
     SlotNeed,
     TaskStatus,
     TaskView,
-    candidate_done,
-    next_needs,
-    phase_done,
 )
 from palaestra.rules.scoring import Shortlist, ShortlistEntry, shortlist
 
@@ -181,12 +179,13 @@ def plan(run: RunFacts, now: float, new_ids: Iterator[str]) -> Plan:
     tasks = [_after(task, ended.get(task.task_id)) for task in run.tasks]
     views = [task.view() for task in tasks]
 
+    index = SlotIndex.of(views)
     fresh = tuple(_new_candidates(run, tasks, new_ids))
-    made = _shortlist(run, views, fresh)
+    made = _shortlist(run, index, fresh)
     shortlisted = _shortlisted(run, fresh, made)
-    opens = tuple(_counting_failures(next_needs(views, shortlisted, run.sizes), tasks, run))
+    opens = tuple(_counting_failures(index.needs(shortlisted, run.sizes), tasks, run))
     finished = shortlisted is not None and all(
-        candidate_done(views, cid, run.sizes) for cid in shortlisted
+        index.candidate_done(cid, run.sizes) for cid in shortlisted
     )
     phase = _furthest(run, tasks, opens, made)
     wake_at = None if finished else min(_expiries(tasks), default=None)
@@ -255,10 +254,8 @@ def _new_candidates(
         yield NewCandidate(next(new_ids), task.task_id, title, score)
 
 
-def _shortlist(
-    run: RunFacts, views: Sequence[TaskView], fresh: Sequence[NewCandidate]
-) -> Shortlist | None:
-    if run.phase is not Phase.SCOUT or not phase_done(views, Phase.SCOUT, None, run.sizes):
+def _shortlist(run: RunFacts, index: SlotIndex, fresh: Sequence[NewCandidate]) -> Shortlist | None:
+    if run.phase is not Phase.SCOUT or not index.phase_done(Phase.SCOUT, None, run.sizes):
         return None
     known = sorted(run.candidates, key=lambda c: (c.created_at, c.id))
     entries = [ShortlistEntry(c.id, c.title, c.shortlist_score) for c in known]

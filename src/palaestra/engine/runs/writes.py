@@ -187,25 +187,26 @@ def _release(
     update_values(connection, _RUNS, _RELEASE_COLUMNS, ("id",), rows)
 
 
-_SETTLE_COLUMNS: Final = ("status", "phase", "report", "finished_at", "updated_at", "due_at")
+#: A run moves RUNNING -> COMPLETED with its report, once.
+_SETTLED: Final = (
+    _RUNS.update()
+    .where(_RUNS.c.id == bindparam("run"), _RUNS.c.status == RunStatus.RUNNING.value)
+    .values(
+        status=RunStatus.COMPLETED.value,
+        phase="REPORT",
+        report=bindparam("report", type_=_RUNS.c.report.type),
+        finished_at=bindparam("now"),
+        updated_at=bindparam("now"),
+        due_at=None,
+    )
+)
 
 
 def _settle(connection: Connection, run: RunWrite, now: float) -> bool:
     """Write the run's settlement, once: the run moves RUNNING -> COMPLETED first."""
     settled = run.settlement
     assert settled is not None
-    moved = connection.execute(
-        _RUNS.update()
-        .where(_RUNS.c.id == run.run.id, _RUNS.c.status == RunStatus.RUNNING.value)
-        .values(
-            status=RunStatus.COMPLETED.value,
-            phase="REPORT",
-            report=settled.report,
-            finished_at=now,
-            updated_at=now,
-            due_at=None,
-        )
-    )
+    moved = connection.execute(_SETTLED, {"run": run.run.id, "report": settled.report, "now": now})
     if moved.rowcount != 1:
         return False
     fates = [
