@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from palaestra.protocol.constants import Phase
 
@@ -109,15 +109,17 @@ class RunSizes:
 DEFAULT_SIZES: Final = RunSizes()
 
 
-@dataclass(frozen=True, slots=True)
-class SlotKey:
+# Named tuples, not dataclasses: a step plans hundreds of runs, and these are made, hashed
+# and compared many times in each plan (a tuple's hash and equality are the C ones).
+
+
+class SlotKey(NamedTuple):
     phase: Phase
     candidate_id: str | None
     slot: int
 
 
-@dataclass(frozen=True, slots=True)
-class TaskView:
+class TaskView(NamedTuple):
     """What planning needs of a stored task."""
 
     task_id: str
@@ -133,8 +135,7 @@ class TaskView:
         return SlotKey(self.phase, self.candidate_id, self.slot)
 
 
-@dataclass(frozen=True, slots=True)
-class SlotNeed:
+class SlotNeed(NamedTuple):
     """A slot to dispatch now: ``house`` when its external attempts are used up."""
 
     key: SlotKey

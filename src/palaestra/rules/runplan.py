@@ -35,7 +35,7 @@ the earliest moment one of its RUNNING tasks is ended by these rules.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Final
@@ -174,7 +174,12 @@ _IDLE: Final = Plan()
 def plan(run: RunFacts, now: float, new_ids: Iterator[str]) -> Plan:
     """The next actions of ``run`` at ``now``; ``new_ids`` gives the ids of the candidates
     the plan creates."""
-    ends = tuple(_ends(run.tasks, now))
+    expiries = [(task, expiry(task)) for task in run.tasks]
+    ends = tuple(
+        End(task.task_id, due[1], due[2])
+        for task, due in expiries
+        if due is not None and now >= due[0]
+    )
     ended = {end.task_id: end for end in ends}
     tasks = [_after(task, ended.get(task.task_id)) for task in run.tasks]
     views = [task.view() for task in tasks]
@@ -188,7 +193,7 @@ def plan(run: RunFacts, now: float, new_ids: Iterator[str]) -> Plan:
         index.candidate_done(cid, run.sizes) for cid in shortlisted
     )
     phase = _furthest(run, tasks, opens, made)
-    wake_at = None if finished else min(_expiries(tasks), default=None)
+    wake_at = None if finished else _wake_at(expiries, ended)
     return Plan(ends, fresh, made, opens, phase, finished, wake_at)
 
 
@@ -206,18 +211,13 @@ def expiry(task: TaskFacts) -> tuple[float, EndKind, str] | None:
     return task.sent_at + task.deadline_s + RECORD_GRACE_S, EndKind.VOID, _NOT_RECORDED
 
 
-def _ends(tasks: Sequence[TaskFacts], now: float) -> Iterator[End]:
-    for task in tasks:
-        due = expiry(task)
-        if due is not None and now >= due[0]:
-            yield End(task.task_id, due[1], due[2])
-
-
-def _expiries(tasks: Sequence[TaskFacts]) -> Iterator[float]:
-    for task in tasks:
-        due = expiry(task)
-        if due is not None:
-            yield due[0]
+def _wake_at(
+    expiries: Sequence[tuple[TaskFacts, tuple[float, EndKind, str] | None]],
+    ended: Mapping[str, End],
+) -> float | None:
+    """The first moment a task still RUNNING after this plan is ended by the rules."""
+    times = [due[0] for task, due in expiries if due is not None and task.task_id not in ended]
+    return min(times, default=None)
 
 
 #: The agent's, as the seed words it; the platform's two, said plainly.
@@ -289,7 +289,7 @@ def _counting_failures(
             failed[key] = failed.get(key, 0) + 1
     for need in needs:
         failures = failed.get((need.key.phase, need.key.candidate_id, need.key.slot), 0)
-        yield replace(need, house=failures > run.max_reroutes)
+        yield SlotNeed(need.key, need.attempt, failures > run.max_reroutes)
 
 
 def _furthest(

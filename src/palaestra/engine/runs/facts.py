@@ -124,6 +124,29 @@ def read_facts(
         )
         if isinstance(output, dict)
     }
+    tasks = _task_facts(connection, runs, scouted)
+    candidates: dict[str, list[CandidateFacts]] = {run_id: [] for run_id in ids}
+    for run_id, cid, source, title, score, status, created_at in connection.execute(
+        _CANDIDATE_FACTS, {"runs": ids}
+    ):
+        candidates[run_id].append(
+            CandidateFacts(
+                cid, source or "", title, score or 0.0, _CANDIDATE_STATUSES[status], created_at
+            )
+        )
+    facts = {
+        run.id: RunFacts(
+            run.id, run.phase, run.sizes, run.max_reroutes, tasks[run.id], candidates[run.id]
+        )
+        for run in runs
+    }
+    return facts, scouted
+
+
+def _task_facts(
+    connection: Connection, runs: Sequence[ClaimedRun], scouted: Mapping[str, Scouted]
+) -> dict[str, list[TaskFacts]]:
+    ids = [run.id for run in runs]
     tasks: dict[str, list[TaskFacts]] = {run_id: [] for run_id in ids}
     deadlines = {run.id: {p.value: run.deadline_s(p) for p in Phase} for run in runs}
     for (
@@ -160,22 +183,7 @@ def read_facts(
                 executor,
             )
         )
-    candidates: dict[str, list[CandidateFacts]] = {run_id: [] for run_id in ids}
-    for run_id, cid, source, title, score, status, created_at in connection.execute(
-        _CANDIDATE_FACTS, {"runs": ids}
-    ):
-        candidates[run_id].append(
-            CandidateFacts(
-                cid, source or "", title, score or 0.0, _CANDIDATE_STATUSES[status], created_at
-            )
-        )
-    facts = {
-        run.id: RunFacts(
-            run.id, run.phase, run.sizes, run.max_reroutes, tasks[run.id], candidates[run.id]
-        )
-        for run in runs
-    }
-    return facts, scouted
+    return tasks
 
 
 @dataclass(slots=True)
