@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 
+from sqlalchemy import update
+
 from palaestra.clock import FrozenClock
 from palaestra.engine.accounts import Caller
 from palaestra.engine.runs.dispatch import SlotRequest, open_slots
@@ -19,9 +21,9 @@ from palaestra.engine.runs.service import start_run
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
 from palaestra.rules.runplan import RECORD_GRACE_S
-from palaestra.store.models import Task
+from palaestra.store.models import Run, Task
 from tests.integration.edge_agents import EdgeAgent
-from tests.integration.run_support import add_agent, add_owner, agent_row, tasks_of
+from tests.integration.run_support import add_agent, add_owner, agent_row, run_row, tasks_of
 from tests.integration.servers import serve
 
 KEY = "fault-key"
@@ -126,3 +128,27 @@ def _faults(platform: Platform, kind: str) -> float:
         "palaestra_platform_faults_total", {"kind": kind}
     )
     return value or 0.0
+
+
+async def test_a_run_the_stepper_cannot_plan_fails_alone_and_the_batch_goes_on(
+    platform: Platform,
+) -> None:
+    owner = await add_owner(platform)
+    sizes = {"scouts": 1, "shortlist": 1, "builds": 1, "verifies": 1, "critiques": 1}
+    good = await start_run(platform, Caller(owner), "Find a niche", sizes=sizes)
+    bad = await start_run(platform, Caller(owner), "Find another", sizes=sizes)
+    async with platform.db.session() as session, session.begin():
+        # A launchpad the platform no longer knows: its prompts cannot be written.
+        await session.execute(update(Run).where(Run.id == bad.id).values(launchpad="gone"))
+    driver = RunDriver(platform)
+    try:
+        stepped = await driver.step()  # one batch: both runs
+        assert set(stepped.claimed) == {good.id, bad.id}
+        await driver.drain(good.id)
+    finally:
+        await driver.close()
+    assert (await run_row(platform, good.id)).status == "COMPLETED"
+    failed = await run_row(platform, bad.id)
+    assert (failed.status, failed.error) == ("FAILED", "platform fault: KeyError")
+    assert failed.due_at is None
+    assert await tasks_of(platform, bad.id) == []

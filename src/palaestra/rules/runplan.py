@@ -36,7 +36,7 @@ the earliest moment one of its RUNNING tasks is ended by these rules.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Final
 
@@ -58,6 +58,7 @@ __all__ = [
     "EndKind",
     "NewCandidate",
     "Plan",
+    "PlatformFault",
     "RunFacts",
     "TaskFacts",
     "expiry",
@@ -78,6 +79,13 @@ class EndKind(StrEnum):
 
     TIMEOUT = "timeout"  # the agent's: sent in time, no answer in time
     VOID = "void"  # the platform's: not sent in time, or its answer not recorded
+
+
+class PlatformFault(StrEnum):
+    """Which of the platform's faults voided a task (the metric's label)."""
+
+    NOT_SENT = "not-sent"
+    NOT_RECORDED = "not-recorded"
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +147,7 @@ class End:
     task_id: str
     kind: EndKind
     reason: str
+    fault: PlatformFault | None = field(default=None, compare=False)  # of a VOID
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,11 +184,7 @@ def plan(run: RunFacts, now: float, new_ids: Iterator[str]) -> Plan:
     """The next actions of ``run`` at ``now``; ``new_ids`` gives the ids of the candidates
     the plan creates."""
     expiries = [(task, expiry(task)) for task in run.tasks]
-    ends = tuple(
-        End(task.task_id, due[1], due[2])
-        for task, due in expiries
-        if due is not None and now >= due[0]
-    )
+    ends = tuple(due[1] for _, due in expiries if due is not None and now >= due[0])
     ended = {end.task_id: end for end in ends}
     tasks = [_after(task, ended.get(task.task_id)) for task in run.tasks]
     views = [task.view() for task in tasks]
@@ -197,22 +202,25 @@ def plan(run: RunFacts, now: float, new_ids: Iterator[str]) -> Plan:
     return Plan(ends, fresh, made, opens, phase, finished, wake_at)
 
 
-def expiry(task: TaskFacts) -> tuple[float, EndKind, str] | None:
-    """When a RUNNING ``task`` is ended if nothing is recorded before, whose fault that
-    is, and the reason; None for a task that has ended."""
+def expiry(task: TaskFacts) -> tuple[float, End] | None:
+    """When a RUNNING ``task`` is ended if nothing is recorded before, and that end (whose
+    fault, the reason); None for a task that has ended."""
     if task.status is not TaskStatus.RUNNING:
         return None
     deadline_ms = round(task.deadline_s * 1000)
     if task.sent_at is None:
-        return task.opened_at + task.deadline_s, EndKind.VOID, _NOT_SENT.format(ms=deadline_ms)
+        reason = _NOT_SENT.format(ms=deadline_ms)
+        end = End(task.task_id, EndKind.VOID, reason, PlatformFault.NOT_SENT)
+        return task.opened_at + task.deadline_s, end
     if task.deferred and task.agent_id is not None:
-        at = task.sent_at + task.deadline_s
-        return at, EndKind.TIMEOUT, _TIMED_OUT.format(ms=deadline_ms)
-    return task.sent_at + task.deadline_s + RECORD_GRACE_S, EndKind.VOID, _NOT_RECORDED
+        end = End(task.task_id, EndKind.TIMEOUT, _TIMED_OUT.format(ms=deadline_ms))
+        return task.sent_at + task.deadline_s, end
+    end = End(task.task_id, EndKind.VOID, _NOT_RECORDED, PlatformFault.NOT_RECORDED)
+    return task.sent_at + task.deadline_s + RECORD_GRACE_S, end
 
 
 def _wake_at(
-    expiries: Sequence[tuple[TaskFacts, tuple[float, EndKind, str] | None]],
+    expiries: Sequence[tuple[TaskFacts, tuple[float, End] | None]],
     ended: Mapping[str, End],
 ) -> float | None:
     """The first moment a task still RUNNING after this plan is ended by the rules."""

@@ -125,17 +125,21 @@ class RunStepper:
         if not claimed:
             return Stepped()
         new_ids: Iterator[str] = iter(new_id, "")
-        planned = [
-            _Planned(run, facts[run.id], plan(facts[run.id], now, new_ids)) for run in claimed
-        ]
+        planned, broken = [], []
+        for run in claimed:
+            try:
+                planned.append(_Planned(run, facts[run.id], plan(facts[run.id], now, new_ids)))
+            except Exception as exc:  # one run's bad state must not stop the batch
+                broken.append(_broken(run, exc))
         context, records = await self._read_context(planned, scouted)
+        writes = []
         for item in planned:
-            self._requests(item, context)
-        batch = BatchWrite(
-            owner=self.owner,
-            now=now,
-            runs=[self._run_write(item, scouted, records) for item in planned],
-        )
+            try:
+                self._requests(item, context)
+                writes.append(self._run_write(item, scouted, records))
+            except Exception as exc:
+                broken.append(_broken(item.run, exc))
+        batch = BatchWrite(owner=self.owner, now=now, runs=writes + broken)
         written = await self.platform.db.transact(
             partial(write_batch, self.platform, self.recorder, self.work.house_executor, batch)
         )
@@ -281,10 +285,9 @@ class RunStepper:
             if item.run.id not in held:
                 continue
             for end in item.plan.ends:
-                if end.kind is EndKind.VOID:
+                if end.fault is not None:
                     voided += 1
-                    kind = "not-sent" if "not sent" in end.reason else "not-recorded"
-                    self.platform.metrics.platform_faults.labels(kind).inc()
+                    self.platform.metrics.platform_faults.labels(end.fault.value).inc()
         if voided:
             log.warning("tasks voided as platform faults", tasks=voided)
         return voided
@@ -322,6 +325,13 @@ class Runs(Protocol):
     def kick(self, run_id: str) -> None:
         """Advance ``run_id`` soon (a run was created or one of its tasks ended)."""
         ...
+
+
+def _broken(run: ClaimedRun, exc: Exception) -> RunWrite:
+    """A run the step could not plan: a fault of the platform's own, which fails the run
+    (its tasks still running are voided) rather than every step of every batch it is in."""
+    log.exception("run step failed; the run is failed", run_id=run.id)
+    return RunWrite(run=run, phase=run.phase, failed=f"platform fault: {type(exc).__name__}")
 
 
 def _key(need: SlotNeed) -> tuple[Phase, str | None, int, int]:

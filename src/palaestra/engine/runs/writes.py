@@ -33,7 +33,7 @@ from palaestra.engine.runs.recorder import Finish, Recorder
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
 from palaestra.rules.report import Settlement, reputations_after
-from palaestra.rules.runflow import CandidateStatus, RunStatus
+from palaestra.rules.runflow import CandidateStatus, RunStatus, TaskStatus
 from palaestra.rules.runplan import NewCandidate
 from palaestra.rules.scoring import Shortlist
 from palaestra.store.bulk import insert_values, json_text, update_values
@@ -60,6 +60,7 @@ class RunWrite:
     bodies: list[Body] = field(default_factory=list)
     settlement: Settlement | None = None
     wake_at: float | None = None
+    failed: str | None = None  # the run could not be stepped: it fails, with this error
 
 
 @dataclass(slots=True)
@@ -128,6 +129,9 @@ def write_batch(
     bodies = [b for run in runs for b in run.bodies]
     opened = open_in(platform, requests, bodies, house_executor, now, connection)
     _release(connection, runs, kicks, now)
+    for run in runs:
+        if run.failed is not None:
+            _fail(connection, run, now)
     finished = [run for run in runs if run.settlement is not None]
     settled = [r.run.id for r in finished if _settle(connection, r, now)]
     _move_reputations(connection, [r for r in finished if r.run.id in settled])
@@ -218,6 +222,35 @@ def _settle(connection: Connection, run: RunWrite, now: float) -> bool:
     contributions = [(value, task_id) for task_id, value in settled.contributions.items()]
     update_values(connection, _TASKS, ("contribution",), ("id",), contributions)
     return True
+
+
+_FAILED_RUN: Final = (
+    _RUNS.update()
+    .where(_RUNS.c.id == bindparam("run"), _RUNS.c.status == RunStatus.RUNNING.value)
+    .values(
+        status=RunStatus.FAILED.value,
+        error=bindparam("error"),
+        finished_at=bindparam("now"),
+        updated_at=bindparam("now"),
+        due_at=None,
+    )
+)
+_VOID_LEFT: Final = (
+    _TASKS.update()
+    .where(_TASKS.c.run_id == bindparam("run"), _TASKS.c.status == TaskStatus.RUNNING.value)
+    .values(
+        status=TaskStatus.VOIDED.value,
+        reason=bindparam("error"),
+        via="deadline",
+        completed_at=bindparam("now"),
+    )
+)
+
+
+def _fail(connection: Connection, run: RunWrite, now: float) -> None:
+    params = {"run": run.run.id, "error": run.failed, "now": now}
+    connection.execute(_FAILED_RUN, params)
+    connection.execute(_VOID_LEFT, params)
 
 
 def _move_reputations(connection: Connection, runs: Sequence[RunWrite]) -> None:
