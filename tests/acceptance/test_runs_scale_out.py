@@ -12,10 +12,12 @@ and when the paused worker wakes its late replies change nothing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -133,20 +135,7 @@ async def test_a_worker_killed_mid_load_loses_nothing_and_charges_no_agent(
     flight = InFlight(Router(edge))
     engine = create_async_engine(postgres_database)
     try:
-        async with (
-            serve(flight) as endpoint,
-            scale_out(
-                postgres_database,
-                redis_url,
-                tmp_path,
-                workers=2,
-                dispatch_deadline_scale="0.1",  # SCOUT, VERIFY, CRITIQUE 3 s; BUILD 9 s
-                broker_redelivery_s="1",
-                sweep_interval_s="0.5",
-            ) as cluster,
-        ):
-            for name, agent in edge.items():
-                await enter_agent(cluster, name, agent.role, agent, endpoint.url(f"/{name}"))
+        async with two_workers(postgres_database, redis_url, tmp_path, edge, flight) as cluster:
             await start_runs(cluster, 100)
             killed = await caught_mid_request(cluster, flight)
             cluster.kill(killed)
@@ -159,6 +148,28 @@ async def test_a_worker_killed_mid_load_loses_nothing_and_charges_no_agent(
     assert finished == Counter({"COMPLETED": 100})
     voided = assert_nothing_lost_or_charged(edge, tasks, agents, events)
     assert voided, "the killed worker had sends in flight: they are the platform's fault"
+
+
+@contextlib.asynccontextmanager
+async def two_workers(
+    database: str, redis: str, logs: Path, edge: dict[str, EdgeAgent], flight: InFlight
+) -> AsyncIterator[Cluster]:
+    """The API and two workers on short deadlines and quick recovery, ``edge`` admitted."""
+    async with (
+        serve(flight) as endpoint,
+        scale_out(
+            database,
+            redis,
+            logs,
+            workers=2,
+            dispatch_deadline_scale="0.1",  # SCOUT, VERIFY, CRITIQUE 3 s; BUILD 9 s
+            broker_redelivery_s="1",
+            sweep_interval_s="0.5",
+        ) as cluster,
+    ):
+        for name, agent in edge.items():
+            await enter_agent(cluster, name, agent.role, agent, endpoint.url(f"/{name}"))
+        yield cluster
 
 
 async def caught_mid_request(cluster: Cluster, flight: InFlight, within_s: float = 30) -> int:
@@ -182,21 +193,8 @@ async def test_a_paused_worker_s_sends_are_voided_and_its_agents_keep_their_stat
     engine = create_async_engine(postgres_database)
     sizes = {"scouts": 2, "shortlist": 1, "builds": 1, "verifies": 1, "critiques": 1}
     try:
-        async with (
-            serve(flight) as endpoint,
-            scale_out(
-                postgres_database,
-                redis_url,
-                tmp_path,
-                workers=2,
-                dispatch_deadline_scale="0.1",  # SCOUT 3 s: its sends are lost after 3 + 5 s
-                broker_redelivery_s="1",
-                sweep_interval_s="0.5",
-            ) as cluster,
-        ):
-            for name, agent in edge.items():
-                await enter_agent(cluster, name, agent.role, agent, endpoint.url(f"/{name}"))
-            await start_runs(cluster, 6, sizes)
+        async with two_workers(postgres_database, redis_url, tmp_path, edge, flight) as cluster:
+            await start_runs(cluster, 6, sizes)  # SCOUT 3 s: its sends are lost after 3 + 5 s
             paused = await caught_mid_request(cluster, flight)
             os.kill(paused, signal.SIGSTOP)
             try:
