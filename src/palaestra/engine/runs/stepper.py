@@ -56,7 +56,7 @@ from palaestra.protocol.constants import Phase
 from palaestra.rules.house_answers import HouseTask
 from palaestra.rules.prompts import LAUNCHPADS, messages_for
 from palaestra.rules.report import RunRecord, settlement
-from palaestra.rules.runflow import CandidateStatus, RunStatus, SlotNeed, TaskStatus
+from palaestra.rules.runflow import CandidateStatus, RunStatus, TaskStatus
 from palaestra.rules.runplan import EndKind, Plan, RunFacts, plan
 from palaestra.store.models import Run, Task
 
@@ -92,7 +92,6 @@ class _Planned:
     plan: Plan
     requests: list[SlotRequest] = field(default_factory=list)
     bodies: list[Body] = field(default_factory=list)
-    house: dict[tuple[Phase, str | None, int, int], HouseTask] = field(default_factory=dict)
 
 
 class RunStepper:
@@ -144,7 +143,7 @@ class RunStepper:
             partial(write_batch, self.platform, self.recorder, self.work.house_executor, batch)
         )
         voided = self._count_faults(planned, written.held)
-        sent = await self._send(written.opened, planned)
+        sent = await self._send(written.opened, context)
         return Stepped(
             claimed=tuple(run.id for run in claimed),
             finished=tuple(written.finished),
@@ -202,7 +201,7 @@ class RunStepper:
         runs = [item.run.id for item in planned]
 
         def read(connection: Connection) -> tuple[Context, dict[str, Any]]:
-            read_context(connection, runs, [cid for cid in later if cid], context)
+            read_context(connection, runs, later, context)
             return context, read_records(connection, finished)
 
         async with self.platform.db.engine.connect() as connection:
@@ -239,16 +238,6 @@ class RunStepper:
             )
             item.requests.append(request)
             item.bodies.append(Body.of(request))
-            item.house[_key(need)] = HouseTask(
-                phase=phase,
-                goal=run.goal,
-                messages=messages,
-                deadline_s=run.deadline_s(phase),
-                slot=slot,
-                candidate_id=candidate_id,
-                scout=scout,
-                builds=builds,
-            )
 
     def _run_write(
         self, item: _Planned, scouted: Mapping[str, Scouted], records: Mapping[str, Any]
@@ -294,26 +283,40 @@ class RunStepper:
 
     # 5. Send.
 
-    async def _send(self, opened: Sequence[Opened], planned: Sequence[_Planned]) -> int:
+    async def _send(self, opened: Sequence[Opened], context: Context) -> int:
         if not opened:
             return 0
         now = self.platform.clock.now()
         ids = [item.task_id for item in opened]
         claimed = set(await self.platform.db.transact(partial(_claim_sends, ids, now)))
-        house = {item.run.id: item.house for item in planned}
         for item in opened:
             if item.task_id not in claimed:
                 continue
             request = item.request
             if item.house:
-                task = house[request.run_id][
-                    (request.phase, request.candidate_id, request.slot, request.attempt)
-                ]
-                job = HouseJob(item.task_id, request.run_id, item.executor, task)
+                job = HouseJob(
+                    item.task_id, request.run_id, item.executor, _house_task(item, context)
+                )
                 self.in_flight.start(item.task_id, request.run_id, self.work.answer(job))
             else:
                 self.in_flight.start(item.task_id, request.run_id, self.work.send(item))
         return len(claimed)
+
+
+def _house_task(item: Opened, context: Context) -> HouseTask:
+    """What the house is told of a slot it serves: the messages an agent would have had."""
+    request = item.request
+    scout, builds, _ = context.of(request.phase, request.candidate_id)
+    return HouseTask(
+        phase=request.phase,
+        goal=request.goal,
+        messages=request.messages,
+        deadline_s=request.deadline_s,
+        slot=request.slot,
+        candidate_id=request.candidate_id,
+        scout=scout,
+        builds=builds,
+    )
 
 
 class Runs(Protocol):
@@ -332,10 +335,6 @@ def _broken(run: ClaimedRun, exc: Exception) -> RunWrite:
     (its tasks still running are voided) rather than every step of every batch it is in."""
     log.exception("run step failed; the run is failed", run_id=run.id)
     return RunWrite(run=run, phase=run.phase, failed=f"platform fault: {type(exc).__name__}")
-
-
-def _key(need: SlotNeed) -> tuple[Phase, str | None, int, int]:
-    return need.key.phase, need.key.candidate_id, need.key.slot, need.attempt
 
 
 def _claimed(row: Row[Any]) -> ClaimedRun:
