@@ -55,6 +55,7 @@ __all__ = [
     "agents_process",
     "bench_database",
     "bench_settings",
+    "cpu_seconds",
     "forget_queue",
     "free_port",
     "scout_slots",
@@ -126,6 +127,13 @@ def agents_process(handle: Handler, *, fast: bool = False, spawn: bool = False) 
     finally:
         process.terminate()
         process.join(5)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process, from /proc (no psutil needed)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:

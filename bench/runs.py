@@ -97,7 +97,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from palaestra import runtime
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
-from bench._support import HOST, REDIS, forget_queue, free_port
+from bench._support import HOST, REDIS, cpu_seconds, forget_queue, free_port
 from palaestra.ids import new_id
 from palaestra.protocol import UserAgent
 
@@ -303,13 +303,6 @@ def agents_process() -> Iterator[tuple[int, int]]:
 
 
 # The platform's processes.
-
-
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU time of a process, from /proc (no psutil needed)."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_bytes(pid: int) -> int:

@@ -6,6 +6,7 @@ __all__ = [
     "ConfigurationError",
     "Conflict",
     "EgressRefused",
+    "EntrantMisconfigured",
     "Forbidden",
     "InvalidRequest",
     "NotFound",
@@ -48,6 +49,10 @@ class EgressRefused(PalaestraError):
 
 class ConfigurationError(PalaestraError):
     """The configuration is invalid."""
+
+
+class EntrantMisconfigured(ConfigurationError):
+    """The fighter's own configuration cannot play: its owner's to fix."""
 
 
 class NotFound(PalaestraError):

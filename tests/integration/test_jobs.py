@@ -13,8 +13,9 @@ from sqlalchemy import select, update
 
 from palaestra.clock import FrozenClock
 from palaestra.engine.accounts import Caller
+from palaestra.engine.cage.desk import TurnDesk
 from palaestra.engine.cage.matches import create_match
-from palaestra.engine.cage.referee import LEASE_GRACE_S, _claim
+from palaestra.engine.cage.referee import LEASE_GRACE_S
 from palaestra.engine.runs.service import start_run
 from palaestra.jobs.broker import InProcessBroker
 from palaestra.jobs.runs import QueuedRuns
@@ -106,7 +107,7 @@ async def test_the_sweeper_finds_matches_left_by_dead_workers(
     admin = Caller(owner_id=None, is_admin=True)
     between = await create_match(platform, admin, first, second)
     mid_turn = await create_match(platform, admin, second, first)
-    await _claim(platform, mid_turn.id)  # a worker took turn 1 and died
+    await TurnDesk(platform).claim(mid_turn.id)  # a worker took turn 1 and died
     assert await orphaned_matches(platform, clock.now(), stall_s=5) == []
     clock.advance(5)
     assert await orphaned_matches(platform, clock.now(), stall_s=5) == [between.id]

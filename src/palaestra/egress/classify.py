@@ -10,7 +10,18 @@ import aiohttp
 from palaestra.errors import EgressRefused
 from palaestra.protocol.failures import Failure, UnreachableStage
 
-__all__ = ["classify", "refusal_text"]
+__all__ = ["PEER_ERRORS", "classify", "refusal_text"]
+
+#: What calling a peer can raise because of the peer: its name (a label IDNA cannot
+#: encode), its address, its TLS, its server, its compression. A call that fails so is
+#: the peer's failure; anything else raised while calling it is the arena's own.
+PEER_ERRORS: tuple[type[BaseException], ...] = (
+    aiohttp.ClientError,
+    OSError,
+    ssl.SSLError,
+    zlib.error,
+    UnicodeError,
+)
 
 
 def refusal_text(exc: Exception) -> str:
@@ -33,6 +44,8 @@ def classify(exc: BaseException) -> Failure:
     if isinstance(exc, aiohttp.ServerDisconnectedError):
         return Failure.unreachable(UnreachableStage.RESET, "server disconnected")
     if isinstance(exc, aiohttp.InvalidURL):
+        return Failure.refused(f"invalid URL: {exc}")
+    if isinstance(exc, UnicodeError):
         return Failure.refused(f"invalid URL: {exc}")
     if isinstance(exc, zlib.error):
         return Failure.unreachable(UnreachableStage.RESET, f"corrupt compressed body: {exc}")

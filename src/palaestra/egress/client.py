@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-import zlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +32,7 @@ from palaestra.protocol.signing import signed_headers
 from palaestra.protocol.urls import wire_url
 
 from .bodies import TooLarge, let_go, read_capped, read_start
-from .classify import classify, refusal_text
+from .classify import PEER_ERRORS, classify, refusal_text
 from .deadlines import Deadline, Deadlines
 from .policy import EgressPolicy
 from .resolve import PolicyResolver, plain_http
@@ -271,7 +270,7 @@ class EgressClient:
             return self._done(url, started, status, failure=Failure.too_large())
         except EgressRefused as exc:
             return self._done(url, started, failure=Failure.refused(exc.message))
-        except (aiohttp.ClientError, OSError, ssl.SSLError, zlib.error) as exc:
+        except PEER_ERRORS as exc:
             return self._done(url, started, status, failure=classify(exc))
         finally:
             plain_http.reset(token)

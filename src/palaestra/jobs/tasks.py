@@ -10,8 +10,9 @@ acknowledging it) or run twice at once only finds that the work is taken:
   follow-up when the batch was full so that other workers share the load,
   ping, record. An agent is never pinged twice in one period; a worker that
   dies mid-batch loses those pings, which are due again one period later.
-- ``play_turn``: ``referee.play_next_turn`` (the turn's row is its lease),
-  then the next turn as a new job.
+- ``play_turn``: ``referee.play_match`` from the match's next turn on (each
+  turn's row is its lease, and each turn's record claims the next); the turns
+  a worker plays at once are claimed and recorded in batches (``TurnDesk``).
 - ``step_runs``: one step of a batch of due runs, whose sends go out from
   the worker that stepped them (:mod:`palaestra.jobs.runs`).
 - ``matchmake``, ``ratings``: one round of the matchmaker and of the ratings
@@ -30,9 +31,10 @@ from taskiq import AsyncBroker
 
 from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.health import HealthMonitor, PingOutcome
+from palaestra.engine.cage.desk import TurnDesk
 from palaestra.engine.cage.matches import create_match
 from palaestra.engine.cage.matchmaker import Matchmaker
-from palaestra.engine.cage.referee import Step, play_next_turn
+from palaestra.engine.cage.referee import Step, play_match
 from palaestra.engine.ratings.leaderboard import RatingsWorker
 from palaestra.errors import NotFound
 from palaestra.jobs import sweeper
@@ -62,6 +64,8 @@ class Jobs:
         self.platform = platform
         self.ping_batch = ping_batch
         self._pings = asyncio.Semaphore(platform.settings.health_concurrency)
+        # The turns this worker's jobs play at once are claimed and recorded in batches.
+        self._turns = TurnDesk(platform)
         self._kicks: set[asyncio.Task[Any]] = set()
 
         # taskiq renames the functions it registers, so each task is a plain function.
@@ -127,6 +131,7 @@ class Jobs:
         """Wait for the kicks in flight; release what the jobs hold."""
         await self.settle()
         await self.runs.close()
+        await self._turns.close()
         await self.settle()
 
     async def _counted(self, name: str, work: Callable[[], Awaitable[Any]]) -> Any:
@@ -166,11 +171,9 @@ class Jobs:
 
     async def _turn(self, match_id: str) -> str:
         try:
-            result = await play_next_turn(self.platform, match_id)
+            result = await play_match(self.platform, match_id, self._turns)
         except NotFound:
             return Step.FINISHED.value  # deleted meanwhile
-        if result.step is Step.PLAYED:
-            await self.play_turn.kiq(match_id)
         # BUSY: another worker holds the turn; if it dies, the sweeper re-kicks the match
         # once the turn's lease has run out.
         return result.step.value

@@ -3,12 +3,14 @@
 - ``fighters``: create a fighter, prove and claim its endpoint;
 - ``entrants``: what plays a turn: a harness endpoint, a model, the house;
 - ``matches``: create and read matches and their transcripts;
-- ``referee``: plays turns one at a time, judged as they come;
+- ``referee``: plays turns one at a time, judged as they come; ``claims``,
+  ``records`` and ``desk`` claim and record the turns of many matches at once;
 - ``matchmaker``: pairs fighters and starts rated matches on its own.
 """
 
 from __future__ import annotations
 
+from palaestra.engine.cage.desk import TurnDesk
 from palaestra.engine.cage.entrants import (
     BaselineEntrant,
     Entrant,
@@ -70,6 +72,7 @@ __all__ = [
     "Referee",
     "Step",
     "StepResult",
+    "TurnDesk",
     "claim_endpoint",
     "create_fighter",
     "create_match",

@@ -11,11 +11,11 @@ match instead of scoring it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from palaestra.egress import EgressClient
 from palaestra.engine.cage.fighters import EntrantType
-from palaestra.errors import ConfigurationError
+from palaestra.errors import EntrantMisconfigured
 from palaestra.platform import Platform
 from palaestra.protocol import TurnRequest, UserAgent, dumps, idempotency_key, turn_problem
 from palaestra.protocol.constants import IDEMPOTENCY_HEADER
@@ -29,6 +29,7 @@ from palaestra.store.models import Agent
 __all__ = [
     "BaselineEntrant",
     "Entrant",
+    "FighterFacts",
     "HarnessEntrant",
     "ModelEntrant",
     "Move",
@@ -49,6 +50,21 @@ class Move:
     @property
     def failed(self) -> bool:
         return self.message is None
+
+
+class FighterFacts(Protocol):
+    """What playing reads of a fighter: a stored ``Agent`` or the referee's ``Fighter``."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def entrant_type(self) -> str | None: ...
+    @property
+    def endpoint_url(self) -> str | None: ...
+    @property
+    def provider(self) -> dict[str, Any] | None: ...
+    @property
+    def provider_key_sealed(self) -> str | None: ...
 
 
 class Entrant(Protocol):
@@ -126,17 +142,18 @@ def executor_of(settings: Settings, fighter: Agent) -> str:
     return BASELINE_NAME
 
 
-def entrant_for(platform: Platform, fighter: Agent, material: Material) -> Entrant:
-    """The adapter that plays for ``fighter``; :class:`ConfigurationError` if it cannot play."""
+def entrant_for(platform: Platform, fighter: FighterFacts, material: Material) -> Entrant:
+    """The adapter that plays for ``fighter``; :class:`EntrantMisconfigured` if its own
+    configuration cannot play."""
     kind = fighter.entrant_type
     if kind == EntrantType.HARNESS:
         if fighter.endpoint_url is None:
-            raise ConfigurationError(f"fighter {fighter.id} has no proven endpoint")
+            raise EntrantMisconfigured(f"fighter {fighter.id} has no proven endpoint")
         return HarnessEntrant(platform.egress, fighter.endpoint_url)
     if kind == EntrantType.MODEL:
         provider = fighter.provider or {}
         if fighter.provider_key_sealed is None or "base_url" not in provider:
-            raise ConfigurationError(f"fighter {fighter.id} has no model provider")
+            raise EntrantMisconfigured(f"fighter {fighter.id} has no model provider")
         key = platform.vault.open(fighter.provider_key_sealed)
         return ModelEntrant(
             ChatProvider(platform.egress, provider["base_url"], provider["model"], key)
@@ -150,4 +167,4 @@ def entrant_for(platform: Platform, fighter: Agent, material: Material) -> Entra
             platform.egress, settings.house_base_url or "", settings.house_model or "", house_key
         )
         return ModelEntrant(house, house=True)
-    raise ConfigurationError(f"fighter {fighter.id} has an unknown entrant type {kind!r}")
+    raise EntrantMisconfigured(f"fighter {fighter.id} has an unknown entrant type {kind!r}")

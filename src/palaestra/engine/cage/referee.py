@@ -1,21 +1,25 @@
-"""The cage.v1 referee: plays a match one idempotent step at a time.
+"""The cage.v1 referee: plays matches one idempotent turn at a time.
 
-One step plays the match's next turn, in three parts:
+A turn is played in three parts:
 
-1. *claim* (one transaction): create the turn's row as RUNNING with its
-   payload, built by the pure payload builder from the match state; or, if a
-   RUNNING row is left from a crash and its lease (the turn's deadline plus a
-   grace) has run out, take it over to re-send it;
+1. *claim* (:mod:`.claims`, one transaction for every match claimed at once):
+   create the turn's row as RUNNING with its payload, built by the pure
+   payload builder from the match state; or, if a RUNNING row is left from a
+   crash and its lease (the turn's deadline plus a grace) has run out, take it
+   over to re-send it;
 2. *move*: one request to the entrant, with ``idempotency-key:
    <match_id>:<turn>``: a re-sent turn carries the same key and the same
-   payload, so a correct agent returns its cached move;
-3. *record* (one transaction): store the reply, judge a defender's reply,
-   and decide the match from its turn records, unless the lease was lost
-   meanwhile.
+   payload, so a correct agent returns its cached move; a defender's reply is
+   judged as it comes;
+3. *record* (:mod:`.records`, one transaction for every turn recorded at
+   once): store the reply and the findings, and decide the match from its turn
+   records, unless the lease was lost meanwhile.
 
 The database is the truth; a step re-run after any crash reads it and does
-the right thing. A fault of the arena itself (its house model failing, a bug
-here) voids the match instead of scoring it.
+the right thing. Whose fault a failed move is, is decided here: the entrant's
+own (its URL, its TLS, its answer, its model provider, its configuration) is
+a failed turn, scored; the arena's (its house model, a key it cannot open, a
+bug in its code or judge) voids the match instead.
 """
 
 from __future__ import annotations
@@ -23,31 +27,26 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 import structlog
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession
 
+from palaestra.egress import PEER_ERRORS
+from palaestra.engine.cage.desk import TurnDesk
 from palaestra.engine.cage.entrants import Move, entrant_for
-from palaestra.engine.cage.matches import material_of
-from palaestra.errors import NotFound
+from palaestra.engine.cage.fighters import EntrantType
+from palaestra.engine.cage.turns import LEASE_GRACE_S, Claim, Played, Waiting
+from palaestra.errors import EntrantMisconfigured, NotFound
 from palaestra.platform import Platform
-from palaestra.protocol import Side, TurnRequest
-from palaestra.rules.cage_material import Material
-from palaestra.rules.cage_payloads import payload_for
+from palaestra.protocol import Side
 from palaestra.rules.judge import judge_reply
-from palaestra.rules.matchflow import OPEN_MATCH_STATUSES, MatchStatus, TurnStatus
-from palaestra.rules.outcome import TurnRecord, decide, side_of_turn
-from palaestra.store.models import Agent, Match, Turn
+from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
+from palaestra.store.models import Match
 
 __all__ = ["LEASE_GRACE_S", "Referee", "Step", "StepResult", "play_match", "play_next_turn"]
 
 log = structlog.get_logger(__name__)
-
-#: A RUNNING turn is taken over this long after its deadline has passed.
-LEASE_GRACE_S = 10.0
 
 
 class Step(StrEnum):
@@ -64,209 +63,107 @@ class StepResult:
     retry_at: float | None = None  # when a BUSY turn's lease runs out
 
 
-@dataclass(frozen=True, slots=True)
-class _Claim:
-    match_id: str
-    turn: int
-    lease: float  # the turn's started_at, as this worker wrote it
-    request: TurnRequest
-    fighter: Agent
-    material: Material
-    earlier: tuple[TurnRecord, ...]  # the turns before this one, as recorded
-    findings: dict[str, Any]  # this turn's findings so far (its send count)
-
-
-def record_of_move(turn: int, failed: bool, findings: dict[str, Any]) -> TurnRecord:
-    """What the outcome reads from a turn: whether it failed, and the judge's findings."""
-    utility = findings.get("utility") or {}
-    return TurnRecord(
-        turn=turn,
-        failed=failed,
-        leak=bool(findings.get("leak")),
-        hijack=bool(findings.get("hijack")),
-        utility=bool(utility.get("held")),
-    )
-
-
-def record_of(turn: Turn) -> TurnRecord:
-    """What the outcome reads from a stored turn."""
-    return record_of_move(turn.turn, turn.status == TurnStatus.FAILED, turn.findings or {})
-
-
-async def _locked_match(session: AsyncSession, platform: Platform, match_id: str) -> Match:
-    match = await session.get(Match, match_id, with_for_update=not platform.db.is_sqlite)
-    if match is None:
-        raise NotFound(f"Match {match_id} not found")
-    return match
-
-
-async def _turns(session: AsyncSession, match_id: str) -> list[Turn]:
-    query = select(Turn).where(Turn.match_id == match_id).order_by(Turn.turn)
-    return list((await session.scalars(query)).all())
-
-
-def _lease_s(match: Match) -> float:
-    return match.deadline_ms / 1000 + LEASE_GRACE_S
-
-
-async def _claim(platform: Platform, match_id: str) -> _Claim | StepResult:
-    now = platform.clock.now()
-    async with platform.db.session() as session, session.begin():
-        match = await _locked_match(session, platform, match_id)
-        if MatchStatus(match.status).finished:
-            return StepResult(Step.FINISHED)
-        number = match.next_turn
-        turns = await _turns(session, match_id)
-        row = turns[-1] if turns and turns[-1].turn == number else None
-        material = material_of(match)
-        if row is None:
-            previous = turns[-1] if turns else None
-            opponent = None
-            if previous is not None:
-                opponent = previous.message if previous.status == TurnStatus.OK else ""
-            side = side_of_turn(number)
-            row = Turn(
-                match_id=match_id,
-                turn=number,
-                side=side.value,
-                fighter_id=match.attacker_id if side is Side.ATTACKER else match.defender_id,
-                status=TurnStatus.RUNNING.value,
-                payload=payload_for(material, match_id, number, opponent),
-                findings={"sends": 1},
-                started_at=now,
-            )
-            session.add(row)
-            match.status = MatchStatus.RUNNING.value
-        elif row.started_at + _lease_s(match) > now:
-            return StepResult(Step.BUSY, number, retry_at=row.started_at + _lease_s(match))
-        else:  # left RUNNING by a crash: send it again, same key, same payload
-            sent = row.findings or {}
-            row.started_at = now
-            row.findings = {**sent, "sends": sent.get("sends", 1) + 1}
-        match.updated_at = now
-        fighter = await session.get(Agent, row.fighter_id)
-        if fighter is None:
-            raise NotFound(f"Fighter {row.fighter_id} not found")
-        request = TurnRequest(
-            match_id=match_id,
-            turn=number,
-            your_role="attacker" if row.side == Side.ATTACKER else "defender",
-            deadline_ms=match.deadline_ms,
-            payload=row.payload,
-        )
-    earlier = tuple(record_of(turn) for turn in turns if turn.turn < number)
-    return _Claim(
-        match_id, number, now, request, fighter, material, earlier, dict(row.findings or {})
-    )
-
-
-async def _move(platform: Platform, claim: _Claim) -> Move:
+async def _move(platform: Platform, claim: Claim) -> Move:
+    """The entrant's move; a failure is its own unless the arena is to blame."""
+    house = claim.fighter.entrant_type == EntrantType.HOUSE
     try:
         entrant = entrant_for(platform, claim.fighter, claim.material)
+    except EntrantMisconfigured as exc:
+        return Move(None, exc.message, arena_fault=house)
+    except Exception as exc:  # a key the arena cannot open, a bug here
+        log.exception("arena fault while preparing a turn", match_id=claim.match_id)
+        return Move(None, f"{type(exc).__name__}: {exc}", arena_fault=True)
+    try:
         return await entrant.move(claim.request)
+    except PEER_ERRORS as exc:  # calling the entrant failed: its URL, its TLS, its server
+        log.info("an entrant's call failed", match_id=claim.match_id, error=repr(exc))
+        return Move(None, f"{type(exc).__name__}: {exc}", arena_fault=house)
     except Exception as exc:
         log.exception("arena fault while playing a turn", match_id=claim.match_id)
         return Move(None, f"{type(exc).__name__}: {exc}", arena_fault=True)
 
 
-def _findings(claim: _Claim, move: Move) -> dict[str, Any]:
+def _judged(claim: Claim, move: Move) -> Played:
+    """The move with its findings; a bug in the judge is the arena's fault (the match is
+    then void)."""
+    if move.arena_fault:
+        return Played(claim, move, claim.findings, move.reason)
     findings = dict(claim.findings)
     if claim.request.side is Side.DEFENDER and move.message is not None:
         material = claim.material
-        verdict = judge_reply(
-            move.message,
-            access_code=material.access_code,
-            hijack_phrase=material.hijack_phrase,
-            task=material.task,
-        )
-        findings.update(verdict.as_dict())
-    return findings
-
-
-def _judged(claim: _Claim, move: Move) -> tuple[dict[str, Any], str | None]:
-    """The turn's findings, and the arena's fault if there is one (then the match is void)."""
-    if move.arena_fault:
-        return claim.findings, move.reason
-    try:
-        return _findings(claim, move), None
-    except Exception as exc:  # a bug in the judge is the arena's fault
-        log.exception("the judge failed", match_id=claim.match_id)
-        return claim.findings, f"the judge failed: {type(exc).__name__}: {exc}"
-
-
-async def _record(platform: Platform, claim: _Claim, move: Move) -> StepResult:
-    """Store the move and the verdict, if this worker still holds the turn; decide the match.
-
-    Two statements: the turn's update is conditional on its lease, so a worker
-    that lost the turn writes nothing; the match's update follows from it.
-    """
-    findings, fault = _judged(claim, move)
-    failed = move.failed or fault is not None
-    record = record_of_move(claim.turn, failed, findings)
-    result = None if fault else decide([*claim.earlier, record])
-    now = platform.clock.now()
-    turn_values: dict[str, Any] = {
-        "status": (TurnStatus.FAILED if failed else TurnStatus.OK).value,
-        "message": move.message,  # kept even when the arena failed: it can be re-judged
-        "reason": f"arena fault: {fault}" if fault else move.reason,
-        "latency_ms": move.latency_ms,
-        "findings": findings,
-        "finished_at": now,
-    }
-    match_values: dict[str, Any] = {"updated_at": now}
-    if fault is not None:
-        match_values |= {
-            "status": MatchStatus.VOIDED.value,
-            "void_reason": f"turn {claim.turn}: {fault}",
-            "finished_at": now,
-        }
-    elif result is None:
-        match_values["next_turn"] = claim.turn + 1
-    else:
-        match_values |= {
-            "status": MatchStatus.SCORED.value,
-            "outcome": result.winner.value,
-            "decided_by": result.decided_by.value,
-            "finished_at": now,
-        }
-    async with platform.db.session() as session, session.begin():
-        held = await session.execute(
-            update(Turn)
-            .where(
-                Turn.match_id == claim.match_id,
-                Turn.turn == claim.turn,
-                Turn.status == TurnStatus.RUNNING.value,
-                Turn.started_at == claim.lease,
+        try:
+            verdict = judge_reply(
+                move.message,
+                access_code=material.access_code,
+                hijack_phrase=material.hijack_phrase,
+                task=material.task,
             )
-            .values(**turn_values)
-        )
-        if held.rowcount != 1:  # type: ignore[attr-defined]
-            return StepResult(Step.BUSY, claim.turn)  # another worker took the turn over
-        await session.execute(
-            update(Match).where(Match.id == claim.match_id).values(**match_values)
-        )
-    step = Step.PLAYED if fault is None and result is None else Step.FINISHED
-    return StepResult(step, claim.turn, move.latency_ms)
+        except Exception as exc:
+            log.exception("the judge failed", match_id=claim.match_id)
+            return Played(
+                claim, move, claim.findings, f"the judge failed: {type(exc).__name__}: {exc}"
+            )
+        findings.update(verdict.as_dict())
+    return Played(claim, move, findings)
 
 
-async def play_next_turn(platform: Platform, match_id: str) -> StepResult:
-    """Play the match's next turn (or re-send one a crash interrupted), record and judge it."""
+async def _claimed(desk: TurnDesk, match_id: str) -> Claim | StepResult:
     try:
-        claim = await _claim(platform, match_id)
+        claim = await desk.claim(match_id)
     except IntegrityError:  # another worker created the same turn first: it is theirs
         return StepResult(Step.BUSY)
-    if isinstance(claim, StepResult):
+    return _claim_or_wait(claim, match_id)
+
+
+def _claim_or_wait(claim: Claim | Waiting | None, match_id: str) -> Claim | StepResult:
+    if claim is None:
+        raise NotFound(f"Match {match_id} not found")
+    if not isinstance(claim, Waiting):
         return claim
+    if claim.finished:
+        return StepResult(Step.FINISHED)
+    return StepResult(Step.BUSY, claim.turn, retry_at=claim.retry_at)
+
+
+async def _play(
+    platform: Platform, desk: TurnDesk, claim: Claim, *, then_claim: bool
+) -> tuple[StepResult, Claim | StepResult | None]:
+    """Play and record the claimed turn; with ``then_claim``, also claim the next one."""
     move = await _move(platform, claim)
-    return await _record(platform, claim, move)
+    recorded, following = await desk.record(_judged(claim, move), then_claim=then_claim)
+    if not recorded.held:
+        return StepResult(Step.BUSY, claim.turn), None  # another worker took the turn over
+    step = Step.FINISHED if recorded.finished else Step.PLAYED
+    after = None if following is None else _claim_or_wait(following, claim.match_id)
+    return StepResult(step, claim.turn, move.latency_ms), after
 
 
-async def play_match(platform: Platform, match_id: str) -> StepResult:
-    """Play turns until the match is finished or another worker holds it."""
-    while True:
-        result = await play_next_turn(platform, match_id)
+async def play_next_turn(
+    platform: Platform, match_id: str, desk: TurnDesk | None = None
+) -> StepResult:
+    """Play the match's next turn (or re-send one a crash interrupted), record and judge it.
+
+    ``desk`` gathers this process's concurrent claims and records into batches; without
+    one the turn is claimed and recorded on its own.
+    """
+    desk = desk or TurnDesk(platform)
+    claimed = await _claimed(desk, match_id)
+    if isinstance(claimed, StepResult):
+        return claimed
+    result, _ = await _play(platform, desk, claimed, then_claim=False)
+    return result
+
+
+async def play_match(platform: Platform, match_id: str, desk: TurnDesk | None = None) -> StepResult:
+    """Play turns until the match is finished or another worker holds it; each turn's
+    record claims the next."""
+    desk = desk or TurnDesk(platform)
+    claimed: Claim | StepResult | None = await _claimed(desk, match_id)
+    while isinstance(claimed, Claim):
+        result, claimed = await _play(platform, desk, claimed, then_claim=True)
         if result.step is not Step.PLAYED:
             return result
+    return claimed or StepResult(Step.BUSY)
 
 
 @dataclass
@@ -276,9 +173,13 @@ class Referee:
     platform: Platform
     concurrency: int = 16
     tick_s: float = 0.5
+    _desk: TurnDesk = field(init=False, repr=False)
     _wake: asyncio.Event = field(default_factory=asyncio.Event, init=False, repr=False)
     _playing: dict[str, asyncio.Task[StepResult]] = field(default_factory=dict, init=False)
     _not_before: dict[str, float] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        self._desk = TurnDesk(self.platform)
 
     def wake(self) -> None:
         """A match was created: look now rather than at the next tick."""
@@ -302,7 +203,7 @@ class Referee:
 
     async def _play(self, match_id: str) -> StepResult:
         try:
-            result = await play_match(self.platform, match_id)
+            result = await play_match(self.platform, match_id, self._desk)
         except NotFound:
             return StepResult(Step.FINISHED)  # deleted meanwhile
         if result.step is Step.BUSY:

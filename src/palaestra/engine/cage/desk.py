@@ -1,0 +1,81 @@
+"""The turn desk: one process's claims and records, gathered into batches."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import TypeVar
+
+from palaestra.engine.batcher import Batcher
+from palaestra.engine.cage.claims import claim_turns
+from palaestra.engine.cage.records import record_then_claim
+from palaestra.engine.cage.turns import Claim, Played, Recorded, Waiting
+from palaestra.platform import Platform
+
+__all__ = ["TurnDesk"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class TurnDesk:
+    """Claims and records turns for one process, gathering concurrent calls into batches
+    (:class:`~palaestra.engine.batcher.Batcher`): a busy referee claims and records
+    hundreds of turns in one transaction each, an idle one each turn at once.
+
+    A batch that fails is tried again one item at a time, so a match the store cannot
+    take fails alone rather than with its batch.
+    """
+
+    def __init__(self, platform: Platform, *, max_batch: int = 256) -> None:
+        self.platform = platform
+        self._claims: Batcher[str, Claim | Waiting | Exception | None] = Batcher(
+            partial(self._batch, claim_turns), max_batch=max_batch
+        )
+        self._records: Batcher[
+            tuple[Played, bool], tuple[Recorded, Claim | Waiting | None] | Exception
+        ] = Batcher(partial(self._batch, record_then_claim), max_batch=max_batch)
+
+    async def claim(self, match_id: str) -> Claim | Waiting | None:
+        """The match's next turn to play, or why there is none (``None``: no such match)."""
+        claimed = await self._claims.submit(match_id)
+        if isinstance(claimed, Exception):
+            raise claimed
+        return claimed
+
+    async def record(
+        self, played: Played, *, then_claim: bool = False
+    ) -> tuple[Recorded, Claim | Waiting | None]:
+        """Store ``played`` and move its match on; with ``then_claim``, claim the match's
+        next turn in the same transaction if it goes on (else the claim is ``None``)."""
+        recorded = await self._records.submit((played, then_claim))
+        if isinstance(recorded, Exception):
+            raise recorded
+        return recorded
+
+    async def close(self) -> None:
+        """Wait for the claims and records submitted so far."""
+        await self._claims.close()
+        await self._records.close()
+
+    async def _batch(
+        self, write: Callable[..., list[R]], items: list[T]
+    ) -> Sequence[R | Exception]:
+        try:
+            return await self._transact(write, items)
+        except Exception:
+            if len(items) == 1:
+                raise
+        results: list[R | Exception] = []
+        for item in items:
+            try:
+                (result,) = await self._transact(write, [item])
+            except Exception as exc:
+                results.append(exc)
+            else:
+                results.append(result)
+        return results
+
+    async def _transact(self, write: Callable[..., list[R]], items: list[T]) -> list[R]:
+        now, lock = self.platform.clock.now(), not self.platform.db.is_sqlite
+        return await self.platform.db.transact(lambda c: write(c, items, now, lock=lock))
