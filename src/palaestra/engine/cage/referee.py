@@ -37,14 +37,25 @@ from palaestra.engine.cage.desk import TurnDesk
 from palaestra.engine.cage.entrants import Move, entrant_for
 from palaestra.engine.cage.fighters import EntrantType
 from palaestra.engine.cage.turns import LEASE_GRACE_S, Claim, Played, Waiting
-from palaestra.errors import EntrantMisconfigured, NotFound
+from palaestra.errors import EgressRefused, EntrantMisconfigured, NotFound, PalaestraError
 from palaestra.platform import Platform
 from palaestra.protocol import Side
+from palaestra.providers import ProviderFailed
 from palaestra.rules.judge import judge_reply
 from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
 from palaestra.store.models import Match
 
-__all__ = ["LEASE_GRACE_S", "Referee", "Step", "StepResult", "play_match", "play_next_turn"]
+__all__ = [
+    "ENTRANTS_ERRORS",
+    "LEASE_GRACE_S",
+    "Blame",
+    "Referee",
+    "Step",
+    "StepResult",
+    "blame",
+    "play_match",
+    "play_next_turn",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -63,24 +74,46 @@ class StepResult:
     retry_at: float | None = None  # when a BUSY turn's lease runs out
 
 
+class Blame(StrEnum):
+    """Whose fault a failed move is: a failed turn for the entrant, a void match for the
+    arena."""
+
+    ENTRANT = "entrant"
+    ARENA = "arena"
+
+
+#: What an entrant's own failure raises: calling it (its name, its address, its TLS, its
+#: server, a destination the egress policy refuses), its model provider's failure, and a
+#: configuration its owner has to fix.
+ENTRANTS_ERRORS: tuple[type[BaseException], ...] = (
+    *PEER_ERRORS,
+    EgressRefused,
+    ProviderFailed,
+    EntrantMisconfigured,
+)
+
+
+def blame(exc: BaseException, *, house: bool) -> Blame:
+    """Whose fault ``exc``, raised while preparing or calling an entrant, is. The house is
+    the arena's own entrant; anything else (the store, a key the arena cannot open, a bug
+    in its code) is the arena's too."""
+    if not house and isinstance(exc, ENTRANTS_ERRORS):
+        return Blame.ENTRANT
+    return Blame.ARENA
+
+
 async def _move(platform: Platform, claim: Claim) -> Move:
     """The entrant's move; a failure is its own unless the arena is to blame."""
-    house = claim.fighter.entrant_type == EntrantType.HOUSE
     try:
         entrant = entrant_for(platform, claim.fighter, claim.material)
-    except EntrantMisconfigured as exc:
-        return Move(None, exc.message, arena_fault=house)
-    except Exception as exc:  # a key the arena cannot open, a bug here
-        log.exception("arena fault while preparing a turn", match_id=claim.match_id)
-        return Move(None, f"{type(exc).__name__}: {exc}", arena_fault=True)
-    try:
         return await entrant.move(claim.request)
-    except PEER_ERRORS as exc:  # calling the entrant failed: its URL, its TLS, its server
-        log.info("an entrant's call failed", match_id=claim.match_id, error=repr(exc))
-        return Move(None, f"{type(exc).__name__}: {exc}", arena_fault=house)
     except Exception as exc:
+        reason = exc.message if isinstance(exc, PalaestraError) else f"{type(exc).__name__}: {exc}"
+        if blame(exc, house=claim.fighter.entrant_type == EntrantType.HOUSE) is Blame.ENTRANT:
+            log.info("an entrant failed its turn", match_id=claim.match_id, reason=reason)
+            return Move(None, reason)
         log.exception("arena fault while playing a turn", match_id=claim.match_id)
-        return Move(None, f"{type(exc).__name__}: {exc}", arena_fault=True)
+        return Move(None, reason, arena_fault=True)
 
 
 def _judged(claim: Claim, move: Move) -> Played:
