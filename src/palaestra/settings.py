@@ -166,7 +166,10 @@ class Settings(BaseSettings):
         default=True, description="Play cage.v1 matches inside `palaestra serve`."
     )
     referee_concurrency: int = Field(
-        default=16, ge=1, description="cage.v1 matches played at once per process."
+        default=200,
+        ge=1,
+        description="cage.v1 matches played at once per process; their turns are claimed and "
+        "recorded in shared transactions, so many cost little more than one.",
     )
 
     ratings_enabled: bool = Field(

@@ -64,6 +64,7 @@ PROTOCOL_API = [
 ]
 
 EGRESS_API = [
+    "PEER_ERRORS",
     "EgressClient",
     "EgressPolicy",
     "EgressResult",

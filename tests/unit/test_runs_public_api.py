@@ -159,6 +159,7 @@ EXPORTS = {
         "ConfigurationError",
         "Conflict",
         "EgressRefused",
+        "EntrantMisconfigured",
         "Forbidden",
         "InvalidRequest",
         "NotFound",
