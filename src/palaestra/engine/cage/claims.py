@@ -1,4 +1,5 @@
-"""Claiming the next turn of many matches in one transaction.
+"""Claiming the next turn of many matches in one transaction, and making the turn that
+follows one just recorded.
 
 :func:`claim_turns` locks the matches, reads what their next turns need (the
 turns so far without their texts, the previous turn's message, the fighters)
@@ -14,9 +15,12 @@ from typing import Any, Final
 
 from sqlalchemy import bindparam, case, insert, select, update
 from sqlalchemy.engine import Connection, Row
+from sqlalchemy.orm import aliased
 
+from palaestra.engine.cage.entrants import Move
 from palaestra.engine.cage.turns import (
     MATCH_COLUMNS,
+    Bout,
     Claim,
     Fighter,
     Waiting,
@@ -27,25 +31,31 @@ from palaestra.protocol import Side, TurnRequest
 from palaestra.rules.cage_material import Material
 from palaestra.rules.cage_payloads import payload_for
 from palaestra.rules.matchflow import MatchStatus, TurnStatus
-from palaestra.rules.outcome import side_of_turn
+from palaestra.rules.outcome import TurnRecord, side_of_turn
 from palaestra.store.models import Agent, Match, Turn
 
-__all__ = ["claim_turns"]
+__all__ = ["claim_turns", "new_turn", "next_turn"]
 
-#: Who plays a match's next turn: attackers the odd turns, defenders the even ones.
-_NEXT_FIGHTER: Final = case((Match.next_turn % 2 == 1, Match.attacker_id), else_=Match.defender_id)
-#: The matches with the fighter of their next turn, locked in id order on PostgreSQL (as
-#: records lock them: :func:`~.turns.locked_matches`).
-_MATCHES: Final = (
-    select(
-        *MATCH_COLUMNS,
-        _NEXT_FIGHTER.label("fighter_id"),
-        Agent.entrant_type,
-        Agent.endpoint_url,
-        Agent.provider,
-        Agent.provider_key_sealed,
+_ATTACKER: Final = aliased(Agent)
+_DEFENDER: Final = aliased(Agent)
+
+
+def _facts(agent: Any) -> tuple[Any, ...]:
+    return (
+        agent.id,
+        agent.entrant_type,
+        agent.endpoint_url,
+        agent.provider,
+        agent.provider_key_sealed,
     )
-    .join(Agent, Agent.id == _NEXT_FIGHTER)
+
+
+#: The matches with both fighters, locked in id order on PostgreSQL (as records lock
+#: them: :func:`~.turns.locked_matches`).
+_MATCHES: Final = (
+    select(*MATCH_COLUMNS, *_facts(_ATTACKER), *_facts(_DEFENDER))
+    .join(_ATTACKER, _ATTACKER.id == Match.attacker_id)
+    .join(_DEFENDER, _DEFENDER.id == Match.defender_id)
     .where(Match.id.in_(bindparam("ids", expanding=True)))
     .order_by(Match.id)
 )
@@ -93,65 +103,87 @@ def _matches(connection: Connection, ids: Iterable[str], lock: bool) -> dict[str
     return {row.id: row for row in connection.execute(query, {"ids": sorted(set(ids))})}
 
 
-def _fighter(match: Row[Any]) -> Fighter:
-    return Fighter(
-        match.fighter_id,
-        match.entrant_type,
-        match.endpoint_url,
-        match.provider,
-        match.provider_key_sealed,
-    )
-
-
-def _new_turn(match: Row[Any], opponent: str | None, now: float) -> dict[str, Any]:
-    number = match.next_turn
-    side = side_of_turn(number)
+def _bout(match: Row[Any]) -> Bout:
+    facts = tuple(match)[len(MATCH_COLUMNS) :]
     material = Material.from_dict(match.material["secret"])
-    return {
-        "match_id": match.id,
+    return Bout(match.id, material, Fighter(*facts[:5]), Fighter(*facts[5:]), match.deadline_ms)
+
+
+def new_turn(
+    bout: Bout,
+    number: int,
+    earlier: tuple[TurnRecord, ...],
+    now: float,
+    *,
+    payload: str,
+    findings: dict[str, Any] | None = None,
+) -> tuple[dict[str, Any], Claim]:
+    """Turn ``number``'s row and claim, leased from ``now``: a new turn, or (given its
+    ``findings`` so far) one taken over to be sent again."""
+    side = side_of_turn(number)
+    fighter = bout.attacker if side is Side.ATTACKER else bout.defender
+    findings = findings or {"sends": 1}
+    row = {
+        "match_id": bout.match_id,
         "turn": number,
         "side": side.value,
-        "fighter_id": match.attacker_id if side is Side.ATTACKER else match.defender_id,
+        "fighter_id": fighter.id,
         "status": TurnStatus.RUNNING.value,
-        "payload": payload_for(material, match.id, number, opponent),
-        "findings": {"sends": 1},
+        "payload": payload,
+        "findings": findings,
         "started_at": now,
     }
-
-
-def _claim_of(
-    match: Row[Any], row: Mapping[str, Any], earlier: Sequence[Row[Any]], fighter: Fighter
-) -> Claim:
-    material = Material.from_dict(match.material["secret"])
     request = TurnRequest(
-        match_id=match.id,
-        turn=row["turn"],
-        your_role="attacker" if row["side"] == Side.ATTACKER else "defender",
-        deadline_ms=match.deadline_ms,
-        payload=row["payload"],
+        match_id=bout.match_id,
+        turn=number,
+        your_role=side.value,
+        deadline_ms=bout.deadline_ms,
+        payload=payload,
     )
-    records = tuple(
-        record_of_move(t.turn, t.status == TurnStatus.FAILED, t.findings or {}) for t in earlier
+    return row, Claim(bout, number, now, request, earlier, dict(findings))
+
+
+def next_turn(
+    claim: Claim, move: Move, findings: Mapping[str, Any], now: float
+) -> tuple[dict[str, Any], Claim]:
+    """The row and the claim of the turn after ``claim``'s, once its ``move`` is recorded
+    with ``findings``, made from what the claim holds: nothing more to read."""
+    earlier = (*claim.earlier, record_of_move(claim.turn, move.failed, findings))
+    number = claim.turn + 1
+    payload = payload_for(claim.material, claim.match_id, number, move.message or "")
+    return new_turn(claim.bout, number, earlier, now, payload=payload)
+
+
+def _stored_turn(
+    match: Row[Any], rows: Sequence[Row[Any]], now: float
+) -> tuple[dict[str, Any], Claim]:
+    """A match's next turn from what is stored: a new one, or the one a crash left."""
+    bout = _bout(match)
+    number = match.next_turn
+    earlier = tuple(
+        record_of_move(t.turn, t.status == TurnStatus.FAILED, t.findings or {})
+        for t in rows
+        if t.turn < number
     )
-    return Claim(
-        match.id,
-        row["turn"],
-        row["started_at"],
-        request,
-        fighter,
-        material,
-        records,
-        dict(row["findings"]),
-    )
+    current = rows[-1] if rows and rows[-1].turn == number else None
+    if current is not None:  # left RUNNING by a crash: send it again, same key, same payload
+        sent = current.findings or {}
+        findings = {**sent, "sends": sent.get("sends", 1) + 1}
+        return new_turn(bout, number, earlier, now, payload=current.payload, findings=findings)
+    opponent = None
+    if rows:
+        opponent = (rows[-1].previous or "") if rows[-1].status == TurnStatus.OK else ""
+    payload = payload_for(bout.material, bout.match_id, number, opponent)
+    return new_turn(bout, number, earlier, now, payload=payload)
 
 
 def _plan_claims(
     matches: Mapping[str, Row[Any]], turns: Mapping[str, list[Row[Any]]], now: float
-) -> tuple[dict[str, Waiting], list[Row[Any]], list[tuple[Row[Any], Row[Any]]]]:
-    """Which matches wait, which get a new turn, and which turns are taken over."""
+) -> tuple[dict[str, Waiting], list[Row[Any]], list[Row[Any]]]:
+    """Which matches wait, which get a new turn, and which have their turn taken over."""
     waiting: dict[str, Waiting] = {}
     new: list[Row[Any]] = []
-    resent: list[tuple[Row[Any], Row[Any]]] = []
+    resent: list[Row[Any]] = []
     for match in matches.values():
         if MatchStatus(match.status).finished:
             waiting[match.id] = Waiting(finished=True)
@@ -163,7 +195,7 @@ def _plan_claims(
         elif (until := current.started_at + lease_s(match.deadline_ms)) > now:
             waiting[match.id] = Waiting(finished=False, turn=match.next_turn, retry_at=until)
         else:  # left RUNNING by a crash: send it again, same key, same payload
-            resent.append((match, current))
+            resent.append(match)
     return waiting, new, resent
 
 
@@ -176,60 +208,29 @@ def claim_turns(
     matches = _matches(connection, match_ids, lock)
     turns = _turns_of(connection, [m.id for m in matches.values()])
     waiting, new, resent = _plan_claims(matches, turns, now)
-    rows: dict[str, dict[str, Any]] = {}
+    claims: dict[str, Claim | Waiting] = dict(waiting)
+    inserted, taken = [], []
     for match in new:
-        last = turns[match.id][-1] if turns[match.id] else None
-        opponent = None
-        if last is not None:
-            opponent = (last.previous or "") if last.status == TurnStatus.OK else ""
-        rows[match.id] = _new_turn(match, opponent, now)
-    if rows:
-        connection.execute(_INSERT, list(rows.values()))
-    rows |= _take_over(connection, resent, now)
+        row, claims[match.id] = _stored_turn(match, turns[match.id], now)
+        inserted.append(row)
+    for match in resent:
+        row, claims[match.id] = _stored_turn(match, turns[match.id], now)
+        taken.append(
+            {
+                "b_match": match.id,
+                "b_turn": row["turn"],
+                "b_now": now,
+                "b_findings": row["findings"],
+            }
+        )
+    if inserted:
+        connection.execute(_INSERT, inserted)
+    if taken:
+        connection.execute(_TAKE_OVER, taken)
     started = [{"b_match": m.id, "b_now": now} for m in new if m.status == MatchStatus.PENDING]
     if started:
         connection.execute(_STARTED, started)
-    claims: dict[str, Claim | Waiting] = dict(waiting)
-    for match_id, row in rows.items():
-        match = matches[match_id]
-        earlier = [t for t in turns[match_id] if t.turn < row["turn"]]
-        claims[match_id] = _claim_of(match, row, earlier, _fighter(match))
     return _aligned(match_ids, claims)
-
-
-def _take_over(
-    connection: Connection,
-    resent: Sequence[tuple[Row[Any], Row[Any]]],
-    now: float,
-) -> dict[str, dict[str, Any]]:
-    """Lease again the turns a crash left RUNNING, counting the sends."""
-    rows: dict[str, dict[str, Any]] = {}
-    for match, current in resent:
-        sent = current.findings or {}
-        side = side_of_turn(current.turn)
-        rows[match.id] = {
-            "match_id": match.id,
-            "turn": current.turn,
-            "side": side.value,
-            "fighter_id": match.attacker_id if side is Side.ATTACKER else match.defender_id,
-            "payload": current.payload,
-            "findings": {**sent, "sends": sent.get("sends", 1) + 1},
-            "started_at": now,
-        }
-    if rows:
-        connection.execute(
-            _TAKE_OVER,
-            [
-                {
-                    "b_match": r["match_id"],
-                    "b_turn": r["turn"],
-                    "b_now": now,
-                    "b_findings": r["findings"],
-                }
-                for r in rows.values()
-            ],
-        )
-    return rows
 
 
 def _aligned(

@@ -32,9 +32,9 @@ class TurnDesk:
         self._claims: Batcher[str, Claim | Waiting | Exception | None] = Batcher(
             partial(self._batch, claim_turns), max_batch=max_batch
         )
-        self._records: Batcher[
-            tuple[Played, bool], tuple[Recorded, Claim | Waiting | None] | Exception
-        ] = Batcher(partial(self._batch, record_then_claim), max_batch=max_batch)
+        self._records: Batcher[tuple[Played, bool], tuple[Recorded, Claim | None] | Exception] = (
+            Batcher(partial(self._batch, record_then_claim), max_batch=max_batch)
+        )
 
     async def claim(self, match_id: str) -> Claim | Waiting | None:
         """The match's next turn to play, or why there is none (``None``: no such match)."""
@@ -45,7 +45,7 @@ class TurnDesk:
 
     async def record(
         self, played: Played, *, then_claim: bool = False
-    ) -> tuple[Recorded, Claim | Waiting | None]:
+    ) -> tuple[Recorded, Claim | None]:
         """Store ``played`` and move its match on; with ``then_claim``, claim the match's
         next turn in the same transaction if it goes on (else the claim is ``None``)."""
         recorded = await self._records.submit((played, then_claim))

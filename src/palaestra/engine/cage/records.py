@@ -4,7 +4,8 @@
 this worker still holds (a turn's ``started_at`` is its lease) and moves each
 match on: its next turn, its result, or void. A turn another worker took over
 meanwhile writes nothing. :func:`record_then_claim` also claims the next turns
-of the matches that go on, in the same transaction.
+of the matches that go on, in the same transaction, made from what their claims
+hold.
 """
 
 from __future__ import annotations
@@ -12,15 +13,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from sqlalchemy import bindparam, select, tuple_, update
+from sqlalchemy import bindparam, insert, select, tuple_, update
 from sqlalchemy.engine import Connection
 
-from palaestra.engine.cage.claims import claim_turns
+from palaestra.engine.cage.claims import next_turn
 from palaestra.engine.cage.turns import (
     Claim,
     Played,
     Recorded,
-    Waiting,
     locked_matches,
     record_of_move,
 )
@@ -100,6 +100,9 @@ _MOVE_MATCH: Final = (
 )
 
 
+_NEXT_TURNS: Final = insert(Turn)
+
+
 def record_turns(
     connection: Connection, played: Sequence[Played], now: float, *, lock: bool
 ) -> list[Recorded]:
@@ -128,18 +131,22 @@ def record_turns(
 
 def record_then_claim(
     connection: Connection, played: Sequence[tuple[Played, bool]], now: float, *, lock: bool
-) -> list[tuple[Recorded, Claim | Waiting | None]]:
-    """:func:`record_turns`, then, for each turn marked so whose match goes on, claim the
-    next turn in the same transaction (a match played through costs one transaction a
-    turn)."""
+) -> list[tuple[Recorded, Claim | None]]:
+    """:func:`record_turns`, then, for each turn marked so whose match goes on, create and
+    claim the next turn in the same transaction, from what the claim holds (a match
+    played through costs one transaction a turn)."""
     recorded = record_turns(connection, [item for item, _ in played], now, lock=lock)
-    going = [
-        item.claim.match_id
-        for (item, then_claim), done in zip(played, recorded, strict=True)
-        if then_claim and done.held and not done.finished
-    ]
-    claimed = dict(zip(going, claim_turns(connection, going, now, lock=lock), strict=True))
+    following: dict[str, Claim] = {}
+    rows = []
+    for (item, then_claim), done in zip(played, recorded, strict=True):
+        if then_claim and done.held and not done.finished:
+            row, following[item.claim.match_id] = next_turn(
+                item.claim, item.move, item.findings, now
+            )
+            rows.append(row)
+    if rows:
+        connection.execute(_NEXT_TURNS, rows)
     return [
-        (done, claimed.get(item.claim.match_id))
+        (done, following.get(item.claim.match_id))
         for (item, _), done in zip(played, recorded, strict=True)
     ]

@@ -17,7 +17,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.engine import Connection, Row
 
 from palaestra.engine.cage.entrants import Move
-from palaestra.protocol import TurnRequest
+from palaestra.protocol import Side, TurnRequest
 from palaestra.rules.cage_material import Material
 from palaestra.rules.outcome import TurnRecord
 from palaestra.store.models import Match
@@ -25,6 +25,7 @@ from palaestra.store.models import Match
 __all__ = [
     "LEASE_GRACE_S",
     "MATCH_COLUMNS",
+    "Bout",
     "Claim",
     "Fighter",
     "Played",
@@ -50,17 +51,39 @@ class Fighter:
 
 
 @dataclass(frozen=True, slots=True)
+class Bout:
+    """A match as playing its turns needs it."""
+
+    match_id: str
+    material: Material
+    attacker: Fighter
+    defender: Fighter
+    deadline_ms: int
+
+
+@dataclass(frozen=True, slots=True)
 class Claim:
     """A turn this worker holds: what to send, to whom, and what came before."""
 
-    match_id: str
+    bout: Bout
     turn: int
     lease: float  # the turn's started_at, as this worker wrote it
     request: TurnRequest
-    fighter: Fighter
-    material: Material
     earlier: tuple[TurnRecord, ...]  # the turns before this one, as recorded
     findings: dict[str, Any]  # this turn's findings so far (its send count)
+
+    @property
+    def match_id(self) -> str:
+        return self.bout.match_id
+
+    @property
+    def material(self) -> Material:
+        return self.bout.material
+
+    @property
+    def fighter(self) -> Fighter:
+        """Who plays this turn."""
+        return self.bout.attacker if self.request.side is Side.ATTACKER else self.bout.defender
 
 
 @dataclass(frozen=True, slots=True)
