@@ -8,6 +8,7 @@ __all__ = [
     "EgressRefused",
     "Forbidden",
     "InvalidRequest",
+    "InvalidUrl",
     "NotFound",
     "PalaestraError",
     "ProtocolError",
@@ -72,6 +73,12 @@ class InvalidRequest(PalaestraError):
     """The request is invalid."""
 
     code = "invalid-request"
+
+
+class InvalidUrl(InvalidRequest):
+    """The URL is not valid."""
+
+    code = "invalid-url"
 
 
 class Conflict(PalaestraError):

@@ -161,6 +161,7 @@ EXPORTS = {
         "EgressRefused",
         "Forbidden",
         "InvalidRequest",
+        "InvalidUrl",
         "NotFound",
         "PalaestraError",
         "ProtocolError",
