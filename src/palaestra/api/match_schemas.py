@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from palaestra.engine.cage.matches import MatchTranscript
+from palaestra.rules.reasons import public_reason
 from palaestra.store.models import Match, Turn
 
 __all__ = ["EntrantOut", "MatchCreate", "MatchCreated", "MatchOut", "MatchSummary", "TurnOut"]
@@ -77,7 +78,7 @@ class TurnOut(BaseModel):
             fighter_id=turn.fighter_id,
             status=turn.status,
             message=turn.message,
-            reason=turn.reason,
+            reason=public_reason(turn.reason),  # anyone reads it: the kind and status only
             latency_ms=turn.latency_ms,
             findings=turn.findings,
             payload=turn.payload if reveal else None,
@@ -111,7 +112,7 @@ class MatchSummary(BaseModel):
             "defender": EntrantOut.of(entrants["defender"]),
             "outcome": match.outcome,
             "decided_by": match.decided_by,
-            "void_reason": match.void_reason,
+            "void_reason": public_reason(match.void_reason),
             "next_turn": match.next_turn,
             "deadline_ms": match.deadline_ms,
             "created_at": match.created_at,
