@@ -10,6 +10,7 @@ Pages that carry the key or the token are sent ``Cache-Control: no-store``.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import structlog
 from fastapi import APIRouter, Request
@@ -145,17 +146,17 @@ async def _wizard_page(
     if progress is None:
         return not_found(request, "No such wizard run.")
     status = await queries.agent_status(platform, agent_id) if progress.finished else None
-    shared = {
+    shared: dict[str, Any] = {
         "agent_id": agent_id,
         "progress": progress,
         "agent_status": status,
         "token": token,
-        "private": token is not None,
     }
+    private = token is not None
     if htmx(request):
-        return render(request, "_wizard.html", **shared)
+        return render(request, "_wizard.html", private=private, **shared)
     agent = await queries.agent_brief(platform, agent_id)
-    return render(request, "wizard.html", agent=agent, **shared)
+    return render(request, "wizard.html", private=private, agent=agent, **shared)
 
 
 def _in_background(request: Request, platform: Platform, attempt: WizardAttempt) -> None:
