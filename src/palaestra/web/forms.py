@@ -14,9 +14,11 @@ from fastapi import Form, Request
 from starlette.responses import Response
 
 from palaestra.errors import Forbidden, NotFound, PalaestraError, Unauthorized
+from palaestra.platform import Platform
+from palaestra.web.reasons import Audience, audience_of
 from palaestra.web.rendering import render
 
-__all__ = ["FormText", "cross_site", "htmx", "refused", "same_origin"]
+__all__ = ["FormText", "cross_site", "htmx", "owner_view", "refused", "same_origin"]
 
 FormText = Annotated[str, Form(max_length=4000)]
 
@@ -49,3 +51,15 @@ def refused(request: Request, exc: PalaestraError) -> Response:
     if not isinstance(exc, NotFound | Unauthorized | Forbidden):
         status = 400
     return render(request, "error.html", status, title="Refused", message=exc.message)
+
+
+async def owner_view(
+    request: Request, platform: Platform, agent_id: str, token: str
+) -> Audience | Response:
+    """The audience a posted ``token`` opens for the agent's pages, or the page refusing it."""
+    if not same_origin(request):
+        return cross_site(request)
+    try:
+        return await audience_of(platform, token, agent_id)
+    except PalaestraError as exc:
+        return refused(request, exc)

@@ -12,14 +12,13 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
-from palaestra.errors import PalaestraError
 from palaestra.http.deps import PlatformDep
 from palaestra.platform import Platform
 from palaestra.rules.ratings import MU, SIGMA
 from palaestra.web import board_queries, match_queries, queries, run_queries
 from palaestra.web.charts import LatencyPoint, latency_chart, status_spans, status_strip
-from palaestra.web.forms import FormText, cross_site, refused, same_origin
-from palaestra.web.reasons import Audience, audience_of
+from palaestra.web.forms import FormText, owner_view
+from palaestra.web.reasons import Audience
 from palaestra.web.rendering import render
 
 __all__ = ["router"]
@@ -56,12 +55,9 @@ async def agent_for_owner(
     request: Request, agent_id: str, platform: PlatformDep, token: FormText = ""
 ) -> Response:
     """The same page for the agent's owner or the admin, with the whole reasons (redacted)."""
-    if not same_origin(request):
-        return cross_site(request)
-    try:
-        audience = await audience_of(platform, token, agent_id)
-    except PalaestraError as exc:
-        return refused(request, exc)
+    audience = await owner_view(request, platform, agent_id, token)
+    if isinstance(audience, Response):
+        return audience
     return await _agent_page(request, platform, agent_id, audience, token.strip())
 
 

@@ -30,9 +30,9 @@ from palaestra.http.deps import PlatformDep
 from palaestra.platform import Platform
 from palaestra.protocol import Role
 from palaestra.web import queries
-from palaestra.web.forms import FormText, cross_site, htmx, refused, same_origin
+from palaestra.web.forms import FormText, cross_site, htmx, owner_view, same_origin
 from palaestra.web.pages import not_found
-from palaestra.web.reasons import Audience, audience_of, shown_progress
+from palaestra.web.reasons import Audience, shown_progress
 from palaestra.web.rendering import render
 
 __all__ = ["router"]
@@ -125,12 +125,9 @@ async def wizard_for_owner(
     token: FormText = "",
 ) -> Response:
     """The same for the agent's owner or the admin, with every check's whole reason."""
-    if not same_origin(request):
-        return cross_site(request)
-    try:
-        audience = await audience_of(platform, token, agent_id)
-    except PalaestraError as exc:
-        return refused(request, exc)
+    audience = await owner_view(request, platform, agent_id, token)
+    if isinstance(audience, Response):
+        return audience
     return await _wizard_page(request, platform, agent_id, attempt_id, audience, token.strip())
 
 
