@@ -9,6 +9,7 @@ __all__ = [
     "EntrantMisconfigured",
     "Forbidden",
     "InvalidRequest",
+    "InvalidUrl",
     "NotFound",
     "PalaestraError",
     "ProtocolError",
@@ -77,6 +78,12 @@ class InvalidRequest(PalaestraError):
     """The request is invalid."""
 
     code = "invalid-request"
+
+
+class InvalidUrl(InvalidRequest):
+    """The URL is not valid."""
+
+    code = "invalid-url"
 
 
 class Conflict(PalaestraError):

@@ -14,6 +14,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from palaestra.egress.policy import EgressPolicy
 from palaestra.errors import ConfigurationError
+from palaestra.files import private_dir
 
 __all__ = ["Settings"]
 
@@ -241,7 +242,7 @@ class Settings(BaseSettings):
         path = self.data_dir / _SECRET_FILE
         if path.exists():
             return path.read_text().strip()
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.data_dir)
         key = Fernet.generate_key().decode()
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as handle:

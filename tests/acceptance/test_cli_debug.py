@@ -108,6 +108,26 @@ def test_url_check_refuses(url: str, why: str) -> None:
     assert why in result.stdout
 
 
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("https://a..com/", "the host name 'a..com' has an empty label"),
+        ("https://" + "a" * 64 + ".com/", "is 64 characters long, more than 63"),
+        ("https://a.com:99999/", "the port 99999 is out of range (1-65535)"),
+        ("https://xn--a.com/", "the host label 'xn--a' decodes to"),
+        ("https://ab\u200d.com/", "is not allowed by UTS #46"),
+    ],
+)
+def test_url_check_refuses_a_url_no_request_could_reach_without_a_traceback(
+    url: str, why: str
+) -> None:
+    result = run("url-check", url)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.startswith(f"refused: invalid URL {url!r}: ")
+    assert why in result.stdout
+    assert result.stderr == ""
+
+
 def test_url_check_allows_a_public_literal_without_sending() -> None:
     result = run("url-check", "https://8.8.8.8/agent")
     assert result.returncode == 0, result.stdout

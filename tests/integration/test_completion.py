@@ -277,29 +277,33 @@ async def test_only_a_body_past_the_transport_cap_is_a_413_under_a_larger_genera
     )
 
 
-async def test_an_unknown_task_is_not_found(setup: Setup) -> None:
-    assert await post(setup.api, MISSING, body_for(MISSING)) == (
-        400,
-        error(f"Task {MISSING} not found", "task-not-found"),
-    )
+# A task the caller cannot have the key of is answered as a wrong signature: the same 401,
+# the same body, so that no one without an agent's key learns which task ids exist.
+UNSIGNABLE = (401, {"error": "Invalid task completion signature", "code": "invalid-signature"})
 
 
-async def test_a_house_task_was_not_dispatched_to_an_external_agent(setup: Setup) -> None:
+async def test_an_unknown_task_is_answered_as_a_wrong_signature(setup: Setup) -> None:
+    assert await post(setup.api, MISSING, body_for(MISSING)) == UNSIGNABLE
+    task_id = await setup.task()
+    assert await post(setup.api, task_id, body_for(task_id), key="ea_guess") == UNSIGNABLE
+    # A stale or missing timestamp is told alike, task or no task: it needs no key.
+    stale = int(time.time()) - 999
+    unknown = await post(setup.api, MISSING, body_for(MISSING), stamp=stale)
+    known = await post(setup.api, task_id, body_for(task_id), stamp=stale)
+    assert unknown[0] == known[0] == 401
+    assert unknown[1]["code"] == known[1]["code"] == "invalid-timestamp"
+
+
+async def test_a_house_task_is_answered_as_a_wrong_signature(setup: Setup) -> None:
     task_id = await setup.task(house=True)
-    assert await post(setup.api, task_id, body_for(task_id)) == (
-        400,
-        error(f"Task {task_id} was not dispatched to an external agent", "not-external"),
-    )
+    assert await post(setup.api, task_id, body_for(task_id)) == UNSIGNABLE
 
 
-async def test_a_task_whose_agent_is_gone_has_no_agent(setup: Setup) -> None:
+async def test_a_task_whose_agent_is_gone_is_answered_as_a_wrong_signature(setup: Setup) -> None:
     task_id = await setup.task()
     async with setup.platform.db.session() as session, session.begin():
         await session.execute(text("DELETE FROM agents WHERE id = :id"), {"id": setup.agent_id})
-    assert await post(setup.api, task_id, body_for(task_id)) == (
-        400,
-        error("Agent not found for this task", "agent-not-found"),
-    )
+    assert await post(setup.api, task_id, body_for(task_id)) == UNSIGNABLE
 
 
 TIMESTAMP = "Invalid or missing X-EdgeArena-Timestamp header"
@@ -500,9 +504,9 @@ async def test_the_checks_run_in_the_documented_order(setup: Setup) -> None:
     )
     big = body_for(MISSING, SCOUT_OUTPUT | {"pad": "x" * CAP})
     assert (await post(setup.api, MISSING, big, key="x"))[1]["code"] == "output-too-large"
-    # Existence comes before the signature (the key is the task's agent's).
+    # The signature comes before anything about the task, its existence included.
     assert (await post(setup.api, MISSING, body_for(MISSING), key="x"))[1]["code"] == (
-        "task-not-found"
+        "invalid-signature"
     )
     # The timestamp before the signature, the signature before replay and state.
     stale = int(time.time()) - 999

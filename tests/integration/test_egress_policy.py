@@ -219,7 +219,9 @@ REFUSED_URLS = [
     pytest.param("https://[1::2::3]/", "1::2::3 is not a valid IPv6 address", id="v6-two-gaps"),
     pytest.param("https://[localhost:1]/", "localhost:1 is not a valid IPv6 address", id="v6-name"),
     pytest.param(
-        "https://127.0.0.1:99999/", "invalid URL: Port out of range 0-65535", id="bad-port"
+        "https://127.0.0.1:99999/",
+        "invalid URL 'https://127.0.0.1:99999/': the port 99999 is out of range (1-65535)",
+        id="bad-port",
     ),
 ]
 

@@ -98,7 +98,8 @@ async def start(api: Api, token: str, attacker: str, defender: str) -> str:
 
 
 async def transcript(api: Api, match_id: str) -> dict[str, Any]:
-    status, body = await api.call("GET", f"/api/matches/{match_id}")
+    """The transcript as the admin reads it: failed turns' reasons whole."""
+    status, body = await api.call("GET", f"/api/matches/{match_id}", token=ADMIN_TOKEN)
     assert status == 200, body
     return body  # type: ignore[no-any-return]
 

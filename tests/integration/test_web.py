@@ -96,12 +96,17 @@ async def test_registration_shows_the_key_once_and_the_wizard_live(platform: Pla
             )
             assert status == 200, fragment
             assert 'data-state="running"' in fragment
-            attempt = re.search(r'hx-get="(/agents/[^"]+/wizard/[^"]+)"', fragment)
+            # The owner started it: the panel polls with the token, for whole reasons.
+            attempt = re.search(r'hx-post="(/agents/[^"]+/wizard/[^"]+)"', fragment)
             assert attempt is not None
+            assert f"""hx-vals='{{"token": "{token}"}}'""" in fragment
             seen_running_with_some_done = False
             for _ in range(200):
-                status, fragment = await page(api, attempt.group(1), headers={"HX-Request": "true"})
+                status, fragment, sent = await post_form(
+                    api, attempt.group(1), {"token": token}, {"HX-Request": "true"}
+                )
                 assert status == 200
+                assert sent["Cache-Control"] == "no-store"
                 done = fragment.count('class="check pass"')
                 if 'data-state="running"' in fragment and 0 < done < len(WIZARD_CHECKS):
                     seen_running_with_some_done = True
@@ -110,6 +115,7 @@ async def test_registration_shows_the_key_once_and_the_wizard_live(platform: Pla
                 await asyncio.sleep(0.02)
         assert 'data-state="passed"' in fragment, fragment
         assert "hx-get" not in fragment  # polling stops
+        assert "hx-post" not in fragment
         assert fragment.count('class="check pass"') == len(WIZARD_CHECKS)
         assert 'class="chip st-ACTIVE"' in fragment
         assert seen_running_with_some_done
@@ -210,7 +216,9 @@ async def test_an_agent_page_shows_its_failures_timeline_and_chart(
             )
         status, body = await page(api, f"/agents/{agent_id}")
         assert status == 200
-        assert "External agent responded with 503: flaky on purpose" in body
+        # Everyone reads the failure's kind and status; what the agent sent is its owner's.
+        assert "External agent responded with 503</td>" in body
+        assert "flaky on purpose" not in body
         assert body.count('class="pt-ok"') == 2 * 3  # the wide chart and the narrow one
         assert body.count('class="pt-fail"') == 2
         assert 'class="st-DEGRADED"' in body  # the strip
@@ -218,7 +226,8 @@ async def test_an_agent_page_shows_its_failures_timeline_and_chart(
         assert 'data-state="passed"' in body  # the wizard's last result
         assert endpoint.url("/a") not in body  # only the host is public
         status, overview = await page(api, "/")
-        assert "flaky on purpose" in overview
+        assert "External agent responded with 503" in overview
+        assert "flaky on purpose" not in overview
         assert re.search(r"ACTIVE →</span> <span class=\"chip st-DEGRADED\">", overview)
 
 

@@ -211,9 +211,11 @@ async def test_a_finished_run_shows_phases_candidates_and_its_ranking(platform: 
     for key in ("scouted", "build", "critique"):
         assert f'href="#task-{ids[key]}"' in body
         assert f'id="task-{ids[key]}"' in body
-    # The failure and the re-route that replaced it, with the reason line.
+    # The failure and the re-route that replaced it, with its kind and status: what the agent
+    # sent with it is for its owner, not for a public page.
     assert f'<tr id="task-{ids["failed"]}" class="task failure"' in body
-    assert str(escape(FAILURE)) in body
+    assert "External agent responded with 500</td>" in body
+    assert str(escape(FAILURE)) not in body
     assert "re-route 1" in body
     assert 'title="served by the arena\'s house agent">house</span>' in body
     # Candidates with what each phase made of them.

@@ -162,6 +162,7 @@ EXPORTS = {
         "EntrantMisconfigured",
         "Forbidden",
         "InvalidRequest",
+        "InvalidUrl",
         "NotFound",
         "PalaestraError",
         "ProtocolError",

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from palaestra.engine.cage.matches import MatchTranscript
+from palaestra.rules.reasons import owner_reason, public_reason
 from palaestra.store.models import Match, Turn
 
 __all__ = ["EntrantOut", "MatchCreate", "MatchCreated", "MatchOut", "MatchSummary", "TurnOut"]
@@ -70,14 +71,15 @@ class TurnOut(BaseModel):
     finished_at: float | None
 
     @classmethod
-    def of(cls, turn: Turn, *, reveal: bool) -> TurnOut:
+    def of(cls, turn: Turn, *, reveal: bool, whole_reason: bool = False) -> TurnOut:
         return cls(
             turn=turn.turn,
             side=turn.side,
             fighter_id=turn.fighter_id,
             status=turn.status,
             message=turn.message,
-            reason=turn.reason,
+            # Anyone reads the kind and status; the fighter's owner and the admin the line.
+            reason=owner_reason(turn.reason) if whole_reason else public_reason(turn.reason),
             latency_ms=turn.latency_ms,
             findings=turn.findings,
             payload=turn.payload if reveal else None,
@@ -111,7 +113,7 @@ class MatchSummary(BaseModel):
             "defender": EntrantOut.of(entrants["defender"]),
             "outcome": match.outcome,
             "decided_by": match.decided_by,
-            "void_reason": match.void_reason,
+            "void_reason": public_reason(match.void_reason),
             "next_turn": match.next_turn,
             "deadline_ms": match.deadline_ms,
             "created_at": match.created_at,
@@ -132,12 +134,22 @@ class MatchOut(MatchSummary):
     )
 
     @classmethod
-    def of_transcript(cls, transcript: MatchTranscript) -> MatchOut:
+    def of_transcript(
+        cls, transcript: MatchTranscript, readers_of: frozenset[str] = frozenset()
+    ) -> MatchOut:
+        """``readers_of``: the fighters whose failed turns the caller reads in whole (its own;
+        the admin all), and the void reason too when it reads both."""
         match = transcript.match
         reveal = transcript.finished
+        fields = cls.fields_of(match)
+        if {match.attacker_id, match.defender_id} <= readers_of:
+            fields["void_reason"] = owner_reason(match.void_reason)
         return cls(
-            **cls.fields_of(match),
-            turns=[TurnOut.of(turn, reveal=reveal) for turn in transcript.turns],
+            **fields,
+            turns=[
+                TurnOut.of(turn, reveal=reveal, whole_reason=turn.fighter_id in readers_of)
+                for turn in transcript.turns
+            ],
             seed=match.seed if reveal else None,
             material=match.material["secret"] if reveal else None,
         )

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Header, Query, Request
 
 from palaestra.api.match_schemas import MatchCreate, MatchCreated, MatchOut, MatchSummary
 from palaestra.engine.cage import matches as service
 from palaestra.engine.cage.referee import Referee
-from palaestra.http.deps import AnyCaller, PlatformDep
+from palaestra.http.deps import AnyCaller, PlatformDep, caller_of
 
 __all__ = ["router"]
 
@@ -41,6 +41,18 @@ async def recent(
 
 
 @router.get("/matches/{match_id}", response_model=MatchOut, response_model_by_alias=True)
-async def transcript(match_id: str, platform: PlatformDep) -> MatchOut:
-    """A match's turns, the judge's findings and the outcome; its secrets once it ended."""
-    return MatchOut.of_transcript(await service.get_match(platform, match_id))
+async def transcript(
+    match_id: str,
+    platform: PlatformDep,
+    authorization: Annotated[str | None, Header()] = None,
+) -> MatchOut:
+    """A match's turns, the judge's findings and the outcome; its secrets once it ended.
+
+    A failed turn's reason is its kind and status for anyone; with the bearer token of the
+    fighter's owner (or the admin's), the whole line, redacted."""
+    view = await service.get_match(platform, match_id)
+    readers_of: frozenset[str] = frozenset()
+    if authorization is not None:
+        caller = await caller_of(platform, authorization)
+        readers_of = await service.fighters_read_by(platform, caller, view.match)
+    return MatchOut.of_transcript(view, readers_of)

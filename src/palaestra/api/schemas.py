@@ -9,6 +9,7 @@ from pydantic_core import PydanticCustomError
 
 from palaestra.checks import CheckResult
 from palaestra.rules.ratings import FighterRatings, Rating, Record
+from palaestra.rules.reasons import owner_reason
 from palaestra.store.models import Agent, AgentEvent
 
 __all__ = [
@@ -154,7 +155,7 @@ class EventOut(BaseModel):
             kind=row.kind,
             outcome=row.outcome,
             latency_ms=row.latency_ms,
-            reason=row.reason,
+            reason=owner_reason(row.reason),  # for the owner and the admin: redacted, capped
             detail=row.detail,
         )
 

@@ -92,7 +92,8 @@ def check(
         sys.stdout.buffer.write(orjson.dumps(_report(url, arena, role, results)) + b"\n")
     else:
         _print_table(url, arena, role, results)
-    if not allow and results and "refused by egress policy" in (results[0].reason or ""):
+    first = (results[0].reason or "") if results else ""
+    if not allow and "refused by egress policy" in first and "invalid URL" not in first:
         typer.echo("hint: for an agent on this machine, add --allow 127.0.0.0/8", err=True)
     raise typer.Exit(0 if admitted(results) else 1)
 

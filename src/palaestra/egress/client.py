@@ -24,12 +24,11 @@ from aiohttp.abc import AbstractResolver
 from yarl import URL
 
 from palaestra.clock import Clock, SystemClock
-from palaestra.errors import EgressRefused, SignatureError
+from palaestra.errors import EgressRefused
 from palaestra.protocol.constants import RESPONSE_CAP_BYTES
 from palaestra.protocol.failures import Failure
 from palaestra.protocol.jsonwire import InvalidJson, loads
 from palaestra.protocol.signing import signed_headers
-from palaestra.protocol.urls import wire_url
 
 from .bodies import TooLarge, let_go, read_capped, read_start
 from .classify import PEER_ERRORS, classify, refusal_text
@@ -136,22 +135,12 @@ class EgressClient:
         return self._session
 
     def _target(self, url: str) -> URL:
-        """``url`` as it is sent and judged by the policy; pure, so remembered (refusals are not).
-
-        What is sent is WHATWG's reading of ``url``, the one it is signed over: yarl's own
-        differs (``%7e``, ``|``, ``\\``, a space in the query), so it is handed over encoded.
-        The policy judges both the URL as written, whose spelling its refusals name, and the
-        URL as sent, whose host is the one connected to.
-        """
+        """``url`` as it is sent and judged by the policy (:meth:`EgressPolicy.target`); pure,
+        so remembered (refusals are not)."""
         checked = self._checked.get(url)
         if checked is not None and checked[0] is self.policy:
             return checked[1]
-        self.policy.check_url(URL(url))
-        try:
-            target = URL(wire_url(url).href, encoded=True)
-        except SignatureError as exc:
-            raise EgressRefused(exc.message) from exc
-        self.policy.check_url(target)
+        target = self.policy.target(url)
         if len(self._checked) >= _CHECKED_URLS:
             self._checked.clear()
         self._checked[url] = (self.policy, target)

@@ -14,6 +14,7 @@ from typing import Final
 from yarl import URL
 
 from palaestra.errors import EgressRefused
+from palaestra.protocol.urls import url_problem, wire_url
 
 __all__ = ["Address", "EgressPolicy", "Network", "parse_address", "parse_numeric_ipv4"]
 
@@ -205,6 +206,35 @@ class EgressPolicy:
         if scheme == "http":
             self.check_plain_http(address)
         return address
+
+    def target(self, url: str) -> URL:
+        """``url`` as it is sent, once judged; :class:`EgressRefused` with the reason otherwise.
+
+        What is sent is WHATWG's reading of ``url``, the one it is signed over: yarl's own
+        differs (``%7e``, ``|``, ``\\``, a space in the query), so it is handed over encoded.
+        The policy judges both the URL as written, whose spelling its refusals name, and the
+        URL as sent, whose host is the one connected to. Never raises anything else, whatever
+        ``url`` holds.
+        """
+        written: URL | None = None
+        unread: ValueError | None = None
+        try:
+            written = URL(url)
+        except ValueError as exc:  # UnicodeError included
+            unread = exc
+        else:
+            self.check_url(written)
+        problem = url_problem(url)
+        if problem is not None:
+            raise EgressRefused(f"invalid URL {url!r}: {problem}")
+        if written is None:  # a browser reads it, yarl does not: its credentials go unchecked
+            raise EgressRefused(f"invalid URL {url!r}: {unread}")
+        try:
+            sent = URL(wire_url(url).href, encoded=True)
+        except ValueError as exc:
+            raise EgressRefused(f"invalid URL {url!r}: {exc}") from exc
+        self.check_url(sent)
+        return sent
 
     def check_plain_http(self, address: Address) -> None:
         if not self.is_allowed_range(address):

@@ -12,9 +12,9 @@ import socket
 
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import ThreadedResolver
-from yarl import URL
 
 from palaestra.errors import EgressRefused
+from palaestra.protocol.hostnames import host_name_problem
 
 from .policy import Address, EgressPolicy, parse_address
 
@@ -29,7 +29,10 @@ class PolicyResolver(AbstractResolver):
     """Resolves with ``inner`` and lets through only addresses the policy allows.
 
     One refused address refuses the whole host: a name that points at both a
-    public and a private address is not an endpoint Palaestra calls.
+    public and a private address is not an endpoint Palaestra calls. A name the
+    DNS could not look up (an empty label, one over 63 characters) is refused
+    before it is asked for, so the resolver never raises the ``UnicodeError`` of
+    Python's ``idna`` codec: whatever host it is handed, it answers or refuses.
     """
 
     def __init__(self, policy: EgressPolicy, inner: AbstractResolver | None = None) -> None:
@@ -39,7 +42,7 @@ class PolicyResolver(AbstractResolver):
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
     ) -> list[ResolveResult]:
-        answers = await self._inner.resolve(host, port, family)
+        answers = await _resolve(self._inner, host, port, family)
         if not answers:
             raise OSError(f"{host} has no addresses")
         is_plain = plain_http.get()
@@ -55,17 +58,14 @@ async def resolve_checked(
     policy: EgressPolicy, url: str, resolver: AbstractResolver | None = None
 ) -> list[Address]:
     """The addresses Palaestra would connect to for ``url``, or :class:`EgressRefused`."""
-    try:
-        target = URL(url)
-    except ValueError as exc:
-        raise EgressRefused(f"invalid URL: {exc}") from exc
+    target = policy.target(url)
     literal = policy.check_url(target)
     if literal is not None:
         return [literal]
     host = target.raw_host or ""
     inner = resolver or ThreadedResolver()
     try:
-        answers = await inner.resolve(host, target.port or 0, socket.AF_UNSPEC)
+        answers = await _resolve(inner, host, target.port or 0, socket.AF_UNSPEC)
     except OSError as exc:
         raise EgressRefused(f"{host} does not resolve: {exc.strerror or exc}") from exc
     finally:
@@ -75,3 +75,16 @@ async def resolve_checked(
     for address in addresses:
         policy.check_address(address, plain_http=target.scheme == "http")
     return addresses
+
+
+async def _resolve(
+    inner: AbstractResolver, host: str, port: int, family: socket.AddressFamily
+) -> list[ResolveResult]:
+    """``inner``'s answers for ``host``; :class:`EgressRefused` for a name it cannot look up."""
+    problem = host_name_problem(host)
+    if problem is not None:
+        raise EgressRefused(f"invalid host name {host!r}: {problem}")
+    try:
+        return await inner.resolve(host, port, family)
+    except UnicodeError as exc:  # the idna codec refusing what the check above let through
+        raise EgressRefused(f"invalid host name {host!r}: {exc}") from exc

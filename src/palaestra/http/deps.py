@@ -10,7 +10,7 @@ from palaestra.engine.accounts import Caller, authenticate
 from palaestra.errors import Forbidden
 from palaestra.platform import Platform
 
-__all__ = ["AdminCaller", "AnyCaller", "PlatformDep", "get_platform"]
+__all__ = ["AdminCaller", "AnyCaller", "PlatformDep", "caller_of", "get_platform"]
 
 
 def get_platform(request: Request) -> Platform:
@@ -21,13 +21,18 @@ def get_platform(request: Request) -> Platform:
 PlatformDep = Annotated[Platform, Depends(get_platform)]
 
 
-async def _caller(
-    platform: PlatformDep, authorization: Annotated[str | None, Header()] = None
-) -> Caller:
+async def caller_of(platform: Platform, authorization: str | None) -> Caller:
+    """The caller an ``Authorization: Bearer`` header stands for, or :class:`Unauthorized`."""
     token = None
     if authorization and authorization[:7].lower() == "bearer ":
         token = authorization[7:].strip()
     return await authenticate(platform, token)
+
+
+async def _caller(
+    platform: PlatformDep, authorization: Annotated[str | None, Header()] = None
+) -> Caller:
+    return await caller_of(platform, authorization)
 
 
 async def _admin(caller: Annotated[Caller, Depends(_caller)]) -> Caller:

@@ -9,10 +9,15 @@ default port dropped, dot segments removed, and the path and query
 percent-encoded. The platform sends exactly :attr:`WireUrl.href`, and signs
 :attr:`WireUrl.host` + :attr:`WireUrl.pathname`.
 
-Two rules are ours. Only the special schemes with a host are taken (http, https,
-ws, wss, ftp). And DNS lengths are enforced, which WHATWG does not do: no empty
-label but the root's trailing dot, none over 63 characters, at most 253 in all,
-since such a name never resolves.
+Three rules are ours. Only the special schemes with a host are taken (http, https,
+ws, wss, ftp). Port 0 is refused: nothing listens there. And a host name must
+be one the DNS can look up (``hostnames``): no empty label but the root's
+trailing dot, none over 63 characters, at most 253 in all, and an A-label only
+when it decodes to a label UTS #46 allows. WHATWG checks none of these, and such
+a name never resolves.
+
+:func:`url_problem` says why a URL is refused, in words that name the part;
+:func:`require_url` is the check at the boundary, where an owner gives a URL.
 """
 
 from __future__ import annotations
@@ -22,9 +27,11 @@ from typing import Final
 
 from ada_url import URL, HostType
 
-from palaestra.errors import SignatureError
+from palaestra.errors import InvalidUrl, SignatureError
 
-__all__ = ["WireUrl", "wire_url"]
+from .hostnames import host_name_problem, unparsed_problem
+
+__all__ = ["WireUrl", "require_url", "url_problem", "wire_url"]
 
 _SCHEMES_WITH_A_HOST: Final = frozenset({"http:", "https:", "ws:", "wss:", "ftp:"})
 
@@ -39,18 +46,46 @@ class WireUrl:
 
 
 def wire_url(url: str) -> WireUrl:
-    """Parse an absolute http(s) URL; raise :class:`SignatureError` when WHATWG would fail it."""
-    try:
-        parsed = URL(_as_javascript_string(url))
-    except ValueError as exc:
-        raise _invalid(url, "not a URL a browser would parse") from exc
-    if parsed.protocol not in _SCHEMES_WITH_A_HOST:
-        raise _invalid(url, "not an http(s) URL")
-    if parsed.host_type == HostType.DEFAULT:
-        _check_dns_lengths(url, parsed.hostname)
+    """Parse an absolute http(s) URL; raise :class:`SignatureError` when it is refused."""
+    parsed = _parse(url)
+    if isinstance(parsed, str):
+        raise SignatureError(f"invalid URL {url!r}: {parsed}")
     del parsed.hash
     parsed.username = parsed.password = ""
     return WireUrl(parsed.host, parsed.pathname, parsed.href)
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` is refused (``"the port 99999 is out of range (1-65535)"``), or ``None``."""
+    parsed = _parse(url)
+    return parsed if isinstance(parsed, str) else None
+
+
+def require_url(field: str, url: str) -> str:
+    """``url`` stripped, or :class:`InvalidUrl` naming ``field`` and the problem."""
+    url = url.strip()
+    problem = url_problem(url)
+    if problem is not None:
+        raise InvalidUrl(f"{field} is not a valid URL: {problem}")
+    return url
+
+
+def _parse(url: str) -> URL | str:
+    """Ada's reading of ``url``, or why it is refused."""
+    text = _as_javascript_string(url)
+    try:
+        parsed = URL(text)
+    except ValueError:
+        return unparsed_problem(text)
+    if parsed.protocol not in _SCHEMES_WITH_A_HOST:
+        return "not an http(s) URL"
+    if parsed.port == "0":
+        return "port 0 is not a port a server listens on"
+    if parsed.host_type == HostType.DEFAULT:
+        problem = host_name_problem(parsed.hostname)
+        if problem is not None:
+            return problem
+    return parsed
 
 
 def _as_javascript_string(text: str) -> str:
@@ -58,16 +93,3 @@ def _as_javascript_string(text: str) -> str:
     if text.isascii():
         return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-
-
-def _check_dns_lengths(url: str, domain: str) -> None:
-    name = domain[:-1] if domain.endswith(".") else domain
-    if len(name) > 253:
-        raise _invalid(url, "host name longer than 253 characters")
-    for label in name.split("."):
-        if not 0 < len(label) <= 63:
-            raise _invalid(url, f"host label {label!r} is empty or longer than 63 characters")
-
-
-def _invalid(url: str, why: str) -> SignatureError:
-    return SignatureError(f"invalid URL {url!r}: {why}")

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from palaestra.errors import ConfigurationError, StoreClosed
+from palaestra.files import make_private, private_dir
 
 from .checkpoint import SAFETY_NET_PAGES, Checkpointer
 from .writer import SqliteWriter
@@ -40,6 +41,16 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     # The Checkpointer's thread copies the log back; a commit does it only past the net.
     cursor.execute(f"PRAGMA wal_autocheckpoint={SAFETY_NET_PAGES}")
     cursor.close()
+
+
+def _private_sqlite_files(database: Path) -> None:
+    """The database file exists, 0600, before SQLite opens it: SQLite gives its log and
+    shared-memory files the database's own mode when it creates them. Files of an older
+    version, made with the umask's mode, are narrowed."""
+    private_dir(database.parent)
+    make_private(database)
+    for suffix in ("-wal", "-shm", "-journal"):
+        make_private(database.with_name(database.name + suffix), create=False)
 
 
 def _json_dumps(value: Any) -> str:
@@ -69,7 +80,7 @@ class Database:
             if not database or database == ":memory:":
                 # Every connection would open a database of its own.
                 raise ConfigurationError("an SQLite database must be a file, not in memory")
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
+            _private_sqlite_files(Path(database))
             self._writer = SqliteWriter(parsed, _sqlite_pragmas, **kwargs)
             self._checkpointer = Checkpointer(database, _sqlite_pragmas)
         else:

@@ -15,6 +15,7 @@ from sqlalchemy import select
 from palaestra.engine.ratings.live import live_ratings
 from palaestra.platform import Platform
 from palaestra.rules.ratings import FighterRatings
+from palaestra.rules.reasons import public_reason
 from palaestra.store.models import Agent, Match, Turn
 from palaestra.web.transcript import (
     Finding,
@@ -119,7 +120,7 @@ def _turn(turn: Turn, reveal: bool) -> TurnView:
         segments=highlight(message, found) if message is not None else [],
         findings=found,
         utility=_utility(stored) if turn.side == "defender" else None,
-        reason=turn.reason,
+        reason=public_reason(turn.reason),  # a public page: the kind and status only
         latency_ms=turn.latency_ms,
         payload=payload_parts(turn.payload) if reveal else None,
         sends=sends if isinstance(sends, int) else 1,
@@ -142,11 +143,12 @@ async def match_page(platform: Platform, match_id: str) -> MatchPage | None:
     material = match.material if isinstance(match.material, dict) else {}
     entrants = material.get("entrants") or {}
     views = [_turn(turn, reveal) for turn in turns]
+    void_reason = public_reason(match.void_reason)
     explanation, decisive = explain(
         match.status,
         match.outcome,
         match.decided_by,
-        match.void_reason,
+        void_reason,
         [
             (t.turn, t.side, t.status == "FAILED", t.findings, bool((t.utility or {}).get("held")))
             for t in views
@@ -159,7 +161,7 @@ async def match_page(platform: Platform, match_id: str) -> MatchPage | None:
         status=match.status,
         outcome=match.outcome,
         decided_by=match.decided_by,
-        void_reason=match.void_reason,
+        void_reason=void_reason,
         explanation=explanation,
         decisive_turn=decisive,
         attacker=_entrant(entrants.get("attacker"), attacker, match.attacker_id),

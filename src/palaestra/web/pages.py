@@ -13,9 +13,12 @@ from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
 from palaestra.http.deps import PlatformDep
+from palaestra.platform import Platform
 from palaestra.rules.ratings import MU, SIGMA
 from palaestra.web import board_queries, match_queries, queries, run_queries
 from palaestra.web.charts import LatencyPoint, latency_chart, status_spans, status_strip
+from palaestra.web.forms import FormText, owner_view
+from palaestra.web.reasons import Audience
 from palaestra.web.rendering import render
 
 __all__ = ["router"]
@@ -43,7 +46,29 @@ async def agents(request: Request, platform: PlatformDep) -> Response:
 
 @router.get("/agents/{agent_id}")
 async def agent(request: Request, agent_id: str, platform: PlatformDep) -> Response:
-    page = await queries.agent_page(platform, agent_id)
+    """An agent's page for anyone: each failure's kind and status, not what the agent sent."""
+    return await _agent_page(request, platform, agent_id, Audience.PUBLIC)
+
+
+@router.post("/agents/{agent_id}")
+async def agent_for_owner(
+    request: Request, agent_id: str, platform: PlatformDep, token: FormText = ""
+) -> Response:
+    """The same page for the agent's owner or the admin, with the whole reasons (redacted)."""
+    audience = await owner_view(request, platform, agent_id, token)
+    if isinstance(audience, Response):
+        return audience
+    return await _agent_page(request, platform, agent_id, audience, token.strip())
+
+
+async def _agent_page(
+    request: Request,
+    platform: Platform,
+    agent_id: str,
+    audience: Audience,
+    token: str | None = None,
+) -> Response:
+    page = await queries.agent_page(platform, agent_id, audience=audience)
     if page is None:
         return not_found(request, "No such agent.")
     now = platform.clock.now()
@@ -68,6 +93,8 @@ async def agent(request: Request, agent_id: str, platform: PlatformDep) -> Respo
         chart_narrow=latency_chart(points, now=now, width=360, height=200, narrow=True),
         strip=status_strip(spans, now=now),
         spans=spans,
+        token=token,
+        private=token is not None,
     )
 
 

@@ -1,7 +1,8 @@
 """What the pages show, read straight from the tables: counts, agents, history, runs, matches.
 
 Read-only and public: nothing here returns a key, a token, a claim code, a
-provider setting or an endpoint beyond its host. The runs and matches
+provider setting or an endpoint beyond its host, and a failure's reason only
+as the page's audience may read it (``web.reasons``). The runs and matches
 sections read their tables directly, so they fill in as soon as rows exist.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from sqlalchemy import and_, func, or_, select
@@ -21,6 +22,7 @@ from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
 from palaestra.rules.status import Status
 from palaestra.store.models import Agent, AgentEvent, Match, Run
+from palaestra.web.reasons import Audience, EventRow, event_rows, shown, shown_progress
 
 __all__ = [
     "ACTIVITY_KINDS",
@@ -84,8 +86,12 @@ class AgentRow:
             last_heartbeat=agent.last_heartbeat,
             host=endpoint_host(agent.endpoint_url),
             created_at=agent.created_at,
-            warnings=tuple(agent.wizard_warnings or ()),
+            warnings=_warnings(agent, Audience.PUBLIC),
         )
+
+
+def _warnings(agent: Agent, audience: Audience) -> tuple[str, ...]:
+    return tuple(shown(w, audience) or "" for w in agent.wizard_warnings or ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,11 +149,12 @@ class Overview:
 @dataclass(frozen=True, slots=True)
 class AgentPage:
     agent: AgentRow
-    status_changes: list[AgentEvent]  # oldest first
-    timed: list[AgentEvent]  # pings, dispatches, verifies with a latency; oldest first
-    failures: list[AgentEvent]  # newest first
+    status_changes: list[EventRow]  # oldest first
+    timed: list[EventRow]  # pings, dispatches, verifies with a latency; oldest first
+    failures: list[EventRow]  # newest first
     failures_total: int
     wizard: WizardProgress | None
+    audience: Audience = Audience.PUBLIC
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,9 +217,10 @@ async def overview(platform: Platform, *, activity: int = 15, recent: int = 5) -
         )
         feed = [
             Activity(
-                e.at, e.agent_id, name, arena, e.kind, e.outcome, e.reason, e.latency_ms, e.detail
+                e.at, e.agent_id, name, arena, e.kind, e.outcome, r.reason, r.latency_ms, r.detail
             )
             for e, name, arena in rows.all()
+            for r in [EventRow.of(e, Audience.PUBLIC)]
         ]
     ordered = sorted(by_status.items(), key=lambda item: _STATUS_ORDER.index(item[0]))
     return Overview(
@@ -251,7 +259,12 @@ async def fighter_rows(platform: Platform) -> list[AgentRow]:
 
 
 async def agent_page(
-    platform: Platform, agent_id: str, *, points: int = 300, failures: int = 100
+    platform: Platform,
+    agent_id: str,
+    *,
+    audience: Audience = Audience.PUBLIC,
+    points: int = 300,
+    failures: int = 100,
 ) -> AgentPage | None:
     async with platform.db.session() as session:
         agent = await session.get(Agent, agent_id)
@@ -273,17 +286,18 @@ async def agent_page(
         failed = select(AgentEvent).where(mine, AgentEvent.outcome == "failure")
         failure_rows = await session.scalars(failed.order_by(AgentEvent.id.desc()).limit(failures))
         failures_total = await session.scalar(select(func.count()).select_from(failed.subquery()))
-        row = AgentRow.of(agent)
-        page_changes = list(reversed(list(changes)))
-        page_timed = list(reversed(list(timed)))
-        page_failures = list(failure_rows)
+        row = replace(AgentRow.of(agent), warnings=_warnings(agent, audience))
+        page_changes = event_rows(reversed(list(changes)), audience)
+        page_timed = event_rows(reversed(list(timed)), audience)
+        page_failures = event_rows(failure_rows, audience)
     return AgentPage(
         agent=row,
         status_changes=page_changes,
         timed=page_timed,
         failures=page_failures,
         failures_total=failures_total or 0,
-        wizard=await wizard_progress(platform, agent_id),
+        wizard=shown_progress(await wizard_progress(platform, agent_id), audience),
+        audience=audience,
     )
 
 

@@ -10,11 +10,10 @@ Pages that carry the key or the token are sent ``Cache-Control: no-store``.
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
-from urllib.parse import urlsplit
+from typing import Any
 
 import structlog
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
 from palaestra.engine.accounts import authenticate
@@ -31,7 +30,9 @@ from palaestra.http.deps import PlatformDep
 from palaestra.platform import Platform
 from palaestra.protocol import Role
 from palaestra.web import queries
+from palaestra.web.forms import FormText, cross_site, htmx, owner_view, same_origin
 from palaestra.web.pages import not_found
+from palaestra.web.reasons import Audience, shown_progress
 from palaestra.web.rendering import render
 
 __all__ = ["router"]
@@ -40,29 +41,6 @@ log = structlog.get_logger(__name__)
 router = APIRouter(include_in_schema=False)
 
 ROLES = tuple(role.value for role in Role)
-FormText = Annotated[str, Form(max_length=4000)]
-
-
-def _same_origin(request: Request) -> bool:
-    """True unless the browser says the form came from another site."""
-    origin = request.headers.get("origin")
-    if origin is None:
-        return True  # not sent by every client; the token is required all the same
-    return urlsplit(origin).netloc == request.headers.get("host")
-
-
-def _cross_site(request: Request) -> Response:
-    return render(
-        request,
-        "error.html",
-        403,
-        title="Refused",
-        message="This form was sent from another site. Open the page here and submit it again.",
-    )
-
-
-def _htmx(request: Request) -> bool:
-    return request.headers.get("hx-request") == "true"
 
 
 @router.get("/register")
@@ -79,8 +57,8 @@ async def register(
     role: FormText = "",
     endpoint_url: FormText = "",
 ) -> Response:
-    if not _same_origin(request):
-        return _cross_site(request)
+    if not same_origin(request):
+        return cross_site(request)
     form = {"name": name, "role": role, "endpoint_url": endpoint_url, "token": token}
     try:
         caller = await authenticate(platform, token.strip())
@@ -104,45 +82,78 @@ async def register(
 async def start_wizard(
     request: Request, agent_id: str, platform: PlatformDep, token: FormText = ""
 ) -> Response:
-    if not _same_origin(request):
-        return _cross_site(request)
+    if not same_origin(request):
+        return cross_site(request)
     try:
         caller = await authenticate(platform, token.strip())
         attempt = await begin_wizard(platform, caller, agent_id)
     except PalaestraError as exc:
-        if _htmx(request):
+        if htmx(request):
             return render(request, "_wizard.html", 400, agent_id=agent_id, error=exc.message)
         return render(
             request, "error.html", 400, title="The wizard did not start", message=exc.message
         )
     _in_background(request, platform, attempt)
-    if not _htmx(request):
+    if not htmx(request):
         return RedirectResponse(f"/agents/{agent_id}/wizard/{attempt.attempt_id}", 303)
     progress = WizardProgress(attempt.attempt_id, platform.clock.now(), ())
-    return render(request, "_wizard.html", agent_id=agent_id, progress=progress)
+    # The owner started it: the panel polls with the token, for the checks' whole reasons.
+    return render(
+        request,
+        "_wizard.html",
+        agent_id=agent_id,
+        progress=progress,
+        token=token.strip(),
+        private=True,
+    )
 
 
 @router.get("/agents/{agent_id}/wizard/{attempt_id}")
 async def wizard(
     request: Request, agent_id: str, attempt_id: str, platform: PlatformDep
 ) -> Response:
-    progress = await wizard_progress(platform, agent_id, attempt_id)
+    """The wizard's checks for anyone: a failed check's kind and status only."""
+    return await _wizard_page(request, platform, agent_id, attempt_id, Audience.PUBLIC)
+
+
+@router.post("/agents/{agent_id}/wizard/{attempt_id}")
+async def wizard_for_owner(
+    request: Request,
+    agent_id: str,
+    attempt_id: str,
+    platform: PlatformDep,
+    token: FormText = "",
+) -> Response:
+    """The same for the agent's owner or the admin, with every check's whole reason."""
+    audience = await owner_view(request, platform, agent_id, token)
+    if isinstance(audience, Response):
+        return audience
+    return await _wizard_page(request, platform, agent_id, attempt_id, audience, token.strip())
+
+
+async def _wizard_page(
+    request: Request,
+    platform: Platform,
+    agent_id: str,
+    attempt_id: str,
+    audience: Audience,
+    token: str | None = None,
+) -> Response:
+    progress = shown_progress(await wizard_progress(platform, agent_id, attempt_id), audience)
     if progress is None:
         return not_found(request, "No such wizard run.")
     status = await queries.agent_status(platform, agent_id) if progress.finished else None
-    if _htmx(request):
-        return render(
-            request, "_wizard.html", agent_id=agent_id, progress=progress, agent_status=status
-        )
+    shared: dict[str, Any] = {
+        "agent_id": agent_id,
+        "progress": progress,
+        "agent_status": status,
+        "token": token,
+    }
+    private = token is not None
+    if htmx(request):
+        return render(request, "_wizard.html", private=private, **shared)
     agent = await queries.agent_brief(platform, agent_id)
-    return render(
-        request,
-        "wizard.html",
-        agent=agent,
-        agent_id=agent_id,
-        progress=progress,
-        agent_status=status,
-    )
+    return render(request, "wizard.html", private=private, agent=agent, **shared)
 
 
 def _in_background(request: Request, platform: Platform, attempt: WizardAttempt) -> None:

@@ -19,6 +19,7 @@ from palaestra.engine.runs.reading import RunDetail, read_run, shown_report, tas
 from palaestra.engine.runs.service import phase_summary
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
+from palaestra.rules.reasons import public_reason
 from palaestra.store.models import Candidate, Run, Task
 
 __all__ = ["CandidateView", "RunPage", "Step", "TaskRow", "output_facts", "run_page", "text"]
@@ -74,7 +75,10 @@ class TaskRow:
     @classmethod
     def of(cls, task: Task) -> TaskRow:
         output = task.output if isinstance(task.output, dict) else None
-        return cls(id=task.id, output=output, **task_facts(task))
+        facts = task_facts(task)
+        # A public page: a failed task's kind and status, not what its agent sent.
+        facts["reason"] = public_reason(facts.get("reason"))
+        return cls(id=task.id, output=output, **facts)
 
 
 @dataclass(frozen=True, slots=True)

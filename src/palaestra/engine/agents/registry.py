@@ -18,6 +18,7 @@ from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol import Role, UserAgent
 from palaestra.protocol.constants import VERIFY_TIMEOUT_S, Arena
+from palaestra.protocol.urls import require_url
 from palaestra.rules.status import Event, Status
 from palaestra.security import new_token
 from palaestra.store.models import Agent, AgentEvent
@@ -57,7 +58,7 @@ def _validate_endpoint(url: str) -> str:
         raise InvalidRequest("endpoint_url must be an https:// URL")
     if len(url) > 2000:
         raise InvalidRequest("endpoint_url is longer than 2000 characters")
-    return url
+    return require_url("endpoint_url", url)
 
 
 async def register_agent(

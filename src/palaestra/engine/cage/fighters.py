@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from sqlalchemy import update
-from yarl import URL
 
 from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.lifecycle import history
@@ -16,6 +15,7 @@ from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol import ChallengeRequest, UserAgent, challenge_problem, dumps
 from palaestra.protocol.constants import CHALLENGE_TIMEOUT_S, Arena
+from palaestra.protocol.urls import require_url
 from palaestra.rules.status import Status
 from palaestra.security import hash_token, new_token, token_matches
 from palaestra.store.models import Agent
@@ -80,11 +80,12 @@ async def create_fighter(
     if model is not None:
         if not model.model.strip():
             raise InvalidRequest("model.model must not be empty")
+        base_url = require_url("model.base_url", model.base_url)
         try:
-            platform.settings.egress_policy.check_url(URL(model.base_url))
-        except (EgressRefused, ValueError) as exc:
+            platform.settings.egress_policy.target(base_url)
+        except EgressRefused as exc:
             raise InvalidRequest(f"model.base_url is refused by the egress policy: {exc}") from None
-        provider = {"base_url": model.base_url.rstrip("/"), "model": model.model}
+        provider = {"base_url": base_url.rstrip("/"), "model": model.model}
         provider_key = platform.vault.seal(model.api_key)
     claim_code = new_token("claim")
     now = platform.clock.now()
@@ -133,7 +134,7 @@ async def claim_endpoint(
         raise Forbidden("Invalid or already used claim code")
     if fighter.entrant_type != EntrantType.HARNESS:
         raise InvalidRequest("only harness fighters register an endpoint")
-    url = url.strip()
+    url = require_url("url", url)
     nonce = secrets.token_hex(16)
     result = await platform.egress.post_json(
         url,

@@ -31,6 +31,7 @@ from palaestra.store.models import Agent, Match, Turn
 __all__ = [
     "MatchTranscript",
     "create_match",
+    "fighters_read_by",
     "get_match",
     "list_matches",
     "material_of",
@@ -128,6 +129,19 @@ async def get_match(platform: Platform, match_id: str) -> MatchTranscript:
             await session.scalars(select(Turn).where(Turn.match_id == match_id).order_by(Turn.turn))
         ).all()
     return MatchTranscript(match, turns)
+
+
+async def fighters_read_by(platform: Platform, caller: Caller, match: Match) -> frozenset[str]:
+    """The fighters of ``match`` whose failures ``caller`` reads in whole: the admin both, an
+    owner its own."""
+    fighters = (match.attacker_id, match.defender_id)
+    if caller.is_admin:
+        return frozenset(fighters)
+    async with platform.db.session() as session:
+        owned = await session.scalars(
+            select(Agent.id).where(Agent.id.in_(fighters), Agent.owner_id == caller.owner_id)
+        )
+        return frozenset(owned)
 
 
 async def list_matches(platform: Platform, limit: int = 50) -> Sequence[Match]:

@@ -39,6 +39,7 @@ from palaestra.engine.export.records import (
     scrub,
 )
 from palaestra.engine.export.writers import ExportFormat, ParquetUnavailable, writer_for
+from palaestra.files import private_dir, private_writer
 from palaestra.platform import Platform
 
 __all__ = [
@@ -71,7 +72,7 @@ async def export_dataset(
 ) -> ExportSummary:
     """Write the dataset into ``directory`` (created if needed); ``since``: finished at or after."""
     open_writer = writer_for(fmt)
-    await asyncio.to_thread(directory.mkdir, parents=True, exist_ok=True)
+    await asyncio.to_thread(private_dir, directory)
     counts = {}
     files = []
     for name, records in (
@@ -96,7 +97,8 @@ async def export_dataset(
         "json_text_fields": JSON_TEXT_FIELDS if fmt is ExportFormat.PARQUET else {},
         "documentation": "docs/dataset.md",
     }
-    (directory / "manifest.json").write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
+    with private_writer(directory / "manifest.json") as out:
+        out.write(orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
     return ExportSummary(
         directory, fmt, counts["matches"], counts["runs"], ["manifest.json", *files]
     )

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from palaestra.engine.export.records import JSON_TEXT_FIELDS
+from palaestra.files import private_writer
 
 __all__ = ["SCHEMAS", "ParquetWriter"]
 
@@ -162,7 +163,8 @@ class ParquetWriter:
         self.path = directory / f"{name}.parquet"
         self.count = 0
         self.schema = SCHEMAS[name]
-        self._writer = pq.ParquetWriter(self.path, self.schema)
+        self._file = private_writer(self.path)
+        self._writer = pq.ParquetWriter(self._file, self.schema)
 
     def write(self, records: Sequence[dict[str, Any]]) -> None:
         rows = [dict(r) for r in records]
@@ -174,3 +176,4 @@ class ParquetWriter:
 
     def close(self) -> None:
         self._writer.close()
+        self._file.close()

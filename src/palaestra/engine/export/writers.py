@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import orjson
 
 from palaestra.errors import PalaestraError
+from palaestra.files import private_writer
 
 __all__ = [
     "ExportFormat",
@@ -55,7 +56,7 @@ class JsonlWriter:
     def __init__(self, directory: Path, name: str) -> None:
         self.path = directory / f"{name}.jsonl"
         self.count = 0
-        self._file = self.path.open("wb")
+        self._file = private_writer(self.path)
 
     def write(self, records: Sequence[dict[str, Any]]) -> None:
         self._file.write(b"".join(orjson.dumps(r) + b"\n" for r in records))

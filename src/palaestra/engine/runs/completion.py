@@ -15,41 +15,41 @@ The checks run in this order, each with the seed's message:
 2. ``taskId in body must match path parameter`` (400);
 3. ``output exceeds 262144 byte limit`` (400; the size of ``output`` as compact
    JSON, however the agent spaced or escaped it);
-4. ``Task <id> not found`` (400);
-5. ``Task <id> was not dispatched to an external agent`` (400; a house task);
-6. ``Agent not found for this task`` (400);
-7. ``Invalid or missing X-EdgeArena-Timestamp header`` (401), then
+4. ``Invalid or missing X-EdgeArena-Timestamp header`` (401), then
    ``Signature timestamp outside ±300s replay window (skew=<n>s)`` (401), then
-   ``Invalid task completion signature`` (401);
-8. ``Task completion already submitted (replay rejected)`` (401): this
+   ``Invalid task completion signature`` (401), against the key of the agent
+   the task was dispatched to;
+5. ``Task completion already submitted (replay rejected)`` (401): this
    (taskId, signature) was accepted before;
-9. ``Task <id> is not in RUNNING state`` (400; also for late completions);
-10. the output must pass the phase schema: else 400 with the ``Validation
-    failed: ...`` line, and the task is FAILED against the agent as a
-    synchronous schema failure would be (its cooldown included);
-11. accepted: ``200 {"accepted": true}``; the task SUCCEEDED via callback,
-    the agent's success recorded, and the run advanced.
+6. ``Task <id> is not in RUNNING state`` (400; also for late completions);
+7. the output must pass the phase schema: else 400 with the ``Validation
+   failed: ...`` line, and the task is FAILED against the agent as a
+   synchronous schema failure would be (its cooldown included);
+8. accepted: ``200 {"accepted": true}``; the task SUCCEEDED via callback,
+   the agent's success recorded, and the run advanced.
 
-Why the transport cap sits at four times the output limit: an output at the
-limit may arrive written with ``\\u`` escapes (up to three times its compact
-UTF-8 size) and indented, inside the envelope; it must reach step 3, so that
-an output over the limit is told so with the seed's 400 and not cut off with
-a 413. Only a body well past what a completion needs is refused unread.
-
-Why this order: steps 1-3 judge only the caller's own body. Steps 4-6 are
-needed to find the key the signature is checked with, so they can tell a
-caller without the key whether a taskId exists and what kind of task it is,
-which is what the seed's messages say; UUIDv7 task ids are not guessable and
-say nothing else. Everything about a task's *state* (already completed,
-replayed, timed out, ended) comes only after the signature verified, so
-only the agent the task was sent to learns it. Steps 8-11 happen in one
-transaction with a conditional update RUNNING -> SUCCEEDED (or FAILED), so of
-two concurrent submissions exactly one is recorded: the other is told it is
-a replay (same signature) or that the task is no longer RUNNING.
+Why this order: steps 1-3 judge only the caller's own body, and tell it
+nothing it did not send. Then the signature, before anything about the
+task is told: the key it is checked with is the agent's, found only through
+the task, so a task that does not exist, one not dispatched to an external
+agent and one whose agent is gone have no key, and are checked against a
+dummy key instead, sealed as agents' keys are and opened the same way. A
+caller without the key therefore gets the same 401, with the same body and
+after the same work, whether the taskId exists or not: the seed's 400s
+``Task <id> not found``, ``Task <id> was not dispatched to an external
+agent`` and ``Agent not found for this task`` are never given, since they
+would tell an unauthenticated caller which task ids exist. Everything about
+a task's *state* (already completed, replayed, timed out, ended) comes only
+after the signature verified, so only the agent the task was sent to learns
+it. Steps 5-8 happen in one transaction with a conditional update RUNNING ->
+SUCCEEDED (or FAILED), so of two concurrent submissions exactly one is
+recorded: the other is told it is a replay (same signature) or that the task
+is no longer RUNNING.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -58,7 +58,6 @@ from typing import Any, Final
 from sqlalchemy import select
 
 from palaestra.engine.batcher import Batcher
-from palaestra.engine.runs.house import HOUSE_EXECUTORS
 from palaestra.engine.runs.recorder import Finish, Recorder, Verdict
 from palaestra.errors import PalaestraError
 from palaestra.platform import Platform
@@ -167,16 +166,16 @@ class CompletionDesk:
         self.recorder = recorder
         self.kick = kick
         self._lookups: Batcher[str, _Task | None] = Batcher(partial(_read_tasks, platform))
+        # Known to nobody, not even this process after start: no signature verifies with it.
+        self._dummy_sealed = platform.vault.seal(secrets.token_urlsafe(32))
 
-    async def _find(self, task_id: str) -> tuple[_Task, str]:
+    async def _key(self, task_id: str) -> tuple[_Task | None, str]:
+        """The task, and the key its completion must be signed with: its agent's, or, for a
+        task without one (unknown, the house's, its agent gone), the dummy key, so that the
+        answer and the work done are those of a wrong signature."""
         task = await self._lookups.submit(task_id)
-        if task is None:
-            raise _bad(f"Task {task_id} not found", "task-not-found")
-        if task.agent_id is None and task.executor in HOUSE_EXECUTORS:
-            raise _bad(f"Task {task_id} was not dispatched to an external agent", "not-external")
-        # An external task whose agent was deleted keeps its executor but loses its agent_id.
-        if task.agent_id is None or task.key_sealed is None:
-            raise _bad("Agent not found for this task", "agent-not-found")
+        if task is None or task.agent_id is None or task.key_sealed is None:
+            return None, self.platform.vault.open(self._dummy_sealed)
         return task, self.platform.vault.open(task.key_sealed)
 
     async def complete(
@@ -192,7 +191,7 @@ class CompletionDesk:
             raise _bad("taskId in body must match path parameter", "task-id-mismatch")
         if len(dumps(body.output)) > RESPONSE_CAP_BYTES:
             raise _bad(_OVERSIZED, "output-too-large")
-        task, key = await self._find(task_id)
+        task, key = await self._key(task_id)
         target = signature_target(completion_url(platform.settings.public_url, task_id))
         try:
             verify(key, target, raw, signature, timestamp, platform.clock.now())
@@ -203,6 +202,8 @@ class CompletionDesk:
             ):
                 raise _denied(exc.message, "invalid-timestamp") from None
             raise _denied(_BAD_SIGNATURE, "invalid-signature") from None
+        if task is None:  # pragma: no cover - verified against the dummy key: never
+            raise _denied(_BAD_SIGNATURE, "invalid-signature")
         assert signature is not None  # verified
         phase = Phase(task.phase)
         now = platform.clock.now()

@@ -1,0 +1,65 @@
+"""Forms that carry the owner's token: where they may come from, and the page that refuses them.
+
+The token is posted with each form and never put in a cookie, so a forged
+cross-site form has nothing to ride on; a POST whose ``Origin`` is another
+site is refused as well.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+from urllib.parse import urlsplit
+
+from fastapi import Form, Request
+from starlette.responses import Response
+
+from palaestra.errors import Forbidden, NotFound, PalaestraError, Unauthorized
+from palaestra.platform import Platform
+from palaestra.web.reasons import Audience, audience_of
+from palaestra.web.rendering import render
+
+__all__ = ["FormText", "cross_site", "htmx", "owner_view", "refused", "same_origin"]
+
+FormText = Annotated[str, Form(max_length=4000)]
+
+
+def same_origin(request: Request) -> bool:
+    """True unless the browser says the form came from another site."""
+    origin = request.headers.get("origin")
+    if origin is None:
+        return True  # not sent by every client; the token is required all the same
+    return urlsplit(origin).netloc == request.headers.get("host")
+
+
+def cross_site(request: Request) -> Response:
+    return render(
+        request,
+        "error.html",
+        403,
+        title="Refused",
+        message="This form was sent from another site. Open the page here and submit it again.",
+    )
+
+
+def htmx(request: Request) -> bool:
+    return request.headers.get("hx-request") == "true"
+
+
+def refused(request: Request, exc: PalaestraError) -> Response:
+    """The page for a token that does not open the owner's view, or for an agent not there."""
+    status = 404 if isinstance(exc, NotFound) else 401 if isinstance(exc, Unauthorized) else 403
+    if not isinstance(exc, NotFound | Unauthorized | Forbidden):
+        status = 400
+    return render(request, "error.html", status, title="Refused", message=exc.message)
+
+
+async def owner_view(
+    request: Request, platform: Platform, agent_id: str, token: str
+) -> Audience | Response:
+    """The audience a posted ``token`` opens for the agent's pages, or the page refusing it."""
+    if not same_origin(request):
+        return cross_site(request)
+    try:
+        return await audience_of(platform, token, agent_id)
+    except PalaestraError as exc:
+        return refused(request, exc)
