@@ -624,6 +624,24 @@ async def test_the_background_referee_plays_a_match_posted_to_the_api(platform: 
     assert summary(body) == ("SCORED", "defender", "utility", 6)
 
 
+async def against_stored_model(arena: Platform, **stored: Any) -> tuple[dict[str, Any], ChatServer]:
+    """A match against a model defender whose stored row is then given ``stored`` (as a
+    row written before today's checks could be): its transcript, and the model's server."""
+    chat = ChatServer()
+    async with running(arena) as api, serve(chat) as provider, serve(CageHarness(injects)) as h:
+        alice, bob = await api.owner("alice"), await api.owner("bob")
+        model = {"base_url": provider.url("/v1"), "model": "tiny-1", "api_key": MODEL_KEY}
+        defender = await create_fighter(api, bob, "model", model=model)
+        async with arena.db.session() as session, session.begin():
+            await session.execute(
+                update(Agent).where(Agent.id == defender.fighter_id).values(**stored)
+            )
+        attacker = await register(api, alice, h.url("/"))
+        match_id = await start(api, alice, attacker.fighter_id, defender.fighter_id)
+        await drain(arena)
+        return await transcript(api, match_id), chat
+
+
 @pytest.mark.parametrize(
     "base_url",
     ["https://a..com/v1", f"https://{'a' * 64}.com/v1", "https://exa mple.com/v1"],
@@ -634,21 +652,9 @@ async def test_a_model_entrants_unusable_url_is_its_own_failed_turn(
 ) -> None:
     """A base URL stored before URLs were checked as they are now, or that cannot be
     resolved, fails the entrant's turns; it is not the arena's fault."""
-    chat = ChatServer()
-    async with running(arena) as api, serve(chat) as provider, serve(CageHarness(injects)) as h:
-        alice, bob = await api.owner("alice"), await api.owner("bob")
-        model = {"base_url": provider.url("/v1"), "model": "tiny-1", "api_key": MODEL_KEY}
-        defender = await create_fighter(api, bob, "model", model=model)
-        async with arena.db.session() as session, session.begin():
-            await session.execute(
-                update(Agent)
-                .where(Agent.id == defender.fighter_id)
-                .values(provider={"base_url": base_url, "model": "tiny-1"})
-            )
-        attacker = await register(api, alice, h.url("/"))
-        match_id = await start(api, alice, attacker.fighter_id, defender.fighter_id)
-        await drain(arena)
-        body = await transcript(api, match_id)
+    body, chat = await against_stored_model(
+        arena, provider={"base_url": base_url, "model": "tiny-1"}
+    )
     assert summary(body) == ("SCORED", "attacker", "forfeit", 4)
     assert body["turns"][1]["status"] == "FAILED"
     assert "arena fault" not in (body["turns"][1]["reason"] or "")
@@ -656,21 +662,7 @@ async def test_a_model_entrants_unusable_url_is_its_own_failed_turn(
 
 
 async def test_a_model_key_the_arena_cannot_open_voids_the_match(arena: Platform) -> None:
-    chat = ChatServer()
-    async with running(arena) as api, serve(chat) as provider, serve(CageHarness(injects)) as h:
-        alice, bob = await api.owner("alice"), await api.owner("bob")
-        model = {"base_url": provider.url("/v1"), "model": "tiny-1", "api_key": MODEL_KEY}
-        defender = await create_fighter(api, bob, "model", model=model)
-        async with arena.db.session() as session, session.begin():
-            await session.execute(
-                update(Agent)
-                .where(Agent.id == defender.fighter_id)
-                .values(provider_key_sealed="not-a-sealed-key")
-            )
-        attacker = await register(api, alice, h.url("/"))
-        match_id = await start(api, alice, attacker.fighter_id, defender.fighter_id)
-        await drain(arena)
-        body = await transcript(api, match_id)
+    body, chat = await against_stored_model(arena, provider_key_sealed="not-a-sealed-key")
     assert summary(body) == ("VOIDED", None, None, 2)
     assert body["turns"][1]["reason"].startswith("arena fault: ")
     assert chat.requests == []
