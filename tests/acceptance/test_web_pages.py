@@ -76,7 +76,9 @@ def test_the_flaky_agent_shows_why_it_failed(
     page.goto(demo.base + "/agents")
     page.get_by_role("link", name="scout-beacon").click()
     expect(page.locator("h1")).to_have_text("scout-beacon")
-    expect(page.locator("#failures")).to_contain_text("flaky on purpose: this GET fails")
+    # The public page names the failure's kind and status, never what the agent sent.
+    expect(page.locator("#failures")).to_contain_text("External agent responded with 503")
+    expect(page.locator("#failures")).not_to_contain_text("flaky on purpose")
     expect(page.locator("#latency svg.chart.wide .pt-fail").first).to_be_attached()
     expect(page.locator("#latency svg.chart.wide .pt-ok").first).to_be_attached()
     expect(page.locator("#status svg.strip rect").first).to_be_attached()
@@ -98,9 +100,8 @@ def test_the_sloppy_agent_shows_its_failed_wizard(
     wizard = page.locator("#wizard")
     expect(wizard).to_have_attribute("data-state", "failed")
     expect(wizard.locator('[data-check="simulation:required-fields"]')).to_have_class("check fail")
-    expect(wizard.locator('[data-check="simulation:required-fields"]')).to_contain_text(
-        "Missing proposed_solution"
-    )
+    required = wizard.locator('[data-check="simulation:required-fields"]')
+    expect(required).to_contain_text("Validation failed")  # the public form of the reason
     forged = wizard.locator('[data-check="tampered-signature"]')
     expect(forged).to_have_class("check warn")  # advisory: a warning, not a failure
     expect(forged).to_contain_text("accepts forged signatures")
