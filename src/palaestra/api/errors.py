@@ -6,6 +6,7 @@ import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import InterfaceError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from palaestra.errors import (
@@ -14,6 +15,7 @@ from palaestra.errors import (
     InvalidRequest,
     NotFound,
     PalaestraError,
+    StoreClosed,
     Unauthorized,
 )
 
@@ -54,7 +56,19 @@ _HTTP_CODES = {
     415: "unsupported-media-type",
     422: "invalid-request",
     429: "too-many-requests",
+    503: "unavailable",
 }
+
+#: The store's connection was lost (a database restart, a dropped connection) or the
+#: store is shutting down: nothing was done, and the same request can be sent again.
+_STORE_LOST = (OperationalError, InterfaceError, StoreClosed)
+
+
+def _unavailable(exc: Exception) -> JSONResponse:
+    log.warning("the store is unavailable", error=type(exc).__name__)
+    response = error_response(503, "The store is unavailable; try again", "unavailable")
+    response.headers["Retry-After"] = "1"
+    return response
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -65,6 +79,8 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(PalaestraError)
     async def _palaestra_error(_request: Request, exc: PalaestraError) -> JSONResponse:
         status = next((s for cls, s in _STATUS.items() if isinstance(exc, cls)), None)
+        if isinstance(exc, StoreClosed):
+            return _unavailable(exc)
         if status is None:
             log.error("unhandled platform error", error=str(exc), type=type(exc).__name__)
             return error_response(500, "Internal error", "internal")
@@ -86,5 +102,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _crash(_request: Request, exc: Exception) -> JSONResponse:
+        if isinstance(exc, _STORE_LOST):
+            return _unavailable(exc)
         log.exception("unhandled error", type=type(exc).__name__)
         return error_response(500, "Internal error", "internal")
