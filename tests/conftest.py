@@ -14,6 +14,11 @@ import pytest
 
 pytest_plugins = ["tests.integration.platform_fixtures"]
 
+# With the `local` extra installed the house would answer with the local model everywhere; the
+# tests that are about it turn it on (tests/local_model.py), every other test, and every server
+# and CLI process the tests start, keeps the fast deterministic baseline.
+os.environ.setdefault("PALAESTRA_LOCAL_MODEL_ENABLED", "false")
+
 POSTGRES_URL = os.environ.get(
     "PALAESTRA_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 )

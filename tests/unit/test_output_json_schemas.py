@@ -1,0 +1,69 @@
+"""The JSON Schemas the local model generates under: what they accept, the validators accept."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from palaestra.protocol import Phase, SchemaViolation, validate_output
+from palaestra.protocol.output_json_schemas import MAX_TEXT_CHARS, output_json_schema
+
+CANDIDATE = "cand-1"
+
+
+def smallest(schema: dict[str, Any], text: str = "x") -> Any:
+    """The smallest instance of ``schema``: required keys only, minimum items, first choices."""
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema["type"]
+    if kind == "object":
+        return {key: smallest(schema["properties"][key], text) for key in schema["required"]}
+    if kind == "array":
+        return [smallest(schema["items"], text) for _ in range(max(schema["minItems"], 1))]
+    if kind == "boolean":
+        return False
+    assert kind == "string"
+    return text
+
+
+def texts(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every string schema inside ``schema``."""
+    found = [schema] if schema.get("type") == "string" else []
+    children = [*schema.get("properties", {}).values()]
+    if "items" in schema:
+        children.append(schema["items"])
+    for child in children:
+        found += texts(child)
+    return found
+
+
+@pytest.mark.parametrize("phase", list(Phase))
+def test_the_smallest_answer_of_every_schema_is_valid(phase: Phase) -> None:
+    candidate = None if phase is Phase.SCOUT else CANDIDATE
+    validate_output(phase, smallest(output_json_schema(phase, candidate)), candidate)
+
+
+@pytest.mark.parametrize("phase", list(Phase))
+def test_a_blank_text_is_outside_the_schema_and_invalid(phase: Phase) -> None:
+    candidate = None if phase is Phase.SCOUT else CANDIDATE
+    schema = output_json_schema(phase, candidate)
+    patterns = {s["pattern"] for s in texts(schema)}
+    assert patterns
+    for pattern in patterns:
+        assert re.fullmatch(pattern, "A plan for bakeries")
+        for bad in (" ", "  leading space", "\u00a0x", 'a "quote"', "back\\slash", "line\nbreak"):
+            assert not re.fullmatch(pattern, bad), (pattern, bad)
+    assert not re.fullmatch(pattern, "x" * (MAX_TEXT_CHARS + 1))
+    with pytest.raises(SchemaViolation):
+        validate_output(phase, smallest(schema, " "), candidate)
+
+
+@pytest.mark.parametrize("phase", [Phase.BUILD, Phase.VERIFY, Phase.CRITIQUE])
+def test_the_dispatched_candidate_is_fixed_in_the_schema(phase: Phase) -> None:
+    assert output_json_schema(phase, CANDIDATE)["properties"]["candidate_id"] == {
+        "const": CANDIDATE
+    }
