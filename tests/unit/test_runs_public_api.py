@@ -75,6 +75,7 @@ EXPORTS = {
         "HOUSE_MODEL",
         "HouseAgent",
         "HouseAnswer",
+        "HouseModel",
         "HouseTask",
         "baseline_output",
     },

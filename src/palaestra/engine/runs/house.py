@@ -2,23 +2,27 @@
 
 With a house model configured (``PALAESTRA_HOUSE_*``), the slot's production
 messages go to it through :class:`~palaestra.providers.ChatProvider`, which
-asks for JSON and retries once with the validation error. Without one, or
-when the model fails in any way, ``house-baseline`` answers with the plain,
-deterministic outputs of :mod:`palaestra.rules.house_answers`, so a run
-always completes.
+asks for JSON and retries once with the validation error. Without one, the
+local model answers when the ``local`` extra is installed
+(:class:`~palaestra.providers.local.LocalModel`, under the grammar of the
+phase's JSON Schema). Without either, or when the model fails in any way,
+``house-baseline`` answers with the plain, deterministic outputs of
+:mod:`palaestra.rules.house_answers`, so a run always completes.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
 from palaestra.egress import EgressClient
-from palaestra.protocol import validate_output
-from palaestra.providers import ChatProvider
+from palaestra.protocol import Phase, validate_output
+from palaestra.providers import ChatProvider, Completion
+from palaestra.providers.local import find_local_model, shared_local_model
 from palaestra.rules.house_answers import (
     BASELINE,
     HOUSE_EXECUTORS,
@@ -35,6 +39,7 @@ __all__ = [
     "HOUSE_MODEL",
     "HouseAgent",
     "HouseAnswer",
+    "HouseModel",
     "HouseTask",
     "baseline_output",
 ]
@@ -52,18 +57,36 @@ class HouseAnswer:
     note: str | None = None  # why the model was not used, when it was configured
 
 
-class HouseAgent:
-    """Serves house slots: the configured house model, else (or on its failure) the baseline."""
+class HouseModel(Protocol):
+    """What the house asks of a model: a validated phase output and what it cost."""
 
-    def __init__(self, provider: ChatProvider | None = None) -> None:
+    async def json_output(
+        self,
+        phase: Phase,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        candidate_id: str | None,
+        deadline: float,
+    ) -> tuple[dict[str, Any], list[Completion]]: ...
+
+
+class HouseAgent:
+    """Serves house slots: the configured house model, else the local model when installed,
+    else (or on the model's failure) the baseline."""
+
+    def __init__(self, provider: HouseModel | None = None) -> None:
         self.provider = provider
 
     @classmethod
     def from_settings(cls, settings: Settings, egress: EgressClient) -> HouseAgent:
-        if not settings.house_base_url or not settings.house_model:
-            return cls(None)
-        key = settings.house_api_key.get_secret_value() if settings.house_api_key else None
-        return cls(ChatProvider(egress, settings.house_base_url, settings.house_model, key))
+        if settings.house_base_url and settings.house_model:
+            key = settings.house_api_key.get_secret_value() if settings.house_api_key else None
+            return cls(ChatProvider(egress, settings.house_base_url, settings.house_model, key))
+        if settings.local_model_enabled:
+            local = find_local_model(settings.local_model_path)
+            if local.path is not None:
+                return cls(shared_local_model(local.path))
+        return cls(None)
 
     async def answer(self, task: HouseTask) -> HouseAnswer:
         """An output that passes the phase's schema; never raises for the model's faults."""
