@@ -181,7 +181,11 @@ async def test_every_configured_class_is_accepted_and_only_those(platform: Platf
         ) == (400, invalid("class must be one of lab"))
 
 
-MODEL_RULE = "model (base_url, model, api_key) is required for, and only for, entrant type model"
+MODEL_RULE = (
+    "model (base_url, model, api_key; or model local alone) is required for, and only for, "
+    "entrant type model"
+)
+REMOTE_RULE = "model.base_url and model.api_key are required for a remote model"
 
 
 #: Creation requests that must be refused, with the exact answer.
@@ -212,7 +216,15 @@ REFUSED: list[tuple[dict[str, Any], tuple[int, dict[str, str]]]] = [
             "class": "rogue",
             "model": {"base_url": "https://llm.example", "model": "m"},
         },
-        (422, invalid("model.api_key: Field required")),
+        (400, invalid(REMOTE_RULE)),
+    ),
+    (
+        {"entrant_type": "model", "class": "rogue", "model": {"model": "m", "api_key": "k"}},
+        (400, invalid(REMOTE_RULE)),
+    ),
+    (
+        {"entrant_type": "model", "class": "rogue", "model": {**MODEL, "model": "local"}},
+        (400, invalid("model local runs in the arena: give no base_url or api_key")),
     ),
     (
         {"entrant_type": "model", "class": "rogue", "model": {**MODEL, "base_url": "ftp://x"}},

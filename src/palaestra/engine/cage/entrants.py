@@ -10,17 +10,27 @@ match instead of scoring it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from palaestra.clock import Clock
 from palaestra.egress import EgressClient
 from palaestra.engine.cage.fighters import EntrantType
 from palaestra.errors import EntrantMisconfigured
 from palaestra.platform import Platform
-from palaestra.protocol import TurnRequest, UserAgent, dumps, idempotency_key, turn_problem
+from palaestra.protocol import Side, TurnRequest, UserAgent, dumps, idempotency_key, turn_problem
 from palaestra.protocol.constants import IDEMPOTENCY_HEADER
-from palaestra.providers import ChatProvider, ProviderFailed
+from palaestra.providers import ChatProvider, Completion, ProviderFailed
+from palaestra.providers.local import (
+    LOCAL_MODEL,
+    LocalChat,
+    LocalModelFile,
+    find_local_model,
+    shared_local_model,
+)
 from palaestra.rules.cage_baseline import BASELINE_NAME, baseline_move
+from palaestra.rules.cage_house import HOUSE_SYSTEM_PROMPTS
 from palaestra.rules.cage_material import Material
 from palaestra.rules.cage_payloads import SYSTEM_PROMPT
 from palaestra.settings import Settings
@@ -28,6 +38,7 @@ from palaestra.store.models import Agent
 
 __all__ = [
     "BaselineEntrant",
+    "ChatModel",
     "Entrant",
     "FighterFacts",
     "HarnessEntrant",
@@ -92,29 +103,41 @@ class HarnessEntrant:
         return Move(result.data["message"], None, result.latency_ms)
 
 
+class ChatModel(Protocol):
+    """A model that answers a conversation: a remote provider or the local model."""
+
+    async def complete(
+        self, messages: Sequence[Mapping[str, str]], *, deadline: float
+    ) -> Completion: ...
+
+
 @dataclass(frozen=True, slots=True)
 class ModelEntrant:
-    """A chat model: the payload as the user message under the fixed system prompt.
+    """A chat model: the payload as the user message under a system prompt.
 
-    ``house`` marks the arena's own model, whose failures are the arena's.
+    A ``model`` entrant plays under the fixed, minimal prompt; the house under its own
+    defence and attack prompts (``system_prompts``). ``house`` marks the arena's own
+    model, whose failures are the arena's.
     """
 
-    provider: ChatProvider
+    provider: ChatModel
+    clock: Clock
     house: bool = False
+    system_prompts: Mapping[Side, str] | None = None
 
     async def move(self, request: TurnRequest) -> Move:
-        clock = self.provider.egress.clock
-        started = clock.monotonic()
+        started = self.clock.monotonic()
+        prompts = self.system_prompts or {}
         messages = [
-            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "system", "content": prompts.get(request.side, SYSTEM_PROMPT)},
             {"role": "user", "content": request.payload},
         ]
         try:
             completion = await self.provider.complete(messages, deadline=request.deadline_ms / 1000)
         except ProviderFailed as exc:
-            latency = (clock.monotonic() - started) * 1000
+            latency = (self.clock.monotonic() - started) * 1000
             return Move(None, exc.message, latency, arena_fault=self.house)
-        return Move(completion.content, None, (clock.monotonic() - started) * 1000)
+        return Move(completion.content, None, (self.clock.monotonic() - started) * 1000)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,15 +154,33 @@ def _house_configured(settings: Settings) -> bool:
     return bool(settings.house_base_url and settings.house_model)
 
 
+def _local(settings: Settings) -> LocalModelFile:
+    if not settings.local_model_enabled:
+        return LocalModelFile(None, "", "the local model is turned off")
+    return find_local_model(settings.local_model_path)
+
+
 def executor_of(settings: Settings, fighter: Agent) -> str:
     """Who plays for ``fighter``: ``harness``, ``model:<name>``, ``house:<name>`` or baseline."""
     if fighter.entrant_type == EntrantType.HARNESS:
         return EntrantType.HARNESS.value
     if fighter.entrant_type == EntrantType.MODEL:
-        return f"model:{(fighter.provider or {}).get('model', '?')}"
+        model = (fighter.provider or {}).get("model", "?")
+        if model == LOCAL_MODEL:
+            return f"model:{_local(settings).model_id or LOCAL_MODEL}"
+        return f"model:{model}"
     if _house_configured(settings):
         return f"house:{settings.house_model}"
+    if (local := _local(settings)).path is not None:
+        return f"house:{local.model_id}"
     return BASELINE_NAME
+
+
+def _local_model_entrant(platform: Platform, fighter: FighterFacts) -> ModelEntrant:
+    local = _local(platform.settings)
+    if local.path is None:
+        raise EntrantMisconfigured(f"fighter {fighter.id} plays the local model: {local.problem}")
+    return ModelEntrant(LocalChat(shared_local_model(local.path)), platform.clock)
 
 
 def entrant_for(platform: Platform, fighter: FighterFacts, material: Material) -> Entrant:
@@ -152,19 +193,32 @@ def entrant_for(platform: Platform, fighter: FighterFacts, material: Material) -
         return HarnessEntrant(platform.egress, fighter.endpoint_url)
     if kind == EntrantType.MODEL:
         provider = fighter.provider or {}
+        if provider.get("model") == LOCAL_MODEL:
+            return _local_model_entrant(platform, fighter)
         if fighter.provider_key_sealed is None or "base_url" not in provider:
             raise EntrantMisconfigured(f"fighter {fighter.id} has no model provider")
         key = platform.vault.open(fighter.provider_key_sealed)
         return ModelEntrant(
-            ChatProvider(platform.egress, provider["base_url"], provider["model"], key)
+            ChatProvider(platform.egress, provider["base_url"], provider["model"], key),
+            platform.clock,
         )
     if kind == EntrantType.HOUSE:
-        settings = platform.settings
-        if not _house_configured(settings):
-            return BaselineEntrant(material)
-        house_key = settings.house_api_key.get_secret_value() if settings.house_api_key else None
-        house = ChatProvider(
-            platform.egress, settings.house_base_url or "", settings.house_model or "", house_key
-        )
-        return ModelEntrant(house, house=True)
+        return _house_entrant(platform, material)
     raise EntrantMisconfigured(f"fighter {fighter.id} has an unknown entrant type {kind!r}")
+
+
+def _house_entrant(platform: Platform, material: Material) -> Entrant:
+    """The operator's house model, else the local model under the house prompts, else the
+    baseline."""
+    settings = platform.settings
+    if _house_configured(settings):
+        key = settings.house_api_key.get_secret_value() if settings.house_api_key else None
+        house = ChatProvider(
+            platform.egress, settings.house_base_url or "", settings.house_model or "", key
+        )
+        return ModelEntrant(house, platform.clock, house=True)
+    local = _local(settings)
+    if local.path is None:
+        return BaselineEntrant(material)
+    chat = LocalChat(shared_local_model(local.path))
+    return ModelEntrant(chat, platform.clock, house=True, system_prompts=HOUSE_SYSTEM_PROMPTS)

@@ -16,6 +16,7 @@ from palaestra.platform import Platform
 from palaestra.protocol import ChallengeRequest, UserAgent, challenge_problem, dumps
 from palaestra.protocol.constants import CHALLENGE_TIMEOUT_S, Arena
 from palaestra.protocol.urls import require_url
+from palaestra.providers.local import LOCAL_MODEL
 from palaestra.rules.status import Status
 from palaestra.security import hash_token, new_token, token_matches
 from palaestra.store.models import Agent
@@ -39,9 +40,11 @@ class EntrantType(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class ModelConfig:
-    base_url: str
+    """A remote model, or ``model="local"`` (no URL, no key) for the local model."""
+
+    base_url: str | None
     model: str
-    api_key: str
+    api_key: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,20 +76,10 @@ async def create_fighter(
         raise InvalidRequest(f"class must be one of {allowed}")
     if (kind is EntrantType.MODEL) != (model is not None):
         raise InvalidRequest(
-            "model (base_url, model, api_key) is required for, and only for, entrant type model"
+            "model (base_url, model, api_key; or model local alone) is required for, and only "
+            "for, entrant type model"
         )
-    provider = None
-    provider_key = None
-    if model is not None:
-        if not model.model.strip():
-            raise InvalidRequest("model.model must not be empty")
-        base_url = require_url("model.base_url", model.base_url)
-        try:
-            platform.settings.egress_policy.target(base_url)
-        except EgressRefused as exc:
-            raise InvalidRequest(f"model.base_url is refused by the egress policy: {exc}") from None
-        provider = {"base_url": base_url.rstrip("/"), "model": model.model}
-        provider_key = platform.vault.seal(model.api_key)
+    provider, provider_key = _model_provider(platform, model)
     claim_code = new_token("claim")
     now = platform.clock.now()
     fighter = Agent(
@@ -110,6 +103,30 @@ async def create_fighter(
     async with platform.db.session() as session, session.begin():
         session.add(fighter)
     return FighterCreated(fighter, claim_code)
+
+
+def _model_provider(
+    platform: Platform, model: ModelConfig | None
+) -> tuple[dict[str, str] | None, str | None]:
+    """The stored provider of a ``model`` entrant and its sealed key."""
+    if model is None:
+        return None, None
+    if not model.model.strip():
+        raise InvalidRequest("model.model must not be empty")
+    if model.model == LOCAL_MODEL:
+        if model.base_url or model.api_key:
+            raise InvalidRequest("model local runs in the arena: give no base_url or api_key")
+        return {"model": LOCAL_MODEL}, None
+    if not model.base_url or not model.api_key:
+        raise InvalidRequest("model.base_url and model.api_key are required for a remote model")
+    base_url = require_url("model.base_url", model.base_url)
+    try:
+        platform.settings.egress_policy.target(base_url)
+    except EgressRefused as exc:
+        raise InvalidRequest(f"model.base_url is refused by the egress policy: {exc}") from None
+    return {"base_url": base_url.rstrip("/"), "model": model.model}, platform.vault.seal(
+        model.api_key
+    )
 
 
 async def get_fighter(platform: Platform, fighter_id: str) -> Agent:
