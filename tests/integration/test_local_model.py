@@ -1,0 +1,108 @@
+"""Real inference with the local model (the ``local`` extra): a run and a match, generated.
+
+The model is loaded once per test process. Without llama-cpp-python or the model package
+these tests are skipped with the reason; under CI they must run. They run on SQLite only:
+what they test is the model's side, and every answer costs seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from palaestra.engine.accounts import Caller
+from palaestra.engine.runs.driver import RunDriver
+from palaestra.engine.runs.service import start_run
+from palaestra.platform import Platform
+from palaestra.protocol import Phase, validate_output
+from palaestra.providers.local import LocalModel, find_local_model, shared_local_model
+from palaestra.settings import Settings
+from tests.conftest import require
+from tests.integration.platform_fixtures import running
+from tests.integration.run_support import add_owner, run_row, tasks_of
+from tests.integration.test_matches import create_fighter, drain, start, summary, transcript
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.local_model]
+
+ONE_SCOUT = {"scouts": 1, "shortlist": 1, "builds": 1, "verifies": 1, "critiques": 1}
+
+
+@pytest.fixture(scope="session")
+def local_model() -> LocalModel:
+    """The process's one local model, loaded (once) before the first test that needs it."""
+    found = find_local_model(None)
+    require("the local model (pip install '.[local]')", found.path is not None, found.problem or "")
+    assert found.path is not None
+    model = shared_local_model(found.path)
+    seconds = asyncio.run(model.load())
+    print(f"local model {model.model_id} loaded in {seconds:.1f}s")
+    return model
+
+
+@pytest.fixture
+def database_url(tmp_path: Path) -> str:
+    return f"sqlite+aiosqlite:///{tmp_path / 'palaestra.db'}"
+
+
+@pytest.fixture
+def settings(settings: Settings, local_model: LocalModel) -> Settings:
+    return settings.model_copy(
+        update={
+            "local_model_enabled": True,
+            "referee_enabled": False,
+            "cage_turn_deadline_ms": 30_000,
+        }
+    )
+
+
+@pytest.fixture
+async def driver(platform: Platform) -> AsyncIterator[RunDriver]:
+    runs = RunDriver(platform)
+    yield runs
+    await runs.close()
+
+
+async def test_with_no_agents_the_local_house_answers_every_slot_valid(
+    platform: Platform, driver: RunDriver, local_model: LocalModel
+) -> None:
+    started = time.monotonic()
+    run = await start_run(
+        platform, Caller(await add_owner(platform)), "Help bakeries waste less", sizes=ONE_SCOUT
+    )
+    await driver.drain(run.id, within_s=300)
+    tasks = await tasks_of(platform, run.id)
+    assert (await run_row(platform, run.id)).status == "COMPLETED"
+    assert [t.phase for t in tasks] == ["SCOUT", "BUILD", "VERIFY", "CRITIQUE"]
+    for task in tasks:
+        assert (task.status, task.executor, task.reason) == ("SUCCEEDED", "house-model", None)
+        assert task.model_id == local_model.model_id == "gemma-3-270m-q4_k_m"
+        assert (task.prompt_tokens or 0) > 100
+        assert (task.completion_tokens or 0) > 10
+        validate_output(Phase(task.phase), task.output, task.candidate_id)
+    print(f"4 answers in {time.monotonic() - started:.1f}s")
+
+
+async def test_a_local_model_entrant_plays_the_local_house_and_is_judged(
+    platform: Platform, local_model: LocalModel
+) -> None:
+    async with running(platform) as api:
+        alice, bob = await api.owner("alice"), await api.owner("bob")
+        model = await create_fighter(api, alice, "model", model={"model": "local"})
+        house = await create_fighter(api, bob, "house")
+        match_id = await start(api, alice, model.fighter_id, house.fighter_id)
+        await drain(platform)
+        body = await transcript(api, match_id)
+    status, outcome, _decided_by, turns = summary(body)
+    assert status == "SCORED", body
+    assert outcome in {"attacker", "defender", "draw"}
+    assert body["attacker"]["executor"] == f"model:{local_model.model_id}"
+    assert body["defender"]["executor"] == f"house:{local_model.model_id}"
+    played = [t for t in body["turns"] if t["status"] == "OK"]
+    assert played
+    assert all(t["message"].strip() for t in played)
+    assert len({t["message"] for t in played}) > 1  # generated, not one template
+    assert 1 <= turns <= 6
