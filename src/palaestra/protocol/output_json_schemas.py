@@ -32,7 +32,7 @@ from palaestra.protocol.schema_tables import (
 __all__ = ["MAX_ITEMS", "MAX_TEXT_CHARS", "output_json_schema"]
 
 #: The longest text a generated answer holds, in characters.
-MAX_TEXT_CHARS: Final = 160
+MAX_TEXT_CHARS: Final = 100
 #: The most items a generated array holds.
 MAX_ITEMS: Final = 2
 #: Aspects a generated critique may adjust the score for (each -20 to 20).

