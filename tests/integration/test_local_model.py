@@ -16,10 +16,12 @@ import pytest
 
 from palaestra.engine.accounts import Caller
 from palaestra.engine.runs.driver import RunDriver
+from palaestra.engine.runs.house import HouseAgent, HouseTask
 from palaestra.engine.runs.service import start_run
 from palaestra.platform import Platform
 from palaestra.protocol import Phase, validate_output
 from palaestra.providers.local import LocalModel, find_local_model, shared_local_model
+from palaestra.rules.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS, messages_for
 from palaestra.settings import Settings
 from tests.conftest import require
 from tests.integration.platform_fixtures import running
@@ -84,6 +86,17 @@ async def test_with_no_agents_the_local_house_answers_every_slot_valid(
         assert (task.completion_tokens or 0) > 10
         validate_output(Phase(task.phase), task.output, task.candidate_id)
     print(f"4 answers in {time.monotonic() - started:.1f}s")
+
+
+async def test_different_goals_give_different_scout_titles(local_model: LocalModel) -> None:
+    house = HouseAgent(local_model)
+    titles = []
+    for goal in ("Help dentists fill cancelled appointments", "Sell used bicycles to students"):
+        messages = messages_for(Phase.SCOUT, LAUNCHPADS[DEFAULT_LAUNCHPAD], goal)
+        answer = await house.answer(HouseTask(Phase.SCOUT, goal, messages, 30.0))
+        assert (answer.executor, answer.note) == ("house-model", None)
+        titles.append(answer.output["candidate_title"])
+    assert titles[0] != titles[1]
 
 
 async def test_a_local_model_entrant_plays_the_local_house_and_is_judged(
