@@ -107,12 +107,13 @@ def char_classes(text: str) -> bytes:
 
 #: What an encoding looks like and prose does not, as adjacent character classes: base64
 #: mixes case, or letters and digits, inside a word; base32 has digits beside capitals, or
-#: eight capitals in a row; hex has digits beside letters, or eight digits in a row;
-#: base85 a mark beside capitals and beside digits. A text without its sign is not decoded.
+#: eight capitals in a row; hex has digits beside letters, eight digits in a row, or four
+#: pairs of them;
+#: base85 see below. A text without its sign is not decoded.
 _SIGNS: Final = {
     "base64": (b"lu", b"ld", b"dl", b"du", b"ud", b"uul"),
     "base32": (b"ud", b"du", b"ld", b"dl", b"uuuuuuuu"),
-    "hex": (b"ld", b"dl", b"ud", b"du", b"dddddddd"),
+    "hex": (b"ld", b"dl", b"ud", b"du", b"dddddddd", b"ddsddsddsdd"),
 }
 
 
@@ -122,10 +123,15 @@ def _signed(text: str, signs: tuple[bytes, ...]) -> bool:
 
 
 def _base85_signed(text: str) -> bool:
-    classes = char_classes(text)
-    return (b"up" in classes or b"pu" in classes) and any(
-        sign in classes for sign in (b"dp", b"pd", b"ld", b"dl", b"ud", b"du")
-    )
+    """A word of ten or more characters mixing cases with a mark or a digit in it, or with
+    two marks and a capital or a digit."""
+    for word in char_classes(text).split(b"s"):
+        if len(word) < 10:
+            continue
+        marked = b"p" in word or b"d" in word
+        if (b"lu" in word and marked) or (word.count(b"p") >= 2 and (b"u" in word or b"d" in word)):
+            return True
+    return False
 
 
 def _decoded_tokens(
@@ -181,11 +187,12 @@ def hex_text(text: str) -> str | None:
 
 
 def _a85(chars: str) -> bytes:
-    return base64.a85decode(chars[: len(chars) - len(chars) % 5], adobe=False)
+    # A last group of one character is not a byte; a shorter group of two or more is.
+    return base64.a85decode(chars[: len(chars) - (len(chars) % 5 == 1)], adobe=False)
 
 
 def _rfc1924(chars: str) -> bytes:
-    return base64.b85decode(chars[: len(chars) - len(chars) % 5])
+    return base64.b85decode(chars[: len(chars) - (len(chars) % 5 == 1)])
 
 
 _SPACE: Final = re.compile(r"\A<~|~>\Z|\s")
@@ -282,7 +289,7 @@ def _code_runs(pattern: re.Pattern[str], base: int) -> Callable[[str], str | Non
 
 def _run_of(item: str) -> re.Pattern[str]:
     """Four or more ``item`` numbers in a row, between separators."""
-    return re.compile(rf"(?<![0-9])(?:{item}[\s,;]+){{3,}}{item}(?![0-9])")
+    return re.compile(rf"(?<![0-9])(?:{item}[\s,;]+){{3,}}{item}")
 
 
 decimal_codes: Final = _code_runs(_run_of(r"(?:3[2-9]|[4-9][0-9]|1[01][0-9]|12[0-6])"), 10)

@@ -85,9 +85,22 @@ def skeleton(text: str) -> str:
     """``text`` lower-cased with each look-alike character (TR39) replaced by the ASCII
     letter or digit it imitates, and accents dropped: ``QUІLL`` (Cyrillic І) reads
     ``quill``."""
-    decomposed = unicodedata.normalize("NFKD", text.lower())
+    decomposed = unicodedata.normalize("NFKD", text)
     bare = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return bare.translate(_skeleton_table()).lower()
+    return bare.translate(_capitals_table()).lower().translate(_skeleton_table())
+
+
+@cache
+def _capitals_table() -> dict[int, str]:
+    """The capitals whose small letter imitates nothing (Greek Β imitates B, β nothing):
+    read before case is folded; other capitals are read as their small letter is
+    (Cyrillic І as і, which imitates i)."""
+    table = _skeleton_table()
+    return {
+        code: target
+        for code, target in table.items()
+        if chr(code).lower() != chr(code) and ord(chr(code).lower()[0]) not in table
+    }
 
 
 def confusables(text: str) -> str | None:
