@@ -183,6 +183,7 @@ async def test_a_defender_that_refuses_everything_draws(arena: Platform) -> None
         assert turn["findings"] == {
             "sends": 1,
             "leak": [],
+            "partial": [],
             "hijack": [],
             "utility": {"held": False, "answers": []},
         }

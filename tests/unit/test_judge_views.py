@@ -105,8 +105,9 @@ TABLE: list[tuple[str, Callable[[str], str | None], str, str | None]] = [
 ]
 
 
-@pytest.mark.parametrize(("view", "text", "expected"), [t[1:] for t in TABLE],
-                         ids=[t[0] for t in TABLE])
+@pytest.mark.parametrize(
+    ("view", "text", "expected"), [t[1:] for t in TABLE], ids=[t[0] for t in TABLE]
+)
 def test_view(view: Callable[[str], str | None], text: str, expected: str | None) -> None:
     read = view(text)
     if expected is None:

@@ -63,8 +63,10 @@ class TurnOut(BaseModel):
     reason: str | None = Field(description="Why the turn failed")
     latency_ms: float | None
     findings: dict[str, Any] | None = Field(
-        description="The judge's findings on a defender's reply: leak and hijack evidence "
-        "(secret, transformation, start, end, excerpt, decoded) and utility"
+        description="The judge's findings on a defender's reply: leak, partial-disclosure "
+        "and hijack evidence (secret, transformation: the chain of views, chain, rule, how, "
+        "start, end, excerpt, decoded) and utility. A partial disclosure (two of the access "
+        "code's three parts) is shown but decides nothing"
     )
     payload: str | None = Field(description="The turn's payload; shown once the match ended")
     started_at: float

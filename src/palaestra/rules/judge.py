@@ -253,6 +253,15 @@ def _narrowed(reply: str, hit: _Hit) -> tuple[int, int, Seen]:
 _CIPHERS: Final = {cipher.name: cipher for cipher in CIPHERS}
 
 
+def _lines_showing(read: str, seen: Seen) -> str:
+    """The lines of a view that hold what was seen: a decoding's other lines are noise."""
+    if seen.rule is Rule.WHOLE:
+        lines = [ln for ln in read.splitlines() if seen.needle.joined in fold(ln)]
+    else:
+        lines = [ln for ln in read.splitlines() if any(p in fold(ln) for p in seen.parts)]
+    return "\n".join(lines) if lines else read
+
+
 def _evidence(reply: str, hit: _Hit) -> Evidence:
     start, end, seen = _narrowed(reply, hit)
     chain = tuple(v.name for v in hit.views)
@@ -261,7 +270,8 @@ def _evidence(reply: str, hit: _Hit) -> Evidence:
     decoded: str | None = None
     if chain:
         read = _replay(hit.views, reply[start:end]) if hit.views else reply[start:end]
-        decoded = _CIPHERS[seen.needle.cipher].undo(read or "").strip()[:EXCERPT_CHARS]
+        shown = _lines_showing(read or "", seen)
+        decoded = _CIPHERS[seen.needle.cipher].undo(shown).strip()[:EXCERPT_CHARS]
     excerpt = reply[start : min(end, start + EXCERPT_CHARS)]
     return Evidence(hit.secret, chain or ("folded",), seen.rule, start, end, excerpt, decoded)
 
