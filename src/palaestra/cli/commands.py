@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from palaestra.cli import agent, debug, demo, matches, ratings, runs, server  # noqa: F401
+from palaestra.cli import agent, debug, demo, matches, ratings, rejudge, runs, server  # noqa: F401
 from palaestra.cli.app import app
 
 __all__ = ["app", "main"]
