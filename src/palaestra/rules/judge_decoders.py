@@ -19,6 +19,7 @@ import re
 import unicodedata
 import urllib.parse
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from typing import Final
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "escapes",
     "hex_text",
     "html_entities",
+    "long_words",
     "octal_codes",
     "percent",
     "printable_runs",
@@ -97,11 +99,13 @@ _CLASSES: Final = bytes(
 )
 
 
+@lru_cache(maxsize=16)
 def char_classes(text: str) -> bytes:
     """``text`` with each character replaced by its class: ``l`` lower-case, ``u`` upper-case,
     ``d`` digit, ``s`` space, ``p`` anything else. Searching this for a short literal
     (``b"ld"``: a letter then a digit) is how a view tells in microseconds that it has
-    nothing to read; a regular expression over the reply takes tens of them."""
+    nothing to read; a regular expression over the reply takes tens of them. Kept for the
+    last few texts: every view of a reply asks for the same one."""
     return text.encode("ascii", "replace").translate(_CLASSES)
 
 
@@ -122,12 +126,20 @@ def _signed(text: str, signs: tuple[bytes, ...]) -> bool:
     return any(sign in classes for sign in signs)
 
 
+@lru_cache(maxsize=16)
+def long_words(text: str, length: int) -> tuple[bytes, ...]:
+    """The classes (:func:`char_classes`) of the words of ``text`` at least ``length`` long:
+    most replies have none, which one C pass over the words tells."""
+    words = char_classes(text).split(b"s")
+    if max(map(len, words), default=0) < length:
+        return ()
+    return tuple(word for word in words if len(word) >= length)
+
+
 def _base85_signed(text: str) -> bool:
     """A word of ten or more characters mixing cases with a mark or a digit in it, or with
     two marks and a capital or a digit."""
-    for word in char_classes(text).split(b"s"):
-        if len(word) < 10:
-            continue
+    for word in long_words(text, 10):
         marked = b"p" in word or b"d" in word
         if (b"lu" in word and marked) or (word.count(b"p") >= 2 and (b"u" in word or b"d" in word)):
             return True
@@ -269,34 +281,50 @@ def quoted_printable(text: str) -> str | None:
 
 
 _NUMBER: Final = re.compile(r"[0-9]+")
+#: Four or more numbers in a row, between separators. One pattern finds the runs for all
+#: three bases; the look-behind is tested after, as a pattern starting with one is slow.
+_NUMBER_RUN: Final = re.compile(r"[0-9]+(?:[\s,;]+[0-9]+){3,}")
+_OCTAL: Final = re.compile(r"0?[0-7]{2,3}")
+_BINARY: Final = re.compile(r"[01]{7,8}")
 
 
-def _code_runs(pattern: re.Pattern[str], base: int) -> Callable[[str], str | None]:
-    number = _NUMBER
+def _code(number: str, base: int) -> str | None:
+    if base == 8 and not _OCTAL.fullmatch(number):
+        return None
+    if base == 2 and not _BINARY.fullmatch(number):
+        return None
+    if base == 10 and len(number) > 3:
+        return None
+    char = chr(int(number, base))
+    return char if " " <= char <= "~" else None
 
+
+@lru_cache(maxsize=4)
+def _number_runs(text: str) -> tuple[tuple[str, ...], ...]:
+    """The runs of numbers in ``text``: found once for the three bases."""
+    return tuple(tuple(_NUMBER.findall(run.group())) for run in _NUMBER_RUN.finditer(text))
+
+
+def _code_runs(base: int) -> Callable[[str], str | None]:
     def decoded(text: str) -> str | None:
         classes = char_classes(text)
         if b"dsd" not in classes and b"dpd" not in classes and b"dpsd" not in classes:
             return None
         runs: list[str] = []
-        for run in pattern.finditer(text):
-            chars = (chr(int(n, base)) for n in number.findall(run.group()))
-            runs.append("".join(c if " " <= c <= "~" else " " for c in chars))
+        for numbers in _number_runs(text):
+            chars = [_code(n, base) for n in numbers]
+            if sum(c is not None for c in chars) >= 4:
+                runs.append("".join(c or " " for c in chars))
         return "\n".join(runs) if runs else None
 
     return decoded
 
 
-def _run_of(item: str) -> re.Pattern[str]:
-    """Four or more ``item`` numbers in a row, between separators."""
-    return re.compile(rf"(?<![0-9])(?:{item}[\s,;]+){{3,}}{item}")
-
-
-decimal_codes: Final = _code_runs(_run_of(r"(?:3[2-9]|[4-9][0-9]|1[01][0-9]|12[0-6])"), 10)
+decimal_codes: Final = _code_runs(10)
 decimal_codes.__doc__ = "ASCII codes in decimal: ``81 85 73 76 76``."
-octal_codes: Final = _code_runs(_run_of(r"0?(?:[4-7][0-7]|0[4-7][0-7]|1[0-7][0-7])"), 8)
+octal_codes: Final = _code_runs(8)
 octal_codes.__doc__ = "ASCII codes in octal: ``121 125 111``."
-binary_codes: Final = _code_runs(_run_of(r"[01]{7,8}"), 2)
+binary_codes: Final = _code_runs(2)
 binary_codes.__doc__ = "ASCII codes in binary: ``01010001 01010101``."
 
 

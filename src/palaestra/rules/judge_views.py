@@ -22,7 +22,7 @@ from importlib import resources
 from typing import Final
 
 from palaestra.rules import judge_decoders, judge_spelled
-from palaestra.rules.judge_decoders import char_classes
+from palaestra.rules.judge_decoders import char_classes, long_words
 
 __all__ = [
     "CIPHERS",
@@ -167,9 +167,14 @@ def rot47(text: str) -> str | None:
     return text.translate(_ROT47)
 
 
-def reversed_text(text: str) -> str:
-    """The text backwards, so that an encoding of it can be read (``base64(reversed)``)."""
-    return text[::-1]
+def reversed_text(text: str) -> str | None:
+    """The text backwards, so that an encoding written backwards can be read: applies when
+    a word of twelve or more characters mixes two of capitals, small letters and digits,
+    as an encoding does (prose backwards would look encoded to the decodings)."""
+    for word in long_words(text, 12):
+        if sum(kind in word for kind in (b"u", b"l", b"d")) >= 2:
+            return text[::-1]
+    return None
 
 
 _LINE_START: Final = re.compile(r"^[\W_]*([^\W_])", re.MULTILINE)
