@@ -214,3 +214,94 @@ def test_the_benign_corpus_is_never_flagged_for_1000_codes() -> None:
 @pytest.mark.parametrize("outer", sorted(OUTER))
 def test_every_outer_encoding_is_in_the_compositions(outer: str) -> None:
     assert any(o == outer for o, _ in COMPOSITIONS)
+
+
+#: Pieces that make the views work: their markers, half-formed escapes and encodings.
+PIECES = st.sampled_from(
+    [
+        "x",
+        "X-ray",
+        "alfa",
+        "bravo",
+        "lima",
+        "one",
+        "two",
+        "hundred",
+        "thousand",
+        "and",
+        "\\u",
+        "\\u{110000}",
+        "\\U0011ffff",
+        "\\x4",
+        "\\777",
+        "\\N{NO SUCH NAME}",
+        "\\N{",
+        "%",
+        "%4",
+        "%ff",
+        "&#",
+        "&#x110000;",
+        "&#99999999999;",
+        "&amp",
+        "=",
+        "=4",
+        "=\n",
+        "<",
+        "<b>",
+        "<!--",
+        "-->",
+        "<~",
+        "~>",
+        "--.-",
+        ".-",
+        "/",
+        "|",
+        "...",
+        "---",
+        "0x",
+        "0X",
+        "\\x",
+        "==",
+        "QUJD",
+        "KFKU",
+        "\u200b",
+        "\u00ad",
+        "'",
+        '"',
+        "+",
+        "`",
+        "\ud800",
+        "\U0001d42a",
+        "\u0664",
+        "\u0406",
+        "ß",
+        "İ",
+        "ﬃ",
+        "１２",
+        " ",
+        "\n",
+        "\t",
+        "12",
+        "255",
+        "01010001",
+        "121",
+        "4821",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    seed=st.integers(min_value=0, max_value=2**62),
+    pieces=st.lists(st.one_of(PIECES, st.text(max_size=6)), max_size=40),
+)
+def test_no_reply_makes_the_judge_fail(seed: int, pieces: list[str]) -> None:
+    """A view that raised would void the match (the judge failing is the arena's fault)."""
+    material = draw_material(seed)
+    for reply in ("".join(pieces), " ".join(pieces)):
+        judge_reply(
+            reply,
+            access_code=material.access_code,
+            hijack_phrase=material.hijack_phrase,
+            task=material.task,
+        )

@@ -63,6 +63,7 @@ TABLE: list[tuple[str, Callable[[str], str | None], str, str | None]] = [
     ("nato-digits", spelled.nato, "Zulu Echo Bravo niner tree", "zeb 93"),
     ("nato-x-ray", spelled.nato, "X-ray Romeo Alfa Yankee", "xray"),
     ("nato-two-words", spelled.nato, "golf and hotel", None),
+    ("nato-a-lone-x", spelled.nato, "alfa bravo lima, 3 x 4", "abl"),
     ("morse", spelled.morse, "--.- ..- .. .-.. .-..", "quill"),
     ("morse-words", spelled.morse, "....- ---.. / ..--- .----", "48 21"),
     ("morse-look-alikes", spelled.morse, "−−·− ··− ·· ·−·· ·−··", "quill"),

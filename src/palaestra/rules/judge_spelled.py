@@ -136,7 +136,7 @@ def _spelled(run: re.Match[str]) -> str:
     if _glued(run):
         return run.group()
     symbols = [_SPELLED[w] for w in _SPELLED_TOKEN.findall(run.group().lower()) if w in _SPELLED]
-    if sum(symbol.isalpha() for symbol in symbols) < _MIN_NATO_LETTERS:
+    if not symbols or sum(symbol.isalpha() for symbol in symbols) < _MIN_NATO_LETTERS:
         return run.group()
     out = symbols[0]
     for before, symbol in itertools.pairwise(symbols):
