@@ -134,6 +134,9 @@ def report() -> bool:
     small_ms = _median_ms(_judge(small, material))
     large_ms = _median_ms(_judge(large, material), budget_s=3.0, most=15)
     leak_ms = _median_ms(_judge(leaking, material))
+    cut = len(large) * 3 // 4
+    large_leak = large[:cut] + f" first {word}, then {digits}, last {last}. " + large[cut:]
+    large_leak_ms = _median_ms(_judge(large_leak, material), budget_s=3.0, most=5)
     ok = small_ms < SMALL_TARGET_MS and large_ms < LARGE_TARGET_MS
     chains = len(list(view_chains(small)))
     print(
@@ -146,6 +149,7 @@ def report() -> bool:
         f"(target < {LARGE_TARGET_MS:.0f} ms: {'PASS' if large_ms < LARGE_TARGET_MS else 'FAIL'})"
     )
     print(f"judge alone, 1 KiB reply that leaks (evidence located): {leak_ms * 1000:.0f} us")
+    print(f"judge alone, 256 KiB reply that leaks (evidence located): {large_leak_ms:.0f} ms")
     print("per view on the 1 KiB reply (us, median; most return at once: nothing to read):")
     for name, us in _per_view_us(small, material):
         print(f"  {name:36}{us:8.1f}")

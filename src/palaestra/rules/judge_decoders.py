@@ -136,14 +136,21 @@ def long_words(text: str, length: int) -> tuple[bytes, ...]:
     return tuple(word for word in words if len(word) >= length)
 
 
-def _base85_signed(text: str) -> bool:
-    """A word of ten or more characters mixing cases with a mark or a digit in it, or with
+def _base85_word(word: bytes) -> bool:
+    """Whether a word's classes look like base 85: mixed cases with a mark or a digit, or
     two marks and a capital or a digit."""
-    for word in long_words(text, 10):
-        marked = b"p" in word or b"d" in word
-        if (b"lu" in word and marked) or (word.count(b"p") >= 2 and (b"u" in word or b"d" in word)):
-            return True
-    return False
+    marked = b"p" in word or b"d" in word
+    return (b"lu" in word and marked) or (word.count(b"p") >= 2 and (b"u" in word or b"d" in word))
+
+
+def _base85_signed(text: str) -> bool:
+    """A word of ten or more characters that looks like base 85."""
+    return any(_base85_word(word) for word in long_words(text, 10))
+
+
+def _base85_token(token: str) -> bool:
+    # Not through char_classes: its cache is for whole replies, which tokens would evict.
+    return _base85_word(token.encode("ascii", "replace").translate(_CLASSES))
 
 
 def _decoded_tokens(
@@ -152,9 +159,12 @@ def _decoded_tokens(
     drop: re.Pattern[str],
     block: int,
     decode: Callable[[str], bytes],
+    signed: Callable[[str], bool] | None = None,
 ) -> str | None:
     runs: list[str] = []
     for found in token.finditer(text):
+        if signed is not None and not signed(found.group()):
+            continue  # a long word of prose, not an encoded token
         chars = drop.sub("", found.group())
         if len(chars) < 2 * block:
             continue
@@ -214,14 +224,14 @@ def ascii85(text: str) -> str | None:
     """Ascii85 (Adobe's, ``<~ ~>`` optional)."""
     if not _base85_signed(text):
         return None
-    return _decoded_tokens(text, _B85_TOKEN, _SPACE, 5, _a85)
+    return _decoded_tokens(text, _B85_TOKEN, _SPACE, 5, _a85, _base85_token)
 
 
 def base85(text: str) -> str | None:
     """Base 85 in RFC 1924's alphabet (Python's and git's ``b85``)."""
     if not _base85_signed(text):
         return None
-    return _decoded_tokens(text, _RFC1924_TOKEN, _SPACE, 5, _rfc1924)
+    return _decoded_tokens(text, _RFC1924_TOKEN, _SPACE, 5, _rfc1924, _base85_token)
 
 
 _PERCENT: Final = re.compile(r"%[0-9A-Fa-f]{2}")
