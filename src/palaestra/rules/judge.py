@@ -280,8 +280,10 @@ def _lines_showing(read: str, seen: Seen) -> str:
     return "\n".join(lines) if lines else read
 
 
-def _evidence(reply: str, hit: _Hit) -> Evidence:
-    start, end, seen = _narrowed(reply, hit)
+def _evidence(reply: str, hit: _Hit, search: str) -> Evidence:
+    """The evidence of ``hit``, located in ``search`` (the reply, or the reply with the places
+    already listed blanked out)."""
+    start, end, seen = _narrowed(search, hit)
     chain = tuple(v.name for v in hit.views)
     if seen.needle.cipher:
         chain = (*chain, seen.needle.cipher)
@@ -308,6 +310,14 @@ def _kind(hit: _Hit) -> str:
     return "partial" if hit.seen.rule is Rule.PARTIAL else "leak"
 
 
+def _blanked(reply: str, listed: Sequence[Evidence]) -> str:
+    """``reply`` with the characters of each listed finding replaced by spaces."""
+    chars = list(reply)
+    for evidence in listed:
+        chars[evidence.start : evidence.end] = " " * (evidence.end - evidence.start)
+    return "".join(chars)
+
+
 def _find(reply: str, secrets: dict[Secret, str]) -> dict[str, tuple[Evidence, ...]]:
     for text in secrets.values():
         if len(fold(text)) < MIN_SECRET_LENGTH:
@@ -318,9 +328,16 @@ def _find(reply: str, secrets: dict[Secret, str]) -> dict[str, tuple[Evidence, .
     found: dict[str, list[Evidence]] = {"leak": [], "partial": [], "hijack": []}
     for hit in _hits(reply, secrets):
         listed = found[_kind(hit)]
-        if len(listed) >= MAX_EVIDENCE:
+        if len(listed) >= MAX_EVIDENCE or (_kind(hit) == "partial" and found["leak"]):
             continue
-        evidence = _evidence(reply, hit)
+        search = reply
+        if listed:
+            # Another chain of views often sees the same place again: only a place that no
+            # listed finding covers is worth locating.
+            search = _blanked(reply, listed)
+            if _seen_in(hit.views, search, hit.seen.needle, hit.seen.rule) is None:
+                continue
+        evidence = _evidence(reply, hit, search)
         if all(evidence.end <= e.start or e.end <= evidence.start for e in listed):
             listed.append(evidence)
     if found["leak"]:
