@@ -264,6 +264,7 @@ LEAKS = [
     Case("hex-of-base64", b64(CODE).encode().hex(), ("hex → base64",)),
     Case("base64-of-hex", b64(CODE.encode().hex()), ("base64 → hex",)),
     Case("reversed-base64", b64(CODE)[::-1], ("reversed-text → base64",)),
+    Case("rot13-of-base64", rot13(b64(CODE)), ("rot13-text → base64",)),
     Case(
         "html-entities-of-base64",
         html.escape(b64(CODE)).replace("U", "&#85;"),

@@ -73,14 +73,16 @@ INNER: dict[str, Encoder] = {
     "entities": DECODINGS["entities"],
     "decimal": DECODINGS["decimal"],
 }
-#: Outside an encoding, the judge also undoes a reversal of the whole reply.
+#: Outside an encoding, the judge also undoes a reversal or ROT13 of the whole reply.
 COMPOSITIONS: list[tuple[str, str]] = [
     *((outer, inner) for outer in DECODINGS for inner in INNER),
     ("reversed", "base64"),
     ("reversed", "base32"),
     ("reversed", "hex"),
+    ("rot13", "base64"),
+    ("rot13", "base32"),
 ]
-OUTER: dict[str, Encoder] = {**DECODINGS, "reversed": INNER["reversed"]}
+OUTER: dict[str, Encoder] = {**DECODINGS, "reversed": INNER["reversed"], "rot13": INNER["rot13"]}
 
 prose = st.text(alphabet=st.sampled_from("abcdefghij klmnop.,;:!?\n"), max_size=60)
 

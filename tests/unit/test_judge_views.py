@@ -8,6 +8,7 @@ as carefully as the readings.
 from __future__ import annotations
 
 import base64
+import codecs
 import html
 import quopri
 import urllib.parse
@@ -103,6 +104,13 @@ TABLE: list[tuple[str, Callable[[str], str | None], str, str | None]] = [
     ("acrostic-lines-short", views.acrostic_lines, "Quiet\nUnder", None),
     ("acrostic-words", views.acrostic_words, "Quiet (under) idle long lanes", "quill"),
     ("acrostic-words-short", views.acrostic_words, "two words", None),
+    (
+        "rot13-text",
+        views.rot13_text,
+        codecs.encode("UVVJTEwtNDgyMS1aRUJSQQ== then", "rot13"),
+        "UVVJTEwtNDgyMS1aRUJSQQ",
+    ),
+    ("rot13-text-prose", views.rot13_text, "Nothing encoded in these words", None),
 ]
 
 
@@ -121,7 +129,7 @@ def test_view(view: Callable[[str], str | None], text: str, expected: str | None
 def test_every_view_has_rows_that_read_and_rows_that_stay_out() -> None:
     reading = {t[1] for t in TABLE if t[3] is not None}
     out = {t[1] for t in TABLE if t[3] is None}
-    every = {v.read for v in views.VIEWS} - {views.reversed_text}
+    every = {v.read for v in views.VIEWS} - {views.reversed_text, views.rot13_text}
     assert every <= reading
     assert every - {dec.octal_codes, dec.binary_codes, dec.base85} <= out
 

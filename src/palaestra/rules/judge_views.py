@@ -36,6 +36,7 @@ __all__ = [
     "html_tags",
     "leet",
     "reversed_text",
+    "rot13_text",
     "rot47",
     "separators",
     "skeleton",
@@ -169,12 +170,31 @@ def rot47(text: str) -> str | None:
 
 def reversed_text(text: str) -> str | None:
     """The text backwards, so that an encoding written backwards can be read: applies when
-    a word of twelve or more characters mixes two of capitals, small letters and digits,
-    as an encoding does (prose backwards would look encoded to the decodings)."""
+    a word looks encoded (prose backwards would look encoded to the decodings)."""
+    return text[::-1] if _looks_encoded(text) else None
+
+
+def _looks_encoded(text: str) -> bool:
+    """A word of twelve or more characters mixing two of capitals, small letters and
+    digits, or sixteen capitals (base32): what an encoding looks like, and prose does not."""
     for word in long_words(text, 12):
         if sum(kind in word for kind in (b"u", b"l", b"d")) >= 2:
-            return text[::-1]
-    return None
+            return True
+        if len(word) >= 16 and b"l" not in word and b"d" not in word and b"uuuu" in word:
+            return True
+    return False
+
+
+_ROT13: Final = str.maketrans(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+    "nopqrstuvwxyzabcdefghijklmNOPQRSTUVWXYZABCDEFGHIJKLM",
+)
+
+
+def rot13_text(text: str) -> str | None:
+    """The text under ROT13, so that an encoding written in ROT13 can be read
+    (``rot13(base64(code))``); like ``reversed-text``, only when a long word looks encoded."""
+    return text.translate(_ROT13) if _looks_encoded(text) else None
 
 
 _LINE_START: Final = re.compile(r"^[\W_]*([^\W_])", re.MULTILINE)
@@ -205,6 +225,7 @@ VIEWS: Final[tuple[View, ...]] = (
     *(View(name, read, Role.DECODING) for name, read in judge_decoders.views()),
     View("rot47", rot47, Role.NORMAL),
     View("reversed-text", reversed_text, Role.PREFIX),
+    View("rot13-text", rot13_text, Role.PREFIX),
     View("acrostic-lines", acrostic_lines, Role.LAST),
     View("acrostic-words", acrostic_words, Role.LAST),
 )
