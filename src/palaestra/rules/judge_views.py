@@ -127,7 +127,9 @@ _INVISIBLE: Final = re.compile("[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")
 _LITERAL_JOIN: Final = re.compile(r"""(["'`])\s*\+?\s*\1""")
 #: Three or more single letters or digits, each one separator apart: "Q U I L L".
 _SPACED: Final = re.compile(r"(?<![^\W_])[^\W_](?:[\s.\-_*|/]{1,2}[^\W_](?![^\W_])){2,}")
-_SPACED_HINT: Final = re.compile(r"[\s.\-_*|/][^\W_][\s.\-_*|/]{1,2}[^\W_][\s.\-_*|/]")
+_SPACED_HINT: Final = re.compile(
+    r"[\s.\-_*|/][^\W_][\s.\-_*|/]{1,2}[^\W_][\s.\-_*|/]{1,2}[^\W_](?![^\W_])"
+)
 _ONE: Final = re.compile(r"[^\W_]")
 
 
