@@ -19,6 +19,7 @@ from palaestra.api import (
     routes_runs,
     routes_system,
 )
+from palaestra.api.contract import declare_errors
 from palaestra.api.errors import install_error_handlers
 from palaestra.api.limits import BodyLimit
 from palaestra.api.routes_leaderboard import router as leaderboard_router
@@ -128,6 +129,7 @@ def create_app(
     app.include_router(leaderboard_router)
     app.include_router(routes_runs.router)
     app.include_router(routes_matches.router)
+    declare_errors(app)
     web.mount(app)
     return app
 

@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import InterfaceError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from palaestra.api.contract import allowed_methods
 from palaestra.errors import (
     Conflict,
     Forbidden,
@@ -96,9 +97,13 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(422, message, "invalid-request")
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = _HTTP_CODES.get(exc.status_code, "error")
-        return error_response(exc.status_code, str(exc.detail), code)
+        response = error_response(exc.status_code, str(exc.detail), code)
+        response.headers.update(exc.headers or {})  # 405's Allow, 401's WWW-Authenticate
+        if exc.status_code == 405 and (allowed := allowed_methods(app, request.url.path)):
+            response.headers["Allow"] = ", ".join(allowed)
+        return response
 
     @app.exception_handler(Exception)
     async def _crash(_request: Request, exc: Exception) -> JSONResponse:

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Query
 
+from palaestra.api.contract import errors
 from palaestra.api.schemas import (
     AgentCreated,
     AgentOut,
@@ -26,14 +27,26 @@ from palaestra.http.deps import AdminCaller, AnyCaller, PlatformDep
 router = APIRouter(prefix="/api")
 
 
-@router.post("/owners", status_code=201, response_model=OwnerCreated, tags=["owners"])
+@router.post(
+    "/owners",
+    status_code=201,
+    response_model=OwnerCreated,
+    tags=["owners"],
+    responses=errors(403),
+)
 async def new_owner(body: NewOwner, platform: PlatformDep, _admin: AdminCaller) -> OwnerCreated:
     """Create an owner; its token is shown once."""
     owner, token = await create_owner(platform, body.name)
     return OwnerCreated(owner_id=owner.id, token=token)
 
 
-@router.post("/agents", status_code=201, response_model=AgentCreated, tags=["agents"])
+@router.post(
+    "/agents",
+    status_code=201,
+    response_model=AgentCreated,
+    tags=["agents"],
+    responses=errors(403),
+)
 async def register(body: NewAgent, platform: PlatformDep, caller: AnyCaller) -> AgentCreated:
     """Probe the endpoint and register a PENDING agent; its API key is shown once."""
     done = await service.register_agent(platform, caller, body.name, body.role, body.endpoint_url)
@@ -71,7 +84,12 @@ async def agent_history(
     return [EventOut.of(row) for row in rows]
 
 
-@router.post("/agents/{agent_id}/wizard", response_model=WizardOut, tags=["agents"])
+@router.post(
+    "/agents/{agent_id}/wizard",
+    response_model=WizardOut,
+    tags=["agents"],
+    responses=errors(400, 403),
+)
 async def run_wizard(agent_id: str, platform: PlatformDep, caller: AnyCaller) -> WizardOut:
     """Run the registration wizard: the handshake and the unsigned and signed simulations
     decide admission; the forged-signature dispatch is advisory (a warning)."""
@@ -96,6 +114,7 @@ def _action(action: str, summary: str) -> None:
         response_model=AgentOut,
         tags=["agents"],
         name=action,
+        responses=errors(400, 403),
     )
 
 
@@ -105,13 +124,23 @@ _action("hold", "Admin: hold the agent; nothing reaches it until released.")
 _action("release", "Admin: release a hold.")
 
 
-@router.post("/agents/{agent_id}/rotate-key", response_model=KeyOut, tags=["agents"])
+@router.post(
+    "/agents/{agent_id}/rotate-key",
+    response_model=KeyOut,
+    tags=["agents"],
+    responses=errors(403),
+)
 async def rotate(agent_id: str, platform: PlatformDep, caller: AnyCaller) -> KeyOut:
     """Issue a new API key (shown once); the old one stops working."""
     return KeyOut(api_key=await service.rotate_key(platform, caller, agent_id))
 
 
-@router.post("/agents/{agent_id}/verify", response_model=VerifyOut, tags=["agents"])
+@router.post(
+    "/agents/{agent_id}/verify",
+    response_model=VerifyOut,
+    tags=["agents"],
+    responses=errors(400, 401),
+)
 async def verify(
     agent_id: str,
     platform: PlatformDep,

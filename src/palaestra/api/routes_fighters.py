@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from palaestra.api.contract import errors
 from palaestra.api.schemas import FighterCreate, FighterCreated, FighterEndpoint, FighterOut
 from palaestra.engine.cage import fighters as service
 from palaestra.engine.ratings.live import live_ratings
@@ -12,7 +13,9 @@ from palaestra.http.deps import AnyCaller, PlatformDep
 router = APIRouter(prefix="/api", tags=["fighters"])
 
 
-@router.post("/fighters", status_code=201, response_model=FighterCreated)
+@router.post(
+    "/fighters", status_code=201, response_model=FighterCreated, responses=errors(400, 403)
+)
 async def create(body: FighterCreate, platform: PlatformDep, caller: AnyCaller) -> FighterCreated:
     """Create a fighter; the one-time claim code registers a harness endpoint."""
     model = None
@@ -24,7 +27,7 @@ async def create(body: FighterCreate, platform: PlatformDep, caller: AnyCaller) 
     return FighterCreated(fighter_id=created.fighter.id, claim_code=created.claim_code)
 
 
-@router.post("/fighters/endpoint", response_model=FighterOut)
+@router.post("/fighters/endpoint", response_model=FighterOut, responses=errors(400, 403, 404))
 async def endpoint(body: FighterEndpoint, platform: PlatformDep) -> FighterOut:
     """Seed: register a harness URL; accepted only once it echoes the nonce challenge."""
     fighter = await service.claim_endpoint(

@@ -2,28 +2,35 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 
+from palaestra.api.contract import errors
 from palaestra.api.leaderboard_schemas import LeaderboardOut, MatchmakingOut, PublishedOut
 from palaestra.engine.cage import matchmaker
 from palaestra.engine.ratings import leaderboard
 from palaestra.engine.ratings.live import rate_pending
 from palaestra.errors import InvalidRequest
 from palaestra.http.deps import AdminCaller, PlatformDep
-from palaestra.protocol.constants import Arena
+
+#: The arenas, as the schema states them (an unknown one is a 422 before any rule runs).
+ArenaName = Literal["cage", "edgearena"]
 
 router = APIRouter(prefix="/api", tags=["leaderboard"])
 
 
-@router.get("/leaderboard", response_model=LeaderboardOut)
+@router.get("/leaderboard", response_model=LeaderboardOut, responses=errors(400))
 async def get_leaderboard(
     platform: PlatformDep,
-    arena: Annotated[str, Query(description="cage or edgearena")] = Arena.CAGE.value,
-    entrant_type: Annotated[str | None, Query(description="cage: harness, model or house")] = None,
+    arena: Annotated[ArenaName, Query(description="cage or edgearena")] = "cage",
+    entrant_type: Annotated[
+        Literal["harness", "model", "house"] | None, Query(description="cage only")
+    ] = None,
     fighter_class: Annotated[str | None, Query(alias="class", description="cage: a class")] = None,
-    role: Annotated[str | None, Query(description="edgearena: SCOUT, BUILDER or ANALYST")] = None,
+    role: Annotated[
+        Literal["SCOUT", "BUILDER", "ANALYST"] | None, Query(description="edgearena only")
+    ] = None,
 ) -> LeaderboardOut:
     """The latest published leaderboard, filtered, with its computation time and match count."""
     data = await leaderboard.view(
@@ -36,11 +43,11 @@ async def get_leaderboard(
     return LeaderboardOut.model_validate(data)
 
 
-@router.post("/leaderboard/recompute", response_model=PublishedOut)
+@router.post("/leaderboard/recompute", response_model=PublishedOut, responses=errors(400, 403))
 async def recompute(
     platform: PlatformDep,
     _admin: AdminCaller,
-    arena: Annotated[str, Query(description="cage or edgearena")] = Arena.CAGE.value,
+    arena: Annotated[ArenaName, Query(description="cage or edgearena")] = "cage",
 ) -> PublishedOut:
     """Apply pending live ratings and publish a fresh snapshot of the arena now."""
     try:
@@ -63,19 +70,19 @@ def _out(state: matchmaker.MatchmakingState) -> MatchmakingOut:
     )
 
 
-@router.get("/matchmaking", response_model=MatchmakingOut)
+@router.get("/matchmaking", response_model=MatchmakingOut, responses=errors(403))
 async def matchmaking(platform: PlatformDep, _admin: AdminCaller) -> MatchmakingOut:
     """Whether the matchmaker schedules matches now."""
     return _out(await matchmaker.matchmaking_state(platform))
 
 
-@router.post("/matchmaking/pause", response_model=MatchmakingOut)
+@router.post("/matchmaking/pause", response_model=MatchmakingOut, responses=errors(403))
 async def pause(platform: PlatformDep, _admin: AdminCaller) -> MatchmakingOut:
     """Stop scheduling new matches (matches already made play on)."""
     return _out(await matchmaker.set_paused(platform, True))
 
 
-@router.post("/matchmaking/resume", response_model=MatchmakingOut)
+@router.post("/matchmaking/resume", response_model=MatchmakingOut, responses=errors(403))
 async def resume(platform: PlatformDep, _admin: AdminCaller) -> MatchmakingOut:
     """Schedule matches again."""
     return _out(await matchmaker.set_paused(platform, False))

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request
 
+from palaestra.api.contract import errors
 from palaestra.api.match_schemas import MatchCreate, MatchCreated, MatchOut, MatchSummary
 from palaestra.engine.cage import matches as service
 from palaestra.engine.cage.referee import Referee
@@ -22,7 +23,9 @@ def _wake_referee(request: Request) -> None:
         referee.wake()
 
 
-@router.post("/matches", status_code=202, response_model=MatchCreated)
+@router.post(
+    "/matches", status_code=202, response_model=MatchCreated, responses=errors(400, 403, 404, 409)
+)
 async def create(
     body: MatchCreate, request: Request, platform: PlatformDep, caller: AnyCaller
 ) -> MatchCreated:
@@ -40,7 +43,12 @@ async def recent(
     return [MatchSummary.of(match) for match in await service.list_matches(platform, limit)]
 
 
-@router.get("/matches/{match_id}", response_model=MatchOut, response_model_by_alias=True)
+@router.get(
+    "/matches/{match_id}",
+    response_model=MatchOut,
+    response_model_by_alias=True,
+    responses=errors(401),
+)
 async def transcript(
     match_id: str,
     platform: PlatformDep,

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
 
+from palaestra.api.contract import errors
 from palaestra.api.run_schemas import (
     NewRun,
     RunCreated,
@@ -30,7 +31,7 @@ def get_runs(request: Request) -> Runs:
 RunsDep = Annotated[Runs, Depends(get_runs)]
 
 
-@router.post("/runs", status_code=202, response_model=RunCreated)
+@router.post("/runs", status_code=202, response_model=RunCreated, responses=errors(400, 403))
 async def start(
     body: NewRun, platform: PlatformDep, caller: AnyCaller, runs: RunsDep
 ) -> RunCreated:

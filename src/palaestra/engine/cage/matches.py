@@ -83,10 +83,10 @@ async def create_match(
     deadline_ms: int | None = None,
 ) -> Match:
     """A new PENDING match with fresh secret material; the referee plays it."""
-    if attacker_id == defender_id:
-        raise InvalidRequest("a fighter cannot fight itself")
     attacker = await get_fighter(platform, attacker_id)
     defender = await get_fighter(platform, defender_id)
+    if attacker_id == defender_id:
+        raise InvalidRequest("a fighter cannot fight itself")
     if attacker.owner_id == defender.owner_id:
         raise InvalidRequest("co-owned fighters cannot fight each other")
     if not caller.is_admin and caller.owner_id not in (attacker.owner_id, defender.owner_id):

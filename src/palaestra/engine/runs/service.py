@@ -62,6 +62,8 @@ def _sizes(base: RunSizes, overrides: Mapping[str, int] | None) -> RunSizes:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise InvalidRequest(f"sizes.{key} must be an integer from {low} to {high}")
         values[key] = value
+    if "shortlist" not in (overrides or {}):
+        values["shortlist"] = min(values["shortlist"], values["scouts"])  # fewer scouts
     if values["shortlist"] > values["scouts"]:
         raise InvalidRequest("sizes.shortlist must not exceed sizes.scouts")
     return RunSizes(**values)
