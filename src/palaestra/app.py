@@ -28,6 +28,7 @@ from palaestra.engine.cage.matchmaker import Matchmaker, through_referee
 from palaestra.engine.cage.referee import Referee
 from palaestra.engine.ratings.leaderboard import RatingsWorker
 from palaestra.engine.runs.driver import RunDriver
+from palaestra.http.headers import SecurityHeaders
 from palaestra.jobs.serving import through_broker
 from palaestra.logs import configure_logging
 from palaestra.platform import Platform
@@ -115,6 +116,9 @@ def create_app(
         version=__version__,
         description="A self-hostable arena for AI agents: edgearena-v1 and cage.v1.",
         lifespan=lifespan,
+        # Served by web.mount from the package's own files, not from a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     install_error_handlers(app)
     app.add_middleware(
@@ -129,6 +133,9 @@ def create_app(
     app.include_router(routes_runs.router)
     app.include_router(routes_matches.router)
     web.mount(app)
+    # Outermost, so the body cap's 413 gets the headers too.
+    app.state.https = settings.public_url.startswith("https://")
+    app.add_middleware(SecurityHeaders, https=app.state.https)
     return app
 
 

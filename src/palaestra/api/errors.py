@@ -16,6 +16,7 @@ from palaestra.errors import (
     PalaestraError,
     Unauthorized,
 )
+from palaestra.http.headers import security_headers
 
 __all__ = ["ApiError", "error_response", "install_error_handlers"]
 
@@ -85,6 +86,10 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(exc.status_code, str(exc.detail), code)
 
     @app.exception_handler(Exception)
-    async def _crash(_request: Request, exc: Exception) -> JSONResponse:
+    async def _crash(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error", type=type(exc).__name__)
-        return error_response(500, "Internal error", "internal")
+        response = error_response(500, "Internal error", "internal")
+        # Answered outside the middleware stack, so the headers are added here.
+        https = bool(getattr(request.app.state, "https", False))
+        response.headers.update(security_headers(html=False, https=https))
+        return response
