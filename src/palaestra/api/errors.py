@@ -14,6 +14,7 @@ from palaestra.errors import (
     InvalidRequest,
     NotFound,
     PalaestraError,
+    TooManyRequests,
     Unauthorized,
 )
 from palaestra.http.headers import security_headers
@@ -62,6 +63,12 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
         return error_response(exc.status, exc.message, exc.code)
+
+    @app.exception_handler(TooManyRequests)
+    async def _too_many(_request: Request, exc: TooManyRequests) -> JSONResponse:
+        response = error_response(429, exc.message, exc.code)
+        response.headers["Retry-After"] = str(exc.retry_after)
+        return response
 
     @app.exception_handler(PalaestraError)
     async def _palaestra_error(_request: Request, exc: PalaestraError) -> JSONResponse:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Header, Query, Request
 
 from palaestra.api.schemas import (
     AgentCreated,
@@ -21,7 +21,7 @@ from palaestra.api.schemas import (
 )
 from palaestra.engine.accounts import create_owner
 from palaestra.engine.agents import registry as service
-from palaestra.http.deps import AdminCaller, AnyCaller, PlatformDep
+from palaestra.http.deps import AdminCaller, AnyCaller, PlatformDep, guarded
 
 router = APIRouter(prefix="/api")
 
@@ -114,9 +114,11 @@ async def rotate(agent_id: str, platform: PlatformDep, caller: AnyCaller) -> Key
 @router.post("/agents/{agent_id}/verify", response_model=VerifyOut, tags=["agents"])
 async def verify(
     agent_id: str,
+    request: Request,
     platform: PlatformDep,
     x_agent_key: Annotated[str | None, Header()] = None,
 ) -> VerifyOut:
     """Seed: the agent asks to be checked again; a 2xx reachability check reactivates it."""
-    agent = await service.verify_agent(platform, agent_id, x_agent_key)
+    async with guarded(request):
+        agent = await service.verify_agent(platform, agent_id, x_agent_key)
     return VerifyOut(status=agent.status)

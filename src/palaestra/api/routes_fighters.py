@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
 from palaestra.api.schemas import FighterCreate, FighterCreated, FighterEndpoint, FighterOut
 from palaestra.engine.cage import fighters as service
 from palaestra.engine.ratings.live import live_ratings
-from palaestra.http.deps import AnyCaller, PlatformDep
+from palaestra.http.deps import AnyCaller, PlatformDep, guarded
 
 router = APIRouter(prefix="/api", tags=["fighters"])
 
@@ -25,16 +25,17 @@ async def create(body: FighterCreate, platform: PlatformDep, caller: AnyCaller) 
 
 
 @router.post("/fighters/endpoint", response_model=FighterOut)
-async def endpoint(body: FighterEndpoint, platform: PlatformDep) -> FighterOut:
+async def endpoint(body: FighterEndpoint, request: Request, platform: PlatformDep) -> FighterOut:
     """Seed: register a harness URL; accepted only once it echoes the nonce challenge."""
-    fighter = await service.claim_endpoint(
-        platform,
-        body.fighter_id,
-        body.claim_code,
-        body.url,
-        body.harness_name,
-        body.sandbox_attested,
-    )
+    async with guarded(request):
+        fighter = await service.claim_endpoint(
+            platform,
+            body.fighter_id,
+            body.claim_code,
+            body.url,
+            body.harness_name,
+            body.sandbox_attested,
+        )
     return FighterOut.of(fighter)
 
 

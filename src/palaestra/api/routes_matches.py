@@ -9,7 +9,7 @@ from fastapi import APIRouter, Header, Query, Request
 from palaestra.api.match_schemas import MatchCreate, MatchCreated, MatchOut, MatchSummary
 from palaestra.engine.cage import matches as service
 from palaestra.engine.cage.referee import Referee
-from palaestra.http.deps import AnyCaller, PlatformDep, caller_of
+from palaestra.http.deps import AnyCaller, PlatformDep, caller_of, guarded
 
 __all__ = ["router"]
 
@@ -43,6 +43,7 @@ async def recent(
 @router.get("/matches/{match_id}", response_model=MatchOut, response_model_by_alias=True)
 async def transcript(
     match_id: str,
+    request: Request,
     platform: PlatformDep,
     authorization: Annotated[str | None, Header()] = None,
 ) -> MatchOut:
@@ -53,6 +54,7 @@ async def transcript(
     view = await service.get_match(platform, match_id)
     readers_of: frozenset[str] = frozenset()
     if authorization is not None:
-        caller = await caller_of(platform, authorization)
+        async with guarded(request):
+            caller = await caller_of(platform, authorization)
         readers_of = await service.fighters_read_by(platform, caller, view.match)
     return MatchOut.of_transcript(view, readers_of)

@@ -10,7 +10,7 @@ from sqlalchemy import update
 
 from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.lifecycle import history
-from palaestra.errors import EgressRefused, Forbidden, InvalidRequest, NotFound
+from palaestra.errors import EgressRefused, Forbidden, InvalidClaimCode, InvalidRequest, NotFound
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol import ChallengeRequest, UserAgent, challenge_problem, dumps
@@ -131,7 +131,7 @@ async def claim_endpoint(
     """The seed's registration: the endpoint must echo a fresh nonce before it gets any turn."""
     fighter = await get_fighter(platform, fighter_id)
     if fighter.claim_code_hash is None or not token_matches(claim_code, fighter.claim_code_hash):
-        raise Forbidden("Invalid or already used claim code")
+        raise InvalidClaimCode("Invalid or already used claim code")
     if fighter.entrant_type != EntrantType.HARNESS:
         raise InvalidRequest("only harness fighters register an endpoint")
     url = require_url("url", url)
@@ -161,7 +161,7 @@ async def claim_endpoint(
                 )
             )
             if claimed.rowcount != 1:  # type: ignore[attr-defined]
-                raise Forbidden("Invalid or already used claim code")
+                raise InvalidClaimCode("Invalid or already used claim code")
         session.add(
             history(
                 fighter_id,
