@@ -19,7 +19,13 @@ async def create(body: FighterCreate, platform: PlatformDep, caller: AnyCaller) 
     if body.model is not None:
         model = service.ModelConfig(body.model.base_url, body.model.model, body.model.api_key)
     created = await service.create_fighter(
-        platform, caller, body.name, body.entrant_type, body.class_, model
+        platform,
+        caller,
+        body.name,
+        body.entrant_type,
+        body.class_,
+        model,
+        rated_challenges=body.rated_challenges,
     )
     return FighterCreated(fighter_id=created.fighter.id, claim_code=created.claim_code)
 

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Header, Query, Request
 from palaestra.api.match_schemas import MatchCreate, MatchCreated, MatchOut, MatchSummary
 from palaestra.engine.cage import matches as service
 from palaestra.engine.cage.referee import Referee
+from palaestra.engine.quotas import check_match_quota
 from palaestra.http.deps import AnyCaller, PlatformDep, caller_of, guarded
 
 __all__ = ["router"]
@@ -26,8 +27,14 @@ def _wake_referee(request: Request) -> None:
 async def create(
     body: MatchCreate, request: Request, platform: PlatformDep, caller: AnyCaller
 ) -> MatchCreated:
-    """Start a match between two fighters; the referee plays it in the background."""
-    match = await service.create_match(platform, caller, body.attacker, body.defender)
+    """Start a match between two fighters; the referee plays it in the background.
+
+    An owner's match is a friendly unless it asks to be rated (see ``rated``); an owner's
+    matches are limited in flight and per hour: past a quota, 429 with Retry-After."""
+    await check_match_quota(platform, caller)
+    match = await service.create_match(
+        platform, caller, body.attacker, body.defender, rated=body.rated
+    )
     _wake_referee(request)
     return MatchCreated(match_id=match.id)
 

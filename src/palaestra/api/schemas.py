@@ -171,6 +171,12 @@ class FighterCreate(_In):
     entrant_type: str
     class_: str = Field(alias="class")
     model: ModelIn | None = None
+    rated_challenges: bool = Field(
+        default=False,
+        description="Let other owners start rated matches against this fighter (when the "
+        "operator enables owner-rated matches, within the per-pair cap); by default their "
+        "matches against it are friendlies.",
+    )
 
 
 class FighterCreated(BaseModel):
