@@ -129,6 +129,7 @@ def create_app(
     app.state.throttle = Throttle(
         limit=settings.auth_throttle_failures,
         window_s=settings.auth_throttle_window_s,
+        target_limit=settings.auth_throttle_target_failures,
         storage_url=settings.auth_throttle_url,
         forwarded_allow=settings.forwarded_allow_ips,
         prefix=f"{settings.broker_queue}-throttle",

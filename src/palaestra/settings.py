@@ -223,6 +223,13 @@ class Settings(BaseSettings):
         "token forms) one client address may make per window before it is answered 429 "
         "with Retry-After; 0 = unlimited.",
     )
+    auth_throttle_target_failures: int = Field(
+        default=30,
+        ge=0,
+        description="Failed attempts at one fighter's claim code or one agent's key, from "
+        "all addresses together, per window before that target is answered 429; 0 = "
+        "unlimited.",
+    )
     auth_throttle_window_s: int = Field(
         default=60, ge=1, description="The guessing throttle's moving window, in seconds."
     )

@@ -4,7 +4,11 @@ A wrong bearer token, agent key or claim code (the API's and the web forms') cou
 one failure for the address it came from. Past ``limit`` failures within
 ``window_s`` seconds (a moving window), the address is answered 429 with
 ``Retry-After`` on every credentialed attempt until the oldest failure leaves the
-window, right credentials included. The counts live in memory (one process, the
+window, right credentials included. A credential that names what it opens (a
+fighter's claim code, an agent's key) is also limited per target, across all
+addresses, with a larger ``target_limit``: guessing spread over many addresses
+is bounded too, at the price that such a guesser can make the rightful owner
+wait out the window. The counts live in memory (one process, the
 embedded mode) or, given a ``redis://`` URL, in Redis, so that the limit holds
 across every API process. The limiter is the ``limits`` library's.
 
@@ -18,9 +22,9 @@ from __future__ import annotations
 import ipaddress
 import time
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
-from limits import RateLimitItemPerSecond
+from limits import RateLimitItem, RateLimitItemPerSecond
 from limits.aio.storage import MemoryStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
 from limits.storage import storage_from_string
@@ -32,6 +36,7 @@ __all__ = ["Throttle", "client_address"]
 
 _Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 _NAMESPACE: Final = "auth-failures"
+_TARGETS: Final = "auth-failures-target"
 
 
 def _networks(ranges: Sequence[str]) -> tuple[_Network, ...]:
@@ -86,42 +91,56 @@ def _storage(url: str | None, prefix: str) -> tuple[Storage, ConnectionPool | No
 
 
 class Throttle:
-    """Failed authentications per client address; ``limit`` 0 turns the throttle off."""
+    """Failed authentications per client address, and per target (one fighter's claim code,
+    one agent's key) across all addresses; a limit of 0 turns its part off."""
 
     def __init__(
         self,
         *,
         limit: int,
         window_s: int,
+        target_limit: int = 0,
         storage_url: str | None = None,
         forwarded_allow: Sequence[str] = (),
         prefix: str = "palaestra",
     ) -> None:
         self.limit = limit
         self.trusted = _networks(forwarded_allow)
+        self.target_limit = target_limit
         self._item = RateLimitItemPerSecond(max(limit, 1), window_s)
+        self._target_item = RateLimitItemPerSecond(max(target_limit, 1), window_s)
         self._storage, self._pool = _storage(storage_url, prefix)
         self._limiter = MovingWindowRateLimiter(self._storage)
 
     def address_of(self, peer: str | None, forwarded_for: str | None) -> str:
         return client_address(peer, forwarded_for, self.trusted)
 
-    async def check(self, address: str) -> None:
-        """Raise :class:`TooManyRequests` while ``address`` is over the limit."""
-        if self.limit == 0:
-            return
-        if await self._limiter.test(self._item, _NAMESPACE, address):
-            return
-        stats = await self._limiter.get_window_stats(self._item, _NAMESPACE, address)
+    async def check(self, address: str, target: str | None = None) -> None:
+        """Raise :class:`TooManyRequests` while ``address`` (or ``target``) is over its limit."""
+        if self.limit and not await self._limiter.test(self._item, _NAMESPACE, address):
+            await self._refuse(self._item, address, "from this address")
+        if (
+            target is not None
+            and self.target_limit
+            and not await self._limiter.test(self._target_item, _TARGETS, target)
+        ):
+            await self._refuse(self._target_item, target, "for this credential")
+
+    async def _refuse(self, item: RateLimitItem, key: str, where: str) -> NoReturn:
+        namespace = _NAMESPACE if item is self._item else _TARGETS
+        stats = await self._limiter.get_window_stats(item, namespace, key)
         raise TooManyRequests(
-            "Too many failed authentications from this address; try again later",
+            f"Too many failed authentications {where}; try again later",
+            # The limiter keeps wall-clock times of its own, so the wait is measured by them.
             retry_after=stats.reset_time - time.time(),
         )
 
-    async def failed(self, address: str) -> None:
-        """Count one failed authentication from ``address``."""
+    async def failed(self, address: str, target: str | None = None) -> None:
+        """Count one failed authentication from ``address`` (against ``target``, if named)."""
         if self.limit:
             await self._limiter.hit(self._item, _NAMESPACE, address)
+        if target is not None and self.target_limit:
+            await self._limiter.hit(self._target_item, _TARGETS, target)
 
     async def close(self) -> None:
         """Close the Redis connections, if any (they reopen on the next use)."""

@@ -119,6 +119,48 @@ async def test_wrong_claim_codes_are_throttled(throttled: Platform) -> None:
     assert claims[-1][2] == THROTTLED
 
 
+async def test_one_fighters_claim_code_is_limited_across_addresses(throttled: Platform) -> None:
+    throttled.settings.forwarded_allow_ips = ["127.0.0.1"]  # each guess from another client
+    throttled.settings.auth_throttle_target_failures = 3
+    async with running(throttled) as api:
+        owner = await api.owner("alice")
+        fighters = []
+        for _ in range(2):
+            status, created = await api.call(
+                "POST",
+                "/api/fighters",
+                token=owner,
+                json={"name": "f", "entrant_type": "harness", "class": "rogue"},
+            )
+            assert status == 201
+            fighters.append(created["fighter_id"])
+
+        async def guess(fighter_id: str, n: int) -> tuple[int, str | None, object]:
+            return await call(
+                api,
+                "POST",
+                "/api/fighters/endpoint",
+                headers={"X-Forwarded-For": f"198.51.100.{n}"},
+                json={
+                    "fighter_id": fighter_id,
+                    "claim_code": f"claim_guess{n}",
+                    "url": "http://127.0.0.1:9/",
+                    "harness_name": "h",
+                    "sandbox_attested": False,
+                },
+            )
+
+        spread = [await guess(fighters[0], n) for n in range(5)]
+        other = await guess(fighters[1], 9)
+    assert [status for status, _, _ in spread] == [403, 403, 403, 429, 429]
+    assert spread[-1][2] == {
+        "error": "Too many failed authentications for this credential; try again later",
+        "code": "too-many-requests",
+    }
+    assert spread[-1][1] is not None
+    assert other[0] == 403  # another fighter's claim is not held back
+
+
 async def test_wrong_agent_keys_are_throttled(throttled: Platform) -> None:
     async with running(throttled) as api:
         owner = await api.owner("alice")

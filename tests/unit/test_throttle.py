@@ -83,3 +83,23 @@ def test_a_short_admin_token_is_warned_about_without_showing_it(token: str) -> N
 @pytest.mark.parametrize("token", [None, "x" * 32, "pa_admin_" + "a" * 40])
 def test_a_long_or_generated_admin_token_is_not(token: str | None) -> None:
     assert settings(token).startup_warnings() == []
+
+
+async def test_a_target_is_limited_across_addresses() -> None:
+    from palaestra.errors import TooManyRequests
+
+    throttle = Throttle(limit=10, window_s=60, target_limit=3)
+    for n in range(3):
+        await throttle.check(f"192.0.2.{n}", "fighter:f1")
+        await throttle.failed(f"192.0.2.{n}", "fighter:f1")
+    with pytest.raises(TooManyRequests, match="for this credential"):
+        await throttle.check("192.0.2.99", "fighter:f1")
+    await throttle.check("192.0.2.99", "fighter:f2")  # another target is not held back
+    await throttle.check("192.0.2.99")  # nor the address, for credentials naming no target
+
+
+async def test_a_target_limit_of_zero_is_unlimited() -> None:
+    throttle = Throttle(limit=0, window_s=60, target_limit=0)
+    for n in range(20):
+        await throttle.failed(f"192.0.2.{n}", "agent:a1")
+    await throttle.check("192.0.2.1", "agent:a1")

@@ -119,6 +119,6 @@ async def verify(
     x_agent_key: Annotated[str | None, Header()] = None,
 ) -> VerifyOut:
     """Seed: the agent asks to be checked again; a 2xx reachability check reactivates it."""
-    async with guarded(request):
+    async with guarded(request, target=f"agent:{agent_id}"):
         agent = await service.verify_agent(platform, agent_id, x_agent_key)
     return VerifyOut(status=agent.status)

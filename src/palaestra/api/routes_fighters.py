@@ -33,7 +33,7 @@ async def create(body: FighterCreate, platform: PlatformDep, caller: AnyCaller) 
 @router.post("/fighters/endpoint", response_model=FighterOut)
 async def endpoint(body: FighterEndpoint, request: Request, platform: PlatformDep) -> FighterOut:
     """Seed: register a harness URL; accepted only once it echoes the nonce challenge."""
-    async with guarded(request):
+    async with guarded(request, target=f"fighter:{body.fighter_id}"):
         fighter = await service.claim_endpoint(
             platform,
             body.fighter_id,

@@ -40,12 +40,13 @@ async def caller_of(platform: Platform, authorization: str | None) -> Caller:
 
 
 @asynccontextmanager
-async def guarded(request: Request) -> AsyncIterator[None]:
+async def guarded(request: Request, target: str | None = None) -> AsyncIterator[None]:
     """Check a credential inside the block under the guessing throttle.
 
     While the client's address is over the limit, :class:`~palaestra.errors.TooManyRequests`
     is raised before the block runs; a wrong bearer token, agent key or claim code raised
-    inside it counts one failure against the address.
+    inside it counts one failure against the address, and against ``target`` when named
+    (the fighter or agent the credential would open).
     """
     throttle: Throttle | None = getattr(request.app.state, "throttle", None)
     if throttle is None:
@@ -53,11 +54,11 @@ async def guarded(request: Request) -> AsyncIterator[None]:
         return
     peer = request.client.host if request.client else None
     address = throttle.address_of(peer, request.headers.get("x-forwarded-for"))
-    await throttle.check(address)
+    await throttle.check(address, target)
     try:
         yield
     except (InvalidCredential, InvalidClaimCode):
-        await throttle.failed(address)
+        await throttle.failed(address, target)
         raise
 
 
