@@ -110,6 +110,9 @@ async def test_owner_rated_matches_need_a_willing_opponent_and_stay_under_the_pa
         mine = await house(api, alice)
         shy = await house(api, bob)
         willing = await house(api, bob, rated_challenges=True)
+        for fighter, accepts in ((shy, False), (willing, True)):
+            _, shown = await api.call("GET", f"/api/fighters/{fighter}")
+            assert shown["rated_challenges"] is accepts
         carols = await house(api, carol, rated_challenges=True)
         status, body = await start(api, alice, mine, shy, rated=True)
         assert (status, body["error"]) == (403, f"fighter {shy} does not accept rated challenges")

@@ -213,6 +213,9 @@ class FighterOut(BaseModel):
     harness_name: str | None
     sandbox_attested: bool
     has_endpoint: bool
+    rated_challenges: bool = Field(
+        description="Other owners may start rated matches against it (see POST /api/matches)"
+    )
     attack: RatingOut | None = None
     defence: RatingOut | None = None
 
@@ -230,6 +233,7 @@ class FighterOut(BaseModel):
             status=fighter.status,
             harness_name=fighter.harness_name,
             sandbox_attested=fighter.sandbox_attested,
+            rated_challenges=fighter.rated_challenges,
             has_endpoint=fighter.endpoint_url is not None,
         )
 
