@@ -153,3 +153,18 @@ async def test_redoc_loads_its_bundle_from_the_package(platform: Platform) -> No
     assert bundle[0] == 200
     assert len(bundle[2]) > 100_000
     assert policy(headers)["script-src"] == "'self'"
+
+
+async def test_an_internal_error_carries_the_headers(platform: Platform) -> None:
+    app = create_app(platform=platform)
+
+    async def broken() -> None:
+        raise RuntimeError("a bug")
+
+    app.add_api_route("/api/broken", broken)
+    async with serve_app(app) as base, aiohttp.ClientSession() as session:
+        status, headers, body = await fetch(Api(base, session), "GET", "/api/broken")
+    assert status == 500
+    assert body == b'{"error":"Internal error","code":"internal"}'
+    assert_common(headers)
+    assert policy(headers)["default-src"] == "'none'"
