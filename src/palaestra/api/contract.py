@@ -3,10 +3,10 @@
 A client generated from ``/openapi.json`` must find every status a route can
 answer. The statuses that follow from a route's shape are derived from its
 operation here (a body can be unparseable, too large or off the schema; a path
-names something that may not exist; a bearer token may be missing or wrong; the
-store may be briefly unreachable); those a route adds for a rule of its own
-(``400 invalid-url``, ``403`` for the admin's routes, ``409``) it declares
-itself, with :func:`errors`.
+names something that may not exist; a bearer token may be missing or wrong, and
+wrong ones are throttled; the store may be briefly unreachable); those a route
+adds for a rule of its own (``400 invalid-url``, ``403`` for the admin's routes,
+``409``) it declares itself, with :func:`errors`.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def statuses_of(operation: dict[str, Any]) -> set[int]:
     if any(p["in"] == "path" for p in parameters):
         found.add(404)
     if any(p["in"] == "header" and p["name"].lower() == "authorization" for p in parameters):
-        found.add(401)
+        found |= {401, 429}  # a wrong token, and too many of them from one address
     return found
 
 

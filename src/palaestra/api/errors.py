@@ -17,8 +17,10 @@ from palaestra.errors import (
     NotFound,
     PalaestraError,
     StoreClosed,
+    TooManyRequests,
     Unauthorized,
 )
+from palaestra.http.headers import security_headers
 
 __all__ = ["ApiError", "error_response", "install_error_handlers"]
 
@@ -77,6 +79,12 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
         return error_response(exc.status, exc.message, exc.code)
 
+    @app.exception_handler(TooManyRequests)
+    async def _too_many(_request: Request, exc: TooManyRequests) -> JSONResponse:
+        response = error_response(429, exc.message, exc.code)
+        response.headers["Retry-After"] = str(exc.retry_after)
+        return response
+
     @app.exception_handler(PalaestraError)
     async def _palaestra_error(_request: Request, exc: PalaestraError) -> JSONResponse:
         status = next((s for cls, s in _STATUS.items() if isinstance(exc, cls)), None)
@@ -106,8 +114,13 @@ def install_error_handlers(app: FastAPI) -> None:
         return response
 
     @app.exception_handler(Exception)
-    async def _crash(_request: Request, exc: Exception) -> JSONResponse:
+    async def _crash(request: Request, exc: Exception) -> JSONResponse:
         if isinstance(exc, _STORE_LOST):
-            return _unavailable(exc)
-        log.exception("unhandled error", type=type(exc).__name__)
-        return error_response(500, "Internal error", "internal")
+            response = _unavailable(exc)
+        else:
+            log.exception("unhandled error", type=type(exc).__name__)
+            response = error_response(500, "Internal error", "internal")
+        # Answered outside the middleware stack, so the headers are added here.
+        https = bool(getattr(request.app.state, "https", False))
+        response.headers.update(security_headers(html=False, https=https))
+        return response

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Header, Query, Request
 
 from palaestra.api.contract import errors
 from palaestra.api.schemas import (
@@ -22,7 +22,7 @@ from palaestra.api.schemas import (
 )
 from palaestra.engine.accounts import create_owner
 from palaestra.engine.agents import registry as service
-from palaestra.http.deps import AdminCaller, AnyCaller, PlatformDep
+from palaestra.http.deps import AdminCaller, AnyCaller, PlatformDep, guarded
 
 router = APIRouter(prefix="/api")
 
@@ -139,13 +139,15 @@ async def rotate(agent_id: str, platform: PlatformDep, caller: AnyCaller) -> Key
     "/agents/{agent_id}/verify",
     response_model=VerifyOut,
     tags=["agents"],
-    responses=errors(400, 401),
+    responses=errors(400, 401, 429),
 )
 async def verify(
     agent_id: str,
+    request: Request,
     platform: PlatformDep,
     x_agent_key: Annotated[str | None, Header()] = None,
 ) -> VerifyOut:
     """Seed: the agent asks to be checked again; a 2xx reachability check reactivates it."""
-    agent = await service.verify_agent(platform, agent_id, x_agent_key)
+    async with guarded(request, target=f"agent:{agent_id}"):
+        agent = await service.verify_agent(platform, agent_id, x_agent_key)
     return VerifyOut(status=agent.status)

@@ -10,7 +10,8 @@ from palaestra.api.contract import errors
 from palaestra.api.match_schemas import MatchCreate, MatchCreated, MatchOut, MatchSummary
 from palaestra.engine.cage import matches as service
 from palaestra.engine.cage.referee import Referee
-from palaestra.http.deps import AnyCaller, PlatformDep, caller_of
+from palaestra.engine.quotas import check_match_quota
+from palaestra.http.deps import AnyCaller, PlatformDep, caller_of, guarded
 
 __all__ = ["router"]
 
@@ -29,8 +30,14 @@ def _wake_referee(request: Request) -> None:
 async def create(
     body: MatchCreate, request: Request, platform: PlatformDep, caller: AnyCaller
 ) -> MatchCreated:
-    """Start a match between two fighters; the referee plays it in the background."""
-    match = await service.create_match(platform, caller, body.attacker, body.defender)
+    """Start a match between two fighters; the referee plays it in the background.
+
+    An owner's match is a friendly unless it asks to be rated (see ``rated``); an owner's
+    matches are limited in flight and per hour: past a quota, 429 with Retry-After."""
+    await check_match_quota(platform, caller)
+    match = await service.create_match(
+        platform, caller, body.attacker, body.defender, rated=body.rated
+    )
     _wake_referee(request)
     return MatchCreated(match_id=match.id)
 
@@ -51,6 +58,7 @@ async def recent(
 )
 async def transcript(
     match_id: str,
+    request: Request,
     platform: PlatformDep,
     authorization: Annotated[str | None, Header()] = None,
 ) -> MatchOut:
@@ -61,6 +69,7 @@ async def transcript(
     view = await service.get_match(platform, match_id)
     readers_of: frozenset[str] = frozenset()
     if authorization is not None:
-        caller = await caller_of(platform, authorization)
+        async with guarded(request):
+            caller = await caller_of(platform, authorization)
         readers_of = await service.fighters_read_by(platform, caller, view.match)
     return MatchOut.of_transcript(view, readers_of)

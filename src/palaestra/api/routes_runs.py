@@ -14,6 +14,7 @@ from palaestra.api.run_schemas import (
     RunOut,
     TaskDetailOut,
 )
+from palaestra.engine.quotas import check_run_quota
 from palaestra.engine.runs import service
 from palaestra.engine.runs.stepper import Runs
 from palaestra.http.deps import AnyCaller, PlatformDep
@@ -35,8 +36,11 @@ RunsDep = Annotated[Runs, Depends(get_runs)]
 async def start(
     body: NewRun, platform: PlatformDep, caller: AnyCaller, runs: RunsDep
 ) -> RunCreated:
-    """Start a run: the goal goes to the scouts, and on through the phases to a ranked report."""
+    """Start a run: the goal goes to the scouts, and on through the phases to a ranked report.
+
+    An owner's runs are limited in flight and per hour: past a quota, 429 with Retry-After."""
     sizes = body.sizes.given() if body.sizes else None
+    await check_run_quota(platform, caller)
     run = await service.start_run(platform, caller, body.goal, body.launchpad, sizes)
     runs.kick(run.id)
     return RunCreated(run_id=run.id)

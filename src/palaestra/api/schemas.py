@@ -180,6 +180,12 @@ class FighterCreate(_In):
     entrant_type: str = Field(json_schema_extra={"enum": list(EntrantType)})
     class_: str = Field(alias="class", description="One of the arena's fighter classes.")
     model: ModelIn | None = None
+    rated_challenges: bool = Field(
+        default=False,
+        description="Let other owners start rated matches against this fighter (when the "
+        "operator enables owner-rated matches, within the per-pair cap); by default their "
+        "matches against it are friendlies.",
+    )
 
 
 class FighterCreated(BaseModel):
@@ -216,6 +222,9 @@ class FighterOut(BaseModel):
     harness_name: str | None
     sandbox_attested: bool
     has_endpoint: bool
+    rated_challenges: bool = Field(
+        description="Other owners may start rated matches against it (see POST /api/matches)"
+    )
     attack: RatingOut | None = None
     defence: RatingOut | None = None
 
@@ -233,6 +242,7 @@ class FighterOut(BaseModel):
             status=fighter.status,
             harness_name=fighter.harness_name,
             sandbox_attested=fighter.sandbox_attested,
+            rated_challenges=fighter.rated_challenges,
             has_endpoint=fighter.endpoint_url is not None,
         )
 

@@ -14,6 +14,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from palaestra.web import pages, register
+from palaestra.web.docs import mount_docs
 from palaestra.web.rendering import STATIC_DIR, render, wants_html
 
 __all__ = ["mount"]
@@ -25,6 +26,7 @@ def mount(app: FastAPI) -> None:
     app.include_router(pages.router)
     app.include_router(register.router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    mount_docs(app)
     json_errors: Any = app.exception_handlers.get(StarletteHTTPException)
 
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:

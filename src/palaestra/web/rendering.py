@@ -139,9 +139,6 @@ def render(
     context.setdefault("now", platform.clock.now())
     context.setdefault("path", request.url.path)
     response = templates.TemplateResponse(request, name, context, status_code=status_code)
-    response.headers["Referrer-Policy"] = "same-origin"
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["X-Frame-Options"] = "DENY"
     if private:
         response.headers["Cache-Control"] = "no-store"
     return response

@@ -13,7 +13,13 @@ from palaestra.checks import CheckResult, admitted, probe, warnings
 from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.lifecycle import apply_event, history
 from palaestra.engine.agents.wizard import begin_wizard, run_wizard_steps
-from palaestra.errors import Forbidden, InvalidRequest, NotFound, Unauthorized
+from palaestra.errors import (
+    Forbidden,
+    InvalidCredential,
+    InvalidRequest,
+    NotFound,
+    Unauthorized,
+)
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol import Role, UserAgent
@@ -202,8 +208,10 @@ async def verify_agent(platform: Platform, agent_id: str, agent_key: str | None)
     if agent is None or agent.key_sealed is None:
         raise NotFound(f"Agent {agent_id} not found")
     expected = platform.vault.open(agent.key_sealed)
-    if not agent_key or not hmac.compare_digest(expected.encode(), agent_key.encode()):
+    if not agent_key:
         raise Unauthorized("Invalid or missing X-Agent-Key header")
+    if not hmac.compare_digest(expected.encode(), agent_key.encode()):
+        raise InvalidCredential("Invalid or missing X-Agent-Key header")
     if agent.endpoint_url is None:
         raise InvalidRequest("the agent has no endpoint")
     result = await platform.egress.get(

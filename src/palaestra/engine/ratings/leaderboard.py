@@ -36,6 +36,7 @@ from palaestra.rules.leaderboard_tables import (
     filter_cage,
     live_rows,
 )
+from palaestra.rules.matchflow import MatchKind
 from palaestra.rules.ratings import SCORED, result_of
 from palaestra.store.models import Agent, LeaderboardSnapshot, Match, Task
 
@@ -169,7 +170,7 @@ async def _cage_fighters(platform: Platform) -> list[FighterFacts]:
 
 async def _scored_records(platform: Platform) -> list[tuple[str, str, float]]:
     query = select(Match.attacker_id, Match.defender_id, Match.status, Match.outcome).where(
-        Match.status == SCORED
+        Match.status == SCORED, Match.kind == MatchKind.RATED.value
     )
     records = []
     async with platform.db.session() as session:
