@@ -61,6 +61,12 @@ def test_getting_started_shows_the_same_short_example() -> None:
     assert " ".join(first.split()) == " ".join(python_blocks()[0].split())
 
 
+def test_the_readme_shows_the_same_short_example() -> None:
+    readme = DOCS.parent / "README.md"
+    first = python_blocks(readme)[0]
+    assert " ".join(first.split()) == " ".join(python_blocks()[0].split())
+
+
 def test_the_model_example_builds_an_agent(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     namespace = run_block(python_blocks()[1])
