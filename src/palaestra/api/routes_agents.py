@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Header, Query, Request, Response
 
+from palaestra.api.paging import CursorQuery, announce_next
 from palaestra.api.schemas import (
     AgentCreated,
     AgentOut,
@@ -47,11 +48,18 @@ async def register(body: NewAgent, platform: PlatformDep, caller: AnyCaller) -> 
 
 @router.get("/agents", response_model=list[AgentOut], tags=["agents"])
 async def agents(
+    request: Request,
+    response: Response,
     platform: PlatformDep,
     caller: AnyCaller,
     arena: Annotated[str | None, Query(pattern="^(edgearena|cage)$")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+    cursor: CursorQuery = None,
 ) -> list[AgentOut]:
-    return [AgentOut.of(a) for a in await service.list_agents(platform, caller, arena)]
+    """The caller's agents (the admin's: all), newest first, a page at a time."""
+    page = await service.list_agents(platform, caller, arena, limit=limit, cursor=cursor)
+    announce_next(request, response, page, limit)
+    return [AgentOut.of(a) for a in page.items]
 
 
 @router.get("/agents/{agent_id}", response_model=AgentOut, tags=["agents"])

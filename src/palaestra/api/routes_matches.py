@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Header, Query, Request, Response
 
 from palaestra.api.match_schemas import MatchCreate, MatchCreated, MatchOut, MatchSummary
+from palaestra.api.paging import CursorQuery, announce_next
 from palaestra.engine.cage import matches as service
 from palaestra.engine.cage.referee import Referee
 from palaestra.http.deps import AnyCaller, PlatformDep, caller_of
@@ -34,10 +35,16 @@ async def create(
 
 @router.get("/matches", response_model=list[MatchSummary], response_model_by_alias=True)
 async def recent(
-    platform: PlatformDep, limit: Annotated[int, Query(ge=1, le=200)] = 50
+    request: Request,
+    response: Response,
+    platform: PlatformDep,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: CursorQuery = None,
 ) -> list[MatchSummary]:
-    """Recent matches, newest first."""
-    return [MatchSummary.of(match) for match in await service.list_matches(platform, limit)]
+    """Recent matches, newest first, a page at a time."""
+    page = await service.list_matches(platform, limit, cursor)
+    announce_next(request, response, page, limit)
+    return [MatchSummary.of(match) for match in page.items]
 
 
 @router.get("/matches/{match_id}", response_model=MatchOut, response_model_by_alias=True)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query, Request, Response
 
+from palaestra.api.paging import CursorQuery, announce_next
 from palaestra.api.run_schemas import (
     NewRun,
     RunCreated,
@@ -43,12 +44,17 @@ async def start(
 
 @router.get("/runs", response_model=list[RunOut])
 async def recent(
+    request: Request,
+    response: Response,
     platform: PlatformDep,
     caller: AnyCaller,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    cursor: CursorQuery = None,
 ) -> list[RunOut]:
-    """The caller's runs (the admin's: all), newest first."""
-    return [RunOut.of(run) for run in await service.list_runs(platform, caller, limit)]
+    """The caller's runs (the admin's: all), newest first, a page at a time."""
+    page = await service.list_runs(platform, caller, limit, cursor)
+    announce_next(request, response, page, limit)
+    return [RunOut.of(run) for run in page.items]
 
 
 @router.get("/runs/{run_id}", response_model=RunDetailOut)

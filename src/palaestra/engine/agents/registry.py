@@ -22,6 +22,7 @@ from palaestra.protocol.urls import require_url
 from palaestra.rules.status import Event, Status
 from palaestra.security import new_token
 from palaestra.store.models import Agent, AgentEvent
+from palaestra.store.paging import Key, Page, keyset, page_of
 
 __all__ = [
     "Registration",
@@ -116,15 +117,22 @@ async def get_agent(platform: Platform, caller: Caller, agent_id: str) -> Agent:
 
 
 async def list_agents(
-    platform: Platform, caller: Caller, arena: str | None = None
-) -> Sequence[Agent]:
-    query = select(Agent).order_by(Agent.created_at.desc())
+    platform: Platform,
+    caller: Caller,
+    arena: str | None = None,
+    *,
+    limit: int = 200,
+    cursor: str | None = None,
+) -> Page[Agent]:
+    """A page of the caller's agents (the admin's: all), newest first."""
+    query = keyset(select(Agent), Agent.created_at, Agent.id, cursor, limit)
     if not caller.is_admin:
         query = query.where(Agent.owner_id == caller.owner_id)
     if arena is not None:
         query = query.where(Agent.arena == arena)
     async with platform.db.session() as session:
-        return (await session.scalars(query)).all()
+        rows = (await session.scalars(query)).all()
+    return page_of(rows, limit, lambda agent: Key(agent.created_at, agent.id))
 
 
 async def recent_history(

@@ -1,0 +1,36 @@
+"""Paged lists: the ``cursor`` parameter, and the next page announced in the headers.
+
+A list's body stays the JSON array it always was; when more rows follow, the answer
+carries ``Link: <...&cursor=...>; rel="next"`` (RFC 8288, relative to the request) and
+``X-Next-Cursor``. The last page has neither.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Query, Request, Response
+
+from palaestra.store.paging import Page
+
+__all__ = ["NEXT_CURSOR_HEADER", "CursorQuery", "announce_next"]
+
+NEXT_CURSOR_HEADER = "X-Next-Cursor"
+
+CursorQuery = Annotated[
+    str | None,
+    Query(
+        max_length=200,
+        description="Where the page starts: the X-Next-Cursor (or Link rel=next) of the "
+        "previous page; absent for the first page.",
+    ),
+]
+
+
+def announce_next(request: Request, response: Response, page: Page[Any], limit: int) -> None:
+    """Put the next page's cursor and link on ``response``, when there is a next page."""
+    if page.next_cursor is None:
+        return
+    url = request.url.include_query_params(cursor=page.next_cursor, limit=limit)
+    response.headers["Link"] = f'<{url.path}?{url.query}>; rel="next"'
+    response.headers[NEXT_CURSOR_HEADER] = page.next_cursor
