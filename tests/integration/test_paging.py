@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 
+from palaestra.clock import FrozenClock
 from palaestra.platform import Platform
 from tests.integration.arena_rows import (
     add_agent,
     add_fighter,
     add_match,
+    add_matches,
     add_owner,
     add_run,
 )
@@ -27,9 +29,7 @@ pytestmark = pytest.mark.asyncio
 NEXT_LINK = re.compile(r'^<(?P<url>[^>]+)>; rel="next"$')
 
 
-async def get_page(
-    api: Api, path: str, token: str | None = ADMIN_TOKEN
-) -> tuple[list[Any], str | None]:
+async def get_page(api: Api, path: str, token: str | None = ADMIN_TOKEN) -> tuple[Any, str | None]:
     """One page of an API list, and the path of the next (from its Link header)."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with api.session.get(api.base + path, headers=headers) as response:
@@ -144,3 +144,44 @@ async def _owner_of(platform: Platform, name: str) -> str:
         owner_id = await session.scalar(select(Owner.id).where(Owner.name == name))
     assert owner_id is not None
     return owner_id
+
+
+async def test_the_leaderboard_table_pages_within_one_snapshot(
+    platform: Platform, clock: FrozenClock
+) -> None:
+    fighters = []
+    for i in range(7):
+        owner = await add_owner(still(platform), f"owner-{i}")
+        fighters.append(await add_fighter(platform, owner, f"fighter-{i}"))
+    await add_matches(
+        platform,
+        [(fighters[i % 7], fighters[(i + 1 + i // 7) % 7], "attacker") for i in range(60)],
+    )
+    async with running(platform) as api:
+        _, whole = await api.call("GET", "/api/leaderboard")
+        assert whole["next_cursor"] is None  # no limit: the whole table, as before
+        table = [row["fighter_id"] for row in whole["fighters"]]
+        assert sorted(table) == sorted(fighters)
+
+        seen: list[str] = []
+        path: str | None = "/api/leaderboard?limit=3"
+        pages = 0
+        while path is not None:
+            body, path = await get_page(api, path)
+            assert 0 < len(body["fighters"]) <= 3
+            assert body["computed_at"] == whole["computed_at"]
+            seen += [row["fighter_id"] for row in body["fighters"]]
+            pages += 1
+        assert (seen, pages) == (table, 3)
+
+        _, first = await api.call("GET", "/api/leaderboard?limit=3")
+        clock.advance(1)
+        status, _ = await api.call(
+            "POST", "/api/leaderboard/recompute?arena=cage", token=ADMIN_TOKEN
+        )
+        assert status == 200
+        status, body = await api.call(
+            "GET", f"/api/leaderboard?limit=3&cursor={first['next_cursor']}"
+        )
+        assert (status, body["code"]) == (409, "conflict")
+        assert "published again" in body["error"]

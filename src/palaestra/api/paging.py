@@ -7,11 +7,9 @@ carries ``Link: <...&cursor=...>; rel="next"`` (RFC 8288, relative to the reques
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Query, Request, Response
-
-from palaestra.store.paging import Page
 
 __all__ = ["NEXT_CURSOR_HEADER", "CursorQuery", "announce_next"]
 
@@ -27,10 +25,12 @@ CursorQuery = Annotated[
 ]
 
 
-def announce_next(request: Request, response: Response, page: Page[Any], limit: int) -> None:
+def announce_next(
+    request: Request, response: Response, next_cursor: str | None, limit: int
+) -> None:
     """Put the next page's cursor and link on ``response``, when there is a next page."""
-    if page.next_cursor is None:
+    if next_cursor is None:
         return
-    url = request.url.include_query_params(cursor=page.next_cursor, limit=limit)
+    url = request.url.include_query_params(cursor=next_cursor, limit=limit)
     response.headers["Link"] = f'<{url.path}?{url.query}>; rel="next"'
-    response.headers[NEXT_CURSOR_HEADER] = page.next_cursor
+    response.headers[NEXT_CURSOR_HEADER] = next_cursor

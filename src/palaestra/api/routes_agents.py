@@ -58,7 +58,7 @@ async def agents(
 ) -> list[AgentOut]:
     """The caller's agents (the admin's: all), newest first, a page at a time."""
     page = await service.list_agents(platform, caller, arena, limit=limit, cursor=cursor)
-    announce_next(request, response, page, limit)
+    announce_next(request, response, page.next_cursor, limit)
     return [AgentOut.of(a) for a in page.items]
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request, Response
 
 from palaestra.api.leaderboard_schemas import LeaderboardOut, MatchmakingOut, PublishedOut
+from palaestra.api.paging import CursorQuery, announce_next
 from palaestra.engine.cage import matchmaker
 from palaestra.engine.ratings import leaderboard
 from palaestra.engine.ratings.live import rate_pending
@@ -19,20 +20,34 @@ router = APIRouter(prefix="/api", tags=["leaderboard"])
 
 @router.get("/leaderboard", response_model=LeaderboardOut)
 async def get_leaderboard(
+    request: Request,
+    response: Response,
     platform: PlatformDep,
     arena: Annotated[str, Query(description="cage or edgearena")] = Arena.CAGE.value,
     entrant_type: Annotated[str | None, Query(description="cage: harness, model or house")] = None,
     fighter_class: Annotated[str | None, Query(alias="class", description="cage: a class")] = None,
     role: Annotated[str | None, Query(description="edgearena: SCOUT, BUILDER or ANALYST")] = None,
+    limit: Annotated[
+        int | None, Query(ge=1, le=1000, description="rows of the published table per page")
+    ] = None,
+    cursor: CursorQuery = None,
 ) -> LeaderboardOut:
-    """The latest published leaderboard, filtered, with its computation time and match count."""
+    """The latest published leaderboard, filtered, with its computation time and match count.
+
+    With ``limit`` its published table (``fighters`` or ``agents``) comes a page at a time:
+    ``next_cursor`` (and the ``Link`` and ``X-Next-Cursor`` headers) give the next page's
+    start. A cursor outlives no republication: then the answer is a 409, start again."""
     data = await leaderboard.view(
         platform,
         arena,
         entrant_type=entrant_type or None,
         fighter_class=fighter_class or None,
         role=role or None,
+        limit=limit,
+        cursor=cursor,
     )
+    if limit is not None:
+        announce_next(request, response, data["next_cursor"], limit)
     return LeaderboardOut.model_validate(data)
 
 

@@ -43,7 +43,7 @@ async def recent(
 ) -> list[MatchSummary]:
     """Recent matches, newest first, a page at a time."""
     page = await service.list_matches(platform, limit, cursor)
-    announce_next(request, response, page, limit)
+    announce_next(request, response, page.next_cursor, limit)
     return [MatchSummary.of(match) for match in page.items]
 
 

@@ -53,7 +53,7 @@ async def recent(
 ) -> list[RunOut]:
     """The caller's runs (the admin's: all), newest first, a page at a time."""
     page = await service.list_runs(platform, caller, limit, cursor)
-    announce_next(request, response, page, limit)
+    announce_next(request, response, page.next_cursor, limit)
     return [RunOut.of(run) for run in page.items]
 
 

@@ -18,14 +18,16 @@ from typing import Generic, TypeVar, TypeVarTuple
 from sqlalchemy import Select, and_, or_
 from sqlalchemy.orm import InstrumentedAttribute
 
-from palaestra.errors import InvalidRequest
+from palaestra.errors import Conflict, InvalidRequest
 
 __all__ = [
     "FIRST_PAGE",
     "Key",
     "Page",
     "decode_cursor",
+    "decode_position",
     "encode_cursor",
+    "encode_position",
     "keyset",
     "keyset_before",
     "page_of",
@@ -141,3 +143,22 @@ def page_of(rows: Sequence[T], limit: int, key: Callable[[T], Key]) -> Page[T]:
     if len(rows) <= limit or not items:
         return Page(items, None)
     return Page(items, encode_cursor(key(items[-1])))
+
+
+# A published table (a leaderboard snapshot) never changes: a page of it is a window,
+# and its cursor the snapshot's time and the window's end.
+
+
+def encode_position(snapshot: float, offset: int) -> str:
+    """The cursor of the rows of ``snapshot`` from ``offset`` on."""
+    return encode_cursor(Key(snapshot, str(offset)))
+
+
+def decode_position(cursor: str, snapshot: float) -> int:
+    """Where in ``snapshot`` a cursor points; :class:`Conflict` if it was another snapshot's."""
+    key = decode_cursor(cursor)
+    if not key.id.isdigit():
+        raise InvalidRequest("cursor: not a cursor of this list")
+    if key.created_at != snapshot:
+        raise Conflict("cursor: the leaderboard was published again since; start from the top")
+    return int(key.id)
