@@ -100,7 +100,90 @@ def metrics_page() -> str:
         (family,) = metric.describe()
         name = f"{family.name}_total" if family.type == "counter" else family.name
         lines.append(f"| `{name}` | {family.type} | {labels} | {_cell(family.documentation)} |")
+    lines += [
+        "",
+        "[A Grafana dashboard](grafana-dashboard.json) with a panel for each of these (rates",
+        "of the counters, the gauges, the 99th percentile of the ping lag) is generated with",
+        "this page: import it in Grafana (*Dashboards, New, Import*) and pick the Prometheus",
+        "data source that scrapes Palaestra.",
+    ]
     return "\n".join(lines) + "\n"
+
+
+def grafana_dashboard() -> dict[str, Any]:
+    """A Grafana dashboard (importable JSON) with one panel per metric of the registry."""
+    from prometheus_client.metrics import MetricWrapperBase
+
+    from palaestra.metrics import Metrics
+
+    datasource = {"type": "prometheus", "uid": "${datasource}"}
+    panels: list[dict[str, Any]] = []
+    for metric in vars(Metrics()).values():
+        if not isinstance(metric, MetricWrapperBase):
+            continue
+        (family,) = metric.describe()
+        labels = ", ".join(getattr(metric, "_labelnames", ()))
+        by = f" by ({labels})" if labels else ""
+        if family.type == "counter":
+            expr = f"sum{by} (rate({family.name}_total[5m]))"
+            unit = "ops"
+        elif family.type == "histogram":
+            expr = f"histogram_quantile(0.99, sum by (le) (rate({family.name}_bucket[5m])))"
+            unit = "s"
+        else:
+            expr = f"sum{by} ({family.name})"
+            unit = "short"
+        index = len(panels)
+        panels.append(
+            {
+                "id": index + 1,
+                "type": "timeseries",
+                "title": family.name,
+                "description": family.documentation,
+                "datasource": datasource,
+                "gridPos": {"h": 8, "w": 12, "x": 12 * (index % 2), "y": 8 * (index // 2)},
+                "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
+                "targets": [
+                    {
+                        "refId": "A",
+                        "datasource": datasource,
+                        "expr": expr,
+                        "legendFormat": " ".join(f"{{{{{name}}}}}" for name in labels.split(", "))
+                        if labels
+                        else family.name,
+                    }
+                ],
+            }
+        )
+    return {
+        "__inputs": [
+            {
+                "name": "datasource",
+                "label": "Prometheus",
+                "type": "datasource",
+                "pluginId": "prometheus",
+                "pluginName": "Prometheus",
+            }
+        ],
+        "title": "Palaestra",
+        "uid": "palaestra",
+        "tags": ["palaestra"],
+        "timezone": "utc",
+        "schemaVersion": 39,
+        "refresh": "30s",
+        "time": {"from": "now-6h", "to": "now"},
+        "templating": {
+            "list": [
+                {
+                    "name": "datasource",
+                    "label": "Prometheus",
+                    "type": "datasource",
+                    "query": "prometheus",
+                }
+            ]
+        },
+        "panels": panels,
+    }
 
 
 # -- CLI -----------------------------------------------------------------------------------
@@ -338,6 +421,8 @@ def on_files(files: Any, config: Any) -> Any:
     for uri, producer in PAGES.items():
         content = globals()[producer]()
         files.append(File.generated(config, uri, content=content))
+    dashboard = json.dumps(grafana_dashboard(), indent=2) + "\n"
+    files.append(File.generated(config, "reference/grafana-dashboard.json", content=dashboard))
     return files
 
 

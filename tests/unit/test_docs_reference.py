@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import re
 from pathlib import Path
 from types import ModuleType
 
@@ -82,3 +84,27 @@ def test_the_status_diagram_has_every_status_and_the_thresholds(hook: ModuleType
         assert f"{status.value} -->" in diagram
     assert "ACTIVE --> DEGRADED: failure, 3 in a row" in diagram
     assert "SUSPENDED --> ACTIVE: verified" in diagram
+
+
+def test_the_grafana_dashboard_charts_every_metric_by_its_exposed_name(hook: ModuleType) -> None:
+    dashboard = json.loads(json.dumps(hook.grafana_dashboard()))  # plain JSON all through
+    # What Prometheus stores: a counter as _total, a histogram as _bucket/_sum/_count.
+    suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count"), "gauge": ("",)}
+    exposed = {
+        family.name + suffix
+        for family in Metrics().registry.collect()
+        for suffix in suffixes[family.type]
+    }
+    charted = []
+    for panel in dashboard["panels"]:
+        (target,) = panel["targets"]
+        names = re.findall(r"palaestra_[a-z_]+", target["expr"])
+        assert names, target
+        assert set(names) <= exposed, target["expr"]
+        charted.append(panel["title"])
+    assert sorted(charted) == sorted(family.name for family in Metrics().registry.collect())
+    ids = [panel["id"] for panel in dashboard["panels"]]
+    assert len(ids) == len(set(ids))
+    assert '"palaestra_jobs_total' not in json.dumps(dashboard)  # counters are rated, never raw
+    rated = next(p for p in dashboard["panels"] if p["title"] == "palaestra_jobs")
+    assert rated["targets"][0]["expr"] == "sum by (job, outcome) (rate(palaestra_jobs_total[5m]))"
