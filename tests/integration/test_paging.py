@@ -185,3 +185,36 @@ async def test_the_leaderboard_table_pages_within_one_snapshot(
         )
         assert (status, body["code"]) == (409, "conflict")
         assert "published again" in body["error"]
+
+
+async def test_an_agents_history_is_walked_page_by_page(platform: Platform) -> None:
+    from palaestra.store.models import AgentEvent
+
+    owner = await add_owner(still(platform))
+    agent_id = await add_agent(platform, owner, "pinged", "SCOUT")
+    async with platform.db.session() as session, session.begin():
+        for i in range(8):
+            session.add(
+                AgentEvent(
+                    agent_id=agent_id,
+                    at=platform.clock.now(),
+                    kind="ping",
+                    outcome="success",
+                    latency_ms=float(i),
+                )
+            )
+    async with running(platform) as api:
+        path = f"/api/agents/{agent_id}/history"
+        _, whole = await api.call("GET", path, token=ADMIN_TOKEN)
+        assert len(whole) == 8
+        seen: list[Any] = []
+        next_path: str | None = path + "?limit=3"
+        while next_path is not None:
+            body, next_path = await get_page(api, next_path)
+            assert 0 < len(body) <= 3
+            seen += body
+        assert seen == whole
+        assert [row["latency_ms"] for row in seen] == [7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0, 0.0]
+        time_cursor = "WzEuMCwiYWJjIl0"  # a runs cursor, [1.0, "abc"]: not this list's
+        status, body = await api.call("GET", f"{path}?cursor={time_cursor}", token=ADMIN_TOKEN)
+        assert (status, body["code"]) == (400, "invalid-request")

@@ -72,11 +72,15 @@ async def agent_history(
     agent_id: str,
     platform: PlatformDep,
     caller: AnyCaller,
+    request: Request,
+    response: Response,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+    cursor: CursorQuery = None,
 ) -> list[EventOut]:
-    """Recent pings, wizard checks, dispatches and status changes, newest first."""
-    rows = await service.recent_history(platform, caller, agent_id, limit)
-    return [EventOut.of(row) for row in rows]
+    """Recent pings, wizard checks, dispatches and status changes, newest first, paged."""
+    page = await service.recent_history(platform, caller, agent_id, limit, cursor)
+    announce_next(request, response, page.next_cursor, limit)
+    return [EventOut.of(row) for row in page.items]
 
 
 @router.post("/agents/{agent_id}/wizard", response_model=WizardOut, tags=["agents"])

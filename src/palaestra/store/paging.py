@@ -26,8 +26,10 @@ __all__ = [
     "Page",
     "decode_cursor",
     "decode_position",
+    "decode_serial",
     "encode_cursor",
     "encode_position",
+    "encode_serial",
     "keyset",
     "keyset_before",
     "page_of",
@@ -161,4 +163,19 @@ def decode_position(cursor: str, snapshot: float) -> int:
         raise InvalidRequest("cursor: not a cursor of this list")
     if key.created_at != snapshot:
         raise Conflict("cursor: the leaderboard was published again since; start from the top")
+    return int(key.id)
+
+
+# An append-only table with a serial id (an agent's history) pages on the id alone.
+
+
+def encode_serial(row_id: int) -> str:
+    """The cursor of the rows below ``row_id``, newest first."""
+    return encode_cursor(Key(0.0, str(row_id)))
+
+
+def decode_serial(cursor: str) -> int:
+    key = decode_cursor(cursor)
+    if key.created_at != 0.0 or not key.id.isdigit():
+        raise InvalidRequest("cursor: not a cursor of this list")
     return int(key.id)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hmac
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -22,7 +21,7 @@ from palaestra.protocol.urls import require_url
 from palaestra.rules.status import Event, Status
 from palaestra.security import new_token
 from palaestra.store.models import Agent, AgentEvent
-from palaestra.store.paging import Key, Page, keyset, page_of
+from palaestra.store.paging import Key, Page, decode_serial, encode_serial, keyset, page_of
 
 __all__ = [
     "Registration",
@@ -136,17 +135,23 @@ async def list_agents(
 
 
 async def recent_history(
-    platform: Platform, caller: Caller, agent_id: str, limit: int = 200
-) -> Sequence[AgentEvent]:
+    platform: Platform, caller: Caller, agent_id: str, limit: int = 200, cursor: str | None = None
+) -> Page[AgentEvent]:
+    """A page of the agent's history, newest first (one row more is read to know of a next)."""
     async with platform.db.session() as session:
         await _owned(session, caller, agent_id)
         query = (
             select(AgentEvent)
             .where(AgentEvent.agent_id == agent_id)
             .order_by(AgentEvent.id.desc())
-            .limit(limit)
+            .limit(limit + 1)
         )
-        return (await session.scalars(query)).all()
+        if cursor is not None:
+            query = query.where(AgentEvent.id < decode_serial(cursor))
+        rows = (await session.scalars(query)).all()
+    items = list(rows[:limit])
+    following = encode_serial(items[-1].id) if len(rows) > limit else None
+    return Page(items, following)
 
 
 async def run_wizard(platform: Platform, caller: Caller, agent_id: str) -> WizardOutcome:
