@@ -128,7 +128,7 @@ def create_app(
     app.include_router(leaderboard_router)
     app.include_router(routes_runs.router)
     app.include_router(routes_matches.router)
-    web.mount(app)
+    web.mount(app, settings.guide_dir)
     return app
 
 
