@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from palaestra.clock import FrozenClock
 from palaestra.platform import Platform
 from palaestra.web.list_queries import PAGE_SIZE
 from tests.integration.arena_rows import add_agent, add_fighter, add_matches, add_owner, add_run
@@ -77,3 +78,41 @@ async def test_each_list_of_the_agents_page_pages_on_its_own(platform: Platform)
         _, both = await page(api, fighters_then)
         assert len(re.findall(r'data-agent="', both)) == 1
         assert len(re.findall(r'data-fighter="', both)) == 1
+
+
+async def test_the_leaderboard_table_pages_and_keeps_its_filters(
+    platform: Platform, clock: FrozenClock
+) -> None:
+    from palaestra.engine.ratings.leaderboard import Arena, recompute
+    from palaestra.web.board_queries import PAGE_SIZE as BOARD_PAGE
+
+    still(platform).settings.leaderboard_resamples = 20
+    names = [f"fighter-{i:03d}" for i in range(2 * BOARD_PAGE + 4)]
+    ids = []
+    for i, name in enumerate(names):
+        owner = await add_owner(platform, f"owner-{i}")
+        ids.append(
+            await add_fighter(platform, owner, name, fighter_class=("rogue", "academic")[i % 2])
+        )
+    games = [
+        (ids[i], ids[(i + step) % len(ids)], ("attacker", "defender")[(i + step) % 2])
+        for i in range(len(ids))
+        for step in (1, 2, 3)
+    ]
+    await add_matches(platform, games)
+    await recompute(platform, Arena.CAGE)
+    row = re.compile(r'data-fighter-row="([^"]+)"')
+    async with running(platform) as api:
+        everyone = await walk_pages(api, "/leaderboard", row)
+        assert sorted(everyone) == names  # each once
+        rogues = await walk_pages(api, "/leaderboard?class=rogue", row)
+        assert sorted(rogues) == names[::2]
+        _, first = await page(api, "/leaderboard?class=rogue")
+        (older,) = links(first, "next")
+        assert "class=rogue" in older  # the filter goes along
+        assert older.endswith("#published")
+        clock.advance(1)
+        await recompute(platform, Arena.CAGE)  # a stale link shows the top of the new table
+        status, body = await page(api, older)
+        assert status == 200
+        assert row.findall(body)[:3] == rogues[:3]

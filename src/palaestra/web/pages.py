@@ -169,9 +169,13 @@ async def leaderboard(
     platform: PlatformDep,
     entrant_type: Filter = None,
     fighter_class: Annotated[str | None, Query(alias="class", max_length=64)] = None,
+    cursor: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
     cage = await board_queries.cage_board(
-        platform, entrant_type=entrant_type or None, fighter_class=fighter_class or None
+        platform,
+        entrant_type=entrant_type or None,
+        fighter_class=fighter_class or None,
+        cursor=cursor,
     )
     return render(
         request,
