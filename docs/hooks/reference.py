@@ -291,6 +291,10 @@ def http_page() -> str:
             shown = _schema_name(schema) if schema else ""
             lines.append(f"| {status} | {_cell(response.get('description', ''))} | {shown} |")
         lines.append("")
+        for status, response in operation.get("responses", {}).items():
+            for header, about in response.get("headers", {}).items():
+                lines.append(f"- {status} header `{header}`: {_cell(about.get('description', ''))}")
+        lines.append("")
     lines += ["## Schemas", ""]
     for name, schema in document.get("components", {}).get("schemas", {}).items():
         lines += [f"### {name} {{ #{name.lower()} }}", "", _fence(schema), ""]

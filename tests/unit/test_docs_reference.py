@@ -57,6 +57,13 @@ def test_every_route_of_the_openapi_document_is_listed(hook: ModuleType) -> None
             assert f"## {method.upper()} `{path}`" in page
     for name in document["components"]["schemas"]:
         assert f"### {name} {{ #{name.lower()} }}" in page
+    paged = ["/api/agents", "/api/agents/{agent_id}/history", "/api/runs", "/api/matches"]
+    for path in [*paged, "/api/leaderboard"]:
+        headers = document["paths"][path]["get"]["responses"]["200"]["headers"]
+        assert set(headers) == {"Link", "X-Next-Cursor"}
+        section = page.split(f"## GET `{path}`", 1)[1].split("\n## ", 1)[0]
+        assert "- 200 header `X-Next-Cursor`" in section
+        assert "`cursor`" in section
 
 
 def test_every_wire_model_has_its_json_schema(hook: ModuleType) -> None:

@@ -7,13 +7,30 @@ carries ``Link: <...&cursor=...>; rel="next"`` (RFC 8288, relative to the reques
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Query, Request, Response
 
-__all__ = ["NEXT_CURSOR_HEADER", "CursorQuery", "announce_next"]
+__all__ = ["NEXT_CURSOR_HEADER", "PAGED", "CursorQuery", "announce_next"]
 
 NEXT_CURSOR_HEADER = "X-Next-Cursor"
+
+#: The OpenAPI description of a paged list's headers, for its route's ``responses``.
+PAGED: dict[int | str, dict[str, Any]] = {
+    200: {
+        "headers": {
+            "Link": {
+                "description": 'The next page: <path?query&cursor=...>; rel="next" '
+                "(absent on the last page).",
+                "schema": {"type": "string"},
+            },
+            NEXT_CURSOR_HEADER: {
+                "description": "The next page's cursor (absent on the last page).",
+                "schema": {"type": "string"},
+            },
+        }
+    }
+}
 
 CursorQuery = Annotated[
     str | None,

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request, Response
 
-from palaestra.api.paging import CursorQuery, announce_next
+from palaestra.api.paging import PAGED, CursorQuery, announce_next
 from palaestra.api.schemas import (
     AgentCreated,
     AgentOut,
@@ -46,7 +46,7 @@ async def register(body: NewAgent, platform: PlatformDep, caller: AnyCaller) -> 
     )
 
 
-@router.get("/agents", response_model=list[AgentOut], tags=["agents"])
+@router.get("/agents", response_model=list[AgentOut], tags=["agents"], responses=PAGED)
 async def agents(
     request: Request,
     response: Response,
@@ -67,7 +67,9 @@ async def agent(agent_id: str, platform: PlatformDep, caller: AnyCaller) -> Agen
     return AgentOut.of(await service.get_agent(platform, caller, agent_id))
 
 
-@router.get("/agents/{agent_id}/history", response_model=list[EventOut], tags=["agents"])
+@router.get(
+    "/agents/{agent_id}/history", response_model=list[EventOut], tags=["agents"], responses=PAGED
+)
 async def agent_history(
     agent_id: str,
     platform: PlatformDep,

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 
 from palaestra.api.leaderboard_schemas import LeaderboardOut, MatchmakingOut, PublishedOut
-from palaestra.api.paging import CursorQuery, announce_next
+from palaestra.api.paging import PAGED, CursorQuery, announce_next
 from palaestra.engine.cage import matchmaker
 from palaestra.engine.ratings import leaderboard
 from palaestra.engine.ratings.live import rate_pending
@@ -18,7 +18,7 @@ from palaestra.protocol.constants import Arena
 router = APIRouter(prefix="/api", tags=["leaderboard"])
 
 
-@router.get("/leaderboard", response_model=LeaderboardOut)
+@router.get("/leaderboard", response_model=LeaderboardOut, responses=PAGED)
 async def get_leaderboard(
     request: Request,
     response: Response,

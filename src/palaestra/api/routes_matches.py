@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query, Request, Response
 
 from palaestra.api.match_schemas import MatchCreate, MatchCreated, MatchOut, MatchSummary
-from palaestra.api.paging import CursorQuery, announce_next
+from palaestra.api.paging import PAGED, CursorQuery, announce_next
 from palaestra.engine.cage import matches as service
 from palaestra.engine.cage.referee import Referee
 from palaestra.http.deps import AnyCaller, PlatformDep, caller_of
@@ -33,7 +33,9 @@ async def create(
     return MatchCreated(match_id=match.id)
 
 
-@router.get("/matches", response_model=list[MatchSummary], response_model_by_alias=True)
+@router.get(
+    "/matches", response_model=list[MatchSummary], response_model_by_alias=True, responses=PAGED
+)
 async def recent(
     request: Request,
     response: Response,

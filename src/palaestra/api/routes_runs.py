@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 
-from palaestra.api.paging import CursorQuery, announce_next
+from palaestra.api.paging import PAGED, CursorQuery, announce_next
 from palaestra.api.run_schemas import (
     NewRun,
     RunCreated,
@@ -42,7 +42,7 @@ async def start(
     return RunCreated(run_id=run.id)
 
 
-@router.get("/runs", response_model=list[RunOut])
+@router.get("/runs", response_model=list[RunOut], responses=PAGED)
 async def recent(
     request: Request,
     response: Response,
