@@ -19,6 +19,7 @@ from palaestra.protocol import (
     parse_agent_request,
     signature_target,
 )
+from palaestra.protocol.constants import UserAgent
 from palaestra.protocol.edgearena import CompletionBody, DispatchPayload, DispatchReply
 from palaestra.rules.judge import Secret, find_secret
 
@@ -112,3 +113,17 @@ def test_the_status_machine_text_asks_for_the_generated_diagram(status: str) -> 
     machine = section(EDGEARENA, "## The status machine")
     assert "<!-- generated: status-machine -->" in machine
     assert status in machine
+
+
+def test_the_request_table_names_the_user_agents_the_platform_sends() -> None:
+    table = section(EDGEARENA, "## The requests, one by one")
+    rows = dict(re.findall(r"^\| ([a-z ()-]+) \| `(?:GET|POST)` \| `([^`]+)` \|", table, re.M))
+    assert rows == {
+        "pre-registration probe": UserAgent.PING,
+        "liveness (health ping)": UserAgent.HEALTH,
+        "reachability check": UserAgent.VERIFY,
+        "handshake": UserAgent.HANDSHAKE,
+        "simulation": UserAgent.VERIFY_PAYLOAD,
+        "signed simulation": UserAgent.VERIFY_DISPATCH,
+        "dispatch": UserAgent.DISPATCH,
+    }
