@@ -147,7 +147,7 @@ def create_app(
     app.include_router(routes_runs.router)
     app.include_router(routes_matches.router)
     declare_errors(app)
-    web.mount(app)
+    web.mount(app, settings.guide_dir)
     # Outermost, so the body cap's 413 gets the headers too.
     app.state.https = settings.public_url.startswith("https://")
     app.add_middleware(SecurityHeaders, https=app.state.https)

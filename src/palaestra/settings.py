@@ -134,6 +134,11 @@ class Settings(BaseSettings):
         description="Show runs (goals, candidates, agents' outputs) on the public web pages. "
         "The API always shows a run only to its owner and the admin.",
     )
+    guide_dir: Path = Field(
+        default=Path("./site"),
+        description="The built documentation site (`make docs`): when it holds an index.html, "
+        "`palaestra serve` serves it at /guide and links it from the pages' footer.",
+    )
     log_level: str = Field(default="INFO", description="Log level: DEBUG, INFO, WARNING, ERROR.")
     log_json: bool = Field(default=False, description="Write logs as JSON lines.")
     runs_enabled: bool = Field(

@@ -54,6 +54,8 @@ def statuses_of(operation: dict[str, Any]) -> set[int]:
         found |= {400, 413, 422}
     if parameters:
         found.add(422)
+    if any(p["in"] == "query" and p["name"] == "cursor" for p in parameters):
+        found.add(400)  # a cursor that is not one of ours
     if any(p["in"] == "path" for p in parameters):
         found.add(404)
     if any(p["in"] == "header" and p["name"].lower() == "authorization" for p in parameters):

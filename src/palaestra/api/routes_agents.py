@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Header, Query, Request, Response
 
 from palaestra.api.contract import errors
+from palaestra.api.paging import PAGED, CursorQuery, announce_next
 from palaestra.api.schemas import (
     AgentCreated,
     AgentOut,
@@ -58,13 +59,20 @@ async def register(body: NewAgent, platform: PlatformDep, caller: AnyCaller) -> 
     )
 
 
-@router.get("/agents", response_model=list[AgentOut], tags=["agents"])
+@router.get("/agents", response_model=list[AgentOut], tags=["agents"], responses=PAGED)
 async def agents(
+    request: Request,
+    response: Response,
     platform: PlatformDep,
     caller: AnyCaller,
     arena: Annotated[str | None, Query(pattern="^(edgearena|cage)$")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+    cursor: CursorQuery = None,
 ) -> list[AgentOut]:
-    return [AgentOut.of(a) for a in await service.list_agents(platform, caller, arena)]
+    """The caller's agents (the admin's: all), newest first, a page at a time."""
+    page = await service.list_agents(platform, caller, arena, limit=limit, cursor=cursor)
+    announce_next(request, response, page.next_cursor, limit)
+    return [AgentOut.of(a) for a in page.items]
 
 
 @router.get("/agents/{agent_id}", response_model=AgentOut, tags=["agents"])
@@ -72,16 +80,22 @@ async def agent(agent_id: str, platform: PlatformDep, caller: AnyCaller) -> Agen
     return AgentOut.of(await service.get_agent(platform, caller, agent_id))
 
 
-@router.get("/agents/{agent_id}/history", response_model=list[EventOut], tags=["agents"])
+@router.get(
+    "/agents/{agent_id}/history", response_model=list[EventOut], tags=["agents"], responses=PAGED
+)
 async def agent_history(
     agent_id: str,
     platform: PlatformDep,
     caller: AnyCaller,
+    request: Request,
+    response: Response,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+    cursor: CursorQuery = None,
 ) -> list[EventOut]:
-    """Recent pings, wizard checks, dispatches and status changes, newest first."""
-    rows = await service.recent_history(platform, caller, agent_id, limit)
-    return [EventOut.of(row) for row in rows]
+    """Recent pings, wizard checks, dispatches and status changes, newest first, paged."""
+    page = await service.recent_history(platform, caller, agent_id, limit, cursor)
+    announce_next(request, response, page.next_cursor, limit)
+    return [EventOut.of(row) for row in page.items]
 
 
 @router.post(

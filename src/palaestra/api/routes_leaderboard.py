@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request, Response
 
 from palaestra.api.contract import errors
 from palaestra.api.leaderboard_schemas import LeaderboardOut, MatchmakingOut, PublishedOut
+from palaestra.api.paging import PAGED, CursorQuery, announce_next
 from palaestra.engine.cage import matchmaker
 from palaestra.engine.ratings import leaderboard
 from palaestra.engine.ratings.live import rate_pending
@@ -20,8 +21,10 @@ ArenaName = Literal["cage", "edgearena"]
 router = APIRouter(prefix="/api", tags=["leaderboard"])
 
 
-@router.get("/leaderboard", response_model=LeaderboardOut, responses=errors(400))
+@router.get("/leaderboard", response_model=LeaderboardOut, responses=PAGED | errors(400, 409))
 async def get_leaderboard(
+    request: Request,
+    response: Response,
     platform: PlatformDep,
     arena: Annotated[ArenaName, Query(description="cage or edgearena")] = "cage",
     entrant_type: Annotated[
@@ -31,15 +34,27 @@ async def get_leaderboard(
     role: Annotated[
         Literal["SCOUT", "BUILDER", "ANALYST"] | None, Query(description="edgearena only")
     ] = None,
+    limit: Annotated[
+        int | None, Query(ge=1, le=1000, description="rows of the published table per page")
+    ] = None,
+    cursor: CursorQuery = None,
 ) -> LeaderboardOut:
-    """The latest published leaderboard, filtered, with its computation time and match count."""
+    """The latest published leaderboard, filtered, with its computation time and match count.
+
+    With ``limit`` its published table (``fighters`` or ``agents``) comes a page at a time:
+    ``next_cursor`` (and the ``Link`` and ``X-Next-Cursor`` headers) give the next page's
+    start. A cursor outlives no republication: then the answer is a 409, start again."""
     data = await leaderboard.view(
         platform,
         arena,
         entrant_type=entrant_type or None,
         fighter_class=fighter_class or None,
         role=role or None,
+        limit=limit,
+        cursor=cursor,
     )
+    if limit is not None:
+        announce_next(request, response, data["next_cursor"], limit)
     return LeaderboardOut.model_validate(data)
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Header, Query, Request, Response
 
 from palaestra.api.contract import errors
 from palaestra.api.match_schemas import MatchCreate, MatchCreated, MatchOut, MatchSummary
+from palaestra.api.paging import PAGED, CursorQuery, announce_next
 from palaestra.engine.cage import matches as service
 from palaestra.engine.cage.referee import Referee
 from palaestra.engine.quotas import check_match_quota
@@ -42,12 +43,20 @@ async def create(
     return MatchCreated(match_id=match.id)
 
 
-@router.get("/matches", response_model=list[MatchSummary], response_model_by_alias=True)
+@router.get(
+    "/matches", response_model=list[MatchSummary], response_model_by_alias=True, responses=PAGED
+)
 async def recent(
-    platform: PlatformDep, limit: Annotated[int, Query(ge=1, le=200)] = 50
+    request: Request,
+    response: Response,
+    platform: PlatformDep,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: CursorQuery = None,
 ) -> list[MatchSummary]:
-    """Recent matches, newest first."""
-    return [MatchSummary.of(match) for match in await service.list_matches(platform, limit)]
+    """Recent matches, newest first, a page at a time."""
+    page = await service.list_matches(platform, limit, cursor)
+    announce_next(request, response, page.next_cursor, limit)
+    return [MatchSummary.of(match) for match in page.items]
 
 
 @router.get(

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query, Request, Response
 
 from palaestra.api.contract import errors
+from palaestra.api.paging import PAGED, CursorQuery, announce_next
 from palaestra.api.run_schemas import (
     NewRun,
     RunCreated,
@@ -46,14 +47,19 @@ async def start(
     return RunCreated(run_id=run.id)
 
 
-@router.get("/runs", response_model=list[RunOut])
+@router.get("/runs", response_model=list[RunOut], responses=PAGED)
 async def recent(
+    request: Request,
+    response: Response,
     platform: PlatformDep,
     caller: AnyCaller,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    cursor: CursorQuery = None,
 ) -> list[RunOut]:
-    """The caller's runs (the admin's: all), newest first."""
-    return [RunOut.of(run) for run in await service.list_runs(platform, caller, limit)]
+    """The caller's runs (the admin's: all), newest first, a page at a time."""
+    page = await service.list_runs(platform, caller, limit, cursor)
+    announce_next(request, response, page.next_cursor, limit)
+    return [RunOut.of(run) for run in page.items]
 
 
 @router.get("/runs/{run_id}", response_model=RunDetailOut)

@@ -130,7 +130,7 @@ class MatchRow:
     outcome: str | None
     decided_by: str | None
     created_at: float
-    kind: str = "rated"
+    kind: str  # rated or friendly
 
 
 @dataclass(frozen=True, slots=True)

@@ -138,6 +138,7 @@ def render(
     platform: Platform = request.app.state.platform
     context.setdefault("now", platform.clock.now())
     context.setdefault("path", request.url.path)
+    context.setdefault("guide", getattr(request.app.state, "guide", False))
     response = templates.TemplateResponse(request, name, context, status_code=status_code)
     if private:
         response.headers["Cache-Control"] = "no-store"

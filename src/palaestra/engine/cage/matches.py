@@ -35,6 +35,7 @@ from palaestra.rules.matchflow import MatchKind, MatchStatus
 from palaestra.rules.quotas import Quota
 from palaestra.rules.status import Status
 from palaestra.store.models import Agent, Match, Turn
+from palaestra.store.paging import Key, Page, keyset, page_of
 
 __all__ = [
     "MatchTranscript",
@@ -204,8 +205,11 @@ async def fighters_read_by(platform: Platform, caller: Caller, match: Match) -> 
         return frozenset(owned)
 
 
-async def list_matches(platform: Platform, limit: int = 50) -> Sequence[Match]:
-    """The most recent matches, newest first."""
+async def list_matches(
+    platform: Platform, limit: int = 50, cursor: str | None = None
+) -> Page[Match]:
+    """A page of matches, newest first."""
     async with platform.db.session() as session:
-        query = select(Match).order_by(Match.created_at.desc(), Match.id.desc()).limit(limit)
-        return (await session.scalars(query)).all()
+        query = keyset(select(Match), Match.created_at, Match.id, cursor, limit)
+        rows = (await session.scalars(query)).all()
+    return page_of(rows, limit, lambda match: Key(match.created_at, match.id))
