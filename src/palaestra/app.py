@@ -131,7 +131,8 @@ def create_app(
         limit=settings.auth_throttle_failures,
         window_s=settings.auth_throttle_window_s,
         target_limit=settings.auth_throttle_target_failures,
-        storage_url=settings.auth_throttle_url,
+        # Scaled out, the API processes share the broker's Redis, and so the counts.
+        storage_url=settings.auth_throttle_url or settings.broker_url,
         forwarded_allow=settings.forwarded_allow_ips,
         prefix=f"{settings.broker_queue}-throttle",
     )

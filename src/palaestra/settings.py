@@ -241,7 +241,8 @@ class Settings(BaseSettings):
     auth_throttle_url: str | None = Field(
         default=None,
         description="Where the guessing throttle counts (redis://host:6379/0) so that the "
-        "limit holds across API processes; default: in this process's memory.",
+        "limit holds across API processes; default: the broker's Redis when scaled out, "
+        "else this process's memory.",
     )
     forwarded_allow_ips: Annotated[list[str], NoDecode] = Field(
         default_factory=list,

@@ -226,10 +226,12 @@ async def test_forwarded_for_counts_only_from_a_trusted_proxy(throttled: Platfor
 
 
 @pytest.mark.redis
+@pytest.mark.parametrize("setting", ["auth_throttle_url", "broker_url"])
 async def test_in_redis_the_limit_holds_across_processes(
-    throttled: Platform, redis_url: str
+    throttled: Platform, redis_url: str, setting: str
 ) -> None:
-    throttled.settings.auth_throttle_url = redis_url
+    """Named for the throttle, or the broker's Redis when the processes are scaled out."""
+    setattr(throttled.settings, setting, redis_url)
     throttled.settings.broker_queue = f"throttle-test-{uuid.uuid4().hex[:8]}"
     async with (
         serve_app(create_app(platform=throttled)) as one,
