@@ -106,10 +106,16 @@ class Cluster:
 
     async def call(self, method: str, path: str, **kwargs: Any) -> tuple[int, Any]:
         headers = kwargs.pop("headers", {"Authorization": f"Bearer {ADMIN}"})
-        async with self.session.request(
-            method, self.base + path, headers=headers, **kwargs
-        ) as response:
-            return response.status, await response.json(content_type=None)
+        try:
+            async with self.session.request(
+                method, self.base + path, headers=headers, **kwargs
+            ) as response:
+                return response.status, await response.json(content_type=None)
+        except aiohttp.ClientConnectionError as exc:
+            alive = "running" if self.server.poll() is None else f"exited {self.server.poll()}"
+            raise AssertionError(
+                f"{method} {path}: {exc!r} (serve {alive})\n{self.output()}"
+            ) from exc
 
     @property
     def worker_pids(self) -> list[int]:
@@ -171,7 +177,10 @@ async def scale_out(
         with _process(
             ["serve", "--no-workers", "--port", str(port)], env, logs / "serve.log"
         ) as server:
-            async with aiohttp.ClientSession() as session:
+            # A fresh connection per call: a kept-alive one that the server closes
+            # after its idle timeout, just as a call goes out, would fail the call.
+            connector = aiohttp.TCPConnector(force_close=True)
+            async with aiohttp.ClientSession(connector=connector) as session:
                 base = f"http://127.0.0.1:{port}"
                 deadline = time.monotonic() + 30
                 while True:

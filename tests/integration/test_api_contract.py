@@ -7,6 +7,7 @@ system routes.
 
 from __future__ import annotations
 
+import asyncio
 import io
 from collections.abc import AsyncIterator
 from typing import Any
@@ -633,6 +634,36 @@ async def test_a_crash_is_a_json_500_without_details(
     ]
     assert "Traceback" not in raw
     assert "secret detail" not in raw
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_a_lost_database_connection_is_a_503_to_try_again(platform: Platform) -> None:
+    """The server drops the pool's connections while they are busy (so not pinged): the
+    request that meets one is told to try again, and the next one is served."""
+    import asyncpg  # type: ignore[import-untyped]
+
+    async with running(platform) as api:
+        alice = await api.owner("alice")
+        assert (await api.call("GET", "/api/agents", token=alice))[0] == 200
+        admin = await asyncpg.connect(platform.db.url.replace("postgresql+asyncpg", "postgresql"))
+        try:
+            await admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        finally:
+            await admin.close()
+        await asyncio.sleep(0.2)  # the pool's connections see the server's goodbye
+        async with api.session.get(
+            api.base + "/api/agents", headers={"Authorization": f"Bearer {alice}"}
+        ) as response:
+            lost = (response.status, response.headers.get("Retry-After"), await response.json())
+        assert lost == (
+            503,
+            "1",
+            {"error": "The store is unavailable; try again", "code": "unavailable"},
+        )
+        assert (await api.call("GET", "/api/agents", token=alice))[0] == 200
 
 
 async def test_a_body_over_the_cap_is_refused_declared_or_streamed(platform: Platform) -> None:

@@ -361,3 +361,53 @@ async def test_on_sqlite_the_log_is_copied_back_by_the_checkpointer(platform: Pl
     finally:
         file.close()
     assert copied == (50,)
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_on_postgresql_only_a_redoable_transaction_skips_the_log_flush(
+    platform: Platform,
+) -> None:
+    def setting(connection: Connection) -> Any:
+        return connection.execute(text("SHOW synchronous_commit")).scalar()
+
+    assert await platform.db.transact(setting) == "on"
+    assert await platform.db.transact(setting, durable=False) == "off"
+    # SET LOCAL: the connection goes back to the pool as it was.
+    assert await platform.db.transact(setting) == "on"
+    owner_id = new_id()
+    await platform.db.transact(
+        lambda connection: insert_rows(
+            connection,
+            _OWNERS,
+            [{"id": owner_id, "name": "o", "token_hash": owner_id, "created_at": 0.0}],
+        ),
+        durable=False,
+    )
+    async with platform.db.engine.connect() as connection:
+        names = await connection.scalars(select(_OWNERS.c.name).where(_OWNERS.c.id == owner_id))
+        assert names.all() == ["o"]
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_on_postgresql_a_connection_the_server_dropped_while_idle_is_replaced(
+    platform: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pooled connections are not pinged on every use, only after a while idle: one the
+    server dropped meanwhile is replaced before the work runs, which then succeeds."""
+    import asyncpg  # type: ignore[import-untyped]
+
+    from palaestra.store import db
+
+    def backend(connection: Connection) -> Any:
+        return connection.execute(text("SELECT pg_backend_pid()")).scalar()
+
+    pid = await platform.db.transact(backend)
+    assert await platform.db.transact(backend) == pid  # a busy connection is reused
+    admin = await asyncpg.connect(platform.db.url.replace("postgresql+asyncpg", "postgresql"))
+    try:
+        assert await admin.fetchval("SELECT pg_terminate_backend($1)", pid) is True
+    finally:
+        await admin.close()
+    monkeypatch.setattr(db, "IDLE_PING_S", 0.0)
+    again = await platform.db.transact(backend)
+    assert again != pid

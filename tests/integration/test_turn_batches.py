@@ -94,9 +94,9 @@ async def test_concurrent_claims_and_records_share_one_transaction_each(
     transactions: list[object] = []
     transact = platform.db.transact
 
-    async def counted(work: Any) -> Any:
+    async def counted(work: Any, *, durable: bool = True) -> Any:
         transactions.append(work)
-        return await transact(work)
+        return await transact(work, durable=durable)
 
     platform.db.transact = counted  # type: ignore[method-assign]
     desk = TurnDesk(platform)

@@ -161,6 +161,8 @@ EXPORTS = {
         "EgressRefused",
         "EntrantMisconfigured",
         "Forbidden",
+        "InvalidClaimCode",
+        "InvalidCredential",
         "InvalidRequest",
         "InvalidUrl",
         "NotFound",
@@ -168,6 +170,7 @@ EXPORTS = {
         "ProtocolError",
         "SignatureError",
         "StoreClosed",
+        "TooManyRequests",
         "Unauthorized",
     },
     "palaestra.rules.status": {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -10,8 +11,9 @@ from typing import Any, TypeVar
 import orjson
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -53,8 +55,31 @@ def _private_sqlite_files(database: Path) -> None:
         make_private(database.with_name(database.name + suffix), create=False)
 
 
+#: A pooled connection idle longer than this is pinged before use (a server restart or
+#: a dropped connection is then met by a fresh one); a busy one is not, as the ping
+#: costs three round trips and a lost connection is caught when it fails anyway.
+IDLE_PING_S = 1.0
+
+
+def _checked_in(_dbapi_connection: Any, record: Any) -> None:
+    record.info["checked_in"] = time.monotonic()
+
+
+def _ping_if_idle(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+    idle_since = record.info.get("checked_in")
+    if idle_since is None or time.monotonic() - idle_since < IDLE_PING_S:
+        return
+    try:
+        dbapi_connection.ping()
+    except Exception as exc:
+        raise DisconnectionError("the pooled connection is gone") from exc
+
+
 def _json_dumps(value: Any) -> str:
     return orjson.dumps(value).decode()
+
+
+_NOT_DURABLE = text("SET LOCAL synchronous_commit TO OFF")
 
 
 class Database:
@@ -84,8 +109,11 @@ class Database:
             self._writer = SqliteWriter(parsed, _sqlite_pragmas, **kwargs)
             self._checkpointer = Checkpointer(database, _sqlite_pragmas)
         else:
-            kwargs.update(pool_size=20, max_overflow=20, pool_pre_ping=True)
+            kwargs.update(pool_size=20, max_overflow=20)
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
+        if not self.is_sqlite:
+            event.listen(self.engine.sync_engine.pool, "checkin", _checked_in)
+            event.listen(self.engine.sync_engine.pool, "checkout", _ping_if_idle)
         if self._writer is not None and self._checkpointer is not None:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
             for engine in (self.engine.sync_engine, self._writer.engine):
@@ -95,9 +123,16 @@ class Database:
     def session(self) -> AsyncSession:
         return self.sessions()
 
-    async def transact(self, work: Callable[[Connection], T]) -> T:
+    async def transact(self, work: Callable[[Connection], T], *, durable: bool = True) -> T:
         """Run ``work`` with a synchronous connection in one transaction, and return its
         result: committed if ``work`` returns, rolled back if it raises.
+
+        With ``durable=False`` the commit does not wait for PostgreSQL to flush its log:
+        a crash of the database server (not of Palaestra) may then lose the last few
+        such commits, never part of one. That is SQLite's guarantee here in every
+        commit (WAL with ``synchronous=NORMAL``). Only for writes that are safe to
+        redo: a cage turn whose record is lost is sent again with the same
+        idempotency key.
 
         On SQLite the write lock is taken before ``work`` starts, so nothing it reads
         can change before it commits, and the whole function runs on the store's writer
@@ -112,6 +147,8 @@ class Database:
         if self._writer is not None:
             return await self._writer.run(work)
         async with self.engine.begin() as connection:
+            if not durable:
+                await connection.execute(_NOT_DURABLE)
             return await connection.run_sync(work)
 
     async def migrate(self) -> None:

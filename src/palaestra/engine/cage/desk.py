@@ -78,4 +78,7 @@ class TurnDesk:
 
     async def _transact(self, write: Callable[..., list[R]], items: list[T]) -> list[R]:
         now, lock = self.platform.clock.now(), not self.platform.db.is_sqlite
-        return await self.platform.db.transact(lambda c: write(c, items, now, lock=lock))
+        # A turn lost with its record is re-sent under the same idempotency key.
+        return await self.platform.db.transact(
+            lambda c: write(c, items, now, lock=lock), durable=False
+        )

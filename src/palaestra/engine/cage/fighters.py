@@ -5,12 +5,13 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from sqlalchemy import update
 
 from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.lifecycle import history
-from palaestra.errors import EgressRefused, Forbidden, InvalidRequest, NotFound
+from palaestra.errors import EgressRefused, Forbidden, InvalidClaimCode, InvalidRequest, NotFound
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol import ChallengeRequest, UserAgent, challenge_problem, dumps
@@ -50,6 +51,24 @@ class FighterCreated:
     claim_code: str
 
 
+def _provider(
+    platform: Platform, model: ModelConfig | None
+) -> tuple[dict[str, Any] | None, str | None]:
+    """A model fighter's provider as stored, and its sealed key."""
+    if model is None:
+        return None, None
+    if not model.model.strip():
+        raise InvalidRequest("model.model must not be empty")
+    base_url = require_url("model.base_url", model.base_url)
+    try:
+        platform.settings.egress_policy.target(base_url)
+    except EgressRefused as exc:
+        raise InvalidRequest(f"model.base_url is refused by the egress policy: {exc}") from None
+    return {"base_url": base_url.rstrip("/"), "model": model.model}, platform.vault.seal(
+        model.api_key
+    )
+
+
 async def create_fighter(
     platform: Platform,
     caller: Caller,
@@ -57,8 +76,13 @@ async def create_fighter(
     entrant_type: str,
     fighter_class: str,
     model: ModelConfig | None = None,
+    *,
+    rated_challenges: bool = False,
 ) -> FighterCreated:
-    """A new fighter. Harnesses stay PENDING until their endpoint passes the nonce challenge."""
+    """A new fighter. Harnesses stay PENDING until their endpoint passes the nonce challenge.
+
+    ``rated_challenges``: other owners may start rated matches against it (see
+    :mod:`palaestra.engine.cage.matches`)."""
     if caller.owner_id is None:
         raise Forbidden("fighters are created by an owner")
     name = name.strip()
@@ -75,18 +99,7 @@ async def create_fighter(
         raise InvalidRequest(
             "model (base_url, model, api_key) is required for, and only for, entrant type model"
         )
-    provider = None
-    provider_key = None
-    if model is not None:
-        if not model.model.strip():
-            raise InvalidRequest("model.model must not be empty")
-        base_url = require_url("model.base_url", model.base_url)
-        try:
-            platform.settings.egress_policy.target(base_url)
-        except EgressRefused as exc:
-            raise InvalidRequest(f"model.base_url is refused by the egress policy: {exc}") from None
-        provider = {"base_url": base_url.rstrip("/"), "model": model.model}
-        provider_key = platform.vault.seal(model.api_key)
+    provider, provider_key = _provider(platform, model)
     claim_code = new_token("claim")
     now = platform.clock.now()
     fighter = Agent(
@@ -97,6 +110,7 @@ async def create_fighter(
         entrant_type=kind.value,
         fighter_class=fighter_class,
         sandbox_attested=False,
+        rated_challenges=rated_challenges,
         provider=provider,
         provider_key_sealed=provider_key,
         claim_code_hash=hash_token(claim_code),
@@ -131,7 +145,7 @@ async def claim_endpoint(
     """The seed's registration: the endpoint must echo a fresh nonce before it gets any turn."""
     fighter = await get_fighter(platform, fighter_id)
     if fighter.claim_code_hash is None or not token_matches(claim_code, fighter.claim_code_hash):
-        raise Forbidden("Invalid or already used claim code")
+        raise InvalidClaimCode("Invalid or already used claim code")
     if fighter.entrant_type != EntrantType.HARNESS:
         raise InvalidRequest("only harness fighters register an endpoint")
     url = require_url("url", url)
@@ -161,7 +175,7 @@ async def claim_endpoint(
                 )
             )
             if claimed.rowcount != 1:  # type: ignore[attr-defined]
-                raise Forbidden("Invalid or already used claim code")
+                raise InvalidClaimCode("Invalid or already used claim code")
         session.add(
             history(
                 fighter_id,
