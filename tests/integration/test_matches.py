@@ -180,9 +180,9 @@ async def test_a_long_reply_is_judged_off_the_event_loop_and_its_leak_found(
     arena: Platform, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from palaestra.engine.cage import referee
+    from palaestra.rules.judge import judge_reply as judge
 
     judged_on: list[tuple[int, str]] = []
-    judge = referee.judge_reply
 
     def recorded(reply: str, **secrets: Any) -> Any:
         judged_on.append((len(reply), threading.current_thread().name))
