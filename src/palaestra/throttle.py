@@ -24,15 +24,22 @@ import time
 from collections.abc import Sequence
 from typing import Any, Final, NoReturn
 
+import structlog
 from limits import RateLimitItem, RateLimitItemPerSecond
 from limits.aio.storage import MemoryStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
 from limits.storage import storage_from_string
-from redis.asyncio import ConnectionPool
+from redis.asyncio import BlockingConnectionPool, ConnectionPool
+from redis.exceptions import RedisError
 
 from palaestra.errors import ConfigurationError, TooManyRequests
 
 __all__ = ["Throttle", "client_address"]
+
+log = structlog.get_logger(__name__)
+
+#: Redis connections one process's throttle keeps at most.
+REDIS_CONNECTIONS: Final = 32
 
 _Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 _NAMESPACE: Final = "auth-failures"
@@ -82,7 +89,8 @@ def _storage(url: str | None, prefix: str) -> tuple[Storage, ConnectionPool | No
     if scheme == "memory":
         storage = storage_from_string(uri)
     else:
-        pool = ConnectionPool.from_url(url)
+        # Bounded, and a burst of requests waits for a connection rather than failing.
+        pool = BlockingConnectionPool.from_url(url, max_connections=REDIS_CONNECTIONS, timeout=10)
         # The pool is passed on to redis-py (limits types its options as scalars only).
         options: dict[str, Any] = {"connection_pool": pool}
         storage = storage_from_string(uri, implementation="redispy", key_prefix=prefix, **options)
@@ -116,7 +124,17 @@ class Throttle:
         return client_address(peer, forwarded_for, self.trusted)
 
     async def check(self, address: str, target: str | None = None) -> None:
-        """Raise :class:`TooManyRequests` while ``address`` (or ``target``) is over its limit."""
+        """Raise :class:`TooManyRequests` while ``address`` (or ``target``) is over its limit.
+
+        When Redis cannot be reached the request is let through (and logged): the
+        throttle slows guessing down, it must not take every credentialed request down
+        with the store it counts in."""
+        try:
+            await self._check(address, target)
+        except RedisError as exc:
+            log.warning("the guessing throttle cannot reach Redis", error=type(exc).__name__)
+
+    async def _check(self, address: str, target: str | None) -> None:
         if self.limit and not await self._limiter.test(self._item, _NAMESPACE, address):
             await self._refuse(self._item, address, "from this address")
         if (
@@ -137,6 +155,12 @@ class Throttle:
 
     async def failed(self, address: str, target: str | None = None) -> None:
         """Count one failed authentication from ``address`` (against ``target``, if named)."""
+        try:
+            await self._failed(address, target)
+        except RedisError as exc:
+            log.warning("the guessing throttle cannot reach Redis", error=type(exc).__name__)
+
+    async def _failed(self, address: str, target: str | None) -> None:
         if self.limit:
             await self._limiter.hit(self._item, _NAMESPACE, address)
         if target is not None and self.target_limit:

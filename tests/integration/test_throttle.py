@@ -12,6 +12,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+import structlog.testing
 
 from palaestra.app import create_app
 from palaestra.platform import Platform
@@ -249,3 +250,44 @@ async def test_in_redis_the_limit_holds_across_processes(
     assert on_second[0] == 429
     assert on_second[1] is not None
     assert time.monotonic() - started < WINDOW_S
+
+
+@pytest.mark.redis
+async def test_a_burst_of_requests_waits_for_the_throttles_redis_connections(
+    throttled: Platform, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Far more requests at once than the throttle keeps Redis connections (two, here):
+    every one is answered, none with a 500."""
+    from palaestra import throttle
+
+    monkeypatch.setattr(throttle, "REDIS_CONNECTIONS", 2)
+    throttled.settings.auth_throttle_url = redis_url
+    throttled.settings.broker_queue = f"throttle-test-{uuid.uuid4().hex[:8]}"
+    with structlog.testing.capture_logs() as logs:
+        async with running(throttled) as api:
+            owner = await api.owner()
+            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+                burst = Api(api.base, session)
+                statuses = await asyncio.gather(
+                    *(call(burst, "GET", "/api/agents", headers=bearer(owner)) for _ in range(200))
+                )
+    assert {status for status, *_ in statuses} == {200}
+    assert [e for e in logs if "throttle" in e["event"]] == []  # every request counted
+
+
+async def test_an_unreachable_redis_lets_requests_through_and_says_so(
+    throttled: Platform,
+) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    throttled.settings.auth_throttle_url = f"redis://127.0.0.1:{port}/0"
+    with structlog.testing.capture_logs() as logs:
+        async with running(throttled) as api:
+            owner = await api.owner()
+            right = await call(api, "GET", "/api/agents", headers=bearer(owner))
+            wrong = await call(api, "GET", "/api/agents", headers=bearer("nope"))
+    assert (right[0], wrong[0]) == (200, 401)
+    assert "the guessing throttle cannot reach Redis" in {entry["event"] for entry in logs}
