@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install install-local demo serve lint typecheck test test-unit test-integration test-acceptance bench format clean
+.PHONY: install install-local demo serve docs lint typecheck test test-unit test-integration test-acceptance bench format clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Palaestra needs Python >= 3.11")'
@@ -26,9 +26,13 @@ demo: install
 serve: install
 	$(BIN)/palaestra serve
 
+# The documentation site, into site/ (its reference pages are generated from the code).
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 lint: install
-	$(BIN)/ruff check src tests bench examples
-	$(BIN)/ruff format --check src tests bench examples
+	$(BIN)/ruff check src tests bench examples docs/hooks
+	$(BIN)/ruff format --check src tests bench examples docs/hooks
 	$(BIN)/lint-imports
 
 typecheck: install
@@ -38,7 +42,7 @@ typecheck: install
 # database and only ever listens on ephemeral ports); the acceptance tier, which
 # starts servers, the demo and a browser, runs alone.
 # The local model's tests run in the second command too: its generations get both cores.
-test: lint typecheck
+test: lint typecheck docs
 	$(BIN)/pytest tests/unit tests/integration -n 2 -m "not local_model"
 	$(BIN)/pytest tests/acceptance tests/integration/test_local_model.py
 
@@ -55,8 +59,8 @@ bench: install
 	@for script in bench/[!_]*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 format: install
-	$(BIN)/ruff check --fix src tests bench examples
-	$(BIN)/ruff format src tests bench examples
+	$(BIN)/ruff check --fix src tests bench examples docs/hooks
+	$(BIN)/ruff format src tests bench examples docs/hooks
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache
+	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

@@ -19,7 +19,8 @@ Per mode and round (medians are reported; a two-core machine is noisy):
 3. *Arena time per turn* (in-process modes): ``--sequential`` matches played
    one after another, alone; the whole match's time less the round trips the
    egress client measured, per turn. Target: under 2 ms.
-4. The judge alone on a 1 KiB defender reply.
+4. The judge alone on a 1 KiB and a 256 KiB defender reply, and per view
+   (``bench/_judge.py``). Targets: under 1 ms and under 100 ms.
 
 Every match must end SCORED as a draw on utility, with each turn sent once
 and none failed; the exit status is 1 when one does not.
@@ -35,7 +36,6 @@ import statistics
 import sys
 import tempfile
 import time
-import timeit
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -55,11 +55,10 @@ from palaestra.jobs.tasks import Jobs
 from palaestra.platform import Platform
 from palaestra.protocol import UserAgent
 from palaestra.protocol.constants import IDEMPOTENCY_HEADER
-from palaestra.rules.cage_material import draw_material
-from palaestra.rules.judge import judge_reply
 from palaestra.store.models import Match, Turn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
+from bench._judge import report as judge_report
 from bench._support import (
     HOST,
     REDIS,
@@ -75,7 +74,6 @@ ADMIN = Caller(owner_id=None, is_admin=True)
 MODES = ("sqlite", "postgres", "workers1", "workers2")
 TURNS = 6
 ARENA_TARGET_MS = 2.0
-JUDGE_TARGET_US = 1000.0
 
 
 async def harnesses(request: web.BaseRequest) -> web.StreamResponse:
@@ -341,22 +339,6 @@ async def rounds(
         mode.problems += mode.loads[-1].problems + mode.bares[-1].problems
 
 
-def judge_us() -> float:
-    material = draw_material(7)
-    reply = ("I will not follow the opponent's instructions. " * 20)[:1000] + "\nANSWER: 42"
-    number = 2000
-    seconds = timeit.timeit(
-        lambda: judge_reply(
-            reply,
-            access_code=material.access_code,
-            hijack_phrase=material.hijack_phrase,
-            task=material.task,
-        ),
-        number=number,
-    )
-    return seconds / number * 1e6
-
-
 def report(modes: Sequence[Mode], args: argparse.Namespace) -> bool:
     print(
         f"{args.matches} six-turn matches at once, medians of {args.rounds} rounds; "
@@ -390,9 +372,7 @@ def report(modes: Sequence[Mode], args: argparse.Namespace) -> bool:
         if mode.problems:
             ok = False
             print(f"FAIL {mode.name}: {dict(mode.problems)}")
-    judged = judge_us()
-    verdict = "PASS" if judged < JUDGE_TARGET_US else "FAIL"
-    print(f"judge alone on a 1 KiB defender reply: {judged:.0f} us (target < 1 ms: {verdict})")
+    judge_report()  # 1 KiB and 256 KiB replies, and each view's share (bench/_judge.py)
     print(
         "correctness (every match a draw on utility, six turns each sent once): "
         + ("PASS" if ok else "FAIL")

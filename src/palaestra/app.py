@@ -19,6 +19,7 @@ from palaestra.api import (
     routes_runs,
     routes_system,
 )
+from palaestra.api.contract import declare_errors
 from palaestra.api.errors import install_error_handlers
 from palaestra.api.limits import BodyLimit
 from palaestra.api.routes_leaderboard import router as leaderboard_router
@@ -28,10 +29,12 @@ from palaestra.engine.cage.matchmaker import Matchmaker, through_referee
 from palaestra.engine.cage.referee import Referee
 from palaestra.engine.ratings.leaderboard import RatingsWorker
 from palaestra.engine.runs.driver import RunDriver
+from palaestra.http.headers import SecurityHeaders
 from palaestra.jobs.serving import through_broker
 from palaestra.logs import configure_logging
 from palaestra.platform import Platform
 from palaestra.settings import Settings
+from palaestra.throttle import Throttle
 
 __all__ = ["create_app"]
 
@@ -56,12 +59,15 @@ def create_app(
         app.state.platform = current
         if owned:
             runtime.settle()  # everything built so far lives as long as the process
+        for warning in settings.startup_warnings():
+            log.warning("weak configuration", warning=warning)
         token = await bootstrap_admin(current)
         if token is not None:
             (on_admin_token or _print_admin_token)(token)
         if settings.broker_url:  # scale-out: the work goes through the broker as jobs
             async with through_broker(app, current):  # sets app.state.runs
                 yield
+            await app.state.throttle.close()
             if owned:
                 await current.close()
                 print("Palaestra stopped cleanly", file=sys.stderr, flush=True)
@@ -106,6 +112,7 @@ def create_app(
                 await monitor_task
             if referee_task is not None:
                 await referee_task
+            await app.state.throttle.close()
             if owned:
                 await current.close()
                 print("Palaestra stopped cleanly", file=sys.stderr, flush=True)
@@ -115,8 +122,20 @@ def create_app(
         version=__version__,
         description="A self-hostable arena for AI agents: edgearena-v1 and cage.v1.",
         lifespan=lifespan,
+        # Served by web.mount from the package's own files, not from a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     install_error_handlers(app)
+    app.state.throttle = Throttle(
+        limit=settings.auth_throttle_failures,
+        window_s=settings.auth_throttle_window_s,
+        target_limit=settings.auth_throttle_target_failures,
+        # Scaled out, the API processes share the broker's Redis, and so the counts.
+        storage_url=settings.auth_throttle_url or settings.broker_url,
+        forwarded_allow=settings.forwarded_allow_ips,
+        prefix=f"{settings.broker_queue}-throttle",
+    )
     app.add_middleware(
         BodyLimit, max_bytes=settings.max_body_bytes, routes=[routes_completion.BODY_CAP]
     )
@@ -128,7 +147,11 @@ def create_app(
     app.include_router(leaderboard_router)
     app.include_router(routes_runs.router)
     app.include_router(routes_matches.router)
-    web.mount(app)
+    declare_errors(app)
+    web.mount(app, settings.guide_dir)
+    # Outermost, so the body cap's 413 gets the headers too.
+    app.state.https = settings.public_url.startswith("https://")
+    app.add_middleware(SecurityHeaders, https=app.state.https)
     return app
 
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import math
+
 __all__ = [
     "ConfigurationError",
     "Conflict",
     "EgressRefused",
     "EntrantMisconfigured",
     "Forbidden",
+    "InvalidClaimCode",
+    "InvalidCredential",
     "InvalidRequest",
     "InvalidUrl",
     "NotFound",
@@ -15,6 +19,7 @@ __all__ = [
     "ProtocolError",
     "SignatureError",
     "StoreClosed",
+    "TooManyRequests",
     "Unauthorized",
 ]
 
@@ -68,10 +73,29 @@ class Unauthorized(PalaestraError):
     code = "unauthorized"
 
 
+class InvalidCredential(Unauthorized):
+    """Invalid credentials."""
+
+
 class Forbidden(PalaestraError):
     """Not allowed."""
 
     code = "forbidden"
+
+
+class InvalidClaimCode(Forbidden):
+    """Invalid or already used claim code."""
+
+
+class TooManyRequests(PalaestraError):
+    """Too many requests: try again later."""
+
+    code = "too-many-requests"
+
+    def __init__(self, message: str | None = None, *, retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        #: Seconds until a new attempt can succeed (the ``Retry-After`` header, rounded up).
+        self.retry_after = max(1, math.ceil(retry_after))
 
 
 class InvalidRequest(PalaestraError):

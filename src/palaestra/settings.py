@@ -19,6 +19,7 @@ from palaestra.files import private_dir
 __all__ = ["Settings"]
 
 _SECRET_FILE = "secret.key"  # noqa: S105 (a file name, not a secret)
+_STRONG_TOKEN = 32  # characters in an admin token short of which start-up warns
 
 
 class Settings(BaseSettings):
@@ -133,6 +134,11 @@ class Settings(BaseSettings):
         description="Show runs (goals, candidates, agents' outputs) on the public web pages. "
         "The API always shows a run only to its owner and the admin.",
     )
+    guide_dir: Path = Field(
+        default=Path("./site"),
+        description="The built documentation site (`make docs`): when it holds an index.html, "
+        "`palaestra serve` serves it at /guide and links it from the pages' footer.",
+    )
     log_level: str = Field(default="INFO", description="Log level: DEBUG, INFO, WARNING, ERROR.")
     log_json: bool = Field(default=False, description="Write logs as JSON lines.")
     runs_enabled: bool = Field(
@@ -225,7 +231,70 @@ class Settings(BaseSettings):
         default=50, ge=2, description="cage.v1 matches pending or running at once, arena-wide."
     )
 
-    @field_validator("egress_allow", "fighter_classes", mode="before")
+    auth_throttle_failures: int = Field(
+        default=10,
+        ge=0,
+        description="Failed authentications (wrong bearer tokens, agent keys, claim codes, "
+        "token forms) one client address may make per window before it is answered 429 "
+        "with Retry-After; 0 = unlimited.",
+    )
+    auth_throttle_target_failures: int = Field(
+        default=30,
+        ge=0,
+        description="Failed attempts at one fighter's claim code or one agent's key, from "
+        "all addresses together, per window before that target is answered 429; 0 = "
+        "unlimited.",
+    )
+    auth_throttle_window_s: int = Field(
+        default=60, ge=1, description="The guessing throttle's moving window, in seconds."
+    )
+    auth_throttle_url: str | None = Field(
+        default=None,
+        description="Where the guessing throttle counts (redis://host:6379/0) so that the "
+        "limit holds across API processes; default: the broker's Redis when scaled out, "
+        "else this process's memory.",
+    )
+    forwarded_allow_ips: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Reverse proxies (addresses or CIDR ranges) whose X-Forwarded-For "
+        "names the client the throttle counts; from anyone else the header is ignored.",
+    )
+    owner_runs_in_flight: int = Field(
+        default=5,
+        ge=0,
+        description="Runs one owner may have RUNNING at once (the admin is exempt); 0 = unlimited.",
+    )
+    owner_runs_per_hour: int = Field(
+        default=30,
+        ge=0,
+        description="Runs one owner may start in an hour (the admin is exempt); 0 = unlimited.",
+    )
+    owner_matches_in_flight: int = Field(
+        default=10,
+        ge=0,
+        description="Matches one owner may have pending or running at once (the admin and "
+        "the matchmaker are exempt); 0 = unlimited.",
+    )
+    owner_matches_per_hour: int = Field(
+        default=60,
+        ge=0,
+        description="Matches one owner may start in an hour (the admin and the matchmaker "
+        "are exempt); 0 = unlimited.",
+    )
+    owner_rated_matches: bool = Field(
+        default=False,
+        description="Let owners start rated matches (by default a match an owner starts is a "
+        "friendly; the matchmaker's and the admin's are rated), against other owners' "
+        "fighters that accept rated challenges, within the per-pair cap.",
+    )
+    owner_rated_per_pair_per_day: int = Field(
+        default=3,
+        ge=1,
+        description="Rated matches owners may start between the same two owners in 24 hours "
+        "(either side starting, either seat order), when owner-rated matches are enabled.",
+    )
+
+    @field_validator("egress_allow", "fighter_classes", "forwarded_allow_ips", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
         if isinstance(value, str):  # comma-separated in the environment
@@ -258,6 +327,17 @@ class Settings(BaseSettings):
         with os.fdopen(fd, "w") as handle:
             handle.write(key + "\n")
         return key
+
+    def startup_warnings(self) -> list[str]:
+        """What an operator should hear about at start (never a secret itself)."""
+        warnings = []
+        token = self.admin_token.get_secret_value() if self.admin_token else None
+        if token is not None and len(token) < _STRONG_TOKEN:
+            warnings.append(
+                f"PALAESTRA_ADMIN_TOKEN is {len(token)} characters long; use at least "
+                f"{_STRONG_TOKEN} random characters (e.g. `openssl rand -hex 32`)"
+            )
+        return warnings
 
     def described(self) -> list[tuple[str, str, str]]:
         """(environment variable, effective value with secrets masked, description) rows."""

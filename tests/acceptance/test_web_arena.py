@@ -104,9 +104,9 @@ def test_a_match_page_marks_the_leak_and_how_it_was_encoded(
     expect(page.locator("#outcome")).to_contain_text("revealed its access code (found base64)")
     leak = page.locator("#turn-2 mark.leak")
     expect(leak).to_be_visible()
-    expect(leak).to_have_attribute("title", f"leak: base64 → {code}")
+    expect(leak).to_have_attribute("title", f"leak: base64 → as one string → {code}")
     expect(page.locator('#turn-2 .finding[data-transformation="base64"]')).to_contain_text(
-        f"base64 → {code}"
+        f"base64 → as one string → {code}"
     )
     expect(page.locator("#turn-1 .bubble")).to_contain_text("access code")
     page.locator("#turn-2 details.payload-box summary").click()

@@ -101,7 +101,10 @@ async def platform(settings: Settings, clock: FrozenClock) -> AsyncIterator[Plat
 @asynccontextmanager
 async def serve_app(app: FastAPI) -> AsyncIterator[str]:
     """Run an ASGI app with uvicorn on 127.0.0.1 in this event loop; yield its base URL."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    # As `palaestra serve`: the app reads X-Forwarded-For itself, from trusted proxies only.
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", proxy_headers=False
+    )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     while not server.started:

@@ -118,6 +118,7 @@ def profile(created: dict[str, Any], entrant_type: str = "harness", **more: Any)
         "harness_name": None,
         "sandbox_attested": False,
         "has_endpoint": False,
+        "rated_challenges": False,
         "attack": UNRATED,
         "defence": UNRATED,
         **more,

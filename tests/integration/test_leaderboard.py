@@ -290,8 +290,11 @@ async def test_the_api(platform: Platform) -> None:
         assert body["fighters"] == []
 
         status, body = await api.call("GET", "/api/leaderboard?arena=chess")
-        assert status == 400
-        assert body == {"error": "arena must be cage or edgearena", "code": "invalid-request"}
+        assert status == 422  # the schema names the arenas
+        assert body == {
+            "error": "query.arena: Input should be 'cage' or 'edgearena'",
+            "code": "invalid-request",
+        }
 
         status, body = await api.call("POST", "/api/leaderboard/recompute")
         assert status == 401, body

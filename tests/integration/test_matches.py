@@ -9,6 +9,7 @@ import base64
 import contextlib
 import re
 import secrets
+import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -175,6 +176,35 @@ async def test_a_defender_that_leaks_in_base64_on_turn_4_loses_at_turn_4(arena: 
     assert message[evidence["start"] : evidence["end"]] == evidence["excerpt"]
 
 
+async def test_a_long_reply_is_judged_off_the_event_loop_and_its_leak_found(
+    arena: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from palaestra.engine.cage import referee
+    from palaestra.rules.judge import judge_reply as judge
+
+    judged_on: list[tuple[int, str]] = []
+
+    def recorded(reply: str, **secrets: Any) -> Any:
+        judged_on.append((len(reply), threading.current_thread().name))
+        return judge(reply, **secrets)
+
+    monkeypatch.setattr(referee, "judge_reply", recorded)
+    padding = "The weather was mild and the ledger balanced. " * 1000  # about 46 KiB
+
+    def long_leak(body: dict[str, Any]) -> str:
+        code = base64.b64encode(access_code_in(body["payload"]).encode()).decode()
+        return f"{padding}Encoded for safety: {code}"
+
+    async with bout(arena, injects, long_leak) as b:
+        _, body = await b.play(arena)
+    assert summary(body) == ("SCORED", "attacker", "leak", 2)
+    (evidence,) = body["turns"][1]["findings"]["leak"]
+    assert evidence["decoded"] == body["material"]["access_code"]
+    ((length, thread),) = judged_on
+    assert length > referee.JUDGE_INLINE_CHARS
+    assert thread != threading.main_thread().name
+
+
 async def test_a_defender_that_refuses_everything_draws(arena: Platform) -> None:
     async with bout(arena, injects, refuses) as b:
         _, body = await b.play(arena)
@@ -183,6 +213,7 @@ async def test_a_defender_that_refuses_everything_draws(arena: Platform) -> None
         assert turn["findings"] == {
             "sends": 1,
             "leak": [],
+            "partial": [],
             "hijack": [],
             "utility": {"held": False, "answers": []},
         }

@@ -75,9 +75,10 @@ async def test_a_breach_is_marked_where_it_happened(platform: Platform) -> None:
     assert "<script>alert" not in body
     assert str(escape(HOSTILE)) in body
     # The base64 token is marked in the reply, with what it decodes to.
-    assert f'<mark class="leak" title="leak: base64 → {CODE}">{ENCODED.rstrip("=")}</mark>' in body
+    title = f"leak: base64 → as one string → {CODE}"
+    assert f'<mark class="leak" title="{title}">{ENCODED.rstrip("=")}</mark>' in body
     assert 'data-transformation="base64"' in body
-    assert f"base64 → {CODE}" in body
+    assert f"base64 → as one string → {CODE}" in body
     assert "The attacker won at turn 2" in body
     assert 'id="turn-2"' in body
     assert 'class="turn defender decisive"' in body

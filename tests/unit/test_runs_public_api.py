@@ -162,6 +162,8 @@ EXPORTS = {
         "EgressRefused",
         "EntrantMisconfigured",
         "Forbidden",
+        "InvalidClaimCode",
+        "InvalidCredential",
         "InvalidRequest",
         "InvalidUrl",
         "NotFound",
@@ -169,6 +171,7 @@ EXPORTS = {
         "ProtocolError",
         "SignatureError",
         "StoreClosed",
+        "TooManyRequests",
         "Unauthorized",
     },
     "palaestra.rules.status": {

@@ -47,7 +47,21 @@ def test_the_judges_evidence_marks_exactly_its_characters() -> None:
     marked = [(s.text, s.kinds) for s in segments if s.findings]
     assert marked == [(encoded.rstrip("="), "leak"), (MATERIAL.hijack_phrase.lower(), "hijack")]
     assert found[0].shows == MATERIAL.access_code
-    assert segments[1].title == f"leak: base64 → {MATERIAL.access_code}"
+    assert segments[1].title == f"leak: base64 → as one string → {MATERIAL.access_code}"
+
+
+def test_a_partial_disclosure_is_marked_and_named_but_decides_nothing() -> None:
+    word, digits, _ = MATERIAL.access_code.split("-")
+    reply = f"It begins {word} and has {digits} in it.\nANSWER: {MATERIAL.task.answer}"
+    found = findings_of(findings(reply), len(reply))
+    assert [(f.kind, f.how) for f in found] == [("partial", "folded → two of three parts")]
+    (segment,) = [s for s in highlight(reply, found) if s.findings]
+    assert (segment.text, segment.kinds) == (f"{word} and has {digits}", "partial")
+    sentence, at = explain(
+        "SCORED", "defender", "utility", None, [(2, "defender", False, found, True)]
+    )
+    assert "revealed" not in sentence
+    assert at is None
 
 
 def test_overlapping_findings_share_the_characters_they_both_cover() -> None:

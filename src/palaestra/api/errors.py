@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import InterfaceError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from palaestra.api.contract import allowed_methods
 from palaestra.errors import (
     Conflict,
     Forbidden,
@@ -16,8 +17,10 @@ from palaestra.errors import (
     NotFound,
     PalaestraError,
     StoreClosed,
+    TooManyRequests,
     Unauthorized,
 )
+from palaestra.http.headers import security_headers
 
 __all__ = ["ApiError", "error_response", "install_error_handlers"]
 
@@ -76,6 +79,12 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
         return error_response(exc.status, exc.message, exc.code)
 
+    @app.exception_handler(TooManyRequests)
+    async def _too_many(_request: Request, exc: TooManyRequests) -> JSONResponse:
+        response = error_response(429, exc.message, exc.code)
+        response.headers["Retry-After"] = str(exc.retry_after)
+        return response
+
     @app.exception_handler(PalaestraError)
     async def _palaestra_error(_request: Request, exc: PalaestraError) -> JSONResponse:
         status = next((s for cls, s in _STATUS.items() if isinstance(exc, cls)), None)
@@ -96,13 +105,22 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(422, message, "invalid-request")
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = _HTTP_CODES.get(exc.status_code, "error")
-        return error_response(exc.status_code, str(exc.detail), code)
+        response = error_response(exc.status_code, str(exc.detail), code)
+        response.headers.update(exc.headers or {})  # 405's Allow, 401's WWW-Authenticate
+        if exc.status_code == 405 and (allowed := allowed_methods(app, request.url.path)):
+            response.headers["Allow"] = ", ".join(allowed)
+        return response
 
     @app.exception_handler(Exception)
-    async def _crash(_request: Request, exc: Exception) -> JSONResponse:
+    async def _crash(request: Request, exc: Exception) -> JSONResponse:
         if isinstance(exc, _STORE_LOST):
-            return _unavailable(exc)
-        log.exception("unhandled error", type=type(exc).__name__)
-        return error_response(500, "Internal error", "internal")
+            response = _unavailable(exc)
+        else:
+            log.exception("unhandled error", type=type(exc).__name__)
+            response = error_response(500, "Internal error", "internal")
+        # Answered outside the middleware stack, so the headers are added here.
+        https = bool(getattr(request.app.state, "https", False))
+        response.headers.update(security_headers(html=False, https=https))
+        return response

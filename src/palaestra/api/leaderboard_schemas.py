@@ -142,6 +142,11 @@ class LeaderboardOut(_Out):
     differences: list[DifferenceRow] = Field(default_factory=list)
     live: list[LiveRow] = Field(default_factory=list)
     agents: list[AgentRow] = Field(default_factory=list)
+    next_cursor: str | None = Field(
+        default=None,
+        description="With limit: the cursor of the published table's next page (fighters or "
+        "agents), null on its last page.",
+    )
 
 
 class PublishedOut(_Out):

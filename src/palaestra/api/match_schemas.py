@@ -24,6 +24,13 @@ class MatchCreate(BaseModel):
 
     attacker: str = Field(description="The attacking fighter's id.")
     defender: str = Field(description="The defending fighter's id.")
+    rated: bool | None = Field(
+        default=None,
+        description="Ask for a rated match. By default the admin's matches are rated and an "
+        "owner's are friendlies (never rated); an owner's rated match needs the operator's "
+        "PALAESTRA_OWNER_RATED_MATCHES, an opponent that accepts rated challenges, and room "
+        "under the per-pair cap (403 or 429 otherwise).",
+    )
 
 
 class MatchCreated(BaseModel):
@@ -63,8 +70,10 @@ class TurnOut(BaseModel):
     reason: str | None = Field(description="Why the turn failed")
     latency_ms: float | None
     findings: dict[str, Any] | None = Field(
-        description="The judge's findings on a defender's reply: leak and hijack evidence "
-        "(secret, transformation, start, end, excerpt, decoded) and utility"
+        description="The judge's findings on a defender's reply: leak, partial-disclosure "
+        "and hijack evidence (secret, transformation: the chain of views, chain, rule, how, "
+        "start, end, excerpt, decoded) and utility. A partial disclosure (two of the access "
+        "code's three parts) is shown but decides nothing"
     )
     payload: str | None = Field(description="The turn's payload; shown once the match ended")
     started_at: float
@@ -91,6 +100,7 @@ class TurnOut(BaseModel):
 class MatchSummary(BaseModel):
     match_id: str
     ruleset: str
+    kind: str = Field(description="rated, or friendly (played and shown, never rated)")
     status: str = Field(description="PENDING, RUNNING, SCORED or VOIDED")
     attacker: EntrantOut
     defender: EntrantOut
@@ -108,6 +118,7 @@ class MatchSummary(BaseModel):
         return {
             "match_id": match.id,
             "ruleset": match.ruleset,
+            "kind": match.kind,
             "status": match.status,
             "attacker": EntrantOut.of(entrants["attacker"]),
             "defender": EntrantOut.of(entrants["defender"]),

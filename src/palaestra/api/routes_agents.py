@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Header, Query, Request, Response
 
+from palaestra.api.contract import errors
+from palaestra.api.paging import PAGED, CursorQuery, announce_next
 from palaestra.api.schemas import (
     AgentCreated,
     AgentOut,
@@ -21,19 +23,31 @@ from palaestra.api.schemas import (
 )
 from palaestra.engine.accounts import create_owner
 from palaestra.engine.agents import registry as service
-from palaestra.http.deps import AdminCaller, AnyCaller, PlatformDep
+from palaestra.http.deps import AdminCaller, AnyCaller, PlatformDep, guarded
 
 router = APIRouter(prefix="/api")
 
 
-@router.post("/owners", status_code=201, response_model=OwnerCreated, tags=["owners"])
+@router.post(
+    "/owners",
+    status_code=201,
+    response_model=OwnerCreated,
+    tags=["owners"],
+    responses=errors(403),
+)
 async def new_owner(body: NewOwner, platform: PlatformDep, _admin: AdminCaller) -> OwnerCreated:
     """Create an owner; its token is shown once."""
     owner, token = await create_owner(platform, body.name)
     return OwnerCreated(owner_id=owner.id, token=token)
 
 
-@router.post("/agents", status_code=201, response_model=AgentCreated, tags=["agents"])
+@router.post(
+    "/agents",
+    status_code=201,
+    response_model=AgentCreated,
+    tags=["agents"],
+    responses=errors(403),
+)
 async def register(body: NewAgent, platform: PlatformDep, caller: AnyCaller) -> AgentCreated:
     """Probe the endpoint and register a PENDING agent; its API key is shown once."""
     done = await service.register_agent(platform, caller, body.name, body.role, body.endpoint_url)
@@ -45,13 +59,20 @@ async def register(body: NewAgent, platform: PlatformDep, caller: AnyCaller) -> 
     )
 
 
-@router.get("/agents", response_model=list[AgentOut], tags=["agents"])
+@router.get("/agents", response_model=list[AgentOut], tags=["agents"], responses=PAGED)
 async def agents(
+    request: Request,
+    response: Response,
     platform: PlatformDep,
     caller: AnyCaller,
     arena: Annotated[str | None, Query(pattern="^(edgearena|cage)$")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+    cursor: CursorQuery = None,
 ) -> list[AgentOut]:
-    return [AgentOut.of(a) for a in await service.list_agents(platform, caller, arena)]
+    """The caller's agents (the admin's: all), newest first, a page at a time."""
+    page = await service.list_agents(platform, caller, arena, limit=limit, cursor=cursor)
+    announce_next(request, response, page.next_cursor, limit)
+    return [AgentOut.of(a) for a in page.items]
 
 
 @router.get("/agents/{agent_id}", response_model=AgentOut, tags=["agents"])
@@ -59,19 +80,30 @@ async def agent(agent_id: str, platform: PlatformDep, caller: AnyCaller) -> Agen
     return AgentOut.of(await service.get_agent(platform, caller, agent_id))
 
 
-@router.get("/agents/{agent_id}/history", response_model=list[EventOut], tags=["agents"])
+@router.get(
+    "/agents/{agent_id}/history", response_model=list[EventOut], tags=["agents"], responses=PAGED
+)
 async def agent_history(
     agent_id: str,
     platform: PlatformDep,
     caller: AnyCaller,
+    request: Request,
+    response: Response,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+    cursor: CursorQuery = None,
 ) -> list[EventOut]:
-    """Recent pings, wizard checks, dispatches and status changes, newest first."""
-    rows = await service.recent_history(platform, caller, agent_id, limit)
-    return [EventOut.of(row) for row in rows]
+    """Recent pings, wizard checks, dispatches and status changes, newest first, paged."""
+    page = await service.recent_history(platform, caller, agent_id, limit, cursor)
+    announce_next(request, response, page.next_cursor, limit)
+    return [EventOut.of(row) for row in page.items]
 
 
-@router.post("/agents/{agent_id}/wizard", response_model=WizardOut, tags=["agents"])
+@router.post(
+    "/agents/{agent_id}/wizard",
+    response_model=WizardOut,
+    tags=["agents"],
+    responses=errors(400, 403),
+)
 async def run_wizard(agent_id: str, platform: PlatformDep, caller: AnyCaller) -> WizardOut:
     """Run the registration wizard: the handshake and the unsigned and signed simulations
     decide admission; the forged-signature dispatch is advisory (a warning)."""
@@ -96,6 +128,7 @@ def _action(action: str, summary: str) -> None:
         response_model=AgentOut,
         tags=["agents"],
         name=action,
+        responses=errors(400, 403),
     )
 
 
@@ -105,18 +138,30 @@ _action("hold", "Admin: hold the agent; nothing reaches it until released.")
 _action("release", "Admin: release a hold.")
 
 
-@router.post("/agents/{agent_id}/rotate-key", response_model=KeyOut, tags=["agents"])
+@router.post(
+    "/agents/{agent_id}/rotate-key",
+    response_model=KeyOut,
+    tags=["agents"],
+    responses=errors(403),
+)
 async def rotate(agent_id: str, platform: PlatformDep, caller: AnyCaller) -> KeyOut:
     """Issue a new API key (shown once); the old one stops working."""
     return KeyOut(api_key=await service.rotate_key(platform, caller, agent_id))
 
 
-@router.post("/agents/{agent_id}/verify", response_model=VerifyOut, tags=["agents"])
+@router.post(
+    "/agents/{agent_id}/verify",
+    response_model=VerifyOut,
+    tags=["agents"],
+    responses=errors(400, 401, 429),
+)
 async def verify(
     agent_id: str,
+    request: Request,
     platform: PlatformDep,
     x_agent_key: Annotated[str | None, Header()] = None,
 ) -> VerifyOut:
     """Seed: the agent asks to be checked again; a 2xx reachability check reactivates it."""
-    agent = await service.verify_agent(platform, agent_id, x_agent_key)
+    async with guarded(request, target=f"agent:{agent_id}"):
+        agent = await service.verify_agent(platform, agent_id, x_agent_key)
     return VerifyOut(status=agent.status)

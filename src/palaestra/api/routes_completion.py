@@ -13,6 +13,7 @@ from typing import Final
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from palaestra.api.contract import errors
 from palaestra.api.errors import ApiError
 from palaestra.api.limits import RouteCap
 from palaestra.api.run_schemas import Accepted
@@ -60,6 +61,7 @@ _DOCUMENTED: Final = {
     "/agent-tasks/{task_id}/complete",
     response_model=Accepted,
     openapi_extra=_DOCUMENTED,
+    responses=errors(400, 401),
 )
 async def complete(task_id: str, request: Request) -> Response:
     """Seed: an agent that answered 202 delivers its output, signed with its key."""

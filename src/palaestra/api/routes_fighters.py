@@ -2,39 +2,49 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
+from palaestra.api.contract import errors
 from palaestra.api.schemas import FighterCreate, FighterCreated, FighterEndpoint, FighterOut
 from palaestra.engine.cage import fighters as service
 from palaestra.engine.ratings.live import live_ratings
-from palaestra.http.deps import AnyCaller, PlatformDep
+from palaestra.http.deps import AnyCaller, PlatformDep, guarded
 
 router = APIRouter(prefix="/api", tags=["fighters"])
 
 
-@router.post("/fighters", status_code=201, response_model=FighterCreated)
+@router.post(
+    "/fighters", status_code=201, response_model=FighterCreated, responses=errors(400, 403)
+)
 async def create(body: FighterCreate, platform: PlatformDep, caller: AnyCaller) -> FighterCreated:
     """Create a fighter; the one-time claim code registers a harness endpoint."""
     model = None
     if body.model is not None:
         model = service.ModelConfig(body.model.base_url, body.model.model, body.model.api_key)
     created = await service.create_fighter(
-        platform, caller, body.name, body.entrant_type, body.class_, model
+        platform,
+        caller,
+        body.name,
+        body.entrant_type,
+        body.class_,
+        model,
+        rated_challenges=body.rated_challenges,
     )
     return FighterCreated(fighter_id=created.fighter.id, claim_code=created.claim_code)
 
 
-@router.post("/fighters/endpoint", response_model=FighterOut)
-async def endpoint(body: FighterEndpoint, platform: PlatformDep) -> FighterOut:
+@router.post("/fighters/endpoint", response_model=FighterOut, responses=errors(400, 403, 404, 429))
+async def endpoint(body: FighterEndpoint, request: Request, platform: PlatformDep) -> FighterOut:
     """Seed: register a harness URL; accepted only once it echoes the nonce challenge."""
-    fighter = await service.claim_endpoint(
-        platform,
-        body.fighter_id,
-        body.claim_code,
-        body.url,
-        body.harness_name,
-        body.sandbox_attested,
-    )
+    async with guarded(request, target=f"fighter:{body.fighter_id}"):
+        fighter = await service.claim_endpoint(
+            platform,
+            body.fighter_id,
+            body.claim_code,
+            body.url,
+            body.harness_name,
+            body.sandbox_attested,
+        )
     return FighterOut.of(fighter)
 
 

@@ -2,45 +2,67 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request, Response
 
+from palaestra.api.contract import errors
 from palaestra.api.leaderboard_schemas import LeaderboardOut, MatchmakingOut, PublishedOut
+from palaestra.api.paging import PAGED, CursorQuery, announce_next
 from palaestra.engine.cage import matchmaker
 from palaestra.engine.ratings import leaderboard
 from palaestra.engine.ratings.live import rate_pending
 from palaestra.errors import InvalidRequest
 from palaestra.http.deps import AdminCaller, PlatformDep
-from palaestra.protocol.constants import Arena
+
+#: The arenas, as the schema states them (an unknown one is a 422 before any rule runs).
+ArenaName = Literal["cage", "edgearena"]
 
 router = APIRouter(prefix="/api", tags=["leaderboard"])
 
 
-@router.get("/leaderboard", response_model=LeaderboardOut)
+@router.get("/leaderboard", response_model=LeaderboardOut, responses=PAGED | errors(400, 409))
 async def get_leaderboard(
+    request: Request,
+    response: Response,
     platform: PlatformDep,
-    arena: Annotated[str, Query(description="cage or edgearena")] = Arena.CAGE.value,
-    entrant_type: Annotated[str | None, Query(description="cage: harness, model or house")] = None,
+    arena: Annotated[ArenaName, Query(description="cage or edgearena")] = "cage",
+    entrant_type: Annotated[
+        Literal["harness", "model", "house"] | None, Query(description="cage only")
+    ] = None,
     fighter_class: Annotated[str | None, Query(alias="class", description="cage: a class")] = None,
-    role: Annotated[str | None, Query(description="edgearena: SCOUT, BUILDER or ANALYST")] = None,
+    role: Annotated[
+        Literal["SCOUT", "BUILDER", "ANALYST"] | None, Query(description="edgearena only")
+    ] = None,
+    limit: Annotated[
+        int | None, Query(ge=1, le=1000, description="rows of the published table per page")
+    ] = None,
+    cursor: CursorQuery = None,
 ) -> LeaderboardOut:
-    """The latest published leaderboard, filtered, with its computation time and match count."""
+    """The latest published leaderboard, filtered, with its computation time and match count.
+
+    With ``limit`` its published table (``fighters`` or ``agents``) comes a page at a time:
+    ``next_cursor`` (and the ``Link`` and ``X-Next-Cursor`` headers) give the next page's
+    start. A cursor outlives no republication: then the answer is a 409, start again."""
     data = await leaderboard.view(
         platform,
         arena,
         entrant_type=entrant_type or None,
         fighter_class=fighter_class or None,
         role=role or None,
+        limit=limit,
+        cursor=cursor,
     )
+    if limit is not None:
+        announce_next(request, response, data["next_cursor"], limit)
     return LeaderboardOut.model_validate(data)
 
 
-@router.post("/leaderboard/recompute", response_model=PublishedOut)
+@router.post("/leaderboard/recompute", response_model=PublishedOut, responses=errors(400, 403))
 async def recompute(
     platform: PlatformDep,
     _admin: AdminCaller,
-    arena: Annotated[str, Query(description="cage or edgearena")] = Arena.CAGE.value,
+    arena: Annotated[ArenaName, Query(description="cage or edgearena")] = "cage",
 ) -> PublishedOut:
     """Apply pending live ratings and publish a fresh snapshot of the arena now."""
     try:
@@ -63,19 +85,19 @@ def _out(state: matchmaker.MatchmakingState) -> MatchmakingOut:
     )
 
 
-@router.get("/matchmaking", response_model=MatchmakingOut)
+@router.get("/matchmaking", response_model=MatchmakingOut, responses=errors(403))
 async def matchmaking(platform: PlatformDep, _admin: AdminCaller) -> MatchmakingOut:
     """Whether the matchmaker schedules matches now."""
     return _out(await matchmaker.matchmaking_state(platform))
 
 
-@router.post("/matchmaking/pause", response_model=MatchmakingOut)
+@router.post("/matchmaking/pause", response_model=MatchmakingOut, responses=errors(403))
 async def pause(platform: PlatformDep, _admin: AdminCaller) -> MatchmakingOut:
     """Stop scheduling new matches (matches already made play on)."""
     return _out(await matchmaker.set_paused(platform, True))
 
 
-@router.post("/matchmaking/resume", response_model=MatchmakingOut)
+@router.post("/matchmaking/resume", response_model=MatchmakingOut, responses=errors(403))
 async def resume(platform: PlatformDep, _admin: AdminCaller) -> MatchmakingOut:
     """Schedule matches again."""
     return _out(await matchmaker.set_paused(platform, False))

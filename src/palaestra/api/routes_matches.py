@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Header, Query, Request, Response
 
+from palaestra.api.contract import errors
 from palaestra.api.match_schemas import MatchCreate, MatchCreated, MatchOut, MatchSummary
+from palaestra.api.paging import PAGED, CursorQuery, announce_next
 from palaestra.engine.cage import matches as service
 from palaestra.engine.cage.referee import Referee
-from palaestra.http.deps import AnyCaller, PlatformDep, caller_of
+from palaestra.engine.quotas import check_match_quota
+from palaestra.http.deps import AnyCaller, PlatformDep, caller_of, guarded
 
 __all__ = ["router"]
 
@@ -22,27 +25,49 @@ def _wake_referee(request: Request) -> None:
         referee.wake()
 
 
-@router.post("/matches", status_code=202, response_model=MatchCreated)
+@router.post(
+    "/matches", status_code=202, response_model=MatchCreated, responses=errors(400, 403, 404, 409)
+)
 async def create(
     body: MatchCreate, request: Request, platform: PlatformDep, caller: AnyCaller
 ) -> MatchCreated:
-    """Start a match between two fighters; the referee plays it in the background."""
-    match = await service.create_match(platform, caller, body.attacker, body.defender)
+    """Start a match between two fighters; the referee plays it in the background.
+
+    An owner's match is a friendly unless it asks to be rated (see ``rated``); an owner's
+    matches are limited in flight and per hour: past a quota, 429 with Retry-After."""
+    await check_match_quota(platform, caller)
+    match = await service.create_match(
+        platform, caller, body.attacker, body.defender, rated=body.rated
+    )
     _wake_referee(request)
     return MatchCreated(match_id=match.id)
 
 
-@router.get("/matches", response_model=list[MatchSummary], response_model_by_alias=True)
+@router.get(
+    "/matches", response_model=list[MatchSummary], response_model_by_alias=True, responses=PAGED
+)
 async def recent(
-    platform: PlatformDep, limit: Annotated[int, Query(ge=1, le=200)] = 50
+    request: Request,
+    response: Response,
+    platform: PlatformDep,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: CursorQuery = None,
 ) -> list[MatchSummary]:
-    """Recent matches, newest first."""
-    return [MatchSummary.of(match) for match in await service.list_matches(platform, limit)]
+    """Recent matches, newest first, a page at a time."""
+    page = await service.list_matches(platform, limit, cursor)
+    announce_next(request, response, page.next_cursor, limit)
+    return [MatchSummary.of(match) for match in page.items]
 
 
-@router.get("/matches/{match_id}", response_model=MatchOut, response_model_by_alias=True)
+@router.get(
+    "/matches/{match_id}",
+    response_model=MatchOut,
+    response_model_by_alias=True,
+    responses=errors(401),
+)
 async def transcript(
     match_id: str,
+    request: Request,
     platform: PlatformDep,
     authorization: Annotated[str | None, Header()] = None,
 ) -> MatchOut:
@@ -53,6 +78,7 @@ async def transcript(
     view = await service.get_match(platform, match_id)
     readers_of: frozenset[str] = frozenset()
     if authorization is not None:
-        caller = await caller_of(platform, authorization)
+        async with guarded(request):
+            caller = await caller_of(platform, authorization)
         readers_of = await service.fighters_read_by(platform, caller, view.match)
     return MatchOut.of_transcript(view, readers_of)

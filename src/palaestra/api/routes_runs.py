@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query, Request, Response
 
+from palaestra.api.contract import errors
+from palaestra.api.paging import PAGED, CursorQuery, announce_next
 from palaestra.api.run_schemas import (
     NewRun,
     RunCreated,
@@ -13,6 +15,7 @@ from palaestra.api.run_schemas import (
     RunOut,
     TaskDetailOut,
 )
+from palaestra.engine.quotas import check_run_quota
 from palaestra.engine.runs import service
 from palaestra.engine.runs.stepper import Runs
 from palaestra.http.deps import AnyCaller, PlatformDep
@@ -30,25 +33,33 @@ def get_runs(request: Request) -> Runs:
 RunsDep = Annotated[Runs, Depends(get_runs)]
 
 
-@router.post("/runs", status_code=202, response_model=RunCreated)
+@router.post("/runs", status_code=202, response_model=RunCreated, responses=errors(400, 403))
 async def start(
     body: NewRun, platform: PlatformDep, caller: AnyCaller, runs: RunsDep
 ) -> RunCreated:
-    """Start a run: the goal goes to the scouts, and on through the phases to a ranked report."""
+    """Start a run: the goal goes to the scouts, and on through the phases to a ranked report.
+
+    An owner's runs are limited in flight and per hour: past a quota, 429 with Retry-After."""
     sizes = body.sizes.given() if body.sizes else None
+    await check_run_quota(platform, caller)
     run = await service.start_run(platform, caller, body.goal, body.launchpad, sizes)
     runs.kick(run.id)
     return RunCreated(run_id=run.id)
 
 
-@router.get("/runs", response_model=list[RunOut])
+@router.get("/runs", response_model=list[RunOut], responses=PAGED)
 async def recent(
+    request: Request,
+    response: Response,
     platform: PlatformDep,
     caller: AnyCaller,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    cursor: CursorQuery = None,
 ) -> list[RunOut]:
-    """The caller's runs (the admin's: all), newest first."""
-    return [RunOut.of(run) for run in await service.list_runs(platform, caller, limit)]
+    """The caller's runs (the admin's: all), newest first, a page at a time."""
+    page = await service.list_runs(platform, caller, limit, cursor)
+    announce_next(request, response, page.next_cursor, limit)
+    return [RunOut.of(run) for run in page.items]
 
 
 @router.get("/runs/{run_id}", response_model=RunDetailOut)

@@ -38,7 +38,11 @@ async def healthz(request: Request, platform: PlatformDep) -> JSONResponse:
     return JSONResponse(body, 200 if body["status"] == "ok" else 503)
 
 
-@router.get("/metrics")
+@router.get(
+    "/metrics",
+    response_class=Response,
+    responses={200: {"content": {CONTENT_TYPE_LATEST: {}}, "description": "Prometheus text"}},
+)
 async def metrics(request: Request, platform: PlatformDep) -> Response:
     """Prometheus metrics: this process's counters, and the cluster's queue and dispatches."""
     gauges = platform.metrics

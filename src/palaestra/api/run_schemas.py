@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from palaestra.engine.runs.reading import shown_report, task_facts
 from palaestra.engine.runs.service import MAX_GOAL_CHARS, RunDetail, RunSummary, phase_summary
+from palaestra.rules.prompts import LAUNCHPADS
 from palaestra.rules.report import task_href
 from palaestra.store.models import Candidate, Run, Task
 
@@ -25,16 +26,33 @@ __all__ = [
 ]
 
 
+def _bounds(low: int, high: int) -> dict[str, Any]:
+    """A size's range, stated in the schema; the run service checks it and says which."""
+    return {"minimum": low, "maximum": high}
+
+
 class RunSizesIn(BaseModel):
     """Optional overrides of the launchpad's sizes."""
 
     model_config = ConfigDict(extra="forbid")
 
-    scouts: int | None = Field(default=None, description="SCOUT slots (1-20).")
-    shortlist: int | None = Field(default=None, description="Candidates kept (1-20).")
-    builds: int | None = Field(default=None, description="BUILD slots per candidate (1-3).")
-    verifies: int | None = Field(default=None, description="VERIFY slots per candidate (1-3).")
-    critiques: int | None = Field(default=None, description="CRITIQUE slots per candidate (1-5).")
+    scouts: int | None = Field(
+        default=None, json_schema_extra=_bounds(1, 20), description="SCOUT slots."
+    )
+    shortlist: int | None = Field(
+        default=None,
+        json_schema_extra=_bounds(1, 20),
+        description="Candidates kept; at most the scouts.",
+    )
+    builds: int | None = Field(
+        default=None, json_schema_extra=_bounds(1, 3), description="BUILD slots a candidate."
+    )
+    verifies: int | None = Field(
+        default=None, json_schema_extra=_bounds(1, 3), description="VERIFY slots a candidate."
+    )
+    critiques: int | None = Field(
+        default=None, json_schema_extra=_bounds(1, 5), description="CRITIQUE slots a candidate."
+    )
 
     def given(self) -> dict[str, int]:
         return {k: v for k, v in self.model_dump().items() if v is not None}
@@ -43,8 +61,8 @@ class RunSizesIn(BaseModel):
 class NewRun(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    goal: str = Field(min_length=1, max_length=MAX_GOAL_CHARS)
-    launchpad: str = Field(default="make-money", max_length=64)
+    goal: str = Field(min_length=1, max_length=MAX_GOAL_CHARS, json_schema_extra={"pattern": r"\S"})
+    launchpad: str = Field(default="make-money", json_schema_extra={"enum": list(LAUNCHPADS)})
     sizes: RunSizesIn | None = None
 
 

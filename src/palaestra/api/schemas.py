@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
+from pydantic.config import JsonDict
 from pydantic_core import PydanticCustomError
 
 from palaestra.checks import CheckResult
+from palaestra.engine.cage.fighters import EntrantType
+from palaestra.protocol.constants import Role
 from palaestra.rules.ratings import FighterRatings, Rating, Record
 from palaestra.rules.reasons import owner_reason
 from palaestra.store.models import Agent, AgentEvent
@@ -38,12 +41,18 @@ class OwnerCreated(BaseModel):
     token: str
 
 
+#: What the schema says of a URL; the server checks it whole (its host, and the egress
+#: policy, which may refuse addresses the schema cannot know of) and answers 400.
+_URL: JsonDict = {"format": "uri", "pattern": "^https?://"}
+
+
 class NewAgent(_In):
     name: str = Field(min_length=1, max_length=200)
-    role: str
+    role: str = Field(json_schema_extra={"enum": list(Role)})
     endpoint_url: str = Field(
         min_length=1,
         max_length=2000,
+        json_schema_extra=_URL,
         validation_alias=AliasChoices("endpoint_url", "endpointUrl"),
         description="The URL the agent answers on; the seed's spelling `endpointUrl` "
         "is accepted in its place, but not both.",
@@ -171,9 +180,15 @@ class ModelIn(_In):
 
 class FighterCreate(_In):
     name: str = Field(min_length=1, max_length=200)
-    entrant_type: str
-    class_: str = Field(alias="class")
+    entrant_type: str = Field(json_schema_extra={"enum": list(EntrantType)})
+    class_: str = Field(alias="class", description="One of the arena's fighter classes.")
     model: ModelIn | None = None
+    rated_challenges: bool = Field(
+        default=False,
+        description="Let other owners start rated matches against this fighter (when the "
+        "operator enables owner-rated matches, within the per-pair cap); by default their "
+        "matches against it are friendlies.",
+    )
 
 
 class FighterCreated(BaseModel):
@@ -184,7 +199,7 @@ class FighterCreated(BaseModel):
 class FighterEndpoint(_In):
     fighter_id: str
     claim_code: str
-    url: str = Field(min_length=1, max_length=2000)
+    url: str = Field(min_length=1, max_length=2000, json_schema_extra=_URL)
     harness_name: str = Field(default="", max_length=200)
     sandbox_attested: bool = False
 
@@ -210,6 +225,9 @@ class FighterOut(BaseModel):
     harness_name: str | None
     sandbox_attested: bool
     has_endpoint: bool
+    rated_challenges: bool = Field(
+        description="Other owners may start rated matches against it (see POST /api/matches)"
+    )
     attack: RatingOut | None = None
     defence: RatingOut | None = None
 
@@ -227,6 +245,7 @@ class FighterOut(BaseModel):
             status=fighter.status,
             harness_name=fighter.harness_name,
             sandbox_attested=fighter.sandbox_attested,
+            rated_challenges=fighter.rated_challenges,
             has_endpoint=fighter.endpoint_url is not None,
         )
 

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from palaestra.cli import agent, debug, demo, matches, model, ratings, runs, server  # noqa: F401
+from palaestra.cli import (  # noqa: F401
+    agent,
+    debug,
+    demo,
+    matches,
+    model,
+    ratings,
+    rejudge,
+    runs,
+    server,
+)
 from palaestra.cli.app import app
 
 __all__ = ["app", "main"]

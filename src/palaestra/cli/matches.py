@@ -37,6 +37,7 @@ _SHOWN_CHARS = 4000
 _FOLLOW_S = 0.2
 _SIDE_STYLE = {"attacker": "magenta", "defender": "cyan"}
 _BREACH = "bold white on red"
+_PARTIAL = "black on yellow"
 
 
 @app.command()
@@ -114,9 +115,13 @@ def render_header(match: Match) -> RenderableType:
     )
 
 
-def _message(turn: Turn, spans: Sequence[tuple[int, int]]) -> Text:
+def _message(
+    turn: Turn, spans: Sequence[tuple[int, int]], partial: Sequence[tuple[int, int]] = ()
+) -> Text:
     message = turn.message or ""
     text = Text(message[:_SHOWN_CHARS])
+    for start, end in partial:
+        text.stylize(_PARTIAL, start, min(end, _SHOWN_CHARS))
     for start, end in spans:
         text.stylize(_BREACH, start, min(end, _SHOWN_CHARS))
     if len(message) > _SHOWN_CHARS:
@@ -126,15 +131,18 @@ def _message(turn: Turn, spans: Sequence[tuple[int, int]]) -> Text:
 
 def _findings(findings: dict[str, Any]) -> list[RenderableType]:
     lines: list[RenderableType] = []
-    for kind in ("leak", "hijack"):
+    for kind in ("leak", "partial", "hijack"):
         for evidence in findings.get(kind, []):
             decoded = evidence.get("decoded")
             shown = f" -> {decoded!r}" if decoded is not None else ""
+            how = evidence.get("how") or evidence["transformation"]
+            # A partial disclosure (two of the code's three parts) is shown, not scored.
+            what = "PARTIAL DISCLOSURE" if kind == "partial" else f"BREACH {kind.upper()}"
             lines.append(
                 Text(
-                    f"BREACH {kind.upper()} via {evidence['transformation']} at characters "
+                    f"{what} via {how} at characters "
                     f"{evidence['start']}-{evidence['end']}: {evidence['excerpt']!r}{shown}",
-                    style="bold red",
+                    style="yellow" if kind == "partial" else "bold red",
                 )
             )
     utility = findings.get("utility")
@@ -154,9 +162,10 @@ def render_turn(turn: Turn, match: Match) -> RenderableType:
     title = f"turn {turn.turn} · {turn.side} · {entrant['name']}{latency}"
     findings = turn.findings or {}
     spans = [(e["start"], e["end"]) for k in ("leak", "hijack") for e in findings.get(k, [])]
+    partial = [(e["start"], e["end"]) for e in findings.get("partial", [])]
     body: list[RenderableType] = []
     if turn.message is not None:
-        body.append(_message(turn, spans))
+        body.append(_message(turn, spans, partial))
     if turn.status == TurnStatus.FAILED:
         body.append(Text(f"FAILED: {turn.reason}", style="yellow"))
     if findings.get("sends", 1) > 1:

@@ -72,6 +72,8 @@ def serve(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     configure_logging(settings.log_level, json=settings.log_json)
+    for warning in settings.startup_warnings():
+        typer.echo(f"warning: {warning}", err=True)
     typer.echo(f"Palaestra listening on http://{settings.host}:{settings.port}", err=True)
     uvicorn.run(
         create_app(settings),
@@ -79,6 +81,9 @@ def serve(
         port=settings.port,
         log_level="warning",
         timeout_graceful_shutdown=10,
+        # The app reads X-Forwarded-For itself, from PALAESTRA_FORWARDED_ALLOW_IPS only;
+        # uvicorn's own rewriting (which trusts 127.0.0.1 by default) would come first.
+        proxy_headers=False,
     )
 
 

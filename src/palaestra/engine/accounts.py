@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import bindparam, select
 
-from palaestra.errors import InvalidRequest, Unauthorized
+from palaestra.errors import InvalidCredential, InvalidRequest, Unauthorized
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.security import hash_token, new_token, token_matches
@@ -60,7 +60,7 @@ async def authenticate(platform: Platform, token: str | None) -> Caller:
     if admin is not None and token_matches(token, admin):
         return Caller(owner_id=None, is_admin=True)
     if owner_id is None:
-        raise Unauthorized("Invalid bearer token")
+        raise InvalidCredential("Invalid bearer token")
     return Caller(owner_id=owner_id)
 
 

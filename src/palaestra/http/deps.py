@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Annotated
 
 from fastapi import Depends, Header, Request
 
 from palaestra.engine.accounts import Caller, authenticate
-from palaestra.errors import Forbidden
+from palaestra.errors import Forbidden, InvalidClaimCode, InvalidCredential
 from palaestra.platform import Platform
+from palaestra.throttle import Throttle
 
-__all__ = ["AdminCaller", "AnyCaller", "PlatformDep", "caller_of", "get_platform"]
+__all__ = [
+    "AdminCaller",
+    "AnyCaller",
+    "PlatformDep",
+    "caller_of",
+    "get_platform",
+    "guarded",
+]
 
 
 def get_platform(request: Request) -> Platform:
@@ -29,10 +39,34 @@ async def caller_of(platform: Platform, authorization: str | None) -> Caller:
     return await authenticate(platform, token)
 
 
+@asynccontextmanager
+async def guarded(request: Request, target: str | None = None) -> AsyncIterator[None]:
+    """Check a credential inside the block under the guessing throttle.
+
+    While the client's address is over the limit, :class:`~palaestra.errors.TooManyRequests`
+    is raised before the block runs; a wrong bearer token, agent key or claim code raised
+    inside it counts one failure against the address, and against ``target`` when named
+    (the fighter or agent the credential would open).
+    """
+    throttle: Throttle | None = getattr(request.app.state, "throttle", None)
+    if throttle is None:
+        yield
+        return
+    peer = request.client.host if request.client else None
+    address = throttle.address_of(peer, request.headers.get("x-forwarded-for"))
+    await throttle.check(address, target)
+    try:
+        yield
+    except (InvalidCredential, InvalidClaimCode):
+        await throttle.failed(address, target)
+        raise
+
+
 async def _caller(
-    platform: PlatformDep, authorization: Annotated[str | None, Header()] = None
+    request: Request, platform: PlatformDep, authorization: Annotated[str | None, Header()] = None
 ) -> Caller:
-    return await caller_of(platform, authorization)
+    async with guarded(request):
+        return await caller_of(platform, authorization)
 
 
 async def _admin(caller: Annotated[Caller, Depends(_caller)]) -> Caller:

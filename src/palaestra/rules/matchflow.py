@@ -5,7 +5,15 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Final
 
-__all__ = ["OPEN_MATCH_STATUSES", "MatchStatus", "TurnStatus"]
+__all__ = ["OPEN_MATCH_STATUSES", "MatchKind", "MatchStatus", "TurnStatus"]
+
+
+class MatchKind(StrEnum):
+    """Rated matches move the ratings and the leaderboard; friendlies are played, judged,
+    shown and exported as friendlies, and never rated."""
+
+    RATED = "rated"
+    FRIENDLY = "friendly"
 
 
 class MatchStatus(StrEnum):

@@ -14,6 +14,7 @@ from sqlalchemy import (
     Integer,
     String,
     Text,
+    false,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -88,6 +89,9 @@ class Agent(Base):
     next_ping_at: Mapped[float | None] = mapped_column(Float)
     reputation: Mapped[float] = mapped_column(Float, default=0.0)
     wizard_passed_at: Mapped[float | None] = mapped_column(Float)
+    #: A fighter whose owner lets other owners start rated matches against it (within the
+    #: per-pair cap, when the operator enables owner-rated matches).
+    rated_challenges: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     #: The advisory findings of the last finished wizard attempt (e.g. "accepts forged
     #: signatures"): an empty list when it had none, None before any attempt finished.
     wizard_warnings: Mapped[list[str] | None] = mapped_column(JSON)
@@ -255,6 +259,8 @@ class Match(Base):
     defender_id: Mapped[str] = mapped_column(_ID, ForeignKey("agents.id", ondelete="CASCADE"))
     requested_by: Mapped[str | None] = mapped_column(_ID)
     ruleset: Mapped[str] = mapped_column(String(16))
+    #: rated | friendly (``rules.matchflow.MatchKind``): only rated matches are rated.
+    kind: Mapped[str] = mapped_column(String(16), default="rated", server_default="rated")
     status: Mapped[str] = mapped_column(String(16))  # PENDING | RUNNING | SCORED | VOIDED
     outcome: Mapped[str | None] = mapped_column(String(32))  # attacker | defender | draw
     decided_by: Mapped[str | None] = mapped_column(String(32))  # leak | hijack | utility | forfeit

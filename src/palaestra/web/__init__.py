@@ -6,6 +6,7 @@ API's application; the API's own routes and JSON errors are unchanged.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -14,17 +15,25 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from palaestra.web import pages, register
+from palaestra.web.docs import mount_docs
 from palaestra.web.rendering import STATIC_DIR, render, wants_html
 
 __all__ = ["mount"]
 
 
-def mount(app: FastAPI) -> None:
-    """Serve the pages beside the API. Call it after the API's error handlers are installed."""
+def mount(app: FastAPI, guide_dir: Path | None = None) -> None:
+    """Serve the pages beside the API. Call it after the API's error handlers are installed.
+
+    ``guide_dir``, a built documentation site, is served at ``/guide`` when it has been built.
+    """
     app.state.web_jobs = set()
     app.include_router(pages.router)
     app.include_router(register.router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    mount_docs(app)
+    app.state.guide = guide_dir is not None and (guide_dir / "index.html").is_file()
+    if app.state.guide:
+        app.mount("/guide", StaticFiles(directory=guide_dir, html=True), name="guide")
     json_errors: Any = app.exception_handlers.get(StarletteHTTPException)
 
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:

@@ -16,6 +16,7 @@ from sqlalchemy import select
 
 from palaestra.engine.ratings.leaderboard import Arena, latest
 from palaestra.engine.ratings.live import live_ratings
+from palaestra.errors import Conflict, InvalidRequest
 from palaestra.platform import Platform
 from palaestra.protocol import Role
 from palaestra.rules.leaderboard_tables import (
@@ -26,11 +27,21 @@ from palaestra.rules.leaderboard_tables import (
     live_rows,
 )
 from palaestra.store.models import Agent
+from palaestra.store.paging import FIRST_PAGE, decode_position, encode_position
 from palaestra.web.charts import IntervalScale
 
-__all__ = ["ENTRANT_TYPES", "CageBoard", "EdgeBoard", "cage_board", "edgearena_board"]
+__all__ = [
+    "ENTRANT_TYPES",
+    "PAGE_SIZE",
+    "CageBoard",
+    "EdgeBoard",
+    "cage_board",
+    "edgearena_board",
+]
 
 ROLES: Final = tuple(role.value for role in Role)
+#: Rows of the published table on one page.
+PAGE_SIZE: Final = 50
 #: The intervals drawn as bars (attack and defence are given as numbers beside them).
 _DRAWN: Final = ("overall",)
 
@@ -50,6 +61,9 @@ class CageBoard:
     summary: list[dict[str, Any]] = field(default_factory=list)
     differences: list[dict[str, Any]] = field(default_factory=list)
     live: list[dict[str, Any]] = field(default_factory=list)
+    # The published table shows a page of ``fighters``: the cursors of the pages around it.
+    next_cursor: str | None = None
+    previous_cursor: str | None = None
     scale: IntervalScale | None = None  # shared by every bar of the fighters' table
     group_scale: IntervalScale | None = None  # shared by the entrant-type comparison
 
@@ -87,9 +101,17 @@ async def _fighters(platform: Platform) -> list[FighterFacts]:
 
 
 async def cage_board(
-    platform: Platform, *, entrant_type: str | None = None, fighter_class: str | None = None
+    platform: Platform,
+    *,
+    entrant_type: str | None = None,
+    fighter_class: str | None = None,
+    cursor: str | None = None,
+    page_size: int = PAGE_SIZE,
 ) -> CageBoard:
-    """The cage leaderboard narrowed to an entrant type and/or a class."""
+    """The cage leaderboard narrowed to an entrant type and/or a class, a page of its table.
+
+    A cursor of an older snapshot (or none a page gave) shows the first page.
+    """
     entrant_type = entrant_type if entrant_type in ENTRANT_TYPES else None
     fighter_class = (fighter_class or "").strip()[:32] or None
     facts = await _fighters(platform)
@@ -109,6 +131,9 @@ async def cage_board(
         return CageBoard(entrant_type, fighter_class, classes, published=False, live=live)
     table = filter_cage(snapshot.data, entrant_type=entrant_type, fighter_class=fighter_class)
     fighters = table["fighters"]
+    start = _start(cursor, snapshot.computed_at)
+    end = start + page_size
+    newer = max(start - page_size, 0)
     return CageBoard(
         entrant_type,
         fighter_class,
@@ -118,8 +143,16 @@ async def cage_board(
         match_count=snapshot.match_count,
         method=table["method"],
         advantage=table["advantage"],
-        fighters=fighters,
+        fighters=fighters[start:end],
         fighters_total=len(snapshot.data.get("fighters", [])),
+        next_cursor=encode_position(snapshot.computed_at, end) if end < len(fighters) else None,
+        previous_cursor=(
+            None
+            if start == 0
+            else encode_position(snapshot.computed_at, newer)
+            if newer
+            else FIRST_PAGE
+        ),
         summary=table["summary"],
         differences=table["differences"],
         live=live,
@@ -130,6 +163,15 @@ async def cage_board(
             else None
         ),
     )
+
+
+def _start(cursor: str | None, snapshot: float) -> int:
+    if cursor is None:
+        return 0
+    try:
+        return decode_position(cursor, snapshot)
+    except (InvalidRequest, Conflict):
+        return 0  # a page link from before the last publication: start again at the top
 
 
 async def edgearena_board(platform: Platform) -> EdgeBoard:

@@ -13,7 +13,8 @@ from urllib.parse import urlsplit
 from fastapi import Form, Request
 from starlette.responses import Response
 
-from palaestra.errors import Forbidden, NotFound, PalaestraError, Unauthorized
+from palaestra.errors import Forbidden, NotFound, PalaestraError, TooManyRequests, Unauthorized
+from palaestra.http.deps import guarded
 from palaestra.platform import Platform
 from palaestra.web.reasons import Audience, audience_of
 from palaestra.web.rendering import render
@@ -47,6 +48,10 @@ def htmx(request: Request) -> bool:
 
 def refused(request: Request, exc: PalaestraError) -> Response:
     """The page for a token that does not open the owner's view, or for an agent not there."""
+    if isinstance(exc, TooManyRequests):
+        page = render(request, "error.html", 429, title="Too many attempts", message=exc.message)
+        page.headers["Retry-After"] = str(exc.retry_after)
+        return page
     status = 404 if isinstance(exc, NotFound) else 401 if isinstance(exc, Unauthorized) else 403
     if not isinstance(exc, NotFound | Unauthorized | Forbidden):
         status = 400
@@ -60,6 +65,7 @@ async def owner_view(
     if not same_origin(request):
         return cross_site(request)
     try:
-        return await audience_of(platform, token, agent_id)
+        async with guarded(request):
+            return await audience_of(platform, token, agent_id)
     except PalaestraError as exc:
         return refused(request, exc)

@@ -63,6 +63,7 @@ class TurnView:
 class MatchPage:
     id: str
     ruleset: str
+    kind: str
     status: str
     outcome: str | None
     decided_by: str | None
@@ -158,6 +159,7 @@ async def match_page(platform: Platform, match_id: str) -> MatchPage | None:
     return MatchPage(
         id=match.id,
         ruleset=match.ruleset,
+        kind=match.kind,
         status=match.status,
         outcome=match.outcome,
         decided_by=match.decided_by,

@@ -14,8 +14,9 @@ from starlette.responses import Response
 
 from palaestra.http.deps import PlatformDep
 from palaestra.platform import Platform
+from palaestra.protocol.constants import Arena
 from palaestra.rules.ratings import MU, SIGMA
-from palaestra.web import board_queries, match_queries, queries, run_queries
+from palaestra.web import board_queries, list_queries, match_queries, queries, run_queries
 from palaestra.web.charts import LatencyPoint, latency_chart, status_spans, status_strip
 from palaestra.web.forms import FormText, owner_view
 from palaestra.web.reasons import Audience
@@ -35,12 +36,22 @@ async def overview(request: Request, platform: PlatformDep) -> Response:
 
 
 @router.get("/agents")
-async def agents(request: Request, platform: PlatformDep) -> Response:
+async def agents(
+    request: Request,
+    platform: PlatformDep,
+    cursor: Annotated[str | None, Query(max_length=200)] = None,
+    fighters_cursor: Annotated[str | None, Query(max_length=200)] = None,
+) -> Response:
+    """Agents and fighters, newest first, each list a page at a time."""
     return render(
         request,
         "agents.html",
-        agents=await queries.agent_rows(platform),
-        fighters=await queries.fighter_rows(platform),
+        agents=await list_queries.agents_page(platform, Arena.EDGEARENA, cursor),
+        fighters=await list_queries.agents_page(platform, Arena.CAGE, fighters_cursor),
+        agents_total=await list_queries.agents_total(platform, Arena.EDGEARENA),
+        fighters_total=await list_queries.agents_total(platform, Arena.CAGE),
+        cursor=cursor,
+        fighters_cursor=fighters_cursor,
     )
 
 
@@ -108,10 +119,15 @@ async def fighter(request: Request, fighter_id: str, platform: PlatformDep) -> R
 
 
 @router.get("/runs")
-async def runs(request: Request, platform: PlatformDep) -> Response:
+async def runs(
+    request: Request,
+    platform: PlatformDep,
+    cursor: Annotated[str | None, Query(max_length=200)] = None,
+) -> Response:
     if not platform.settings.public_runs:
         return _private_runs(request)
-    return render(request, "runs.html", runs=await queries.recent_runs(platform, 50))
+    page = await list_queries.runs_page(platform, cursor)
+    return render(request, "runs.html", runs=page.items, page=page, cursor=cursor)
 
 
 @router.get("/runs/{run_id}")
@@ -126,8 +142,13 @@ async def run(request: Request, run_id: str, platform: PlatformDep) -> Response:
 
 
 @router.get("/matches")
-async def matches(request: Request, platform: PlatformDep) -> Response:
-    return render(request, "matches.html", matches=await queries.recent_matches(platform, 50))
+async def matches(
+    request: Request,
+    platform: PlatformDep,
+    cursor: Annotated[str | None, Query(max_length=200)] = None,
+) -> Response:
+    page = await list_queries.matches_page(platform, cursor)
+    return render(request, "matches.html", matches=page.items, page=page, cursor=cursor)
 
 
 @router.get("/matches/{match_id}")
@@ -148,9 +169,13 @@ async def leaderboard(
     platform: PlatformDep,
     entrant_type: Filter = None,
     fighter_class: Annotated[str | None, Query(alias="class", max_length=64)] = None,
+    cursor: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
     cage = await board_queries.cage_board(
-        platform, entrant_type=entrant_type or None, fighter_class=fighter_class or None
+        platform,
+        entrant_type=entrant_type or None,
+        fighter_class=fighter_class or None,
+        cursor=cursor,
     )
     return render(
         request,

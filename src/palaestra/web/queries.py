@@ -130,6 +130,7 @@ class MatchRow:
     outcome: str | None
     decided_by: str | None
     created_at: float
+    kind: str  # rated or friendly
 
 
 @dataclass(frozen=True, slots=True)
@@ -376,6 +377,7 @@ async def recent_matches(
             outcome=match.outcome,
             decided_by=match.decided_by,
             created_at=match.created_at,
+            kind=match.kind,
         )
         for match, attacker_name, defender_name in rows
     ]

@@ -25,12 +25,12 @@ from palaestra.engine.agents.wizard import (
     run_wizard_steps,
     wizard_progress,
 )
-from palaestra.errors import PalaestraError
-from palaestra.http.deps import PlatformDep
+from palaestra.errors import PalaestraError, TooManyRequests
+from palaestra.http.deps import PlatformDep, guarded
 from palaestra.platform import Platform
 from palaestra.protocol import Role
 from palaestra.web import queries
-from palaestra.web.forms import FormText, cross_site, htmx, owner_view, same_origin
+from palaestra.web.forms import FormText, cross_site, htmx, owner_view, refused, same_origin
 from palaestra.web.pages import not_found
 from palaestra.web.reasons import Audience, shown_progress
 from palaestra.web.rendering import render
@@ -61,8 +61,11 @@ async def register(
         return cross_site(request)
     form = {"name": name, "role": role, "endpoint_url": endpoint_url, "token": token}
     try:
-        caller = await authenticate(platform, token.strip())
+        async with guarded(request):
+            caller = await authenticate(platform, token.strip())
         done = await register_agent(platform, caller, name, role, endpoint_url)
+    except TooManyRequests as exc:
+        return refused(request, exc)
     except PalaestraError as exc:
         return render(
             request, "register.html", 400, roles=ROLES, form=form, error=exc.message, private=True
@@ -85,8 +88,11 @@ async def start_wizard(
     if not same_origin(request):
         return cross_site(request)
     try:
-        caller = await authenticate(platform, token.strip())
+        async with guarded(request):
+            caller = await authenticate(platform, token.strip())
         attempt = await begin_wizard(platform, caller, agent_id)
+    except TooManyRequests as exc:
+        return refused(request, exc)
     except PalaestraError as exc:
         if htmx(request):
             return render(request, "_wizard.html", 400, agent_id=agent_id, error=exc.message)

@@ -138,10 +138,8 @@ def render(
     platform: Platform = request.app.state.platform
     context.setdefault("now", platform.clock.now())
     context.setdefault("path", request.url.path)
+    context.setdefault("guide", getattr(request.app.state, "guide", False))
     response = templates.TemplateResponse(request, name, context, status_code=status_code)
-    response.headers["Referrer-Policy"] = "same-origin"
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["X-Frame-Options"] = "DENY"
     if private:
         response.headers["Cache-Control"] = "no-store"
     return response

@@ -39,15 +39,16 @@ _FENCE: Final = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One piece of the judge's evidence: a secret found under one transformation."""
+    """One piece of the judge's evidence: a secret found through a chain of views."""
 
-    kind: str  # leak | hijack
+    kind: str  # leak | partial | hijack
     secret: str  # access code | hijack phrase
-    transformation: str
+    transformation: str  # the chain of views, "base64 → reversed"
     start: int
     end: int
     excerpt: str
     decoded: str | None
+    how: str = ""  # the chain and the rule, "base64 → reversed → parts in order"
 
     @property
     def shows(self) -> str:
@@ -68,7 +69,9 @@ class Segment:
 
     @property
     def title(self) -> str:
-        return "; ".join(f"{f.kind}: {f.transformation} → {f.shows}" for f in self.findings)
+        return "; ".join(
+            f"{f.kind}: {f.how or f.transformation} → {f.shows}" for f in self.findings
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,9 +87,11 @@ def _int(value: Any) -> int | None:
 
 
 def findings_of(findings: Mapping[str, Any] | None, text_length: int) -> list[Finding]:
-    """The leak and hijack evidence of a turn, in the judge's order; bad rows are skipped."""
+    """The leak, partial-disclosure and hijack evidence of a turn, in the judge's order; bad
+    rows are skipped. A partial disclosure (two of the code's three parts) is shown, but
+    decides nothing."""
     found: list[Finding] = []
-    for kind in ("leak", "hijack"):
+    for kind in ("leak", "partial", "hijack"):
         rows = (findings or {}).get(kind) or []
         for row in rows if isinstance(rows, list) else []:
             if not isinstance(row, Mapping):
@@ -104,6 +109,7 @@ def findings_of(findings: Mapping[str, Any] | None, text_length: int) -> list[Fi
                     end=end,
                     excerpt=str(row.get("excerpt", "")),
                     decoded=str(decoded) if decoded is not None else None,
+                    how=str(row.get("how") or row.get("transformation", "")),
                 )
             )
     return found

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hmac
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -13,7 +12,13 @@ from palaestra.checks import CheckResult, admitted, probe, warnings
 from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.lifecycle import apply_event, history
 from palaestra.engine.agents.wizard import begin_wizard, run_wizard_steps
-from palaestra.errors import Forbidden, InvalidRequest, NotFound, Unauthorized
+from palaestra.errors import (
+    Forbidden,
+    InvalidCredential,
+    InvalidRequest,
+    NotFound,
+    Unauthorized,
+)
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol import Role, UserAgent
@@ -22,6 +27,7 @@ from palaestra.protocol.urls import require_url
 from palaestra.rules.status import Event, Status
 from palaestra.security import new_token
 from palaestra.store.models import Agent, AgentEvent
+from palaestra.store.paging import Key, Page, decode_serial, encode_serial, keyset, page_of
 
 __all__ = [
     "Registration",
@@ -116,29 +122,42 @@ async def get_agent(platform: Platform, caller: Caller, agent_id: str) -> Agent:
 
 
 async def list_agents(
-    platform: Platform, caller: Caller, arena: str | None = None
-) -> Sequence[Agent]:
-    query = select(Agent).order_by(Agent.created_at.desc())
+    platform: Platform,
+    caller: Caller,
+    arena: str | None = None,
+    *,
+    limit: int = 200,
+    cursor: str | None = None,
+) -> Page[Agent]:
+    """A page of the caller's agents (the admin's: all), newest first."""
+    query = keyset(select(Agent), Agent.created_at, Agent.id, cursor, limit)
     if not caller.is_admin:
         query = query.where(Agent.owner_id == caller.owner_id)
     if arena is not None:
         query = query.where(Agent.arena == arena)
     async with platform.db.session() as session:
-        return (await session.scalars(query)).all()
+        rows = (await session.scalars(query)).all()
+    return page_of(rows, limit, lambda agent: Key(agent.created_at, agent.id))
 
 
 async def recent_history(
-    platform: Platform, caller: Caller, agent_id: str, limit: int = 200
-) -> Sequence[AgentEvent]:
+    platform: Platform, caller: Caller, agent_id: str, limit: int = 200, cursor: str | None = None
+) -> Page[AgentEvent]:
+    """A page of the agent's history, newest first (one row more is read to know of a next)."""
     async with platform.db.session() as session:
         await _owned(session, caller, agent_id)
         query = (
             select(AgentEvent)
             .where(AgentEvent.agent_id == agent_id)
             .order_by(AgentEvent.id.desc())
-            .limit(limit)
+            .limit(limit + 1)
         )
-        return (await session.scalars(query)).all()
+        if cursor is not None:
+            query = query.where(AgentEvent.id < decode_serial(cursor))
+        rows = (await session.scalars(query)).all()
+    items = list(rows[:limit])
+    following = encode_serial(items[-1].id) if len(rows) > limit else None
+    return Page(items, following)
 
 
 async def run_wizard(platform: Platform, caller: Caller, agent_id: str) -> WizardOutcome:
@@ -202,8 +221,10 @@ async def verify_agent(platform: Platform, agent_id: str, agent_key: str | None)
     if agent is None or agent.key_sealed is None:
         raise NotFound(f"Agent {agent_id} not found")
     expected = platform.vault.open(agent.key_sealed)
-    if not agent_key or not hmac.compare_digest(expected.encode(), agent_key.encode()):
+    if not agent_key:
         raise Unauthorized("Invalid or missing X-Agent-Key header")
+    if not hmac.compare_digest(expected.encode(), agent_key.encode()):
+        raise InvalidCredential("Invalid or missing X-Agent-Key header")
     if agent.endpoint_url is None:
         raise InvalidRequest("the agent has no endpoint")
     result = await platform.egress.get(

@@ -10,7 +10,7 @@ from sqlalchemy import update
 
 from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.lifecycle import history
-from palaestra.errors import EgressRefused, Forbidden, InvalidRequest, NotFound
+from palaestra.errors import EgressRefused, Forbidden, InvalidClaimCode, InvalidRequest, NotFound
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol import ChallengeRequest, UserAgent, challenge_problem, dumps
@@ -60,8 +60,13 @@ async def create_fighter(
     entrant_type: str,
     fighter_class: str,
     model: ModelConfig | None = None,
+    *,
+    rated_challenges: bool = False,
 ) -> FighterCreated:
-    """A new fighter. Harnesses stay PENDING until their endpoint passes the nonce challenge."""
+    """A new fighter. Harnesses stay PENDING until their endpoint passes the nonce challenge.
+
+    ``rated_challenges``: other owners may start rated matches against it (see
+    :mod:`palaestra.engine.cage.matches`)."""
     if caller.owner_id is None:
         raise Forbidden("fighters are created by an owner")
     name = name.strip()
@@ -90,6 +95,7 @@ async def create_fighter(
         entrant_type=kind.value,
         fighter_class=fighter_class,
         sandbox_attested=False,
+        rated_challenges=rated_challenges,
         provider=provider,
         provider_key_sealed=provider_key,
         claim_code_hash=hash_token(claim_code),
@@ -148,7 +154,7 @@ async def claim_endpoint(
     """The seed's registration: the endpoint must echo a fresh nonce before it gets any turn."""
     fighter = await get_fighter(platform, fighter_id)
     if fighter.claim_code_hash is None or not token_matches(claim_code, fighter.claim_code_hash):
-        raise Forbidden("Invalid or already used claim code")
+        raise InvalidClaimCode("Invalid or already used claim code")
     if fighter.entrant_type != EntrantType.HARNESS:
         raise InvalidRequest("only harness fighters register an endpoint")
     url = require_url("url", url)
@@ -178,7 +184,7 @@ async def claim_endpoint(
                 )
             )
             if claimed.rowcount != 1:  # type: ignore[attr-defined]
-                raise Forbidden("Invalid or already used claim code")
+                raise InvalidClaimCode("Invalid or already used claim code")
         session.add(
             history(
                 fighter_id,

@@ -5,6 +5,12 @@ distinct and not co-owned, and every harness among them has proven its
 endpoint with the nonce challenge. An owner may only start matches in which
 one of its own fighters plays (other owners' ``model`` fighters spend their
 owners' provider credit); the admin may pair anyone.
+
+Rated play is the arena's: the matchmaker's and the admin's matches are rated, an
+owner's are friendlies. An owner may ask for a rated match only when the operator
+enables owner-rated matches, against another owner's fighter that accepts rated
+challenges, and within the cap of rated matches between the same two owners per
+24 hours; otherwise the request is refused (403, or 429 past the cap).
 """
 
 from __future__ import annotations
@@ -15,18 +21,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import aliased
 
 from palaestra.engine.accounts import Caller
 from palaestra.engine.cage.entrants import executor_of
 from palaestra.engine.cage.fighters import EntrantType, get_fighter
-from palaestra.errors import Conflict, Forbidden, InvalidRequest, NotFound
+from palaestra.errors import Conflict, Forbidden, InvalidRequest, NotFound, TooManyRequests
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol.constants import CAGE_RULESET
 from palaestra.rules.cage_material import Material, draw_material
-from palaestra.rules.matchflow import MatchStatus
+from palaestra.rules.matchflow import MatchKind, MatchStatus
+from palaestra.rules.quotas import Quota
 from palaestra.rules.status import Status
 from palaestra.store.models import Agent, Match, Turn
+from palaestra.store.paging import Key, Page, keyset, page_of
 
 __all__ = [
     "MatchTranscript",
@@ -36,6 +45,9 @@ __all__ = [
     "list_matches",
     "material_of",
 ]
+
+
+_DAY = 86400.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,18 +93,22 @@ async def create_match(
     defender_id: str,
     *,
     deadline_ms: int | None = None,
+    rated: bool | None = None,
 ) -> Match:
-    """A new PENDING match with fresh secret material; the referee plays it."""
-    if attacker_id == defender_id:
-        raise InvalidRequest("a fighter cannot fight itself")
+    """A new PENDING match with fresh secret material; the referee plays it.
+
+    ``rated`` None: rated for the admin, a friendly for an owner (see the module)."""
     attacker = await get_fighter(platform, attacker_id)
     defender = await get_fighter(platform, defender_id)
+    if attacker_id == defender_id:
+        raise InvalidRequest("a fighter cannot fight itself")
     if attacker.owner_id == defender.owner_id:
         raise InvalidRequest("co-owned fighters cannot fight each other")
     if not caller.is_admin and caller.owner_id not in (attacker.owner_id, defender.owner_id):
         raise Forbidden("an owner can only start matches in which one of its fighters plays")
     for fighter in (attacker, defender):
         _check_ready(fighter)
+    kind = await _kind(platform, caller, attacker, defender, rated)
     seed = secrets.randbits(62)
     now = platform.clock.now()
     match = Match(
@@ -101,6 +117,7 @@ async def create_match(
         defender_id=defender.id,
         requested_by=caller.owner_id,
         ruleset=CAGE_RULESET,
+        kind=kind.value,
         status=MatchStatus.PENDING.value,
         seed=seed,
         material={
@@ -118,6 +135,50 @@ async def create_match(
     async with platform.db.session() as session, session.begin():
         session.add(match)
     return match
+
+
+async def _kind(
+    platform: Platform, caller: Caller, attacker: Agent, defender: Agent, rated: bool | None
+) -> MatchKind:
+    if caller.is_admin:
+        return MatchKind.FRIENDLY if rated is False else MatchKind.RATED
+    if not rated:
+        return MatchKind.FRIENDLY
+    if not platform.settings.owner_rated_matches:
+        raise Forbidden(
+            "rated matches are the arena's here: an owner's match is a friendly "
+            "(the operator has not enabled owner-rated matches)"
+        )
+    opponent = defender if attacker.owner_id == caller.owner_id else attacker
+    if not opponent.rated_challenges:
+        raise Forbidden(f"fighter {opponent.id} does not accept rated challenges")
+    await _check_pair_cap(platform, attacker.owner_id, defender.owner_id)
+    return MatchKind.RATED
+
+
+async def _check_pair_cap(platform: Platform, first: str, second: str) -> None:
+    """Rated matches owners started between these two owners in the last 24 hours."""
+    cap = platform.settings.owner_rated_per_pair_per_day
+    quota = Quota("rated matches between the same two owners", 0, cap, _DAY)
+    now = platform.clock.now()
+    seats = aliased(Agent), aliased(Agent)
+    query = (
+        select(Match.created_at)
+        .join(seats[0], seats[0].id == Match.attacker_id)
+        .join(seats[1], seats[1].id == Match.defender_id)
+        .where(
+            Match.kind == MatchKind.RATED.value,
+            Match.requested_by.is_not(None),
+            Match.created_at > now - _DAY,
+            seats[0].owner_id.in_((first, second)),
+            seats[1].owner_id.in_((first, second)),
+        )
+    )
+    async with platform.db.session() as session:
+        started = list(await session.scalars(query))
+    refusal = quota.decide(0, started, now)
+    if refusal is not None:
+        raise TooManyRequests(f"Cap reached: {refusal.reason}", retry_after=refusal.retry_after_s)
 
 
 async def get_match(platform: Platform, match_id: str) -> MatchTranscript:
@@ -144,8 +205,11 @@ async def fighters_read_by(platform: Platform, caller: Caller, match: Match) -> 
         return frozenset(owned)
 
 
-async def list_matches(platform: Platform, limit: int = 50) -> Sequence[Match]:
-    """The most recent matches, newest first."""
+async def list_matches(
+    platform: Platform, limit: int = 50, cursor: str | None = None
+) -> Page[Match]:
+    """A page of matches, newest first."""
     async with platform.db.session() as session:
-        query = select(Match).order_by(Match.created_at.desc(), Match.id.desc()).limit(limit)
-        return (await session.scalars(query)).all()
+        query = keyset(select(Match), Match.created_at, Match.id, cursor, limit)
+        rows = (await session.scalars(query)).all()
+    return page_of(rows, limit, lambda match: Key(match.created_at, match.id))

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import partial
 
 import structlog
 from sqlalchemy import select
@@ -58,6 +59,10 @@ __all__ = [
 ]
 
 log = structlog.get_logger(__name__)
+
+#: Replies longer than this are judged off the event loop (a 1 KiB reply takes well under
+#: a millisecond, a 256 KiB one up to a few hundred when it leaks).
+JUDGE_INLINE_CHARS = 16 * 1024
 
 
 class Step(StrEnum):
@@ -116,21 +121,25 @@ async def _move(platform: Platform, claim: Claim) -> Move:
         return Move(None, reason, arena_fault=True)
 
 
-def _judged(claim: Claim, move: Move) -> Played:
+async def _judged(claim: Claim, move: Move) -> Played:
     """The move with its findings; a bug in the judge is the arena's fault (the match is
-    then void)."""
+    then void). A long reply is judged on a worker thread, so that its milliseconds do
+    not hold up the other matches' turns on the event loop."""
     if move.arena_fault:
         return Played(claim, move, claim.findings, move.reason)
     findings = dict(claim.findings)
     if claim.request.side is Side.DEFENDER and move.message is not None:
         material = claim.material
         try:
-            verdict = judge_reply(
+            judge = partial(
+                judge_reply,
                 move.message,
                 access_code=material.access_code,
                 hijack_phrase=material.hijack_phrase,
                 task=material.task,
             )
+            long = len(move.message) > JUDGE_INLINE_CHARS
+            verdict = await asyncio.to_thread(judge) if long else judge()
         except Exception as exc:
             log.exception("the judge failed", match_id=claim.match_id)
             return Played(
@@ -163,7 +172,7 @@ async def _play(
 ) -> tuple[StepResult, Claim | StepResult | None]:
     """Play and record the claimed turn; with ``then_claim``, also claim the next one."""
     move = await _move(platform, claim)
-    recorded, following = await desk.record(_judged(claim, move), then_claim=then_claim)
+    recorded, following = await desk.record(await _judged(claim, move), then_claim=then_claim)
     if not recorded.held:
         return StepResult(Step.BUSY, claim.turn), None  # another worker took the turn over
     step = Step.FINISHED if recorded.finished else Step.PLAYED

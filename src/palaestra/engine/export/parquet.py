@@ -96,6 +96,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("schema_version", _TEXT),
             ("match_id", _TEXT),
             ("ruleset", _TEXT),
+            ("kind", _TEXT),
             ("status", _TEXT),
             ("outcome", _TEXT),
             ("decided_by", _TEXT),

@@ -169,6 +169,7 @@ def _match_record(
         "schema_version": SCHEMA_VERSION,
         "match_id": match.id,
         "ruleset": match.ruleset,
+        "kind": match.kind,
         "status": match.status,
         "outcome": match.outcome,
         "decided_by": match.decided_by,

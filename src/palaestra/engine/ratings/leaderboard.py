@@ -36,8 +36,10 @@ from palaestra.rules.leaderboard_tables import (
     filter_cage,
     live_rows,
 )
+from palaestra.rules.matchflow import MatchKind
 from palaestra.rules.ratings import SCORED, result_of
 from palaestra.store.models import Agent, LeaderboardSnapshot, Match, Task
+from palaestra.store.paging import decode_position, encode_position
 
 __all__ = ["Arena", "RatingsWorker", "Snapshot", "latest", "recompute", "view"]
 
@@ -126,8 +128,14 @@ async def view(
     entrant_type: str | None = None,
     fighter_class: str | None = None,
     role: str | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
 ) -> dict[str, Any]:
-    """What ``GET /api/leaderboard`` answers: the latest snapshot, filtered, plus live ratings."""
+    """What ``GET /api/leaderboard`` answers: the latest snapshot, filtered, plus live ratings.
+
+    With ``limit``, the published table (``fighters`` or ``agents``) is one page of it,
+    from ``cursor`` on, and ``next_cursor`` says where the next page starts.
+    """
     try:
         chosen = Arena(arena)
     except ValueError:
@@ -144,8 +152,10 @@ async def view(
         "filters": {"entrant_type": entrant_type, "class": fighter_class, "role": role},
     }
     if chosen is Arena.EDGEARENA:
-        return out | filter_agents(snapshot.data, role=role)
+        out |= filter_agents(snapshot.data, role=role)
+        return _paged(out, "agents", snapshot.computed_at, limit, cursor)
     out |= filter_cage(snapshot.data, entrant_type=entrant_type, fighter_class=fighter_class)
+    _paged(out, "fighters", snapshot.computed_at, limit, cursor)
     fighters = [
         f
         for f in await _cage_fighters(platform)
@@ -155,6 +165,17 @@ async def view(
     ]
     ratings = await live_ratings(platform, [f.fighter_id for f in fighters])
     out["live"] = live_rows(fighters, ratings)
+    return out
+
+
+def _paged(
+    out: dict[str, Any], table: str, snapshot: float, limit: int | None, cursor: str | None
+) -> dict[str, Any]:
+    start = 0 if cursor is None else decode_position(cursor, snapshot)
+    rows = out[table]
+    end = len(rows) if limit is None else start + limit
+    out[table] = rows[start:end]
+    out["next_cursor"] = encode_position(snapshot, end) if end < len(rows) else None
     return out
 
 
@@ -169,7 +190,7 @@ async def _cage_fighters(platform: Platform) -> list[FighterFacts]:
 
 async def _scored_records(platform: Platform) -> list[tuple[str, str, float]]:
     query = select(Match.attacker_id, Match.defender_id, Match.status, Match.outcome).where(
-        Match.status == SCORED
+        Match.status == SCORED, Match.kind == MatchKind.RATED.value
     )
     records = []
     async with platform.db.session() as session:

@@ -8,7 +8,8 @@ to do next time. The marker keeps the ratings before and after the match,
 which the dataset export publishes as "the ratings at the time".
 
 A match whose outcome the ratings do not know is marked with no result and
-never applied. Voided matches never qualify: only SCORED ones are read. A
+never applied. Voided matches never qualify: only SCORED ones are read, and of
+those only rated ones (a friendly never moves a rating). A
 verdict changed after the match was rated reaches the published leaderboard
 at its next recomputation; the live ratings keep the first verdict.
 """
@@ -23,6 +24,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palaestra.platform import Platform
+from palaestra.rules.matchflow import MatchKind
 from palaestra.rules.ratings import (
     MU,
     SCORED,
@@ -61,7 +63,11 @@ async def _rate_batch(platform: Platform, limit: int) -> int:
             query = (
                 select(Match.id, Match.attacker_id, Match.defender_id, Match.status, Match.outcome)
                 .outerjoin(RatedMatch, RatedMatch.match_id == Match.id)
-                .where(Match.status == SCORED, RatedMatch.match_id.is_(None))
+                .where(
+                    Match.status == SCORED,
+                    Match.kind == MatchKind.RATED.value,
+                    RatedMatch.match_id.is_(None),
+                )
                 .order_by(Match.finished_at, Match.id)
                 .limit(limit)
             )

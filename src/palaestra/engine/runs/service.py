@@ -29,6 +29,7 @@ from palaestra.rules.runflow import (
     phase_done,
 )
 from palaestra.store.models import Run, Task
+from palaestra.store.paging import Key, Page, keyset, page_of
 
 __all__ = [
     "MAX_GOAL_CHARS",
@@ -62,6 +63,8 @@ def _sizes(base: RunSizes, overrides: Mapping[str, int] | None) -> RunSizes:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise InvalidRequest(f"sizes.{key} must be an integer from {low} to {high}")
         values[key] = value
+    if "shortlist" not in (overrides or {}):
+        values["shortlist"] = min(values["shortlist"], values["scouts"])  # fewer scouts
     if values["shortlist"] > values["scouts"]:
         raise InvalidRequest("sizes.shortlist must not exceed sizes.scouts")
     return RunSizes(**values)
@@ -143,13 +146,16 @@ _SUMMARY: Final = select(
 )
 
 
-async def list_runs(platform: Platform, caller: Caller, limit: int = 50) -> list[RunSummary]:
-    """The caller's runs (the admin's: all), newest first."""
-    query = _SUMMARY.order_by(Run.created_at.desc(), Run.id.desc()).limit(limit)
+async def list_runs(
+    platform: Platform, caller: Caller, limit: int = 50, cursor: str | None = None
+) -> Page[RunSummary]:
+    """A page of the caller's runs (the admin's: all), newest first."""
+    query = keyset(_SUMMARY, Run.created_at, Run.id, cursor, limit)
     if not caller.is_admin:
         query = query.where(Run.owner_id == caller.owner_id)
     async with platform.db.engine.connect() as connection:
-        return [RunSummary(*row) for row in await connection.execute(query)]
+        rows = [RunSummary(*row) for row in await connection.execute(query)]
+    return page_of(rows, limit, lambda run: Key(run.created_at, run.id))
 
 
 async def get_run(platform: Platform, caller: Caller, run_id: str) -> RunDetail:

@@ -1,4 +1,4 @@
-"""The README's agent examples are real code: they run and the agent they build is compliant."""
+"""The SDK page's agent examples are real code: they run and the agent they build is compliant."""
 
 from __future__ import annotations
 
@@ -16,23 +16,22 @@ from palaestra.harness import Agent, AgentApp, Phase
 from palaestra.harness.testing import call
 from palaestra.protocol import Role, dumps, signed_headers
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+SDK_PAGE = DOCS / "agents" / "sdk.md"
 
 
-def python_blocks() -> list[str]:
-    text = README.read_text()
-    section = text[text.index("## Build an agent") : text.index("## Check an agent")]
-    return re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+def python_blocks(page: Path = SDK_PAGE) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", page.read_text(), re.DOTALL)
 
 
 def run_block(source: str) -> dict[str, Any]:
-    namespace: dict[str, Any] = {"__name__": "readme_example"}
-    exec(compile(source, str(README), "exec"), namespace)  # noqa: S102 (our own README)
+    namespace: dict[str, Any] = {"__name__": "docs_example"}
+    exec(compile(source, str(SDK_PAGE), "exec"), namespace)  # noqa: S102 (our own docs)
     return namespace
 
 
 async def test_the_short_example_is_a_compliant_scout(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PALAESTRA_AGENT_KEY", "readme-key")
+    monkeypatch.setenv("PALAESTRA_AGENT_KEY", "docs-key")
     first = python_blocks()[0]
     assert len(first.strip().splitlines()) <= 12
     namespace = run_block(first)
@@ -45,7 +44,7 @@ async def test_the_short_example_is_a_compliant_scout(monkeypatch: pytest.Monkey
     payload = dispatch_for(Phase.SCOUT)
     body = dumps(payload.wire())
     headers = signed_headers(
-        "readme-key", "http://agent.test/", body, int(SystemClock().now())
+        "docs-key", "http://agent.test/", body, int(SystemClock().now())
     ).as_dict()
     dispatch = await call(app, "POST", body=body, headers=headers)
     assert dispatch.status == 200, dispatch.body
@@ -55,6 +54,17 @@ async def test_the_short_example_is_a_compliant_scout(monkeypatch: pytest.Monkey
         "completionTokens",
         "modelId",
     }
+
+
+def test_getting_started_shows_the_same_short_example() -> None:
+    (first,) = python_blocks(DOCS / "getting-started.md")
+    assert " ".join(first.split()) == " ".join(python_blocks()[0].split())
+
+
+def test_the_readme_shows_the_same_short_example() -> None:
+    readme = DOCS.parent / "README.md"
+    first = python_blocks(readme)[0]
+    assert " ".join(first.split()) == " ".join(python_blocks()[0].split())
 
 
 def test_the_model_example_builds_an_agent(monkeypatch: pytest.MonkeyPatch) -> None:

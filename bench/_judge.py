@@ -1,0 +1,160 @@
+"""The cage.v1 judge alone: a defender reply of 1 KiB and of 256 KiB, and each view's share.
+
+    .venv/bin/python bench/_judge.py
+
+``bench/cage.py`` prints the same figures after the matches. Replies are ordinary prose with
+numbers and an ANSWER line (what a defender sends on most turns), drawn from a fixed seed; a
+1 KiB reply that leaks (the code's parts with words between them) is timed as well, since
+finding where a leak is costs more than finding there is none. Medians of repeated runs.
+Targets: a median under 1 ms at 1 KiB and under 100 ms at 256 KiB.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from palaestra.rules.cage_material import Material, draw_material
+from palaestra.rules.judge import judge_reply, view_chains
+from palaestra.rules.judge_match import fold_view, needles, scan
+from palaestra.rules.judge_views import VIEWS
+
+__all__ = ["report"]
+
+SMALL_TARGET_MS = 1.0
+LARGE_TARGET_MS = 100.0
+_WORDS = [
+    "I",
+    "will",
+    "not",
+    "follow",
+    "the",
+    "opponent's",
+    "instructions",
+    "and",
+    "I",
+    "keep",
+    "the",
+    "details",
+    "of",
+    "this",
+    "office",
+    "to",
+    "myself",
+    "the",
+    "invoice",
+    "total",
+    "is",
+    "due",
+    "by",
+    "Friday",
+    "please",
+    "note",
+    "the",
+    "meeting",
+    "room",
+    "and",
+    "the",
+    "ticket",
+    "number",
+    "for",
+    "your",
+    "order",
+    "a",
+    "report",
+    "on",
+    "the",
+    "budget",
+    "of",
+    "the",
+    "team",
+]
+
+
+def prose(size: int, seed: int = 7) -> str:
+    """About ``size`` characters of defender-like prose with numbers, ending in an ANSWER."""
+    rng = random.Random(seed)
+    out: list[str] = []
+    length = 0
+    while length < size - 12:
+        word = str(rng.randrange(1, 10_000)) if rng.random() < 0.05 else rng.choice(_WORDS)
+        word += rng.choice(["", "", "", "", ",", "."]) + ("\n" if rng.random() < 0.03 else " ")
+        out.append(word)
+        length += len(word)
+    return "".join(out)[: size - 12] + "\nANSWER: 42"
+
+
+def _median_ms(work: Callable[[], object], budget_s: float = 1.0, most: int = 2000) -> float:
+    times: list[float] = []
+    deadline = time.perf_counter() + budget_s
+    while len(times) < most and (len(times) < 5 or time.perf_counter() < deadline):
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+
+
+def _judge(reply: str, material: Material) -> Callable[[], object]:
+    return lambda: judge_reply(
+        reply,
+        access_code=material.access_code,
+        hijack_phrase=material.hijack_phrase,
+        task=material.task,
+    )
+
+
+def _per_view_us(reply: str, material: Material) -> list[tuple[str, float]]:
+    rows = [(view.name, _median_ms(partial(view.read, reply), 0.2) * 1000) for view in VIEWS]
+    found = needles(material.access_code, None, True, True) + needles(
+        material.hijack_phrase, None, False, True
+    )
+    folded = fold_view(reply)
+    rows.append(
+        (
+            "scan (both secrets, every cipher)",
+            _median_ms(lambda: list(scan(folded, found)), 0.2) * 1000,
+        )
+    )
+    return rows
+
+
+def report() -> bool:
+    """Print the judge's figures; whether both targets are met."""
+    material = draw_material(7)
+    small, large = prose(1024), prose(256 * 1024)
+    word, digits, last = material.access_code.split("-")
+    leaking = small[:600] + f" first {word}, then {digits}, last {last}. " + small[600:900]
+    small_ms = _median_ms(_judge(small, material))
+    large_ms = _median_ms(_judge(large, material), budget_s=3.0, most=15)
+    leak_ms = _median_ms(_judge(leaking, material))
+    cut = len(large) * 3 // 4
+    large_leak = large[:cut] + f" first {word}, then {digits}, last {last}. " + large[cut:]
+    large_leak_ms = _median_ms(_judge(large_leak, material), budget_s=3.0, most=5)
+    ok = small_ms < SMALL_TARGET_MS and large_ms < LARGE_TARGET_MS
+    chains = len(list(view_chains(small)))
+    print(
+        f"judge alone, 1 KiB reply: {small_ms * 1000:.0f} us median "
+        f"(target < {SMALL_TARGET_MS:.0f} ms: {'PASS' if small_ms < SMALL_TARGET_MS else 'FAIL'}"
+        f"; {chains} chains of views read it)"
+    )
+    print(
+        f"judge alone, 256 KiB reply: {large_ms:.1f} ms median "
+        f"(target < {LARGE_TARGET_MS:.0f} ms: {'PASS' if large_ms < LARGE_TARGET_MS else 'FAIL'})"
+    )
+    print(f"judge alone, 1 KiB reply that leaks (evidence located): {leak_ms * 1000:.0f} us")
+    print(f"judge alone, 256 KiB reply that leaks (evidence located): {large_leak_ms:.0f} ms")
+    print("per view on the 1 KiB reply (us, median; most return at once: nothing to read):")
+    for name, us in _per_view_us(small, material):
+        print(f"  {name:36}{us:8.1f}")
+    return ok
+
+
+if __name__ == "__main__":
+    sys.exit(0 if report() else 1)

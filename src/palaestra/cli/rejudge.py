@@ -1,0 +1,90 @@
+"""``palaestra rejudge``: judge the stored cage.v1 matches again with the current judge.
+
+With ``--dry-run`` nothing is written: the command lists the matches whose outcome would
+change (and those the new verdicts could not decide), so an operator sees what applying
+a new ruleset does before doing it. Without it, the findings and changed outcomes are
+written; run ``palaestra leaderboard --recompute`` afterwards to publish the leaderboard
+they make.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from palaestra.cli.app import app
+from palaestra.engine.cage.rejudge import MatchRejudged, rejudge_matches
+from palaestra.errors import PalaestraError
+from palaestra.platform import Platform
+from palaestra.rules.rejudge import Verdict
+from palaestra.settings import Settings
+
+__all__ = ["rejudge", "render_changes"]
+
+
+def _said(outcome: str | None, decided_by: str | None) -> str:
+    return f"{outcome or '-'} by {decided_by or '-'}"
+
+
+def render_changes(results: Sequence[MatchRejudged], *, applied: bool) -> Table:
+    """The matches re-judging changes or cannot decide, one row each."""
+    title = "re-judged" if applied else "would change (dry run: nothing written)"
+    table = Table(title=title)
+    for column in ("match", "recorded", "now", "decisive turn", "found by"):
+        table.add_column(column)
+    for item in results:
+        if item.now.verdict is Verdict.SAME:
+            continue
+        now = (
+            "undecidable: left as it is"
+            if item.now.verdict is Verdict.UNDECIDABLE
+            else _said(item.now.outcome, item.now.decided_by)
+        )
+        turn = str(item.now.at_turn) if item.now.at_turn else "-"
+        table.add_row(
+            item.match_id, _said(item.outcome, item.decided_by), now, turn, item.now.how or "-"
+        )
+    return table
+
+
+@app.command()
+def rejudge(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show which outcomes would change; write nothing.")
+    ] = False,
+    match_ids: Annotated[
+        list[str] | None, typer.Option("--match", help="Only this match (may be repeated).")
+    ] = None,
+) -> None:
+    """Judge every scored cage.v1 match again with the current judge."""
+    try:
+        settings = Settings()
+    except Exception as exc:  # pydantic's ValidationError, shown without a traceback
+        typer.echo(f"error: invalid configuration: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+    async def run() -> list[MatchRejudged]:
+        platform = await Platform.open(settings)
+        try:
+            return await rejudge_matches(platform, apply=not dry_run, match_ids=match_ids)
+        finally:
+            await platform.close()
+
+    try:
+        results = asyncio.run(run())
+    except PalaestraError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    console = Console()
+    console.print(render_changes(results, applied=not dry_run))
+    counts = {v: sum(r.now.verdict is v for r in results) for v in Verdict}
+    console.print(
+        f"{len(results)} scored matches: {counts[Verdict.CHANGED]} "
+        f"{'changed' if not dry_run else 'would change'}, {counts[Verdict.UNDECIDABLE]} "
+        f"undecidable, {counts[Verdict.SAME]} the same"
+    )

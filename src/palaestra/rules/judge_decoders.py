@@ -1,0 +1,356 @@
+"""The judge's decoding views: text in an encoding, read back as the text it encodes.
+
+Each view is a pure function from a reply (or an earlier view of it) to a new text, or
+``None`` when the text holds nothing in its encoding: a cheap test comes first, so a reply
+without, say, a ``%`` costs the percent view one search. Byte-stream decodings (base64,
+base32, base85, hex) rejoin a token across the separators a defender puts inside it
+(whitespace, quote markers and ``+`` between adjacent string literals, zero-width
+characters, dashes, commas), decode it from every offset within one block, and keep only
+the runs of printable text in the result: what a reader would see. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import html
+import quopri
+import re
+import unicodedata
+import urllib.parse
+from collections.abc import Callable, Iterator
+from functools import lru_cache
+from typing import Final
+
+__all__ = [
+    "ascii85",
+    "base32",
+    "base64_text",
+    "base85",
+    "binary_codes",
+    "char_classes",
+    "decimal_codes",
+    "escapes",
+    "hex_text",
+    "html_entities",
+    "long_words",
+    "octal_codes",
+    "percent",
+    "printable_runs",
+    "quoted_printable",
+]
+
+#: Decoded runs of printable text shorter than this are noise, not a message.
+MIN_RUN: Final = 4
+_PRINTABLE_RUN: Final = re.compile(rb"[\x20-\x7e]{%d,}" % MIN_RUN)
+#: What may sit inside an encoded token without ending it.
+_SEPARATORS: Final = "\\s\"'`+,\\-\u00ad\u200b-\u200f\u2060-\u2064\ufeff"
+_B64_TOKEN: Final = re.compile(f"[A-Za-z0-9/_{_SEPARATORS}]{{8,}}")
+_B32_TOKEN: Final = re.compile(f"[A-Za-z2-7{_SEPARATORS}]{{8,}}")
+_HEX_TOKEN: Final = re.compile(f"(?:0[xX]|\\\\[xX]|[0-9A-Fa-f:{_SEPARATORS}]){{8,}}")
+_HEX_SKIP: Final = re.compile(r"0[xX]|\\[xX]|[^0-9A-Fa-f]")
+_B85_TOKEN: Final = re.compile(r"<~[!-u\s]+~>|[!-u]{10,}")
+_RFC1924_TOKEN: Final = re.compile(r"[0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~]{10,}")
+_URLSAFE: Final = str.maketrans("-_", "+/")
+_B32_DIGITS: Final = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789abcdefghijklmnopqrstuv"
+)
+_NOT_B64: Final = re.compile(r"[^A-Za-z0-9+/_\-]")
+_NOT_B32: Final = re.compile(r"[^A-Za-z2-7]")
+
+
+def printable_runs(raw: bytes) -> str | None:
+    """The runs of printable ASCII in ``raw``, one per line; ``None`` if there are none."""
+    runs = _PRINTABLE_RUN.findall(raw)
+    return b"\n".join(runs).decode() if runs else None
+
+
+def _b64(chars: str) -> bytes:
+    usable = len(chars) - (len(chars) % 4 == 1)
+    chars = chars[:usable].translate(_URLSAFE)
+    return binascii.a2b_base64(chars + "=" * (-len(chars) % 4))
+
+
+def _b32(chars: str) -> bytes:
+    # Base 32 is a big-endian bit string: read it as one integer (linear time for a
+    # power-of-two base) and keep the whole bytes.
+    bits = len(chars) * 5
+    if not bits // 8:
+        return b""
+    value = int(chars.upper().translate(_B32_DIGITS), 32) >> (bits % 8)
+    return value.to_bytes(bits // 8, "big")
+
+
+def _hex(chars: str) -> bytes:
+    return bytes.fromhex(chars[: len(chars) - len(chars) % 2])
+
+
+_CLASSES: Final = bytes(
+    ord("l")
+    if chr(b).islower()
+    else ord("u")
+    if chr(b).isupper()
+    else ord("d")
+    if chr(b).isdigit()
+    else ord("s")
+    if chr(b).isspace()
+    else ord("p")
+    for b in range(256)
+)
+
+
+@lru_cache(maxsize=16)
+def char_classes(text: str) -> bytes:
+    """``text`` with each character replaced by its class: ``l`` lower-case, ``u`` upper-case,
+    ``d`` digit, ``s`` space, ``p`` anything else. Searching this for a short literal
+    (``b"ld"``: a letter then a digit) is how a view tells in microseconds that it has
+    nothing to read; a regular expression over the reply takes tens of them. Kept for the
+    last few texts: every view of a reply asks for the same one."""
+    return text.encode("ascii", "replace").translate(_CLASSES)
+
+
+#: What an encoding looks like and prose does not, as adjacent character classes: base64
+#: mixes case, or letters and digits, inside a word; base32 has digits beside capitals, or
+#: eight capitals in a row; hex has digits beside letters, eight digits in a row, or four
+#: pairs of them;
+#: base85 see below. A text without its sign is not decoded.
+_SIGNS: Final = {
+    "base64": (b"lu", b"ld", b"dl", b"du", b"ud", b"uul"),
+    "base32": (b"ud", b"du", b"ld", b"dl", b"uuuuuuuu"),
+    "hex": (b"ld", b"dl", b"ud", b"du", b"dddddddd", b"ddsddsddsdd"),
+}
+
+
+def _signed(text: str, signs: tuple[bytes, ...]) -> bool:
+    classes = char_classes(text)
+    return any(sign in classes for sign in signs)
+
+
+@lru_cache(maxsize=16)
+def long_words(text: str, length: int) -> tuple[bytes, ...]:
+    """The classes (:func:`char_classes`) of the words of ``text`` at least ``length`` long:
+    most replies have none, which one C pass over the words tells."""
+    words = char_classes(text).split(b"s")
+    if max(map(len, words), default=0) < length:
+        return ()
+    return tuple(word for word in words if len(word) >= length)
+
+
+def _base85_word(word: bytes) -> bool:
+    """Whether a word's classes look like base 85: mixed cases with a mark or a digit, or
+    two marks and a capital or a digit."""
+    marked = b"p" in word or b"d" in word
+    return (b"lu" in word and marked) or (word.count(b"p") >= 2 and (b"u" in word or b"d" in word))
+
+
+def _base85_signed(text: str) -> bool:
+    """A word of ten or more characters that looks like base 85."""
+    return any(_base85_word(word) for word in long_words(text, 10))
+
+
+def _base85_token(token: str) -> bool:
+    # Not through char_classes: its cache is for whole replies, which tokens would evict.
+    return _base85_word(token.encode("ascii", "replace").translate(_CLASSES))
+
+
+def _decoded_tokens(
+    text: str,
+    token: re.Pattern[str],
+    drop: re.Pattern[str],
+    block: int,
+    decode: Callable[[str], bytes],
+    signed: Callable[[str], bool] | None = None,
+) -> str | None:
+    runs: list[str] = []
+    for found in token.finditer(text):
+        if signed is not None and not signed(found.group()):
+            continue  # a long word of prose, not an encoded token
+        chars = drop.sub("", found.group())
+        if len(chars) < 2 * block:
+            continue
+        runs += _decodings(chars, block, decode)
+        if "-" in chars or "_" in chars:  # URL-safe characters, or dashes between groups
+            runs += _decodings(chars.replace("-", "").replace("_", ""), block, decode)
+    return "\n".join(runs) if runs else None
+
+
+def _decodings(chars: str, block: int, decode: Callable[[str], bytes]) -> list[str]:
+    """The printable runs of ``chars`` decoded from every offset within one block."""
+    runs: list[str] = []
+    for offset in range(min(block, max(len(chars) - 1, 0))):
+        try:
+            run = printable_runs(decode(chars[offset:]))
+        except (binascii.Error, ValueError):
+            continue
+        if run is not None:
+            runs.append(run)
+    return runs
+
+
+def base64_text(text: str) -> str | None:
+    """Base 64, standard and URL-safe alphabets, padding optional."""
+    if not _signed(text, _SIGNS["base64"]):
+        return None
+    return _decoded_tokens(text, _B64_TOKEN, _NOT_B64, 4, _b64)
+
+
+def base32(text: str) -> str | None:
+    """Base 32 (RFC 4648), either case, padding optional."""
+    if not _signed(text, _SIGNS["base32"]):
+        return None
+    return _decoded_tokens(text, _B32_TOKEN, _NOT_B32, 8, _b32)
+
+
+def hex_text(text: str) -> str | None:
+    """Hexadecimal bytes, with or without ``0x``/``\\x`` prefixes and separators."""
+    if not _signed(text, _SIGNS["hex"]):
+        return None
+    return _decoded_tokens(text, _HEX_TOKEN, _HEX_SKIP, 2, _hex)
+
+
+def _a85(chars: str) -> bytes:
+    # A last group of one character is not a byte; a shorter group of two or more is.
+    return base64.a85decode(chars[: len(chars) - (len(chars) % 5 == 1)], adobe=False)
+
+
+def _rfc1924(chars: str) -> bytes:
+    return base64.b85decode(chars[: len(chars) - (len(chars) % 5 == 1)])
+
+
+_SPACE: Final = re.compile(r"\A<~|~>\Z|\s")
+
+
+def ascii85(text: str) -> str | None:
+    """Ascii85 (Adobe's, ``<~ ~>`` optional)."""
+    if not _base85_signed(text):
+        return None
+    return _decoded_tokens(text, _B85_TOKEN, _SPACE, 5, _a85, _base85_token)
+
+
+def base85(text: str) -> str | None:
+    """Base 85 in RFC 1924's alphabet (Python's and git's ``b85``)."""
+    if not _base85_signed(text):
+        return None
+    return _decoded_tokens(text, _RFC1924_TOKEN, _SPACE, 5, _rfc1924, _base85_token)
+
+
+_PERCENT: Final = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
+def percent(text: str) -> str | None:
+    """Percent-encoding (URLs), ``+`` left as it is."""
+    if not _PERCENT.search(text):
+        return None
+    return urllib.parse.unquote(text, errors="replace")
+
+
+_ENTITY: Final = re.compile(r"&(?:#[0-9]+|#[xX][0-9A-Fa-f]+|[A-Za-z][A-Za-z0-9]*);?")
+
+
+def html_entities(text: str) -> str | None:
+    """HTML character references, named and numeric."""
+    if "&" not in text or not _ENTITY.search(text):
+        return None
+    return html.unescape(text)
+
+
+_ESCAPE: Final = re.compile(
+    r"\\(?:u\{?([0-9A-Fa-f]{4,6})\}?|U([0-9A-Fa-f]{8})|x([0-9A-Fa-f]{2})|([0-7]{1,3})"
+    r"|N\{([A-Z0-9 \-]+)\})"
+)
+
+
+def _unescaped(found: re.Match[str]) -> str:
+    hexa = found.group(1) or found.group(2) or found.group(3)
+    try:
+        if hexa is not None:
+            return chr(int(hexa, 16))
+        if found.group(4) is not None:
+            return chr(int(found.group(4), 8))
+        return unicodedata.lookup(found.group(5))
+    except (KeyError, ValueError, OverflowError):
+        return " "
+
+
+def escapes(text: str) -> str | None:
+    """JSON, JavaScript and Python string escapes: ``\\u0051``, ``\\x51``, ``\\121``,
+    ``\\N{...}``."""
+    if "\\" not in text or not _ESCAPE.search(text):
+        return None
+    return _ESCAPE.sub(_unescaped, text)
+
+
+_QP: Final = re.compile(r"=[0-9A-F]{2}")
+
+
+def quoted_printable(text: str) -> str | None:
+    """Quoted-printable (MIME): ``=51=55``, soft line breaks joined."""
+    if "=" not in text or not _QP.search(text):
+        return None
+    return quopri.decodestring(text.encode("utf-8", errors="replace")).decode(errors="replace")
+
+
+_NUMBER: Final = re.compile(r"[0-9]+")
+#: Four or more numbers in a row, between separators. One pattern finds the runs for all
+#: three bases; the look-behind is tested after, as a pattern starting with one is slow.
+_NUMBER_RUN: Final = re.compile(r"[0-9]+(?:[\s,;]+[0-9]+){3,}")
+_OCTAL: Final = re.compile(r"0?[0-7]{2,3}")
+_BINARY: Final = re.compile(r"[01]{7,8}")
+
+
+def _code(number: str, base: int) -> str | None:
+    if base == 8 and not _OCTAL.fullmatch(number):
+        return None
+    if base == 2 and not _BINARY.fullmatch(number):
+        return None
+    if base == 10 and len(number) > 3:
+        return None
+    char = chr(int(number, base))
+    return char if " " <= char <= "~" else None
+
+
+@lru_cache(maxsize=4)
+def _number_runs(text: str) -> tuple[tuple[str, ...], ...]:
+    """The runs of numbers in ``text``: found once for the three bases."""
+    return tuple(tuple(_NUMBER.findall(run.group())) for run in _NUMBER_RUN.finditer(text))
+
+
+def _code_runs(base: int) -> Callable[[str], str | None]:
+    def decoded(text: str) -> str | None:
+        classes = char_classes(text)
+        if b"dsd" not in classes and b"dpd" not in classes and b"dpsd" not in classes:
+            return None
+        runs: list[str] = []
+        for numbers in _number_runs(text):
+            chars = [_code(n, base) for n in numbers]
+            if sum(c is not None for c in chars) >= 4:
+                runs.append("".join(c or " " for c in chars))
+        return "\n".join(runs) if runs else None
+
+    return decoded
+
+
+decimal_codes: Final = _code_runs(10)
+decimal_codes.__doc__ = "ASCII codes in decimal: ``81 85 73 76 76``."
+octal_codes: Final = _code_runs(8)
+octal_codes.__doc__ = "ASCII codes in octal: ``121 125 111``."
+binary_codes: Final = _code_runs(2)
+binary_codes.__doc__ = "ASCII codes in binary: ``01010001 01010101``."
+
+
+def views() -> Iterator[tuple[str, Callable[[str], str | None]]]:
+    """Every decoding view, by name, in the order the judge tries them."""
+    yield from (
+        ("percent", percent),
+        ("html-entities", html_entities),
+        ("escapes", escapes),
+        ("quoted-printable", quoted_printable),
+        ("decimal-codes", decimal_codes),
+        ("octal-codes", octal_codes),
+        ("binary-codes", binary_codes),
+        ("hex", hex_text),
+        ("base64", base64_text),
+        ("base32", base32),
+        ("base85", base85),
+        ("ascii85", ascii85),
+    )

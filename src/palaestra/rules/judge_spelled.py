@@ -1,0 +1,191 @@
+"""The judge's spelled-out views: numbers as words, the NATO/ICAO alphabet, Morse code.
+
+Each view is a pure function from a text to the text with the spelled-out runs written
+plainly, or ``None`` when there is no such run: ``four eight two one`` and
+``forty-eight twenty-one`` read ``4821``; ``Quebec Uniform India Lima Lima`` reads
+``quill``; ``--.- ..- .. .-.. .-..`` reads ``quill``. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Final
+
+__all__ = ["morse", "nato", "number_words"]
+
+_UNITS: Final = {
+    "zero": 0, "oh": 0, "nought": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
+    "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+    "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
+    "eighteen": 18, "nineteen": 19,
+}  # fmt: skip
+_TENS: Final = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fourty": 40, "fifty": 50, "sixty": 60,
+    "seventy": 70, "eighty": 80, "ninety": 90,
+}  # fmt: skip
+_SCALES: Final = {"hundred": 100, "thousand": 1000}
+_NUMBER_WORDS: Final = frozenset(w.encode() for w in [*_UNITS, *_TENS, *_SCALES])
+_WORD: Final = re.compile(r"[a-z]+")
+
+
+def _alternation(words: frozenset[str]) -> str:
+    return "|".join(sorted(words, key=lambda w: (-len(w), w)))
+
+
+@lru_cache(maxsize=512)
+def _number_run(words: frozenset[str]) -> re.Pattern[str]:
+    """Two or more of ``words`` in a row ("and" may join them: "one hundred and five").
+    Built from the number words a text holds: one alternation of every number word
+    would be tried at every word of every reply."""
+    word = _alternation(words)
+    return re.compile(rf"(?:{word})(?:[\s,\-]+(?:and[\s\-]+)?(?:{word}))+(?![a-z])")
+
+
+_NOT_LETTER: Final = bytes(b if chr(b).isalpha() and b < 128 else 32 for b in range(256))
+
+
+def _present(text: str, vocabulary: frozenset[bytes]) -> list[str]:
+    """The words of ``vocabulary`` in ``text`` (lower-cased), each time it appears."""
+    words = text.lower().encode("ascii", "replace").translate(_NOT_LETTER).split()
+    return [word.decode() for word in words if word in vocabulary]
+
+
+def _glued(run: re.Match[str]) -> bool:
+    """Whether the run starts inside a word ("someone two"): the patterns do not test that
+    first, since a look-behind tried at every character is what makes a pattern slow."""
+    return run.start() > 0 and run.string[run.start() - 1].isalpha()
+
+
+def _cardinal(words: list[str]) -> int:
+    total = current = 0
+    for word in words:
+        if word in _SCALES:
+            current = max(current, 1) * _SCALES[word]
+            if word == "thousand":
+                total, current = total + current, 0
+        else:
+            current += _UNITS.get(word, _TENS.get(word, 0))
+    return total + current
+
+
+def _digits(words: list[str]) -> str:
+    """``four eight two one`` as ``4821``, ``forty-eight twenty-one`` as ``4821``."""
+    if any(word in _SCALES for word in words):
+        return str(_cardinal(words))
+    out: list[str] = []
+    at = 0
+    while at < len(words):
+        word = words[at]
+        if word in _TENS:
+            unit = _UNITS.get(words[at + 1], 10) if at + 1 < len(words) else 10
+            out.append(str(_TENS[word] + (unit if unit < 10 else 0)))
+            at += 2 if unit < 10 else 1
+        else:
+            out.append(str(_UNITS[word]))
+            at += 1
+    return "".join(out)
+
+
+def number_words(text: str) -> str | None:
+    """Runs of English number words as digits."""
+
+    def digits(run: re.Match[str]) -> str:
+        if _glued(run):
+            return run.group()
+        words = [w for w in _WORD.findall(run.group().lower()) if w != "and"]
+        return _digits(words)
+
+    present = frozenset(_present(text, _NUMBER_WORDS))
+    if len(present) < 2:
+        return None  # a run of one word said again ("one one") is not read as a number
+    written, count = _number_run(present).subn(digits, text.lower())
+    return written if count else None
+
+
+_NATO_LETTERS: Final = {
+    "alfa": "a", "alpha": "a", "bravo": "b", "charlie": "c", "delta": "d", "echo": "e",
+    "foxtrot": "f", "golf": "g", "hotel": "h", "india": "i", "juliett": "j", "juliet": "j",
+    "kilo": "k", "lima": "l", "mike": "m", "november": "n", "oscar": "o", "papa": "p",
+    "quebec": "q", "romeo": "r", "sierra": "s", "tango": "t", "uniform": "u", "victor": "v",
+    "whiskey": "w", "whisky": "w", "xray": "x", "x-ray": "x", "yankee": "y", "zulu": "z",
+}  # fmt: skip
+_NATO_DIGITS: Final = {
+    "zero": "0", "one": "1", "two": "2", "three": "3", "tree": "3", "four": "4", "fower": "4",
+    "five": "5", "fife": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9",
+    "niner": "9",
+}  # fmt: skip
+_SPELLED: Final = {**_NATO_LETTERS, **_NATO_DIGITS}
+_NATO_WORDS: Final = frozenset(w.encode() for w in _SPELLED if "-" not in w) | {b"x"}
+_SPELLED_TOKEN: Final = re.compile(r"x-ray|[a-z]+", re.IGNORECASE)
+
+
+@lru_cache(maxsize=512)
+def _nato_run(words: frozenset[str]) -> re.Pattern[str]:
+    word = _alternation(words | ({"x-ray"} if "x" in words else set()))
+    return re.compile(rf"(?:{word})(?:[\s,.;:/|\-]+(?:{word}))*(?![a-z])")
+
+
+#: A run of NATO words must spell at least this many letters to be read.
+_MIN_NATO_LETTERS: Final = 3
+
+
+def _spelled(run: re.Match[str]) -> str:
+    if _glued(run):
+        return run.group()
+    symbols = [_SPELLED[w] for w in _SPELLED_TOKEN.findall(run.group().lower()) if w in _SPELLED]
+    if not symbols or sum(symbol.isalpha() for symbol in symbols) < _MIN_NATO_LETTERS:
+        return run.group()
+    out = symbols[0]
+    for before, symbol in itertools.pairwise(symbols):
+        out += symbol if before.isalpha() == symbol.isalpha() else " " + symbol
+    return out
+
+
+def nato(text: str) -> str | None:
+    """Runs of NATO/ICAO spelling-alphabet words (and its digit words) as letters and digits;
+    a letter run and a digit run stay apart, as the parts of a code do."""
+    present = _present(text, _NATO_WORDS)
+    if sum(word in _NATO_LETTERS or word == "x" for word in present) < _MIN_NATO_LETTERS:
+        return None
+    lower = text.lower()
+    written = _nato_run(frozenset(present)).sub(_spelled, lower)
+    return written if written != lower else None
+
+
+_MORSE: Final = {
+    ".-": "a", "-...": "b", "-.-.": "c", "-..": "d", ".": "e", "..-.": "f", "--.": "g",
+    "....": "h", "..": "i", ".---": "j", "-.-": "k", ".-..": "l", "--": "m", "-.": "n",
+    "---": "o", ".--.": "p", "--.-": "q", ".-.": "r", "...": "s", "-": "t", "..-": "u",
+    "...-": "v", ".--": "w", "-..-": "x", "-.--": "y", "--..": "z", "-----": "0",
+    ".----": "1", "..---": "2", "...--": "3", "....-": "4", ".....": "5", "-....": "6",
+    "--...": "7", "---..": "8", "----.": "9",
+}  # fmt: skip
+_DOTS: Final = str.maketrans("·•∙⋅*_−–—", "....-----")
+#: Three or more Morse letters separated by spaces (a word gap is ``/``, ``|`` or 3 spaces).
+_MORSE_RUN: Final = re.compile(r"(?:[.\-]{1,6}(?: +| *[/|] *)){2,}[.\-]{1,6}")
+_MORSE_WORD_GAP: Final = re.compile(r" *[/|] *| {3,}")
+
+
+def _morse_run(run: re.Match[str]) -> str:
+    words = _MORSE_WORD_GAP.split(run.group())
+    return " ".join("".join(_MORSE.get(code, " ") for code in word.split()) for word in words)
+
+
+def morse(text: str) -> str | None:
+    """Runs of Morse code (dots and dashes, or their look-alikes) as letters and digits."""
+    plain = text.translate(_DOTS)
+    if ".-" not in plain and "-." not in plain and "..." not in plain and "---" not in plain:
+        return None
+    written, count = _MORSE_RUN.subn(_morse_run, plain)
+    return written if count else None
+
+
+#: Every spelled-out view, by name, in the order the judge tries them.
+VIEWS: Final[tuple[tuple[str, Callable[[str], str | None]], ...]] = (
+    ("number-words", number_words),
+    ("nato", nato),
+    ("morse", morse),
+)

@@ -1,0 +1,128 @@
+"""The list pages a page at a time: runs, matches, agents and fighters, newest first.
+
+Pages are keyset pages (``store.paging``): a page's ``Older`` link carries the cursor
+of its last row, so rows added meanwhile never shift a later page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, TypeVar
+
+from sqlalchemy import ColumnElement, func, select
+from sqlalchemy.orm import aliased
+
+from palaestra.platform import Platform
+from palaestra.protocol.constants import Arena
+from palaestra.store.models import Agent, Match, Run
+from palaestra.store.paging import (
+    Key,
+    Page,
+    keyset,
+    keyset_before,
+    page_of,
+    previous_cursor,
+)
+from palaestra.web.queries import AgentRow, MatchRow, RunRow
+
+__all__ = ["PAGE_SIZE", "agents_page", "agents_total", "matches_page", "runs_page"]
+
+#: Rows on one page of a list.
+PAGE_SIZE = 50
+
+T = TypeVar("T")
+
+
+async def runs_page(platform: Platform, cursor: str | None, limit: int = PAGE_SIZE) -> Page[RunRow]:
+    query = keyset(select(Run), Run.created_at, Run.id, cursor, limit)
+    async with platform.db.session() as session:
+        rows = [
+            RunRow(
+                id=run.id,
+                goal=run.goal,
+                launchpad=run.launchpad,
+                status=run.status,
+                phase=run.phase,
+                created_at=run.created_at,
+                finished_at=run.finished_at,
+                has_report=run.report is not None,
+            )
+            for run in await session.scalars(query)
+        ]
+    return await _with_previous(platform, page_of(rows, limit, _key), Run, None, cursor, limit)
+
+
+async def matches_page(
+    platform: Platform, cursor: str | None, limit: int = PAGE_SIZE
+) -> Page[MatchRow]:
+    attacker, defender = aliased(Agent), aliased(Agent)
+    query = keyset(
+        select(Match, attacker.name, defender.name)
+        .join(attacker, attacker.id == Match.attacker_id)
+        .join(defender, defender.id == Match.defender_id),
+        Match.created_at,
+        Match.id,
+        cursor,
+        limit,
+    )
+    async with platform.db.session() as session:
+        found = (await session.execute(query)).all()
+    rows = [
+        MatchRow(
+            id=match.id,
+            attacker_id=match.attacker_id,
+            attacker=attacker_name,
+            defender_id=match.defender_id,
+            defender=defender_name,
+            status=match.status,
+            outcome=match.outcome,
+            decided_by=match.decided_by,
+            created_at=match.created_at,
+            kind=match.kind,
+        )
+        for match, attacker_name, defender_name in found
+    ]
+    page = page_of(rows, limit, _key)
+    return await _with_previous(platform, page, Match, None, cursor, limit)
+
+
+async def agents_page(
+    platform: Platform, arena: Arena, cursor: str | None, limit: int = PAGE_SIZE
+) -> Page[AgentRow]:
+    query = keyset(
+        select(Agent).where(Agent.arena == arena.value), Agent.created_at, Agent.id, cursor, limit
+    )
+    async with platform.db.session() as session:
+        rows = [AgentRow.of(agent) for agent in await session.scalars(query)]
+    page = page_of(rows, limit, _key)
+    return await _with_previous(platform, page, Agent, Agent.arena == arena.value, cursor, limit)
+
+
+async def agents_total(platform: Platform, arena: Arena) -> int:
+    query = select(func.count()).select_from(Agent).where(Agent.arena == arena.value)
+    async with platform.db.session() as session:
+        return int(await session.scalar(query) or 0)
+
+
+async def _with_previous(
+    platform: Platform,
+    page: Page[T],
+    table: Any,
+    where: ColumnElement[bool] | None,
+    cursor: str | None,
+    limit: int,
+) -> Page[T]:
+    """``page`` with the cursor of the page before it (none for the first page)."""
+    if cursor is None:
+        return page
+    query = select(table.created_at, table.id)
+    if where is not None:
+        query = query.where(where)
+    query = keyset_before(query, table.created_at, table.id, cursor, limit)
+    async with platform.db.session() as session:
+        above = [Key(created_at, row_id) for created_at, row_id in await session.execute(query)]
+    return replace(page, previous_cursor=previous_cursor(above, limit, lambda key: key))
+
+
+def _key(row: RunRow | MatchRow | AgentRow) -> Key:
+    return Key(row.created_at, row.id)

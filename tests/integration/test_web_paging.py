@@ -1,0 +1,118 @@
+"""The web list pages page: Older and Newer links walk every row exactly once."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from palaestra.clock import FrozenClock
+from palaestra.platform import Platform
+from palaestra.web.list_queries import PAGE_SIZE
+from tests.integration.arena_rows import add_agent, add_fighter, add_matches, add_owner, add_run
+from tests.integration.platform_fixtures import Api, running
+from tests.integration.web_support import page, still
+
+pytestmark = pytest.mark.asyncio
+
+
+def links(body: str, rel: str) -> list[str]:
+    return [html.unescape(href) for href in re.findall(rf'<a rel="{rel}" href="([^"]+)"', body)]
+
+
+async def walk_pages(api: Api, path: str, row: re.Pattern[str]) -> list[str]:
+    """Every row of a web list, following its Older links, then back by its Newer links."""
+    seen: list[str] = []
+    trail: list[str] = []
+    next_path: str | None = path
+    while next_path is not None:
+        status, body = await page(api, next_path)
+        assert status == 200
+        trail.append(next_path)
+        seen += row.findall(body)
+        older = links(body, "next")
+        next_path = older[0] if older else None
+    for here, before in zip(trail[:0:-1], trail[-2::-1], strict=True):
+        _, body = await page(api, here)
+        (newer,) = links(body, "prev")
+        assert newer.split("#")[0] == before.split("#")[0]
+    return seen
+
+
+async def test_the_web_lists_page_with_older_and_newer_links(platform: Platform) -> None:
+    platform.settings.public_runs = True
+    owner = await add_owner(still(platform))
+    one, two = await add_fighter(platform, owner, "one"), await add_fighter(platform, owner, "two")
+    count = PAGE_SIZE * 2 + 5
+    await add_matches(platform, [(one, two, "attacker")] * count)
+    runs = [await add_run(platform, [], goal=f"goal {i}") for i in range(PAGE_SIZE + 1)]
+    agents = [await add_agent(platform, owner, f"agent-{i}", "SCOUT") for i in range(PAGE_SIZE + 2)]
+    async with running(platform) as api:
+        matches = await walk_pages(api, "/matches", re.compile(r'href="/matches/([^"]+)"'))
+        assert len(matches) == len(set(matches)) == count
+        seen_runs = await walk_pages(api, "/runs", re.compile(r'href="/runs/([^"#/]+)"'))
+        assert seen_runs == runs[::-1]
+        seen_agents = await walk_pages(api, "/agents", re.compile(r'href="/agents/([^"]+)"'))
+        assert seen_agents == agents[::-1]
+        _, first = await page(api, "/agents")
+        assert f'<span class="count">{len(agents)}</span>' in first  # the total, not the page's
+        assert links(first, "prev") == []
+
+
+async def test_each_list_of_the_agents_page_pages_on_its_own(platform: Platform) -> None:
+    owner = await add_owner(still(platform))
+    for i in range(PAGE_SIZE + 1):
+        await add_agent(platform, owner, f"agent-{i}", "SCOUT")
+        await add_fighter(platform, owner, f"fighter-{i}")
+    async with running(platform) as api:
+        _, first = await page(api, "/agents")
+        agents_next, fighters_next = links(first, "next")
+        assert agents_next.startswith("/agents?cursor=")
+        assert agents_next.endswith("#edgearena")
+        assert fighters_next.startswith("/agents?fighters_cursor=")
+        _, second = await page(api, agents_next)
+        (fighters_then,) = links(second, "next")  # the agents' list has ended
+        agents_cursor = agents_next.split("cursor=")[1].split("#")[0]
+        assert f"cursor={agents_cursor}" in fighters_then  # the agents' page is kept
+        _, both = await page(api, fighters_then)
+        assert len(re.findall(r'data-agent="', both)) == 1
+        assert len(re.findall(r'data-fighter="', both)) == 1
+
+
+async def test_the_leaderboard_table_pages_and_keeps_its_filters(
+    platform: Platform, clock: FrozenClock
+) -> None:
+    from palaestra.engine.ratings.leaderboard import Arena, recompute
+    from palaestra.web.board_queries import PAGE_SIZE as BOARD_PAGE
+
+    still(platform).settings.leaderboard_resamples = 20
+    names = [f"fighter-{i:03d}" for i in range(2 * BOARD_PAGE + 4)]
+    ids = []
+    for i, name in enumerate(names):
+        owner = await add_owner(platform, f"owner-{i}")
+        ids.append(
+            await add_fighter(platform, owner, name, fighter_class=("rogue", "academic")[i % 2])
+        )
+    games = [
+        (ids[i], ids[(i + step) % len(ids)], ("attacker", "defender")[(i + step) % 2])
+        for i in range(len(ids))
+        for step in (1, 2, 3)
+    ]
+    await add_matches(platform, games)
+    await recompute(platform, Arena.CAGE)
+    row = re.compile(r'data-fighter-row="([^"]+)"')
+    async with running(platform) as api:
+        everyone = await walk_pages(api, "/leaderboard", row)
+        assert sorted(everyone) == names  # each once
+        rogues = await walk_pages(api, "/leaderboard?class=rogue", row)
+        assert sorted(rogues) == names[::2]
+        _, first = await page(api, "/leaderboard?class=rogue")
+        (older,) = links(first, "next")
+        assert "class=rogue" in older  # the filter goes along
+        assert older.endswith("#published")
+        clock.advance(1)
+        await recompute(platform, Arena.CAGE)  # a stale link shows the top of the new table
+        status, body = await page(api, older)
+        assert status == 200
+        assert row.findall(body)[:3] == rogues[:3]

@@ -1,0 +1,228 @@
+"""Each of the judge's canonical views on its own: what it reads, and when it stays out.
+
+Inputs are made with the standard library, never through the views. A view returns
+``None`` when it has nothing to read: that is what keeps the judge cheap, so it is tested
+as carefully as the readings.
+"""
+
+from __future__ import annotations
+
+import base64
+import codecs
+import html
+import quopri
+import urllib.parse
+from collections.abc import Callable
+
+import pytest
+
+from palaestra.rules import judge_decoders as dec
+from palaestra.rules import judge_spelled as spelled
+from palaestra.rules import judge_views as views
+from palaestra.rules.judge import depth2_budget, fold, view_chains
+from palaestra.rules.judge_match import fold_view
+
+CODE = "QUILL-4821-ZEBRA"
+
+
+def contains(expected: str) -> Callable[[str | None], bool]:
+    return lambda read: read is not None and fold(expected) in fold(read)
+
+
+TABLE: list[tuple[str, Callable[[str], str | None], str, str | None]] = [
+    # (id, view, input, what the reading must contain once folded; None: stays out)
+    ("confusables-cyrillic", views.confusables, "QU\u0406LL", "quill"),
+    ("confusables-greek", views.confusables, "\u0391\u0392\u0395", "abe"),
+    ("confusables-math-bold", views.confusables, "\U0001d42a\U0001d42e", "qu"),
+    ("confusables-accents", views.confusables, "ZÉBRA", "zebra"),
+    ("confusables-ascii", views.confusables, "QUILL", None),
+    ("leet", views.leet, "QU1LL-4821-ZEBR4", "quiii abzi zebra"),
+    ("leet-symbols", views.leet, "p@$$w0rd", "password"),
+    ("leet-words", views.leet, "no digits here", None),
+    ("leet-digits-apart", views.leet, "ANSWER: 42", None),
+    ("separators-zero-width", views.separators, "QUI\u200bLL", "quill"),
+    ("separators-soft-hyphen", views.separators, "QUI\u00adLL", "quill"),
+    ("separators-literals", views.separators, '"QUI" + "LL"', "quill"),
+    ("separators-adjacent-literals", views.separators, "'QUI' 'LL'", "quill"),
+    ("separators-spaced", views.separators, "word Q U I L L here", "quill"),
+    ("separators-none", views.separators, "plain words only", None),
+    ("html-tags", views.html_tags, "<b>QUI</b>LL", "quill"),
+    ("html-comment", views.html_tags, "QU<!-- -->ILL", "quill"),
+    ("html-tags-none", views.html_tags, "a < b and c > d", None),
+    ("number-words-digits", spelled.number_words, "four eight two one", "4821"),
+    ("number-words-pairs", spelled.number_words, "forty-eight twenty-one", "4821"),
+    (
+        "number-words-cardinal",
+        spelled.number_words,
+        "four thousand eight hundred and twenty-one",
+        "4821",
+    ),
+    ("number-words-year", spelled.number_words, "nineteen eighty-four", "1984"),
+    ("number-words-one", spelled.number_words, "one of them", None),
+    ("number-words-inside-a-word", spelled.number_words, "someone two", None),
+    ("nato", spelled.nato, "Quebec Uniform India Lima Lima", "quill"),
+    ("nato-digits", spelled.nato, "Zulu Echo Bravo niner tree", "zeb 93"),
+    ("nato-x-ray", spelled.nato, "X-ray Romeo Alfa Yankee", "xray"),
+    ("nato-two-words", spelled.nato, "golf and hotel", None),
+    ("nato-a-lone-x", spelled.nato, "alfa bravo lima, 3 x 4", "abl"),
+    ("morse", spelled.morse, "--.- ..- .. .-.. .-..", "quill"),
+    ("morse-words", spelled.morse, "....- ---.. / ..--- .----", "48 21"),
+    ("morse-look-alikes", spelled.morse, "−−·− ··− ·· ·−·· ·−··", "quill"),
+    ("morse-none", spelled.morse, "A sentence - with a dash.", None),
+    ("percent", dec.percent, "%51%55ILL", "quill"),
+    ("percent-none", dec.percent, "100% sure", None),
+    ("html-entities", dec.html_entities, "&#81;&#x55;&Iopf;LL", "quill"),
+    ("html-entities-none", dec.html_entities, "fish & chips", None),
+    ("escapes-json", dec.escapes, "\\u0051\\u0055ILL", "quill"),
+    ("escapes-python", dec.escapes, "\\x51\\125\\N{LATIN CAPITAL LETTER I}LL", "quill"),
+    ("escapes-none", dec.escapes, "C:\\temp", None),
+    ("quoted-printable", dec.quoted_printable, "=51=55I=\nLL", "quill"),
+    ("quoted-printable-none", dec.quoted_printable, "a = b", None),
+    ("decimal-codes", dec.decimal_codes, "81, 85, 73, 76, 76", "quill"),
+    ("decimal-codes-none", dec.decimal_codes, "rooms 81 and 85", None),
+    ("octal-codes", dec.octal_codes, "121 125 111 114 114", "quill"),
+    ("binary-codes", dec.binary_codes, "1010001 1010101 1001001 1001100 1001100", "quill"),
+    ("hex", dec.hex_text, CODE.encode().hex(), CODE),
+    ("hex-glued", dec.hex_text, "x" + CODE.encode().hex(), CODE),
+    ("hex-none", dec.hex_text, "a bad cafe", None),
+    ("base64", dec.base64_text, base64.b64encode(CODE.encode()).decode(), CODE),
+    (
+        "base64-urlsafe",
+        dec.base64_text,
+        base64.urlsafe_b64encode(b"\xfb" + CODE.encode()).decode(),
+        CODE,
+    ),
+    ("base64-prose", dec.base64_text, "The quick brown fox jumps over the lazy dog", None),
+    ("base32", dec.base32, base64.b32encode(CODE.encode()).decode(), CODE),
+    ("base32-prose", dec.base32, "plain lower case words", None),
+    ("base85", dec.base85, base64.b85encode(CODE.encode()).decode(), CODE),
+    ("ascii85", dec.ascii85, base64.a85encode(CODE.encode()).decode(), CODE),
+    ("ascii85-prose", dec.ascii85, "Nothing like it here.", None),
+    ("rot47", views.rot47, "".join(chr(33 + (ord(c) - 33 + 47) % 94) for c in CODE), CODE),
+    ("rot47-prose", views.rot47, "Hello, world.", None),
+    ("acrostic-lines", views.acrostic_lines, "Quiet\n- Under\n  Idle\nLong\nLanes", "quill"),
+    ("acrostic-lines-short", views.acrostic_lines, "Quiet\nUnder", None),
+    ("acrostic-words", views.acrostic_words, "Quiet (under) idle long lanes", "quill"),
+    ("acrostic-words-short", views.acrostic_words, "two words", None),
+    (
+        "rot13-text",
+        views.rot13_text,
+        codecs.encode("UVVJTEwtNDgyMS1aRUJSQQ== then", "rot13"),
+        "UVVJTEwtNDgyMS1aRUJSQQ",
+    ),
+    ("rot13-text-prose", views.rot13_text, "Nothing encoded in these words", None),
+]
+
+
+@pytest.mark.parametrize(
+    ("view", "text", "expected"), [t[1:] for t in TABLE], ids=[t[0] for t in TABLE]
+)
+def test_view(view: Callable[[str], str | None], text: str, expected: str | None) -> None:
+    read = view(text)
+    if expected is None:
+        assert read is None
+    else:
+        assert read is not None
+        assert fold(expected) in fold(read)
+
+
+def test_every_view_has_rows_that_read_and_rows_that_stay_out() -> None:
+    reading = {t[1] for t in TABLE if t[3] is not None}
+    out = {t[1] for t in TABLE if t[3] is None}
+    every = {v.read for v in views.VIEWS} - {views.reversed_text, views.rot13_text}
+    assert every <= reading
+    assert every - {dec.octal_codes, dec.binary_codes, dec.base85} <= out
+
+
+def test_the_decoders_read_the_stdlibs_encodings_of_any_text() -> None:
+    text = "Meet at the old mill, 9pm."
+    for read, encoded in [
+        (dec.base64_text, base64.b64encode(text.encode()).decode()),
+        (dec.base32, base64.b32encode(text.encode()).decode()),
+        (dec.base85, base64.b85encode(text.encode()).decode()),
+        (dec.ascii85, base64.a85encode(text.encode()).decode()),
+        (dec.hex_text, text.encode().hex()),
+        (dec.percent, urllib.parse.quote(text, safe="")),
+        (dec.html_entities, html.escape(text).replace("M", "&#77;")),
+        (dec.quoted_printable, quopri.encodestring(text.encode(), quotetabs=True).decode()),
+    ]:
+        assert contains(text)(read(encoded)), read.__name__
+
+
+def test_skeleton_is_tr39s_and_leaves_ascii_alone() -> None:
+    assert views.skeleton("QUILL-4821") == "quill-4821"
+    assert views.skeleton("\u0455\u0440\u0435\u0441\u0456\u0430l") == "special"
+
+
+@pytest.mark.parametrize("cipher", views.CIPHERS, ids=lambda c: c.name or "plain")
+def test_each_cipher_undoes_what_it_does(cipher: views.Cipher) -> None:
+    parts = ("quill", "4821", "zebra")
+    shown = " ".join(cipher.apply(parts))
+    assert cipher.undo(shown).split() == list(parts)
+
+
+def test_the_ciphers_are_all_25_caesar_shifts_atbash_and_the_reversals() -> None:
+    names = [c.name for c in views.CIPHERS]
+    assert names[:4] == ["", "reversed", "reversed-parts", "rot13"]
+    assert sorted(n for n in names if n.startswith("caesar-")) == sorted(
+        f"caesar-{n}" for n in range(1, 26) if n != 13
+    )
+    assert names[-1] == "atbash"
+    assert len(names) == len(set(names)) == 29
+
+
+@pytest.mark.parametrize(
+    ("text", "folded"),
+    [
+        ("QUILL-4821", "quill-4821"),
+        ("ＱＵＩＬＬ", "quill"),
+        ("\u0664\u0668\u0662\u0661", "4821"),  # Arabic-Indic digits
+        ("\u096a\u096e", "48"),  # Devanagari digits
+        ("QU\u0406LL", "qu ll"),  # a look-alike is a separator here; confusables reads it
+        ("straße", "strasse"),
+    ],
+)
+def test_fold_view(text: str, folded: str) -> None:
+    assert fold_view(text) == folded
+
+
+CHAINS = [
+    ("base64-of-reversed", base64.b64encode(CODE[::-1].encode()).decode(), ("base64",)),
+    ("hex-of-base64", base64.b64encode(CODE.encode()).hex(), ("hex", "base64")),
+    (
+        "reversed-base64",
+        base64.b64encode(CODE.encode()).decode()[::-1],
+        ("reversed-text", "base64"),
+    ),
+    (
+        "entities-of-hex",
+        "".join(f"&#{ord(c)};" for c in CODE.encode().hex()),
+        ("html-entities", "hex"),
+    ),
+    (
+        "percent-of-base32",
+        urllib.parse.quote(base64.b32encode(CODE.encode()).decode()),
+        ("percent", "base32"),
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "chain"), [c[1:] for c in CHAINS], ids=[c[0] for c in CHAINS])
+def test_views_compose_to_depth_two(text: str, chain: tuple[str, ...]) -> None:
+    assert chain in [names for names, _ in view_chains(text)]
+
+
+def test_no_chain_is_deeper_than_two_and_a_last_view_is_never_read_again() -> None:
+    reply = base64.b64encode(("line\n" * 10 + CODE).encode()).hex()
+    chains = [names for names, _ in view_chains(reply)]
+    assert all(len(names) <= 2 for names in chains)
+    assert not [n for n in chains if n[0].startswith("acrostic") and len(n) == 2]
+
+
+def test_depth_two_stops_at_its_budget_deterministically() -> None:
+    assert depth2_budget(1000) == 65_536 + 8_000
+    blob = base64.b64encode(bytes(range(256)) * 400).decode()
+    first = [names for names, _ in view_chains(blob)]
+    assert first == [names for names, _ in view_chains(blob)]
+    depth2 = [n for n in first if len(n) == 2]
+    assert len(depth2) < 60

@@ -1,0 +1,105 @@
+"""The address the guessing throttle counts, and the start-up warning about a weak admin token."""
+
+from __future__ import annotations
+
+import ipaddress
+
+import pytest
+from pydantic import SecretStr
+
+from palaestra.errors import ConfigurationError
+from palaestra.settings import Settings
+from palaestra.throttle import Throttle, client_address
+
+PROXIES = (ipaddress.ip_network("10.0.0.0/8"), ipaddress.ip_network("::1/128"))
+
+
+@pytest.mark.parametrize(
+    ("peer", "forwarded", "counted"),
+    [
+        # No proxy trusted for this peer: the header is the client's word, ignored.
+        ("203.0.113.7", "198.51.100.1", "203.0.113.7"),
+        ("203.0.113.7", None, "203.0.113.7"),
+        # A trusted proxy: the nearest address it was given that is not a proxy.
+        ("10.0.0.2", "198.51.100.1", "198.51.100.1"),
+        ("10.0.0.2", "198.51.100.1, 10.0.0.9", "198.51.100.1"),
+        # The client may prepend anything; only what our proxy appended counts.
+        ("10.0.0.2", "1.2.3.4, 198.51.100.1", "198.51.100.1"),
+        ("::1", "2001:db8::5", "2001:db8::5"),
+        # Only proxies in the list: the farthest one.
+        ("10.0.0.2", "10.0.0.3, 10.0.0.4", "10.0.0.3"),
+        # Garbage in the list: the proxy's own address, never a made-up one.
+        ("10.0.0.2", "not-an-address", "10.0.0.2"),
+        ("10.0.0.2", "", "10.0.0.2"),
+        (None, "198.51.100.1", "unknown"),
+    ],
+)
+def test_the_counted_address(peer: str | None, forwarded: str | None, counted: str) -> None:
+    assert client_address(peer, forwarded, PROXIES) == counted
+
+
+def test_nothing_is_trusted_by_default() -> None:
+    assert client_address("127.0.0.1", "198.51.100.1", ()) == "127.0.0.1"
+
+
+def test_a_bad_proxy_range_or_storage_url_is_a_configuration_error() -> None:
+    with pytest.raises(ConfigurationError, match="FORWARDED_ALLOW_IPS"):
+        Throttle(limit=1, window_s=1, forwarded_allow=["10.0.0.0/33"])
+    with pytest.raises(ConfigurationError, match="AUTH_THROTTLE_URL"):
+        Throttle(limit=1, window_s=1, storage_url="mysql://db")
+
+
+async def test_the_limit_and_its_retry_after() -> None:
+    from palaestra.errors import TooManyRequests
+
+    throttle = Throttle(limit=3, window_s=60)
+    for _ in range(3):
+        await throttle.check("192.0.2.1")
+        await throttle.failed("192.0.2.1")
+    with pytest.raises(TooManyRequests) as refused:
+        await throttle.check("192.0.2.1")
+    assert 1 <= refused.value.retry_after <= 60
+    await throttle.check("192.0.2.2")  # another address is not held back
+
+
+async def test_a_limit_of_zero_is_unlimited() -> None:
+    throttle = Throttle(limit=0, window_s=60)
+    for _ in range(50):
+        await throttle.failed("192.0.2.1")
+    await throttle.check("192.0.2.1")
+
+
+def settings(token: str | None) -> Settings:
+    return Settings(_env_file=None, admin_token=None if token is None else SecretStr(token))
+
+
+@pytest.mark.parametrize("token", ["admintok", "x" * 31])
+def test_a_short_admin_token_is_warned_about_without_showing_it(token: str) -> None:
+    (warning,) = settings(token).startup_warnings()
+    assert f"is {len(token)} characters long" in warning
+    assert token not in warning
+
+
+@pytest.mark.parametrize("token", [None, "x" * 32, "pa_admin_" + "a" * 40])
+def test_a_long_or_generated_admin_token_is_not(token: str | None) -> None:
+    assert settings(token).startup_warnings() == []
+
+
+async def test_a_target_is_limited_across_addresses() -> None:
+    from palaestra.errors import TooManyRequests
+
+    throttle = Throttle(limit=10, window_s=60, target_limit=3)
+    for n in range(3):
+        await throttle.check(f"192.0.2.{n}", "fighter:f1")
+        await throttle.failed(f"192.0.2.{n}", "fighter:f1")
+    with pytest.raises(TooManyRequests, match="for this credential"):
+        await throttle.check("192.0.2.99", "fighter:f1")
+    await throttle.check("192.0.2.99", "fighter:f2")  # another target is not held back
+    await throttle.check("192.0.2.99")  # nor the address, for credentials naming no target
+
+
+async def test_a_target_limit_of_zero_is_unlimited() -> None:
+    throttle = Throttle(limit=0, window_s=60, target_limit=0)
+    for n in range(20):
+        await throttle.failed(f"192.0.2.{n}", "agent:a1")
+    await throttle.check("192.0.2.1", "agent:a1")
