@@ -68,18 +68,7 @@ async def matches_page(
     async with platform.db.session() as session:
         found = (await session.execute(query)).all()
     rows = [
-        MatchRow(
-            id=match.id,
-            attacker_id=match.attacker_id,
-            attacker=attacker_name,
-            defender_id=match.defender_id,
-            defender=defender_name,
-            status=match.status,
-            outcome=match.outcome,
-            decided_by=match.decided_by,
-            created_at=match.created_at,
-            kind=match.kind,
-        )
+        MatchRow.of(match, attacker_name, defender_name)
         for match, attacker_name, defender_name in found
     ]
     page = page_of(rows, limit, _key)

@@ -132,6 +132,22 @@ class MatchRow:
     created_at: float
     kind: str  # rated or friendly
 
+    @classmethod
+    def of(cls, match: Match, attacker: str, defender: str) -> MatchRow:
+        """The row of ``match``, its fighters named ``attacker`` and ``defender``."""
+        return cls(
+            id=match.id,
+            attacker_id=match.attacker_id,
+            attacker=attacker,
+            defender_id=match.defender_id,
+            defender=defender,
+            status=match.status,
+            outcome=match.outcome,
+            decided_by=match.decided_by,
+            created_at=match.created_at,
+            kind=match.kind,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Overview:
@@ -367,17 +383,6 @@ async def recent_matches(
     async with platform.db.session() as session:
         rows = (await session.execute(query)).all()
     return [
-        MatchRow(
-            id=match.id,
-            attacker_id=match.attacker_id,
-            attacker=attacker_name,
-            defender_id=match.defender_id,
-            defender=defender_name,
-            status=match.status,
-            outcome=match.outcome,
-            decided_by=match.decided_by,
-            created_at=match.created_at,
-            kind=match.kind,
-        )
+        MatchRow.of(match, attacker_name, defender_name)
         for match, attacker_name, defender_name in rows
     ]
