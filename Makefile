@@ -41,10 +41,12 @@ typecheck: install
 # The unit and integration tiers run on two processes (each has its own PostgreSQL
 # database and only ever listens on ephemeral ports); the acceptance tier, which
 # starts servers, the demo and a browser, runs alone.
-# The local model's tests run in the second command too: its generations get both cores.
+# The local model's tests run alone, so that its generations get both cores (and apart
+# from the browser tests, whose Playwright leaves an event loop running in the process).
 test: lint typecheck docs
 	$(BIN)/pytest tests/unit tests/integration -n 2 -m "not local_model"
-	$(BIN)/pytest tests/acceptance tests/integration/test_local_model.py
+	$(BIN)/pytest tests/acceptance
+	$(BIN)/pytest tests/integration/test_local_model.py
 
 test-unit: install
 	$(BIN)/pytest tests/unit
