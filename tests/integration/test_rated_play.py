@@ -19,7 +19,7 @@ from palaestra.engine.ratings.live import rate_pending
 from palaestra.platform import Platform
 from palaestra.store.models import FighterRating, RatedMatch
 from tests.integration.platform_fixtures import ADMIN_TOKEN, Api, running
-from tests.integration.web_support import page
+from tests.integration.web_support import page, post_form
 
 pytestmark = pytest.mark.asyncio
 
@@ -192,3 +192,81 @@ async def test_the_pages_show_a_friendly_as_such(arena: Platform) -> None:
     rows = re.findall(r'<tr data-match="([^"]+)">(.*?)</tr>', listing, re.DOTALL)
     marked = {match_id: 'chip friendly">friendly' in row for match_id, row in rows}
     assert marked == {friendly["match_id"]: True, rated["match_id"]: False}
+
+
+async def test_the_owner_turns_rated_challenges_on_and_off_and_the_next_match_reads_it(
+    arena: Platform,
+) -> None:
+    arena.settings.owner_rated_matches = True
+    async with running(arena) as api:
+        alice, bob = await api.owner("alice"), await api.owner("bob")
+        mine, theirs = await house(api, alice), await house(api, bob)
+        path = f"/api/fighters/{theirs}"
+        assert (await start(api, alice, mine, theirs, rated=True))[0] == 403
+        status, shown = await api.call("PATCH", path, token=bob, json={"rated_challenges": True})
+        assert (status, shown["fighter_id"], shown["rated_challenges"]) == (200, theirs, True)
+        assert (await api.call("GET", path))[1]["rated_challenges"] is True
+        status, created = await start(api, alice, mine, theirs, rated=True)
+        assert status == 202, created
+        _, body = await api.call("GET", f"/api/matches/{created['match_id']}")
+        assert body["kind"] == "rated"
+        status, shown = await api.call("PATCH", path, token=bob, json={"rated_challenges": False})
+        assert (status, shown["rated_challenges"]) == (200, False)
+        status, body = await start(api, alice, mine, theirs, rated=True)
+        refusal = f"fighter {theirs} does not accept rated challenges"
+        assert (status, body["error"]) == (403, refusal)
+        # A friendly is still open to anyone's fighter.
+        assert (await start(api, alice, mine, theirs))[0] == 202
+
+
+async def test_only_the_fighters_owner_changes_its_consent(arena: Platform) -> None:
+    async with running(arena) as api:
+        alice, bob = await api.owner("alice"), await api.owner("bob")
+        theirs = await house(api, bob)
+        path, on = f"/api/fighters/{theirs}", {"rated_challenges": True}
+        for token in (alice, ADMIN_TOKEN):
+            status, body = await api.call("PATCH", path, token=token, json=on)
+            assert (status, body["code"]) == (403, "forbidden"), body
+            assert body["error"] == (
+                "only the fighter's owner changes whether it accepts rated challenges"
+            )
+        assert (await api.call("PATCH", path, json=on))[0] == 401
+        assert (await api.call("PATCH", path, token="wrong", json=on))[0] == 401
+        status, body = await api.call("PATCH", "/api/fighters/nope", token=bob, json=on)
+        assert (status, body) == (404, {"error": "Fighter nope not found", "code": "not-found"})
+        for bad in ({}, {"rated_challenges": "maybe"}, {"rated_challenges": True, "name": "x"}):
+            status, body = await api.call("PATCH", path, token=bob, json=bad)
+            assert (status, body["code"]) == (422, "invalid-request"), (bad, body)
+        assert (await api.call("GET", path))[1]["rated_challenges"] is False
+
+
+async def test_the_fighters_page_shows_the_consent_and_lets_only_its_owner_change_it(
+    arena: Platform,
+) -> None:
+    async with running(arena) as api:
+        alice, bob = await api.owner("alice"), await api.owner("bob")
+        theirs = await house(api, bob)
+        path, form = f"/fighters/{theirs}", f"/fighters/{theirs}/rated-challenges"
+        _, shown = await page(api, path)
+        assert "no: other owners&#39; matches are friendlies" in shown
+        assert 'name="accepts" value="yes"' in shown
+        for token, refused in ((alice, 403), (ADMIN_TOKEN, 403), ("wrong", 401)):
+            status, body, _ = await post_form(api, form, {"token": token, "accepts": "yes"})
+            assert status == refused, body
+        status, body, _ = await post_form(
+            api, form, {"token": bob, "accepts": "yes"}, headers={"Origin": "https://evil.test"}
+        )
+        assert status == 403
+        assert "another site" in body
+        assert (await api.call("GET", f"/api/fighters/{theirs}"))[1]["rated_challenges"] is False
+        status, _, headers = await post_form(api, form, {"token": bob, "accepts": "yes"})
+        assert (status, headers["Location"]) == (303, f"{path}#rated-challenges")
+        _, shown = await page(api, path)
+        assert '<dd id="rated-challenges">accepted</dd>' in shown
+        assert 'name="accepts" value="no"' in shown
+        assert (await api.call("GET", f"/api/fighters/{theirs}"))[1]["rated_challenges"] is True
+        status, _, _ = await post_form(api, form, {"token": bob, "accepts": "no"})
+        assert status == 303
+        assert (await api.call("GET", f"/api/fighters/{theirs}"))[1]["rated_challenges"] is False
+        status, _, _ = await post_form(api, "/fighters/nope/rated-challenges", {"token": bob})
+        assert status == 404

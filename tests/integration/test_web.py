@@ -15,6 +15,7 @@ from palaestra.platform import Platform
 from tests.integration.edge_agents import EdgeAgent
 from tests.integration.platform_fixtures import Api, running
 from tests.integration.servers import serve
+from tests.integration.web_support import post_form
 
 pytestmark = pytest.mark.asyncio
 
@@ -25,18 +26,6 @@ async def page(api: Api, path: str, **kwargs: Any) -> tuple[int, str]:
     headers = {**HTML, **kwargs.pop("headers", {})}
     async with api.session.get(api.base + path, headers=headers, **kwargs) as response:
         return response.status, await response.text()
-
-
-async def post_form(
-    api: Api, path: str, form: dict[str, str], headers: dict[str, str] | None = None
-) -> tuple[int, str, Any]:
-    async with api.session.post(
-        api.base + path,
-        data=form,
-        headers={**HTML, "Origin": api.base, **(headers or {})},
-        allow_redirects=False,
-    ) as response:
-        return response.status, await response.text(), response.headers
 
 
 async def register_in_browser(api: Api, token: str, url: str, name: str = "web-scout") -> str:

@@ -5,7 +5,13 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from palaestra.api.contract import errors
-from palaestra.api.schemas import FighterCreate, FighterCreated, FighterEndpoint, FighterOut
+from palaestra.api.schemas import (
+    FighterChange,
+    FighterCreate,
+    FighterCreated,
+    FighterEndpoint,
+    FighterOut,
+)
 from palaestra.engine.cage import fighters as service
 from palaestra.engine.ratings.live import live_ratings
 from palaestra.http.deps import AnyCaller, PlatformDep, guarded
@@ -52,5 +58,23 @@ async def endpoint(body: FighterEndpoint, request: Request, platform: PlatformDe
 async def profile(fighter_id: str, platform: PlatformDep) -> FighterOut:
     """A fighter's public profile and its live attack and defence ratings."""
     fighter = await service.get_fighter(platform, fighter_id)
+    ratings = (await live_ratings(platform, [fighter_id])).get(fighter_id)
+    return FighterOut.of(fighter, ratings)
+
+
+@router.patch(
+    "/fighters/{fighter_id}",
+    response_model=FighterOut,
+    response_model_by_alias=True,
+    responses=errors(403),
+)
+async def change(
+    fighter_id: str, body: FighterChange, platform: PlatformDep, caller: AnyCaller
+) -> FighterOut:
+    """Owner: accept rated challenges from other owners, or stop; the next match started
+    against the fighter reads it."""
+    fighter = await service.set_rated_challenges(
+        platform, caller, fighter_id, body.rated_challenges
+    )
     ratings = (await live_ratings(platform, [fighter_id])).get(fighter_id)
     return FighterOut.of(fighter, ratings)

@@ -19,6 +19,7 @@ __all__ = [
     "AgentOut",
     "CheckOut",
     "EventOut",
+    "FighterChange",
     "FighterCreate",
     "FighterEndpoint",
     "FighterOut",
@@ -188,6 +189,15 @@ class FighterCreate(_In):
         description="Let other owners start rated matches against this fighter (when the "
         "operator enables owner-rated matches, within the per-pair cap); by default their "
         "matches against it are friendlies.",
+    )
+
+
+class FighterChange(_In):
+    """The owner's controls on a fighter."""
+
+    rated_challenges: bool = Field(
+        description="Let other owners start rated matches against this fighter; the next "
+        "match started reads it."
     )
 
 

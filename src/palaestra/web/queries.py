@@ -179,6 +179,7 @@ class FighterPage:
     fighter: AgentRow
     harness_name: str | None
     sandbox_attested: bool
+    rated_challenges: bool
     model: str | None
     matches: list[MatchRow]
     record: dict[str, int]  # won, lost, drawn, voided
@@ -330,6 +331,7 @@ async def fighter_page(platform: Platform, fighter_id: str) -> FighterPage | Non
         fighter=row,
         harness_name=fighter.harness_name,
         sandbox_attested=fighter.sandbox_attested,
+        rated_challenges=fighter.rated_challenges,
         model=str(model) if model else None,
         matches=matches,
         record=_record(fighter_id, matches),

@@ -28,6 +28,7 @@ from palaestra.engine.cage.fighters import (
     claim_endpoint,
     create_fighter,
     get_fighter,
+    set_rated_challenges,
 )
 from palaestra.engine.cage.matches import (
     MatchTranscript,
@@ -87,5 +88,6 @@ __all__ = [
     "play_match",
     "play_next_turn",
     "set_paused",
+    "set_rated_challenges",
     "through_referee",
 ]

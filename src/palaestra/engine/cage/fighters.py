@@ -29,6 +29,7 @@ __all__ = [
     "claim_endpoint",
     "create_fighter",
     "get_fighter",
+    "set_rated_challenges",
 ]
 
 
@@ -140,6 +141,25 @@ async def get_fighter(platform: Platform, fighter_id: str) -> Agent:
         fighter = await session.get(Agent, fighter_id)
     if fighter is None or fighter.arena != Arena.CAGE:
         raise NotFound(f"Fighter {fighter_id} not found")
+    return fighter
+
+
+async def set_rated_challenges(
+    platform: Platform, caller: Caller, fighter_id: str, accepts: bool
+) -> Agent:
+    """The owner's consent to rated challenges, read by the next match started against it.
+
+    A fighter's profile is public, so another caller is told it may not, not that it is
+    missing; the consent is the owner's alone (the admin's matches are rated anyway)."""
+    async with platform.db.session() as session, session.begin():
+        fighter = await session.get(Agent, fighter_id)
+        if fighter is None or fighter.arena != Arena.CAGE:
+            raise NotFound(f"Fighter {fighter_id} not found")
+        if caller.owner_id is None or fighter.owner_id != caller.owner_id:
+            raise Forbidden("only the fighter's owner changes whether it accepts rated challenges")
+        if fighter.rated_challenges != accepts:
+            fighter.rated_challenges = accepts
+            fighter.updated_at = platform.clock.now()
     return fighter
 
 
