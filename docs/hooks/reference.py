@@ -377,7 +377,45 @@ def wire_page() -> str:
     ]
     for role, keys in tables.SIMULATION_REQUIRED_KEYS.items():
         lines.append(f"| {role.value} | " + ", ".join(f"`{key}`" for key in keys) + " |")
+    lines += ["", *role_output_schemas()]
     return "\n".join(lines) + "\n"
+
+
+def role_output_schemas() -> list[str]:
+    """Each phase's output as JSON Schema: the rules, and the house's narrower grammar."""
+    from palaestra.protocol.constants import Phase
+    from palaestra.protocol.output_json_schemas import (
+        accepted_output_schema,
+        output_json_schema,
+    )
+
+    lines = [
+        "### Role outputs as JSON Schema",
+        "",
+        "The same rules as JSON Schema (`accepted_output_schema` in",
+        "`palaestra.protocol.output_json_schemas`): an output is accepted exactly when it",
+        "matches its phase's schema and its `candidate_id` is the dispatched one. Extra",
+        "keys are allowed and kept; the whole output is at most 262,144 bytes.",
+        "",
+    ]
+    for phase in Phase:
+        lines += [
+            f"#### {phase.value.title()} output {{ #output-{phase.value.lower()} }}",
+            "",
+            f"The {phase.role.value} role answers it, within {phase.deadline_ms // 1000} s.",
+            "",
+            _fence(accepted_output_schema(phase)),
+            "",
+            f'??? note "What the house generates for {phase.value} (a narrower schema)"',
+            "",
+            "    The arena's local model writes its answers under this grammar",
+            "    (`output_json_schema`): closed objects, short texts and arrays. Every",
+            "    answer it allows is valid; yours need not be this narrow.",
+            "",
+            *("    " + line for line in _fence(output_json_schema(phase)).splitlines()),
+            "",
+        ]
+    return lines
 
 
 # -- status machine ----------------------------------------------------------------------

@@ -13,6 +13,8 @@ import typer.main
 
 from palaestra.cli import app as cli_app
 from palaestra.metrics import Metrics
+from palaestra.protocol import Phase
+from palaestra.protocol.output_json_schemas import accepted_output_schema, output_json_schema
 from palaestra.rules.status import Status
 from palaestra.settings import Settings
 
@@ -115,3 +117,16 @@ def test_the_grafana_dashboard_charts_every_metric_by_its_exposed_name(hook: Mod
     assert '"palaestra_jobs_total' not in json.dumps(dashboard)  # counters are rated, never raw
     rated = next(p for p in dashboard["panels"] if p["title"] == "palaestra_jobs")
     assert rated["targets"][0]["expr"] == "sum by (job, outcome) (rate(palaestra_jobs_total[5m]))"
+
+
+def test_every_role_output_is_rendered_as_json_schema_from_the_code(hook: ModuleType) -> None:
+    page = hook.wire_page()
+    for phase in Phase:
+        section = page.split(f"#### {phase.value.title()} output", 1)[1].split("\n#### ", 1)[0]
+        accepted, generated = re.findall(r"```json\n(.*?)\n *```", section, re.DOTALL)
+        assert json.loads(accepted) == accepted_output_schema(phase)
+        narrow = "\n".join(line.removeprefix("    ") for line in generated.splitlines())
+        assert json.loads(narrow) == output_json_schema(phase)
+    # The block is built from the tables: a key added to a rule shows up with no hand edit.
+    assert '"why_now"' in page
+    assert '"evidence_quality_score"' in page

@@ -1,14 +1,21 @@
-"""The JSON Schemas the local model generates under: what they accept, the validators accept."""
+"""The role outputs as JSON Schema: what the local model generates under is valid, and the
+rules' own schema accepts exactly what the validators accept."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+import jsonschema_rs
 import pytest
 
 from palaestra.protocol import Phase, SchemaViolation, validate_output
-from palaestra.protocol.output_json_schemas import MAX_TEXT_CHARS, output_json_schema
+from palaestra.protocol.output_json_schemas import (
+    MAX_TEXT_CHARS,
+    accepted_output_schema,
+    output_json_schema,
+)
+from tests.unit.test_schemas import DELETE, FIXTURES, edit
 
 CANDIDATE = "cand-1"
 
@@ -67,3 +74,81 @@ def test_the_dispatched_candidate_is_fixed_in_the_schema(phase: Phase) -> None:
     assert output_json_schema(phase, CANDIDATE)["properties"]["candidate_id"] == {
         "const": CANDIDATE
     }
+
+
+# The rules as JSON Schema: accepted by the schema exactly when accepted by the validators.
+
+#: Values put in place of every part of a valid output, and the ways each part can be wrong.
+SUBSTITUTES: list[Any] = [
+    DELETE,
+    "",
+    " \t\u3000\u0085",
+    "\ufeffx",
+    "x",
+    "high",
+    "pass",
+    0,
+    -1,
+    50,
+    100.5,
+    2.5,
+    True,
+    None,
+    [],
+    ["x"],
+    [" "],
+    [3],
+    [{}],
+    [{"title": 1}],
+    {},
+    {"k": 1},
+    {"k": "x"},
+]
+
+
+def paths(value: Any, prefix: str = "") -> list[str]:
+    """Every part of a JSON value, as paths ``edit`` reads (``a.b[1].c``)."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        for key, child in value.items():
+            path = f"{prefix}.{key}" if prefix else key
+            found += [path, *paths(child, path)]
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            path = f"{prefix}[{index}]"
+            found += [path, *paths(child, path)]
+    return found
+
+
+def valid(phase: Phase, output: Any) -> bool:
+    try:
+        validate_output(phase, output)
+    except SchemaViolation:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("phase", list(Phase))
+def test_the_rules_schema_accepts_exactly_what_the_validators_accept(phase: Phase) -> None:
+    schema = accepted_output_schema(phase)
+    accepts = jsonschema_rs.validator_for(schema).is_valid
+    good = FIXTURES[phase]()
+    variants = [good, {**good, "extra": {"kept": True}}, smallest(output_json_schema(phase))]
+    for path in paths(good):
+        variants += [edit(good, path, value) for value in SUBSTITUTES]
+    judged = {True: 0, False: 0}
+    for output in variants:
+        verdict = valid(phase, output)
+        assert accepts(output) is verdict, (output, verdict)
+        judged[verdict] += 1
+    assert judged[True] > 10  # both sides of the rules are exercised
+    assert judged[False] > 100
+
+
+@pytest.mark.parametrize("phase", list(Phase))
+def test_the_rules_schema_reads_the_tables_and_is_the_callers_own(phase: Phase) -> None:
+    schema = accepted_output_schema(phase)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert "additionalProperties" not in schema  # extra keys are allowed and kept
+    schema["properties"].clear()
+    assert accepted_output_schema(phase)["properties"]  # a fresh one each call

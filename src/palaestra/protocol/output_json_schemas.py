@@ -8,10 +8,16 @@ rules: every text starts with a character that is not whitespace (the rules'
 "not empty after trimming"), numbers are whole and within their range, and
 strings and arrays are short, which bounds how many tokens an answer costs.
 Everything a schema accepts the validators accept; ``tests/unit`` checks it.
+
+:func:`accepted_output_schema` is the other reading of the same tables: the rules
+themselves as JSON Schema, open to extra keys and unbounded, accepting exactly
+what the validators accept (but for ``candidate_id`` equal to the dispatched
+one, which depends on the task). The reference pages of the docs render both.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -23,13 +29,14 @@ from palaestra.protocol.schema_tables import (
     EVIDENCE_ASSESSMENT,
     EXECUTION_TEXT,
     LEVELS,
+    PHASE_STEP_KEYS,
     SCORES,
     SCOUT_TEXT,
     VERDICTS,
     RecordRules,
 )
 
-__all__ = ["MAX_ITEMS", "MAX_TEXT_CHARS", "output_json_schema"]
+__all__ = ["MAX_ITEMS", "MAX_TEXT_CHARS", "accepted_output_schema", "output_json_schema"]
 
 #: The longest text a generated answer holds, in characters.
 MAX_TEXT_CHARS: Final = 100
@@ -147,3 +154,110 @@ _BY_PHASE: Final[Mapping[Phase, Callable[[str | None], JsonSchema]]] = {
 def output_json_schema(phase: Phase, candidate_id: str | None = None) -> JsonSchema:
     """The JSON Schema a generated ``phase`` output follows; ``candidate_id`` is fixed in it."""
     return _BY_PHASE[phase](candidate_id)
+
+
+# -- the rules as JSON Schema ------------------------------------------------------------
+
+#: A character that ``str.strip`` keeps: "text" is a string with one (not empty once trimmed).
+_SOLID: Final = (
+    "[^\\u0009-\\u000D\\u001C-\\u0020\\u0085\\u00A0\\u1680\\u2000-\\u200A"
+    "\\u2028\\u2029\\u202F\\u205F\\u3000]"
+)
+_STRING: Final[JsonSchema] = {"type": "string"}
+_NUMBER: Final[JsonSchema] = {"type": "number"}
+_RULE_KINDS: Final[Mapping[str, JsonSchema]] = {
+    "text": {"type": "string", "pattern": _SOLID},
+    "string": _STRING,
+    "level": {"enum": list(LEVELS)},
+    "bool": {"type": "boolean"},
+}
+_TEXT_RULE: Final = _RULE_KINDS["text"]
+
+
+def _open(properties: Mapping[str, JsonSchema], optional: tuple[str, ...] = ()) -> JsonSchema:
+    # Extra keys are always allowed and kept (spec/SCHEMAS.md, general rules).
+    return {
+        "type": "object",
+        "properties": dict(properties),
+        "required": [key for key in properties if key not in optional],
+    }
+
+
+def _rules_record(rules: RecordRules) -> JsonSchema:
+    kinds = {key: _RULE_KINDS[kind.rstrip("?")] for key, kind in rules}
+    return _open(kinds, tuple(key for key, kind in rules if kind.endswith("?")))
+
+
+def _list(items: JsonSchema, min_items: int = 0) -> JsonSchema:
+    return {"type": "array", "items": items} | ({"minItems": min_items} if min_items else {})
+
+
+_CANDIDATE_RULE: Final = _TEXT_RULE | {"description": "Equals the dispatched candidateId."}
+
+
+def _scout_rules() -> JsonSchema:
+    return _open(
+        dict.fromkeys(SCOUT_TEXT, _TEXT_RULE)
+        | {"claims": _list(_rules_record(CLAIM)), "evidence": _list(_rules_record(EVIDENCE))}
+    )
+
+
+def _build_rules() -> JsonSchema:
+    step = _open(
+        dict.fromkeys(PHASE_STEP_KEYS, _STRING) | {"steps": _list(_STRING)},
+        optional=(*PHASE_STEP_KEYS, "steps"),
+    )
+    objective, milestone, check = EXECUTION_TEXT
+    phases = _list({"anyOf": [_TEXT_RULE, step]}, 1)
+    execution = _open(
+        {objective: _TEXT_RULE, "phases": phases, milestone: _TEXT_RULE, check: _TEXT_RULE}
+    )
+    return _open(
+        {
+            "candidate_id": _CANDIDATE_RULE,
+            "execution": execution,
+            "claims": _list(_rules_record(CLAIM)),
+        }
+    )
+
+
+def _verify_rules() -> JsonSchema:
+    return _open(
+        {
+            "candidate_id": _CANDIDATE_RULE,
+            "evidence_assessments": _list(_rules_record(EVIDENCE_ASSESSMENT)),
+            "claim_assessments": _list(_rules_record(CLAIM_ASSESSMENT)),
+        }
+        | {key: _NUMBER | {"minimum": 0, "maximum": 100} for key in SCORES}
+        | {"overall_confidence": _RULE_KINDS["level"], "red_flags": _list(_STRING)}
+    )
+
+
+def _critique_rules() -> JsonSchema:
+    return _open(
+        {
+            "candidate_id": _CANDIDATE_RULE,
+            "strengths": _list(_TEXT_RULE),
+            "weaknesses": _list(_TEXT_RULE),
+            "score_adjustments": {"type": "object", "additionalProperties": _NUMBER},
+            "penalty_points": _NUMBER | {"minimum": 0},
+            "verdict": {"enum": list(VERDICTS)},
+            "fatal_flaw": {"type": "boolean"},
+            "elimination_reason": _STRING,
+        },
+        optional=("elimination_reason",),
+    )
+
+
+_RULES_BY_PHASE: Final[Mapping[Phase, Callable[[], JsonSchema]]] = {
+    Phase.SCOUT: _scout_rules,
+    Phase.BUILD: _build_rules,
+    Phase.VERIFY: _verify_rules,
+    Phase.CRITIQUE: _critique_rules,
+}
+
+
+def accepted_output_schema(phase: Phase) -> JsonSchema:
+    """The JSON Schema of what the validators accept as a ``phase`` output (extra keys allowed)."""
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema"} | _RULES_BY_PHASE[phase]()
+    return copy.deepcopy(schema)  # the parts are shared constants: the caller gets its own
