@@ -218,3 +218,49 @@ async def test_an_agents_history_is_walked_page_by_page(platform: Platform) -> N
         time_cursor = "WzEuMCwiYWJjIl0"  # a runs cursor, [1.0, "abc"]: not this list's
         status, body = await api.call("GET", f"{path}?cursor={time_cursor}", token=ADMIN_TOKEN)
         assert (status, body["code"]) == (400, "invalid-request")
+
+
+async def test_the_live_table_is_walked_page_by_page_best_first(platform: Platform) -> None:
+    from palaestra.engine.ratings.live import rate_pending
+
+    fighters = []
+    for i in range(11):
+        owner = await add_owner(still(platform), f"owner-{i}")
+        kind = ("harness", "model")[i % 2]
+        fighters.append(await add_fighter(platform, owner, f"f-{i:02d}", entrant_type=kind))
+    rated = fighters[:6]  # the other five keep the starting rating: a tie, ordered by name
+    await add_matches(
+        platform,
+        [(rated[i % 6], rated[(i + 1 + i // 6) % 6], "attacker") for i in range(24)],
+    )
+    await rate_pending(platform)
+    async with running(platform) as api:
+        _, everything = await api.call("GET", "/api/leaderboard/live")
+        assert [row["rank"] for row in everything] == list(range(1, 12))
+        order = [row["fighter_id"] for row in everything]
+        assert sorted(order) == sorted(fighters)
+        scores = [row["score"] for row in everything]
+        assert scores == sorted(scores, reverse=True)
+        assert len(set(scores)) < len(scores)  # ties are paged too
+        seen, ranks = [], []
+        path: str | None = "/api/leaderboard/live?limit=3"
+        while path is not None:
+            body, path = await get_page(api, path, token=None)
+            assert 0 < len(body) <= 3
+            seen += [row["fighter_id"] for row in body]
+            ranks += [row["rank"] for row in body]
+        assert (seen, ranks) == (order, list(range(1, 12)))  # each once, in order
+        models = await walk(api, "/api/leaderboard/live?entrant_type=model&limit=3", "fighter_id")
+        assert models == [f for f in order if fighters.index(f) % 2]
+        # The leaderboard holds the live table's first page, and says where it goes on.
+        _, board = await api.call("GET", "/api/leaderboard?limit=4")
+        assert [row["fighter_id"] for row in board["live"]] == order[:4]
+        _, rest = await api.call(
+            "GET", f"/api/leaderboard/live?limit=20&cursor={board['live_next_cursor']}"
+        )
+        assert [row["fighter_id"] for row in rest] == order[4:]
+        _, whole = await api.call("GET", "/api/leaderboard")
+        assert (len(whole["live"]), whole["live_next_cursor"]) == (11, None)
+        for cursor in ("not-a-cursor", "WzEsMl0", board["next_cursor"]):
+            status, body = await api.call("GET", f"/api/leaderboard/live?cursor={cursor}")
+            assert (status, body["code"]) == (400, "invalid-request"), cursor

@@ -17,11 +17,13 @@ from tests.integration.web_support import page, still
 pytestmark = pytest.mark.asyncio
 
 
-def links(body: str, rel: str) -> list[str]:
-    return [html.unescape(href) for href in re.findall(rf'<a rel="{rel}" href="([^"]+)"', body)]
+def links(body: str, rel: str, anchor: str = "") -> list[str]:
+    """The page's ``rel`` links (those of the list at ``anchor`` when a page has two)."""
+    found = re.findall(rf'<a rel="{rel}" href="([^"]+)"', body)
+    return [html.unescape(href) for href in found if href.endswith(anchor)]
 
 
-async def walk_pages(api: Api, path: str, row: re.Pattern[str]) -> list[str]:
+async def walk_pages(api: Api, path: str, row: re.Pattern[str], anchor: str = "") -> list[str]:
     """Every row of a web list, following its Older links, then back by its Newer links."""
     seen: list[str] = []
     trail: list[str] = []
@@ -31,11 +33,11 @@ async def walk_pages(api: Api, path: str, row: re.Pattern[str]) -> list[str]:
         assert status == 200
         trail.append(next_path)
         seen += row.findall(body)
-        older = links(body, "next")
+        older = links(body, "next", anchor)
         next_path = older[0] if older else None
     for here, before in zip(trail[:0:-1], trail[-2::-1], strict=True):
         _, body = await page(api, here)
-        (newer,) = links(body, "prev")
+        (newer,) = links(body, "prev", anchor)
         assert newer.split("#")[0] == before.split("#")[0]
     return seen
 
@@ -103,12 +105,12 @@ async def test_the_leaderboard_table_pages_and_keeps_its_filters(
     await recompute(platform, Arena.CAGE)
     row = re.compile(r'data-fighter-row="([^"]+)"')
     async with running(platform) as api:
-        everyone = await walk_pages(api, "/leaderboard", row)
+        everyone = await walk_pages(api, "/leaderboard", row, "#published")
         assert sorted(everyone) == names  # each once
-        rogues = await walk_pages(api, "/leaderboard?class=rogue", row)
+        rogues = await walk_pages(api, "/leaderboard?class=rogue", row, "#published")
         assert sorted(rogues) == names[::2]
         _, first = await page(api, "/leaderboard?class=rogue")
-        (older,) = links(first, "next")
+        (older,) = links(first, "next", "#published")
         assert "class=rogue" in older  # the filter goes along
         assert older.endswith("#published")
         clock.advance(1)
@@ -116,3 +118,36 @@ async def test_the_leaderboard_table_pages_and_keeps_its_filters(
         status, body = await page(api, older)
         assert status == 200
         assert row.findall(body)[:3] == rogues[:3]
+
+
+async def test_the_live_table_pages_best_first_and_keeps_its_filters(platform: Platform) -> None:
+    from palaestra.engine.ratings.live import rate_pending
+    from palaestra.web.board_queries import PAGE_SIZE as BOARD_PAGE
+
+    names = [f"fighter-{i:03d}" for i in range(2 * BOARD_PAGE + 3)]
+    ids = []
+    for i, name in enumerate(names):
+        owner = await add_owner(still(platform), f"owner-{i}")
+        ids.append(
+            await add_fighter(platform, owner, name, fighter_class=("rogue", "academic")[i % 2])
+        )
+    # A few fighters rated apart; the rest share the starting rating, ordered by name.
+    await add_matches(platform, [(ids[i], ids[i + 1], "attacker") for i in range(0, 8, 2)])
+    await rate_pending(platform)
+    row = re.compile(r'<tr data-live="([^"]+)">')
+    async with running(platform) as api:
+        everyone = await walk_pages(api, "/leaderboard", row, "#live")
+        assert sorted(everyone) == names  # each once
+        assert everyone[:4] == [names[i] for i in range(0, 8, 2)]  # the winners on top
+        rogues = await walk_pages(api, "/leaderboard?class=rogue", row, "#live")
+        assert sorted(rogues) == names[::2]
+        _, first = await page(api, "/leaderboard?class=rogue")
+        (lower,) = links(first, "next", "#live")
+        assert "class=rogue" in lower
+        assert lower.endswith("#live")
+        _, second = await page(api, lower)
+        ranks = re.findall(r'<tr data-live="[^"]+">\s*<td class="num">(\d+)</td>', second)
+        assert ranks[0] == str(BOARD_PAGE + 1)  # ranks count from the top of the whole table
+        status, body = await page(api, "/leaderboard?live_cursor=not-a-cursor")
+        assert status == 200
+        assert row.findall(body)[:3] == everyone[:3]  # a cursor no page gave: the top

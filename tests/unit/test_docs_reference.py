@@ -59,7 +59,26 @@ def test_every_route_of_the_openapi_document_is_listed(hook: ModuleType) -> None
             assert f"## {method.upper()} `{path}`" in page
     for name in document["components"]["schemas"]:
         assert f"### {name} {{ #{name.lower()} }}" in page
-    paged = ["/api/agents", "/api/agents/{agent_id}/history", "/api/runs", "/api/matches"]
+    paged = [
+        "/api/agents",
+        "/api/agents/{agent_id}/history",
+        "/api/runs",
+        "/api/matches",
+        "/api/leaderboard/live",
+    ]
+    lists = [
+        path
+        for path, item in document["paths"].items()
+        if item.get("get", {})
+        .get("responses", {})
+        .get("200", {})
+        .get("content", {})
+        .get("application/json", {})
+        .get("schema", {})
+        .get("type")
+        == "array"
+    ]
+    assert sorted(lists) == sorted(paged)  # every list the API answers comes a page at a time
     for path in [*paged, "/api/leaderboard"]:
         headers = document["paths"][path]["get"]["responses"]["200"]["headers"]
         assert set(headers) == {"Link", "X-Next-Cursor"}

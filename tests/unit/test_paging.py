@@ -13,7 +13,9 @@ from palaestra.store.paging import (
     FIRST_PAGE,
     Key,
     decode_cursor,
+    decode_ranked,
     encode_cursor,
+    encode_ranked,
     page_of,
     previous_cursor,
 )
@@ -80,3 +82,28 @@ def test_the_page_before_starts_below_the_row_above_it() -> None:
     above = [(1.0, "a"), (2.0, "b"), (3.0, "c")]  # oldest first, the cursor's row first
     assert decode_cursor(previous_cursor(above, 2, key)) == Key(3.0, "c")
     assert previous_cursor(above, 3, key) == FIRST_PAGE
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False), st.text(min_size=1, max_size=40))
+def test_a_ranked_cursor_gives_back_its_place_exactly(value: float, row_id: str) -> None:
+    assert decode_ranked(encode_ranked(value, row_id)) == (value, row_id)
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        "",
+        "%%%",
+        encode_cursor(Key(1.0, "id")),  # another list's cursor
+        _raw('["ranked", NaN, "id"]'),
+        _raw('["ranked", Infinity, "id"]'),
+        _raw('["ranked", true, "id"]'),
+        _raw('["ranked", "1", "id"]'),
+        _raw('["ranked", 1, 2]'),
+        _raw('["ranked", 1]'),
+        _raw('["other", 1, "id"]'),
+    ],
+)
+def test_anything_else_is_not_a_ranked_cursor(cursor: str) -> None:
+    with pytest.raises(InvalidRequest, match="cursor: not a cursor of this list"):
+        decode_ranked(cursor)

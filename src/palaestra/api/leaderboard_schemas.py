@@ -147,6 +147,11 @@ class LeaderboardOut(_Out):
         description="With limit: the cursor of the published table's next page (fighters or "
         "agents), null on its last page.",
     )
+    live_next_cursor: str | None = Field(
+        default=None,
+        description="cage: ``live`` is the live table's first page (limit rows, 200 without "
+        "limit); this cursor continues it in GET /api/leaderboard/live, null when it is whole.",
+    )
 
 
 class PublishedOut(_Out):

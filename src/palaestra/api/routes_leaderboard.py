@@ -7,16 +7,24 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query, Request, Response
 
 from palaestra.api.contract import errors
-from palaestra.api.leaderboard_schemas import LeaderboardOut, MatchmakingOut, PublishedOut
+from palaestra.api.leaderboard_schemas import (
+    LeaderboardOut,
+    LiveRow,
+    MatchmakingOut,
+    PublishedOut,
+)
 from palaestra.api.paging import PAGED, CursorQuery, announce_next
 from palaestra.engine.cage import matchmaker
 from palaestra.engine.ratings import leaderboard
 from palaestra.engine.ratings.live import rate_pending
+from palaestra.engine.ratings.live_table import live_table
 from palaestra.errors import InvalidRequest
 from palaestra.http.deps import AdminCaller, PlatformDep
 
 #: The arenas, as the schema states them (an unknown one is a 422 before any rule runs).
 ArenaName = Literal["cage", "edgearena"]
+
+EntrantType = Annotated[Literal["harness", "model", "house"] | None, Query(description="cage only")]
 
 router = APIRouter(prefix="/api", tags=["leaderboard"])
 
@@ -27,9 +35,7 @@ async def get_leaderboard(
     response: Response,
     platform: PlatformDep,
     arena: Annotated[ArenaName, Query(description="cage or edgearena")] = "cage",
-    entrant_type: Annotated[
-        Literal["harness", "model", "house"] | None, Query(description="cage only")
-    ] = None,
+    entrant_type: EntrantType = None,
     fighter_class: Annotated[str | None, Query(alias="class", description="cage: a class")] = None,
     role: Annotated[
         Literal["SCOUT", "BUILDER", "ANALYST"] | None, Query(description="edgearena only")
@@ -56,6 +62,33 @@ async def get_leaderboard(
     if limit is not None:
         announce_next(request, response, data["next_cursor"], limit)
     return LeaderboardOut.model_validate(data)
+
+
+@router.get("/leaderboard/live", response_model=list[LiveRow], responses=PAGED)
+async def live(
+    request: Request,
+    response: Response,
+    platform: PlatformDep,
+    entrant_type: EntrantType = None,
+    fighter_class: Annotated[
+        str | None, Query(alias="class", max_length=64, description="a class")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+    cursor: CursorQuery = None,
+) -> list[LiveRow]:
+    """The live cage table (OpenSkill, read now), best first, a page at a time.
+
+    Ordered by score, then name and id; each row's ``rank`` is its place in the whole
+    (filtered) table. The next page holds the fighters ranked below the cursor's."""
+    page = await live_table(
+        platform,
+        entrant_type=entrant_type or None,
+        fighter_class=fighter_class or None,
+        limit=limit,
+        cursor=cursor,
+    )
+    announce_next(request, response, page.next_cursor, limit)
+    return [LiveRow.model_validate(row) for row in page.items]
 
 
 @router.post("/leaderboard/recompute", response_model=PublishedOut, responses=errors(400, 403))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar, TypeVarTuple
@@ -26,9 +27,11 @@ __all__ = [
     "Page",
     "decode_cursor",
     "decode_position",
+    "decode_ranked",
     "decode_serial",
     "encode_cursor",
     "encode_position",
+    "encode_ranked",
     "encode_serial",
     "keyset",
     "keyset_before",
@@ -179,3 +182,28 @@ def decode_serial(cursor: str) -> int:
     if key.created_at != 0.0 or not key.id.isdigit():
         raise InvalidRequest("cursor: not a cursor of this list")
     return int(key.id)
+
+
+# A table ranked by a value that moves (the live ratings), then by a name and an id, pages
+# on the row's place in that order: the cursor holds the last row's value and id (its name,
+# which never changes, is looked up), and the next page holds the rows ranked below it.
+
+
+def encode_ranked(value: float, row_id: str) -> str:
+    """The cursor of the rows ranked below the row ``row_id``, whose value was ``value``."""
+    raw = json.dumps(["ranked", value, row_id], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_ranked(cursor: str) -> tuple[float, str]:
+    """The value and id a cursor holds; :class:`InvalidRequest` for anything no page gave."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        tag, value, row_id = json.loads(raw)
+    except (binascii.Error, ValueError, TypeError):
+        raise InvalidRequest("cursor: not a cursor of this list") from None
+    if tag != "ranked" or not isinstance(value, int | float) or isinstance(value, bool):
+        raise InvalidRequest("cursor: not a cursor of this list")
+    if not math.isfinite(value) or not isinstance(row_id, str):
+        raise InvalidRequest("cursor: not a cursor of this list")
+    return float(value), row_id

@@ -10,24 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Final
 
-from sqlalchemy import select
-
 from palaestra.engine.ratings.leaderboard import Arena, latest
-from palaestra.engine.ratings.live import live_ratings
+from palaestra.engine.ratings.live_table import cage_fighters, live_table
 from palaestra.errors import Conflict, InvalidRequest
 from palaestra.platform import Platform
 from palaestra.protocol import Role
-from palaestra.rules.leaderboard_tables import (
-    ENTRANT_TYPES,
-    FighterFacts,
-    filter_agents,
-    filter_cage,
-    live_rows,
+from palaestra.rules.leaderboard_tables import ENTRANT_TYPES, filter_agents, filter_cage
+from palaestra.store.paging import (
+    FIRST_PAGE,
+    Page,
+    decode_position,
+    encode_position,
 )
-from palaestra.store.models import Agent
-from palaestra.store.paging import FIRST_PAGE, decode_position, encode_position
 from palaestra.web.charts import IntervalScale
 
 __all__ = [
@@ -60,7 +57,7 @@ class CageBoard:
     fighters_total: int = 0  # in the snapshot, before the filters
     summary: list[dict[str, Any]] = field(default_factory=list)
     differences: list[dict[str, Any]] = field(default_factory=list)
-    live: list[dict[str, Any]] = field(default_factory=list)
+    live: Page[dict[str, Any]] = field(default_factory=lambda: Page([], None))
     # The published table shows a page of ``fighters``: the cursors of the pages around it.
     next_cursor: str | None = None
     previous_cursor: str | None = None
@@ -91,41 +88,27 @@ def _bounds(rows: Sequence[dict[str, Any]], sides: Sequence[str]) -> list[tuple[
     return found
 
 
-async def _fighters(platform: Platform) -> list[FighterFacts]:
-    query = select(
-        Agent.id, Agent.name, Agent.entrant_type, Agent.fighter_class, Agent.status
-    ).where(Agent.arena == Arena.CAGE.value)
-    async with platform.db.session() as session:
-        rows = (await session.execute(query)).all()
-    return [FighterFacts(r.id, r.name, r.entrant_type, r.fighter_class, r.status) for r in rows]
-
-
 async def cage_board(
     platform: Platform,
     *,
     entrant_type: str | None = None,
     fighter_class: str | None = None,
     cursor: str | None = None,
+    live_cursor: str | None = None,
     page_size: int = PAGE_SIZE,
 ) -> CageBoard:
-    """The cage leaderboard narrowed to an entrant type and/or a class, a page of its table.
+    """The cage leaderboard narrowed to an entrant type and/or a class, a page of its
+    published table and a page of its live table.
 
     A cursor of an older snapshot (or none a page gave) shows the first page.
     """
     entrant_type = entrant_type if entrant_type in ENTRANT_TYPES else None
     fighter_class = (fighter_class or "").strip()[:32] or None
-    facts = await _fighters(platform)
+    facts = await cage_fighters(platform)
     classes = sorted(
         set(platform.settings.fighter_classes) | {f.fighter_class for f in facts if f.fighter_class}
     )
-    chosen = [
-        f
-        for f in facts
-        if f.status != "PENDING"
-        and (entrant_type is None or f.entrant_type == entrant_type)
-        and (fighter_class is None or f.fighter_class == fighter_class)
-    ]
-    live = live_rows(chosen, await live_ratings(platform, [f.fighter_id for f in chosen]))
+    live = await _live(platform, entrant_type, fighter_class, page_size, live_cursor or None)
     snapshot = await latest(platform, Arena.CAGE)
     if snapshot is None:
         return CageBoard(entrant_type, fighter_class, classes, published=False, live=live)
@@ -172,6 +155,20 @@ def _start(cursor: str | None, snapshot: float) -> int:
         return decode_position(cursor, snapshot)
     except (InvalidRequest, Conflict):
         return 0  # a page link from before the last publication: start again at the top
+
+
+async def _live(
+    platform: Platform,
+    entrant_type: str | None,
+    fighter_class: str | None,
+    page_size: int,
+    cursor: str | None,
+) -> Page[dict[str, Any]]:
+    table = partial(live_table, platform, entrant_type=entrant_type, fighter_class=fighter_class)
+    try:
+        return await table(limit=page_size, cursor=cursor)
+    except InvalidRequest:
+        return await table(limit=page_size)  # not a cursor a page gave: the top of the table
 
 
 async def edgearena_board(platform: Platform) -> EdgeBoard:

@@ -170,12 +170,14 @@ async def leaderboard(
     entrant_type: Filter = None,
     fighter_class: Annotated[str | None, Query(alias="class", max_length=64)] = None,
     cursor: Annotated[str | None, Query(max_length=200)] = None,
+    live_cursor: Annotated[str | None, Query(max_length=400)] = None,
 ) -> Response:
     cage = await board_queries.cage_board(
         platform,
         entrant_type=entrant_type or None,
         fighter_class=fighter_class or None,
         cursor=cursor,
+        live_cursor=live_cursor,
     )
     return render(
         request,
@@ -184,6 +186,8 @@ async def leaderboard(
         edge=await board_queries.edgearena_board(platform),
         entrant_types=board_queries.ENTRANT_TYPES,
         interval_s=platform.settings.leaderboard_interval_s,
+        cursor=cursor,
+        live_cursor=live_cursor,
     )
 
 

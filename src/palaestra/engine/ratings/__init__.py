@@ -1,7 +1,8 @@
 """Ratings: live OpenSkill ratings per match, and the published leaderboards.
 
 - ``live``: every scored match applied once, in order;
-- ``leaderboard``: recompute, store and read the published tables.
+- ``leaderboard``: recompute, store and read the published tables;
+- ``live_table``: the live table a page at a time.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from palaestra.engine.ratings.live import (
     live_ratings,
     rate_pending,
 )
+from palaestra.engine.ratings.live_table import live_table
 
 __all__ = [
     "Arena",
@@ -25,6 +27,7 @@ __all__ = [
     "Snapshot",
     "latest",
     "live_ratings",
+    "live_table",
     "rate_pending",
     "recompute",
     "view",

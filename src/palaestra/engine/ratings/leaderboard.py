@@ -23,18 +23,17 @@ import structlog
 from sqlalchemy import delete, select
 
 from palaestra.engine.loops import every
-from palaestra.engine.ratings.live import live_ratings, rate_pending
+from palaestra.engine.ratings.live import rate_pending
+from palaestra.engine.ratings.live_table import cage_fighters, live_table
 from palaestra.errors import InvalidRequest
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
 from palaestra.rules.agent_stats import FINISHED, AgentFacts, TaskFacts
 from palaestra.rules.leaderboard_tables import (
-    FighterFacts,
     build_cage,
     build_edgearena,
     filter_agents,
     filter_cage,
-    live_rows,
 )
 from palaestra.rules.matchflow import MatchKind
 from palaestra.rules.ratings import SCORED, result_of
@@ -48,6 +47,8 @@ log = structlog.get_logger(__name__)
 #: Snapshots kept per arena (older ones are deleted when a new one is stored).
 KEEP_SNAPSHOTS = 10
 BOOTSTRAP_SEED = 20_260_101
+#: Rows of the live table in a leaderboard asked for without ``limit`` (the first page).
+LIVE_ROWS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +62,7 @@ class Snapshot:
 async def recompute(platform: Platform, arena: Arena, *, resamples: int | None = None) -> Snapshot:
     """Compute and store a fresh snapshot of ``arena``'s leaderboard."""
     if arena is Arena.CAGE:
-        fighters = await _cage_fighters(platform)
+        fighters = await cage_fighters(platform)
         records = await _scored_records(platform)
         data = await asyncio.to_thread(
             build_cage,
@@ -134,7 +135,9 @@ async def view(
     """What ``GET /api/leaderboard`` answers: the latest snapshot, filtered, plus live ratings.
 
     With ``limit``, the published table (``fighters`` or ``agents``) is one page of it,
-    from ``cursor`` on, and ``next_cursor`` says where the next page starts.
+    from ``cursor`` on, and ``next_cursor`` says where the next page starts. ``live`` is
+    the live table's first page (``limit`` rows, or :data:`LIVE_ROWS`), and
+    ``live_next_cursor`` where ``live_table`` goes on.
     """
     try:
         chosen = Arena(arena)
@@ -156,15 +159,10 @@ async def view(
         return _paged(out, "agents", snapshot.computed_at, limit, cursor)
     out |= filter_cage(snapshot.data, entrant_type=entrant_type, fighter_class=fighter_class)
     _paged(out, "fighters", snapshot.computed_at, limit, cursor)
-    fighters = [
-        f
-        for f in await _cage_fighters(platform)
-        if f.status != "PENDING"
-        and (entrant_type is None or f.entrant_type == entrant_type)
-        and (fighter_class is None or f.fighter_class == fighter_class)
-    ]
-    ratings = await live_ratings(platform, [f.fighter_id for f in fighters])
-    out["live"] = live_rows(fighters, ratings)
+    live = await live_table(
+        platform, entrant_type=entrant_type, fighter_class=fighter_class, limit=limit or LIVE_ROWS
+    )
+    out["live"], out["live_next_cursor"] = live.items, live.next_cursor
     return out
 
 
@@ -177,15 +175,6 @@ def _paged(
     out[table] = rows[start:end]
     out["next_cursor"] = encode_position(snapshot, end) if end < len(rows) else None
     return out
-
-
-async def _cage_fighters(platform: Platform) -> list[FighterFacts]:
-    query = select(
-        Agent.id, Agent.name, Agent.entrant_type, Agent.fighter_class, Agent.status
-    ).where(Agent.arena == Arena.CAGE.value)
-    async with platform.db.session() as session:
-        rows = (await session.execute(query)).all()
-    return [FighterFacts(r.id, r.name, r.entrant_type, r.fighter_class, r.status) for r in rows]
 
 
 async def _scored_records(platform: Platform) -> list[tuple[str, str, float]]:
