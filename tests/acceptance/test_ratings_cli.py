@@ -97,6 +97,15 @@ def test_leaderboard_prints_every_table(data_dir: Path) -> None:
     assert "over 80 scored matches" in out
 
 
+def test_leaderboard_shows_limit_rows_of_each_table(data_dir: Path) -> None:
+    result = run(data_dir, "leaderboard", "--limit", "2")
+    assert result.returncode == 0, result.stderr
+    live = result.stdout.split("live ratings", 1)[1]
+    assert sum(name in live for name, _, _ in FIGHTERS) == 2
+    published = result.stdout.split("published ratings", 1)[1].split("entrant types", 1)[0]
+    assert sum(name in published for name, _, _ in FIGHTERS) == 2
+
+
 def test_leaderboard_filters(data_dir: Path) -> None:
     result = run(data_dir, "leaderboard", "--entrant-type", "model", "--recompute")
     assert result.returncode == 0, result.stderr

@@ -108,8 +108,15 @@ def leaderboard(
             except ValueError:
                 _fail("arena must be cage or edgearena")
             await boards.recompute(platform, chosen)
+        # cage: the first `limit` rows of each table are read (the live table pages);
+        # edgearena: the whole table, shown `limit` rows per role.
         return await boards.view(
-            platform, arena, entrant_type=entrant_type, fighter_class=fighter_class, role=role
+            platform,
+            arena,
+            entrant_type=entrant_type,
+            fighter_class=fighter_class,
+            role=role,
+            limit=limit if arena == Arena.CAGE.value else None,
         )
 
     board = _with_platform(work)
