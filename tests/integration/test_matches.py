@@ -349,8 +349,12 @@ async def test_a_model_entrant_is_called_with_the_fixed_system_prompt(arena: Pla
     assert body["defender"]["executor"] == "model:tiny-1"
 
 
-async def test_a_model_entrants_provider_failure_is_its_failed_turn(arena: Platform) -> None:
-    chat = ChatServer(status=500)
+@pytest.mark.parametrize("status", [500, 302], ids=["error", "redirect"])
+async def test_a_model_entrants_provider_failure_is_its_failed_turn(
+    arena: Platform, status: int
+) -> None:
+    """An error, or a redirect (never followed), from a model's provider fails its turns."""
+    chat = ChatServer(status=status)
     async with running(arena) as api, serve(chat) as provider, serve(CageHarness(injects)) as h:
         alice, bob = await api.owner("alice"), await api.owner("bob")
         model = {"base_url": provider.url("/v1"), "model": "tiny-1", "api_key": MODEL_KEY}
@@ -361,8 +365,9 @@ async def test_a_model_entrants_provider_failure_is_its_failed_turn(arena: Platf
         body = await transcript(api, match_id)
     assert summary(body) == ("SCORED", "attacker", "forfeit", 4)
     assert body["turns"][1]["reason"].startswith(
-        "model provider failed: External agent responded with 500"
+        f"model provider failed: External agent responded with {status}"
     )
+    assert len(chat.requests) == 2  # its two turns, each asked once: no redirect followed
 
 
 async def test_a_failure_of_the_house_model_voids_the_match(arena: Platform) -> None:
