@@ -7,13 +7,16 @@ House-baseline fighters play without a network, so whole matches are played here
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from sqlalchemy import func, select
 
 from palaestra.clock import FrozenClock
 from palaestra.engine.cage.referee import Referee
+from palaestra.engine.export.dataset import export_dataset
 from palaestra.engine.ratings.leaderboard import Arena, recompute
 from palaestra.engine.ratings.live import rate_pending
 from palaestra.platform import Platform
@@ -59,7 +62,7 @@ async def rating_rows(platform: Platform) -> tuple[int, int]:
 
 
 async def test_farming_matches_against_another_owner_leaves_the_ratings_unchanged(
-    arena: Platform,
+    arena: Platform, tmp_path: Path
 ) -> None:
     async with running(arena) as api:
         alice, bob = await api.owner("alice"), await api.owner("bob")
@@ -77,6 +80,11 @@ async def test_farming_matches_against_another_owner_leaves_the_ratings_unchange
         assert await rating_rows(arena) == (0, 0)
         board = await recompute(arena, Arena.CAGE, resamples=10)
         assert board.match_count == 0
+        # The dataset says what they were, and that they moved no rating.
+        await export_dataset(arena, tmp_path / "export")
+        exported = (tmp_path / "export" / "matches.jsonl").read_bytes().splitlines()
+        rows = {row["match_id"]: row for row in map(orjson.loads, exported)}
+        assert {(rows[i]["kind"], rows[i]["ratings"]) for i in ids} == {("friendly", None)}
         # The admin's match between the same two is rated, and moves both ratings.
         status, created = await start(api, ADMIN_TOKEN, mine, theirs)
         assert status == 202
