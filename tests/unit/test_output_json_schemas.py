@@ -15,7 +15,7 @@ from palaestra.protocol.output_json_schemas import (
     accepted_output_schema,
     output_json_schema,
 )
-from tests.unit.test_schemas import DELETE, FIXTURES, edit
+from tests.unit.test_schemas import DELETE, FIXTURES, edit, paths_of
 
 CANDIDATE = "cand-1"
 
@@ -106,20 +106,6 @@ SUBSTITUTES: list[Any] = [
 ]
 
 
-def paths(value: Any, prefix: str = "") -> list[str]:
-    """Every part of a JSON value, as paths ``edit`` reads (``a.b[1].c``)."""
-    found: list[str] = []
-    if isinstance(value, dict):
-        for key, child in value.items():
-            path = f"{prefix}.{key}" if prefix else key
-            found += [path, *paths(child, path)]
-    elif isinstance(value, list):
-        for index, child in enumerate(value):
-            path = f"{prefix}[{index}]"
-            found += [path, *paths(child, path)]
-    return found
-
-
 def valid(phase: Phase, output: Any) -> bool:
     try:
         validate_output(phase, output)
@@ -134,7 +120,7 @@ def test_the_rules_schema_accepts_exactly_what_the_validators_accept(phase: Phas
     accepts = jsonschema_rs.validator_for(schema).is_valid
     good = FIXTURES[phase]()
     variants = [good, {**good, "extra": {"kept": True}}, smallest(output_json_schema(phase))]
-    for path in paths(good):
+    for path in paths_of(good):
         variants += [edit(good, path, value) for value in SUBSTITUTES]
     judged = {True: 0, False: 0}
     for output in variants:
