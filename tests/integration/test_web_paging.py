@@ -151,3 +151,37 @@ async def test_the_live_table_pages_best_first_and_keeps_its_filters(platform: P
         status, body = await page(api, "/leaderboard?live_cursor=not-a-cursor")
         assert status == 200
         assert row.findall(body)[:3] == everyone[:3]  # a cursor no page gave: the top
+
+
+async def test_the_edgearena_table_pages_and_each_table_keeps_the_others_page(
+    platform: Platform,
+) -> None:
+    from palaestra.engine.ratings.leaderboard import Arena, recompute
+    from palaestra.web.board_queries import PAGE_SIZE as BOARD_PAGE
+
+    owner = await add_owner(still(platform))
+    roles = ("SCOUT", "BUILDER")  # no ANALYST: its section says so, on the first page only
+    names = [f"agent-{i:03d}" for i in range(2 * BOARD_PAGE + 3)]
+    for i, name in enumerate(names):
+        await add_agent(platform, owner, name, roles[i % 2], reputation=i / 1000)
+    for i in range(BOARD_PAGE + 1):  # enough fighters for the live table to page too
+        await add_fighter(platform, await add_owner(platform, f"o-{i}"), f"fighter-{i:03d}")
+    await recompute(platform, Arena.EDGEARENA)
+    row = re.compile(r'<tr data-agent-row="([^"]+)">')
+    async with running(platform) as api:
+        seen = await walk_pages(api, "/leaderboard", row, "#edgearena")
+        assert sorted(seen) == names  # each once
+        builders, scouts = names[1::2], names[::2]
+        assert seen == scouts[::-1] + builders[::-1]  # by role, then reputation, best first
+        _, first = await page(api, "/leaderboard")
+        assert "No ANALYST agent yet." in first
+        (lower,) = links(first, "next", "#edgearena")
+        _, second = await page(api, lower)
+        assert "No ANALYST agent yet." not in second
+        # The live table's next page keeps the edgearena table's page, and back.
+        (live_next,) = links(second, "next", "#live")
+        _, both = await page(api, live_next)
+        assert row.findall(both) == row.findall(second)
+        (edge_back,) = links(both, "prev", "#edgearena")
+        assert "live_cursor=" in edge_back
+        assert "edge_cursor=" not in edge_back  # back to its first page

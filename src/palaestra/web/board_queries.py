@@ -9,6 +9,7 @@ does it (``engine.leaderboard_tables.filter_cage``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Final
@@ -75,7 +76,10 @@ class EdgeBoard:
     computed_at: float | None = None
     task_count: int = 0
     method: dict[str, Any] = field(default_factory=dict)
+    # The roles with rows on this page (and, on the first, those with none at all).
     roles: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
+    next_cursor: str | None = None
+    previous_cursor: str | None = None
 
 
 def _bounds(rows: Sequence[dict[str, Any]], sides: Sequence[str]) -> list[tuple[float, float]]:
@@ -114,9 +118,8 @@ async def cage_board(
         return CageBoard(entrant_type, fighter_class, classes, published=False, live=live)
     table = filter_cage(snapshot.data, entrant_type=entrant_type, fighter_class=fighter_class)
     fighters = table["fighters"]
-    start = _start(cursor, snapshot.computed_at)
-    end = start + page_size
-    newer = max(start - page_size, 0)
+    start, end = _window(cursor, snapshot.computed_at, page_size)
+    following, before = _around(snapshot.computed_at, start, end, len(fighters), page_size)
     return CageBoard(
         entrant_type,
         fighter_class,
@@ -128,14 +131,8 @@ async def cage_board(
         advantage=table["advantage"],
         fighters=fighters[start:end],
         fighters_total=len(snapshot.data.get("fighters", [])),
-        next_cursor=encode_position(snapshot.computed_at, end) if end < len(fighters) else None,
-        previous_cursor=(
-            None
-            if start == 0
-            else encode_position(snapshot.computed_at, newer)
-            if newer
-            else FIRST_PAGE
-        ),
+        next_cursor=following,
+        previous_cursor=before,
         summary=table["summary"],
         differences=table["differences"],
         live=live,
@@ -148,13 +145,24 @@ async def cage_board(
     )
 
 
-def _start(cursor: str | None, snapshot: float) -> int:
-    if cursor is None:
-        return 0
-    try:
-        return decode_position(cursor, snapshot)
-    except (InvalidRequest, Conflict):
-        return 0  # a page link from before the last publication: start again at the top
+def _window(cursor: str | None, snapshot: float, page_size: int) -> tuple[int, int]:
+    """Where a page of a published table starts and ends."""
+    start = 0
+    # A page link from before the last publication (or none a page gave): the top.
+    with suppress(InvalidRequest, Conflict):
+        start = decode_position(cursor, snapshot) if cursor else 0
+    return start, start + page_size
+
+
+def _around(
+    snapshot: float, start: int, end: int, total: int, page_size: int
+) -> tuple[str | None, str | None]:
+    """The cursors of the pages after and before the window ``start:end`` of a table."""
+    following = encode_position(snapshot, end) if end < total else None
+    if start == 0:
+        return following, None
+    newer = max(start - page_size, 0)
+    return following, encode_position(snapshot, newer) if newer else FIRST_PAGE
 
 
 async def _live(
@@ -171,17 +179,35 @@ async def _live(
         return await table(limit=page_size)  # not a cursor a page gave: the top of the table
 
 
-async def edgearena_board(platform: Platform) -> EdgeBoard:
-    """The edgearena table of the latest snapshot, one section per role."""
+async def edgearena_board(
+    platform: Platform, cursor: str | None = None, page_size: int = PAGE_SIZE
+) -> EdgeBoard:
+    """A page of the edgearena table (agents by role, then rank), one section per role.
+
+    A cursor of an older snapshot (or none a page gave) shows the first page."""
     snapshot = await latest(platform, Arena.EDGEARENA)
     if snapshot is None:
         return EdgeBoard(published=False)
-    rows = filter_agents(snapshot.data)["agents"]
-    roles = [(role, [r for r in rows if r.get("role") == role]) for role in ROLES]
+    # The page's sections go in the roles' order: the table is paged in that order too.
+    rows = sorted(
+        (row for row in filter_agents(snapshot.data)["agents"] if row.get("role") in ROLES),
+        key=lambda row: ROLES.index(row["role"]),
+    )
+    start, end = _window(cursor, snapshot.computed_at, page_size)
+    shown = rows[start:end]
+    roles = [
+        (role, [r for r in shown if r.get("role") == role])
+        for role in ROLES
+        if any(r.get("role") == role for r in shown)
+        or (start == 0 and not any(r.get("role") == role for r in rows))
+    ]
+    following, before = _around(snapshot.computed_at, start, end, len(rows), page_size)
     return EdgeBoard(
         published=True,
         computed_at=snapshot.computed_at,
         task_count=snapshot.match_count,
         method=snapshot.data.get("method", {}),
         roles=roles,
+        next_cursor=following,
+        previous_cursor=before,
     )

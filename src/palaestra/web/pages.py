@@ -170,8 +170,10 @@ async def leaderboard(
     entrant_type: Filter = None,
     fighter_class: Annotated[str | None, Query(alias="class", max_length=64)] = None,
     cursor: Annotated[str | None, Query(max_length=200)] = None,
-    live_cursor: Annotated[str | None, Query(max_length=400)] = None,
+    live_cursor: Annotated[str | None, Query(max_length=200)] = None,
+    edge_cursor: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
+    """Both arenas' tables, each a page at a time; each table's links keep the others' pages."""
     cage = await board_queries.cage_board(
         platform,
         entrant_type=entrant_type or None,
@@ -183,11 +185,16 @@ async def leaderboard(
         request,
         "leaderboard.html",
         cage=cage,
-        edge=await board_queries.edgearena_board(platform),
+        edge=await board_queries.edgearena_board(platform, edge_cursor),
         entrant_types=board_queries.ENTRANT_TYPES,
         interval_s=platform.settings.leaderboard_interval_s,
-        cursor=cursor,
-        live_cursor=live_cursor,
+        state={
+            "entrant_type": cage.entrant_type,
+            "class": cage.fighter_class,
+            "cursor": cursor,
+            "live_cursor": live_cursor,
+            "edge_cursor": edge_cursor,
+        },
     )
 
 
