@@ -185,3 +185,21 @@ async def test_the_edgearena_table_pages_and_each_table_keeps_the_others_page(
         (edge_back,) = links(both, "prev", "#edgearena")
         assert "live_cursor=" in edge_back
         assert "edge_cursor=" not in edge_back  # back to its first page
+
+
+async def test_a_fighters_matches_page_and_its_record_counts_them_all(platform: Platform) -> None:
+    owner, other = await add_owner(still(platform), "a"), await add_owner(platform, "b")
+    one = await add_fighter(platform, owner, "one")
+    two = await add_fighter(platform, other, "two")
+    three = await add_fighter(platform, other, "three")
+    games = [(one, two, "attacker")] * (PAGE_SIZE + 4) + [(two, one, "attacker")] * 3
+    await add_matches(platform, [*games, (two, three, "draw")])  # not one's
+    async with running(platform) as api:
+        seen = await walk_pages(
+            api, f"/fighters/{one}", re.compile(r'href="/matches/([^"]+)"'), "#matches"
+        )
+        assert len(seen) == len(set(seen)) == PAGE_SIZE + 7  # each of its matches once
+        _, first = await page(api, f"/fighters/{one}")
+    shown = re.findall(r'<span class="num">(\d+)</span><span class="lbl">(\w+)</span>', first)
+    record = {label: int(count) for count, label in shown}
+    assert record == {"won": PAGE_SIZE + 4, "lost": 3, "drawn": 0, "voided": 0}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import ColumnElement, func, or_, select
 from sqlalchemy.orm import aliased
 
 from palaestra.platform import Platform
@@ -53,18 +53,27 @@ async def runs_page(platform: Platform, cursor: str | None, limit: int = PAGE_SI
 
 
 async def matches_page(
-    platform: Platform, cursor: str | None, limit: int = PAGE_SIZE
+    platform: Platform,
+    cursor: str | None,
+    limit: int = PAGE_SIZE,
+    *,
+    fighter_id: str | None = None,
 ) -> Page[MatchRow]:
+    """A page of matches (those ``fighter_id`` played, when given), newest first."""
     attacker, defender = aliased(Agent), aliased(Agent)
-    query = keyset(
+    played = (
+        None
+        if fighter_id is None
+        else or_(Match.attacker_id == fighter_id, Match.defender_id == fighter_id)
+    )
+    query = (
         select(Match, attacker.name, defender.name)
         .join(attacker, attacker.id == Match.attacker_id)
-        .join(defender, defender.id == Match.defender_id),
-        Match.created_at,
-        Match.id,
-        cursor,
-        limit,
+        .join(defender, defender.id == Match.defender_id)
     )
+    if played is not None:
+        query = query.where(played)
+    query = keyset(query, Match.created_at, Match.id, cursor, limit)
     async with platform.db.session() as session:
         found = (await session.execute(query)).all()
     rows = [
@@ -72,7 +81,7 @@ async def matches_page(
         for match, attacker_name, defender_name in found
     ]
     page = page_of(rows, limit, _key)
-    return await _with_previous(platform, page, Match, None, cursor, limit)
+    return await _with_previous(platform, page, Match, played, cursor, limit)
 
 
 async def agents_page(

@@ -16,7 +16,14 @@ from palaestra.http.deps import PlatformDep
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
 from palaestra.rules.ratings import MU, SIGMA
-from palaestra.web import board_queries, list_queries, match_queries, queries, run_queries
+from palaestra.web import (
+    board_queries,
+    fighter_queries,
+    list_queries,
+    match_queries,
+    queries,
+    run_queries,
+)
 from palaestra.web.charts import LatencyPoint, latency_chart, status_spans, status_strip
 from palaestra.web.forms import FormText, owner_view
 from palaestra.web.reasons import Audience
@@ -110,8 +117,14 @@ async def _agent_page(
 
 
 @router.get("/fighters/{fighter_id}")
-async def fighter(request: Request, fighter_id: str, platform: PlatformDep) -> Response:
-    page = await queries.fighter_page(platform, fighter_id)
+async def fighter(
+    request: Request,
+    fighter_id: str,
+    platform: PlatformDep,
+    cursor: Annotated[str | None, Query(max_length=200)] = None,
+) -> Response:
+    """A fighter, its live ratings and record, and its matches a page at a time."""
+    page = await fighter_queries.fighter_page(platform, fighter_id, cursor)
     if page is None:
         return not_found(request, "No such fighter.")
     ratings = await match_queries.fighter_ratings(platform, fighter_id)

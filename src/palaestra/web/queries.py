@@ -8,8 +8,6 @@ sections read their tables directly, so they fill in as soon as rows exist.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
@@ -29,7 +27,6 @@ __all__ = [
     "Activity",
     "AgentPage",
     "AgentRow",
-    "FighterPage",
     "MatchRow",
     "Overview",
     "RunRow",
@@ -38,7 +35,6 @@ __all__ = [
     "agent_rows",
     "agent_status",
     "endpoint_host",
-    "fighter_page",
     "fighter_rows",
     "overview",
     "recent_matches",
@@ -172,17 +168,6 @@ class AgentPage:
     failures_total: int
     wizard: WizardProgress | None
     audience: Audience = Audience.PUBLIC
-
-
-@dataclass(frozen=True, slots=True)
-class FighterPage:
-    fighter: AgentRow
-    harness_name: str | None
-    sandbox_attested: bool
-    rated_challenges: bool
-    model: str | None
-    matches: list[MatchRow]
-    record: dict[str, int]  # won, lost, drawn, voided
 
 
 def endpoint_host(url: str | None) -> str | None:
@@ -319,38 +304,6 @@ async def agent_page(
     )
 
 
-async def fighter_page(platform: Platform, fighter_id: str) -> FighterPage | None:
-    async with platform.db.session() as session:
-        fighter = await session.get(Agent, fighter_id)
-        if fighter is None or fighter.arena != Arena.CAGE:
-            return None
-        row = AgentRow.of(fighter)
-        model = (fighter.provider or {}).get("model") if fighter.provider else None
-    matches = await recent_matches(platform, 50, fighter_id=fighter_id)
-    return FighterPage(
-        fighter=row,
-        harness_name=fighter.harness_name,
-        sandbox_attested=fighter.sandbox_attested,
-        rated_challenges=fighter.rated_challenges,
-        model=str(model) if model else None,
-        matches=matches,
-        record=_record(fighter_id, matches),
-    )
-
-
-def _record(fighter_id: str, matches: Sequence[MatchRow]) -> dict[str, int]:
-    tally: Counter[str] = Counter(won=0, lost=0, drawn=0, voided=0)
-    for match in matches:
-        if match.status == "VOIDED":
-            tally["voided"] += 1
-        elif match.outcome == "draw":
-            tally["drawn"] += 1
-        elif match.outcome in ("attacker", "defender"):
-            side = "attacker" if match.attacker_id == fighter_id else "defender"
-            tally["won" if match.outcome == side else "lost"] += 1
-    return dict(tally)
-
-
 async def recent_runs(platform: Platform, limit: int = 20) -> list[RunRow]:
     query = select(Run).order_by(Run.created_at.desc()).limit(limit)
     async with platform.db.session() as session:
@@ -369,9 +322,7 @@ async def recent_runs(platform: Platform, limit: int = 20) -> list[RunRow]:
         ]
 
 
-async def recent_matches(
-    platform: Platform, limit: int = 20, *, fighter_id: str | None = None
-) -> list[MatchRow]:
+async def recent_matches(platform: Platform, limit: int = 20) -> list[MatchRow]:
     attacker, defender = aliased(Agent), aliased(Agent)
     query = (
         select(Match, attacker.name, defender.name)
@@ -380,8 +331,6 @@ async def recent_matches(
         .order_by(Match.created_at.desc())
         .limit(limit)
     )
-    if fighter_id is not None:
-        query = query.where(or_(Match.attacker_id == fighter_id, Match.defender_id == fighter_id))
     async with platform.db.session() as session:
         rows = (await session.execute(query)).all()
     return [

@@ -1,0 +1,69 @@
+"""A fighter's page: what it is, its record over every match, and its matches a page at a time."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from sqlalchemy import func, or_, select
+
+from palaestra.platform import Platform
+from palaestra.protocol.constants import Arena
+from palaestra.store.models import Agent, Match
+from palaestra.store.paging import Page
+from palaestra.web.list_queries import matches_page
+from palaestra.web.queries import AgentRow, MatchRow
+
+__all__ = ["FighterPage", "fighter_page"]
+
+
+@dataclass(frozen=True, slots=True)
+class FighterPage:
+    fighter: AgentRow
+    harness_name: str | None
+    sandbox_attested: bool
+    rated_challenges: bool
+    model: str | None
+    matches: Page[MatchRow]  # newest first, a page at a time
+    record: dict[str, int]  # won, lost, drawn, voided: over all its matches
+
+
+async def fighter_page(
+    platform: Platform, fighter_id: str, cursor: str | None = None
+) -> FighterPage | None:
+    """The fighter's page, its matches from ``cursor`` on; ``None`` for no such fighter."""
+    async with platform.db.session() as session:
+        fighter = await session.get(Agent, fighter_id)
+        if fighter is None or fighter.arena != Arena.CAGE:
+            return None
+        row = AgentRow.of(fighter)
+        model = (fighter.provider or {}).get("model") if fighter.provider else None
+    return FighterPage(
+        fighter=row,
+        harness_name=fighter.harness_name,
+        sandbox_attested=fighter.sandbox_attested,
+        rated_challenges=fighter.rated_challenges,
+        model=str(model) if model else None,
+        matches=await matches_page(platform, cursor, fighter_id=fighter_id),
+        record=await _record(platform, fighter_id),
+    )
+
+
+async def _record(platform: Platform, fighter_id: str) -> dict[str, int]:
+    attacking = (Match.attacker_id == fighter_id).label("attacking")
+    query = (
+        select(Match.status, Match.outcome, attacking, func.count())
+        .where(or_(Match.attacker_id == fighter_id, Match.defender_id == fighter_id))
+        .group_by(Match.status, Match.outcome, attacking)
+    )
+    tally: Counter[str] = Counter(won=0, lost=0, drawn=0, voided=0)
+    async with platform.db.session() as session:
+        for status, outcome, attacker, count in await session.execute(query):
+            if status == "VOIDED":
+                tally["voided"] += count
+            elif outcome == "draw":
+                tally["drawn"] += count
+            elif outcome in ("attacker", "defender"):
+                side = "attacker" if attacker else "defender"
+                tally["won" if outcome == side else "lost"] += count
+    return dict(tally)
