@@ -203,3 +203,35 @@ async def test_a_fighters_matches_page_and_its_record_counts_them_all(platform: 
     shown = re.findall(r'<span class="num">(\d+)</span><span class="lbl">(\w+)</span>', first)
     record = {label: int(count) for count, label in shown}
     assert record == {"won": PAGE_SIZE + 4, "lost": 3, "drawn": 0, "voided": 0}
+
+
+async def test_an_agents_failures_page_newest_first(platform: Platform) -> None:
+    from palaestra.store.models import AgentEvent
+
+    owner = await add_owner(still(platform))
+    agent_id = await add_agent(platform, owner, "flaky", "SCOUT")
+    now = platform.clock.now()
+    count = 2 * 100 + 7  # the page holds 100 failures
+    async with platform.db.session() as session, session.begin():
+        for i in range(count):
+            outcome = "failure" if i % 3 else "success"  # successes are not listed
+            session.add(
+                AgentEvent(
+                    agent_id=agent_id,
+                    at=now - 60.0 * (3 * count - i),
+                    kind="ping",
+                    outcome=outcome,
+                    latency_ms=1.0,
+                    reason="External agent timed out",
+                )
+            )
+    failures = [i for i in range(count) if i % 3]
+    row = re.compile(r'<tr class="failure">\s*<td title="([^"]+)"')
+    async with running(platform) as api:
+        seen = await walk_pages(api, f"/agents/{agent_id}", row, "#failures")
+        assert len(seen) == len(set(seen)) == len(failures)  # each once
+        assert seen == sorted(seen, reverse=True)  # newest first
+        _, first = await page(api, f"/agents/{agent_id}")
+        assert f'<h2>Failures <span class="count">{len(failures)}</span></h2>' in first
+        status, _ = await page(api, f"/agents/{agent_id}?failures_cursor=junk")
+        assert status == 400

@@ -63,9 +63,17 @@ async def agents(
 
 
 @router.get("/agents/{agent_id}")
-async def agent(request: Request, agent_id: str, platform: PlatformDep) -> Response:
-    """An agent's page for anyone: each failure's kind and status, not what the agent sent."""
-    return await _agent_page(request, platform, agent_id, Audience.PUBLIC)
+async def agent(
+    request: Request,
+    agent_id: str,
+    platform: PlatformDep,
+    failures_cursor: Annotated[str | None, Query(max_length=200)] = None,
+) -> Response:
+    """An agent's page for anyone: each failure's kind and status, not what the agent sent;
+    its failures a page at a time."""
+    return await _agent_page(
+        request, platform, agent_id, Audience.PUBLIC, failures_cursor=failures_cursor
+    )
 
 
 @router.post("/agents/{agent_id}")
@@ -85,8 +93,12 @@ async def _agent_page(
     agent_id: str,
     audience: Audience,
     token: str | None = None,
+    *,
+    failures_cursor: str | None = None,
 ) -> Response:
-    page = await queries.agent_page(platform, agent_id, audience=audience)
+    page = await queries.agent_page(
+        platform, agent_id, audience=audience, failures_cursor=failures_cursor
+    )
     if page is None:
         return not_found(request, "No such agent.")
     now = platform.clock.now()

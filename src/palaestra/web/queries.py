@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 from yarl import URL
 
@@ -20,6 +21,7 @@ from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
 from palaestra.rules.status import Status
 from palaestra.store.models import Agent, AgentEvent, Match, Run
+from palaestra.store.paging import FIRST_PAGE, Page, decode_serial, encode_serial
 from palaestra.web.reasons import Audience, EventRow, event_rows, shown, shown_progress
 
 __all__ = [
@@ -164,7 +166,7 @@ class AgentPage:
     agent: AgentRow
     status_changes: list[EventRow]  # oldest first
     timed: list[EventRow]  # pings, dispatches, verifies with a latency; oldest first
-    failures: list[EventRow]  # newest first
+    failures: Page[EventRow]  # newest first, a page at a time
     failures_total: int
     wizard: WizardProgress | None
     audience: Audience = Audience.PUBLIC
@@ -268,6 +270,7 @@ async def agent_page(
     audience: Audience = Audience.PUBLIC,
     points: int = 300,
     failures: int = 100,
+    failures_cursor: str | None = None,
 ) -> AgentPage | None:
     async with platform.db.session() as session:
         agent = await session.get(Agent, agent_id)
@@ -287,12 +290,16 @@ async def agent_page(
             .limit(points)
         )
         failed = select(AgentEvent).where(mine, AgentEvent.outcome == "failure")
-        failure_rows = await session.scalars(failed.order_by(AgentEvent.id.desc()).limit(failures))
+        failure_rows = await _serial_page(session, failed, failures, failures_cursor)
         failures_total = await session.scalar(select(func.count()).select_from(failed.subquery()))
         row = replace(AgentRow.of(agent), warnings=_warnings(agent, audience))
         page_changes = event_rows(reversed(list(changes)), audience)
         page_timed = event_rows(reversed(list(timed)), audience)
-        page_failures = event_rows(failure_rows, audience)
+        page_failures = Page(
+            event_rows(failure_rows.items, audience),
+            failure_rows.next_cursor,
+            failure_rows.previous_cursor,
+        )
     return AgentPage(
         agent=row,
         status_changes=page_changes,
@@ -302,6 +309,25 @@ async def agent_page(
         wizard=shown_progress(await wizard_progress(platform, agent_id), audience),
         audience=audience,
     )
+
+
+async def _serial_page(
+    session: AsyncSession, query: Select[AgentEvent], limit: int, cursor: str | None
+) -> Page[AgentEvent]:
+    """A page of an agent's events newest first, below ``cursor``, with the cursors around it."""
+    below = None if cursor is None else decode_serial(cursor)
+    paged = query.order_by(AgentEvent.id.desc()).limit(limit + 1)
+    if below is not None:
+        paged = paged.where(AgentEvent.id < below)
+    rows = list(await session.scalars(paged))
+    following = encode_serial(rows[limit - 1].id) if len(rows) > limit else None
+    if below is None:
+        return Page(rows[:limit], following)
+    # The page before ends with the cursor's row; the row above it starts that page.
+    above = query.with_only_columns(AgentEvent.id).where(AgentEvent.id >= below)
+    ids = list(await session.scalars(above.order_by(AgentEvent.id.asc()).limit(limit + 1)))
+    before = encode_serial(ids[limit]) if len(ids) > limit else FIRST_PAGE
+    return Page(rows[:limit], following, before)
 
 
 async def recent_runs(platform: Platform, limit: int = 20) -> list[RunRow]:
