@@ -14,10 +14,13 @@ from palaestra.store.paging import (
     Key,
     decode_cursor,
     decode_ranked,
+    decode_serial,
     encode_cursor,
     encode_ranked,
     page_of,
+    page_of_serial,
     previous_cursor,
+    previous_serial,
 )
 
 
@@ -107,3 +110,15 @@ def test_a_ranked_cursor_gives_back_its_place_exactly(value: float, row_id: str)
 def test_anything_else_is_not_a_ranked_cursor(cursor: str) -> None:
     with pytest.raises(InvalidRequest, match="cursor: not a cursor of this list"):
         decode_ranked(cursor)
+
+
+def test_serial_pages_walk_down_and_back_up() -> None:
+    ids = list(range(20, 0, -1))  # newest first, as keyset_serial reads them
+    first = page_of_serial(ids[:4], 3, int)
+    assert first.items == [20, 19, 18]
+    assert first.next_cursor is not None
+    assert decode_serial(first.next_cursor) == 18  # the next page holds the ids below 18
+    assert page_of_serial([2, 1], 3, int).next_cursor is None
+    # The page before the one starting below 15 ends with 15: 17, 16, 15; it starts below 18.
+    assert decode_serial(previous_serial([15, 16, 17, 18], 3)) == 18
+    assert previous_serial([15, 16, 17], 3) == FIRST_PAGE

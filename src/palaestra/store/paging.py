@@ -35,8 +35,12 @@ __all__ = [
     "encode_serial",
     "keyset",
     "keyset_before",
+    "keyset_serial",
+    "keyset_serial_before",
     "page_of",
+    "page_of_serial",
     "previous_cursor",
+    "previous_serial",
 ]
 
 T = TypeVar("T")
@@ -182,6 +186,33 @@ def decode_serial(cursor: str) -> int:
     if key.created_at != 0.0 or not key.id.isdigit():
         raise InvalidRequest("cursor: not a cursor of this list")
     return int(key.id)
+
+
+def keyset_serial(
+    query: Select[*Row], row_id: InstrumentedAttribute[int], cursor: str | None, limit: int
+) -> Select[*Row]:
+    """``query`` newest first by ``row_id``, below ``cursor``, one row more than ``limit``."""
+    query = query.order_by(row_id.desc()).limit(limit + 1)
+    return query if cursor is None else query.where(row_id < decode_serial(cursor))
+
+
+def keyset_serial_before(
+    query: Select[*Row], row_id: InstrumentedAttribute[int], cursor: str, limit: int
+) -> Select[*Row]:
+    """The ids of the page before the one ``cursor`` starts, oldest first, one more."""
+    return query.where(row_id >= decode_serial(cursor)).order_by(row_id.asc()).limit(limit + 1)
+
+
+def page_of_serial(rows: Sequence[T], limit: int, row_id: Callable[[T], int]) -> Page[T]:
+    """The page of ``rows`` (read by :func:`keyset_serial`), with the next cursor."""
+    items = list(rows[:limit])
+    following = encode_serial(row_id(items[-1])) if len(rows) > limit else None
+    return Page(items, following)
+
+
+def previous_serial(ids: Sequence[int], limit: int) -> str:
+    """The cursor of the page before, from the ids :func:`keyset_serial_before` read."""
+    return encode_serial(ids[limit]) if len(ids) > limit else FIRST_PAGE
 
 
 # A table ranked by a value that moves (the live ratings), then by a name and an id, pages

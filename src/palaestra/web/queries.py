@@ -21,7 +21,13 @@ from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
 from palaestra.rules.status import Status
 from palaestra.store.models import Agent, AgentEvent, Match, Run
-from palaestra.store.paging import FIRST_PAGE, Page, decode_serial, encode_serial
+from palaestra.store.paging import (
+    Page,
+    keyset_serial,
+    keyset_serial_before,
+    page_of_serial,
+    previous_serial,
+)
 from palaestra.web.reasons import Audience, EventRow, event_rows, shown, shown_progress
 
 __all__ = [
@@ -315,19 +321,14 @@ async def _serial_page(
     session: AsyncSession, query: Select[AgentEvent], limit: int, cursor: str | None
 ) -> Page[AgentEvent]:
     """A page of an agent's events newest first, below ``cursor``, with the cursors around it."""
-    below = None if cursor is None else decode_serial(cursor)
-    paged = query.order_by(AgentEvent.id.desc()).limit(limit + 1)
-    if below is not None:
-        paged = paged.where(AgentEvent.id < below)
-    rows = list(await session.scalars(paged))
-    following = encode_serial(rows[limit - 1].id) if len(rows) > limit else None
-    if below is None:
-        return Page(rows[:limit], following)
-    # The page before ends with the cursor's row; the row above it starts that page.
-    above = query.with_only_columns(AgentEvent.id).where(AgentEvent.id >= below)
-    ids = list(await session.scalars(above.order_by(AgentEvent.id.asc()).limit(limit + 1)))
-    before = encode_serial(ids[limit]) if len(ids) > limit else FIRST_PAGE
-    return Page(rows[:limit], following, before)
+    rows = list(await session.scalars(keyset_serial(query, AgentEvent.id, cursor, limit)))
+    page = page_of_serial(rows, limit, lambda event: event.id)
+    if cursor is None:
+        return page
+    above = keyset_serial_before(
+        query.with_only_columns(AgentEvent.id), AgentEvent.id, cursor, limit
+    )
+    return replace(page, previous_cursor=previous_serial(list(await session.scalars(above)), limit))
 
 
 async def recent_runs(platform: Platform, limit: int = 20) -> list[RunRow]:

@@ -27,7 +27,7 @@ from palaestra.protocol.urls import require_url
 from palaestra.rules.status import Event, Status
 from palaestra.security import new_token
 from palaestra.store.models import Agent, AgentEvent
-from palaestra.store.paging import Key, Page, decode_serial, encode_serial, keyset, page_of
+from palaestra.store.paging import Key, Page, keyset, keyset_serial, page_of, page_of_serial
 
 __all__ = [
     "Registration",
@@ -146,18 +146,9 @@ async def recent_history(
     """A page of the agent's history, newest first (one row more is read to know of a next)."""
     async with platform.db.session() as session:
         await _owned(session, caller, agent_id)
-        query = (
-            select(AgentEvent)
-            .where(AgentEvent.agent_id == agent_id)
-            .order_by(AgentEvent.id.desc())
-            .limit(limit + 1)
-        )
-        if cursor is not None:
-            query = query.where(AgentEvent.id < decode_serial(cursor))
-        rows = (await session.scalars(query)).all()
-    items = list(rows[:limit])
-    following = encode_serial(items[-1].id) if len(rows) > limit else None
-    return Page(items, following)
+        mine = select(AgentEvent).where(AgentEvent.agent_id == agent_id)
+        rows = (await session.scalars(keyset_serial(mine, AgentEvent.id, cursor, limit))).all()
+    return page_of_serial(rows, limit, lambda event: event.id)
 
 
 async def run_wizard(platform: Platform, caller: Caller, agent_id: str) -> WizardOutcome:
