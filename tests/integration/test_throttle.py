@@ -185,20 +185,23 @@ async def test_the_token_forms_of_the_web_pages_are_throttled(throttled: Platfor
     async with running(throttled) as api:
         missing = "01900000-0000-7000-8000-000000000000"
         pages = []
+        forms = [
+            # The registration form, the agent page's and the fighter page's count alike.
+            ("/register", {"name": "a", "role": "SCOUT"}),
+            (f"/agents/{missing}", {}),
+            (f"/fighters/{missing}/rated-challenges", {"accepts": "yes"}),
+        ]
         for n in range(LIMIT):
-            # The agent page's owner form and the registration form count alike.
-            path, form = (
-                (f"/agents/{missing}", {"token": f"guess{n}"})
-                if n % 2
-                else ("/register", {"token": f"guess{n}", "name": "a", "role": "SCOUT"})
-            )
-            async with api.session.post(api.base + path, data=form, headers=HTML) as response:
+            path, form = forms[n % 3]
+            async with api.session.post(
+                api.base + path, data={"token": f"guess{n}", **form}, headers=HTML
+            ) as response:
                 pages.append(response.status)
         async with api.session.post(
             api.base + "/register", data={"token": ADMIN_TOKEN}, headers=HTML
         ) as response:
             held = response.status, response.headers.get("Retry-After"), await response.text()
-    assert pages == [400, 401, 400, 401, 400]
+    assert pages == [400, 401, 401, 400, 401]
     assert held[0] == 429
     assert held[1] is not None
     assert "Too many failed authentications" in held[2]
