@@ -60,6 +60,7 @@ async def test_the_web_lists_page_with_older_and_newer_links(platform: Platform)
         _, first = await page(api, "/agents")
         assert f'<span class="count">{len(agents)}</span>' in first  # the total, not the page's
         assert links(first, "prev") == []
+        assert re.search(r'<a rel="next" href="/agents\?cursor=[^"]+">Older →</a>', first)
 
 
 async def test_each_list_of_the_agents_page_pages_on_its_own(platform: Platform) -> None:
@@ -146,6 +147,8 @@ async def test_the_live_table_pages_best_first_and_keeps_its_filters(platform: P
         assert "class=rogue" in lower
         assert lower.endswith("#live")
         _, second = await page(api, lower)
+        assert re.search(r'<a rel="next" href="[^"]+#live">Lower →</a>', first)
+        assert re.search(r'<a rel="prev" href="[^"]+#live">← Higher</a>', second)
         ranks = re.findall(r'<tr data-live="[^"]+">\s*<td class="num">(\d+)</td>', second)
         assert ranks[0] == str(BOARD_PAGE + 1)  # ranks count from the top of the whole table
         status, body = await page(api, "/leaderboard?live_cursor=not-a-cursor")
