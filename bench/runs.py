@@ -93,6 +93,7 @@ from aiohttp import web
 from cryptography.fernet import Fernet
 from sqlalchemy import make_url, text
 from sqlalchemy.ext.asyncio import create_async_engine
+from yarl import URL
 
 from palaestra import runtime
 
@@ -109,7 +110,7 @@ MODES = ("sqlite", "postgres", "workers1", "workers2")
 ROLES = ("SCOUT", "BUILDER", "ANALYST")
 PHASE_ROLE = {"SCOUT": "SCOUT", "BUILD": "BUILDER", "VERIFY": "ANALYST", "CRITIQUE": "ANALYST"}
 SCOUTS_PER_RUN = 5  # the launchpad's default; the shortlist keeps 3
-RUNS_PER_OWNER = 500  # GET /api/runs lists at most 500: one owner per 500 runs
+RUNS_PER_OWNER = 500  # an owner's runs are read 500 a page: one page per owner a poll
 WARM_UP_RUNS = 10
 POLL_S = 0.5
 GOAL = "Find a business a solo developer can start"
@@ -458,6 +459,13 @@ class Api:
 
     async def call(self, method: str, path: str, token: str = ADMIN, **kwargs: Any) -> Any:
         """The answer's JSON; a read is tried again when its connection was dropped."""
+        body, _ = await self.answer(method, path, token, **kwargs)
+        return body
+
+    async def answer(
+        self, method: str, path: str, token: str = ADMIN, **kwargs: Any
+    ) -> tuple[Any, str | None]:
+        """The answer's JSON and the path of its next page, if it is a page with a next."""
         headers = {"Authorization": f"Bearer {token}"}
         for attempt in range(3 if method == "GET" else 1):
             try:
@@ -467,7 +475,8 @@ class Api:
                     body = await response.json(content_type=None)
                     if response.status >= 300:
                         raise RuntimeError(f"{method} {path}: {response.status} {body}")
-                    return body
+                    following = response.links.get("next")
+                    return body, URL(following["url"]).path_qs if following else None
             except aiohttp.ClientConnectionError:
                 if attempt == 2 or method != "GET":
                     raise
@@ -477,6 +486,15 @@ class Api:
     async def owner(self, name: str) -> str:
         created = await self.call("POST", "/api/owners", json={"name": name})
         return str(created["token"])
+
+    async def every(self, path: str, token: str = ADMIN) -> list[Any]:
+        """Every row of a paged list, following its next links (``Link: <...>; rel="next"``)."""
+        rows: list[Any] = []
+        following: str | None = path
+        while following is not None:
+            body, following = await self.answer("GET", following, token)
+            rows += body
+        return rows
 
 
 @dataclass
@@ -599,7 +617,7 @@ async def platform_round(
     finished_at: dict[str, float] = {}
     while True:
         for token in tokens:
-            for run in await api.call("GET", "/api/runs?limit=500", token):
+            for run in await api.every("/api/runs?limit=500", token):
                 if run["run_id"] in owner_of:
                     statuses[run["run_id"]] = run["status"]
                     if run["finished_at"] is not None:
@@ -635,7 +653,7 @@ async def platform_round(
                 bad_tasks[(task["status"], task["reason"] or "no reason")] += 1
     unfinished = collections.Counter(statuses.get(run_id, "not listed") for run_id in owner_of)
     del unfinished["COMPLETED"]
-    agents = await api.call("GET", "/api/agents")
+    agents = await api.every("/api/agents?limit=1000")
     bad_agents = [
         f"{a['name']} {a['status']} ({a['consecutive_failures']} failures)"
         for a in agents
