@@ -238,3 +238,44 @@ async def test_an_agents_failures_page_newest_first(platform: Platform) -> None:
         assert f'<h2>Failures <span class="count">{len(failures)}</span></h2>' in first
         status, _ = await page(api, f"/agents/{agent_id}?failures_cursor=junk")
         assert status == 400
+
+
+async def test_the_owner_pages_an_agents_failures_with_the_token_in_the_form(
+    platform: Platform,
+) -> None:
+    from palaestra.store.models import AgentEvent
+    from tests.integration.web_support import post_form
+
+    token = "pa_owner_alice-token-for-the-paging-test"
+    owner = await add_owner(still(platform), "alice", token=token)
+    agent_id = await add_agent(platform, owner, "flaky", "SCOUT")
+    async with running(platform) as api:
+        now = platform.clock.now()
+        async with platform.db.session() as session, session.begin():
+            for i in range(150):
+                session.add(
+                    AgentEvent(
+                        agent_id=agent_id,
+                        at=now - 60.0 * (200 - i),
+                        kind="ping",
+                        outcome="failure",
+                        latency_ms=1.0,
+                        reason=f"External agent responded with 500: detail {i:03d}",
+                    )
+                )
+        whole = re.compile(r'<td class="reason">External agent responded with 500: detail (\d{3})')
+        path = f"/agents/{agent_id}"
+        status, first, headers = await post_form(api, path, {"token": token})
+        assert status == 200
+        assert headers["Cache-Control"] == "no-store"
+        assert whole.findall(first) == [f"{i:03d}" for i in range(149, 49, -1)]  # the newest 100
+        assert links(first, "next", "#failures") == []  # no plain link: it would drop the token
+        older = re.search(r'name="failures_cursor" value="([^"]+)"', first)
+        assert older is not None
+        form = {"token": token, "failures_cursor": older.group(1)}
+        status, second, _ = await post_form(api, path, form)
+        assert status == 200
+        assert whole.findall(second) == [f"{i:03d}" for i in range(49, -1, -1)]  # whole reasons
+        assert '<button type="submit" class="link">← Newer</button>' in second
+        status, _, _ = await post_form(api, path, {**form, "token": "wrong"})
+        assert status == 401

@@ -78,13 +78,25 @@ async def agent(
 
 @router.post("/agents/{agent_id}")
 async def agent_for_owner(
-    request: Request, agent_id: str, platform: PlatformDep, token: FormText = ""
+    request: Request,
+    agent_id: str,
+    platform: PlatformDep,
+    token: FormText = "",
+    failures_cursor: FormText = "",
 ) -> Response:
-    """The same page for the agent's owner or the admin, with the whole reasons (redacted)."""
+    """The same page for the agent's owner or the admin, with the whole reasons (redacted);
+    its failures are paged by posting the token again with the cursor."""
     audience = await owner_view(request, platform, agent_id, token)
     if isinstance(audience, Response):
         return audience
-    return await _agent_page(request, platform, agent_id, audience, token.strip())
+    return await _agent_page(
+        request,
+        platform,
+        agent_id,
+        audience,
+        token.strip(),
+        failures_cursor=failures_cursor or None,
+    )
 
 
 async def _agent_page(
