@@ -77,6 +77,7 @@ async def test_a_task_opened_but_never_sent_is_voided_and_sent_again_under_a_new
     agent = await agent_row(platform, agent_id)
     assert (agent.status, agent.consecutive_failures, agent.cooldown_until) == ("ACTIVE", 0, None)
     assert _faults(platform, "not-sent") == 1
+    assert _failures(platform, "platform-fault") == 1
 
 
 async def test_a_task_whose_sender_died_is_voided_once_its_grace_is_over(
@@ -114,6 +115,7 @@ async def test_a_task_whose_sender_died_is_voided_once_its_grace_is_over(
     agent = await agent_row(platform, agent_id)
     assert (agent.status, agent.consecutive_failures, agent.cooldown_until) == ("ACTIVE", 0, None)
     assert _faults(platform, "not-recorded") == 1
+    assert _failures(platform, "platform-fault") == 1
 
 
 async def _task(platform: Platform, task_id: str) -> Task:
@@ -126,6 +128,13 @@ async def _task(platform: Platform, task_id: str) -> Task:
 def _faults(platform: Platform, kind: str) -> float:
     value = platform.metrics.registry.get_sample_value(
         "palaestra_platform_faults_total", {"kind": kind}
+    )
+    return value or 0.0
+
+
+def _failures(platform: Platform, kind: str) -> float:
+    value = platform.metrics.registry.get_sample_value(
+        "palaestra_dispatch_failures_total", {"kind": kind}
     )
     return value or 0.0
 

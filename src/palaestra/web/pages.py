@@ -18,6 +18,7 @@ from palaestra.protocol.constants import Arena
 from palaestra.rules.ratings import MU, SIGMA
 from palaestra.web import board_queries, list_queries, match_queries, queries, run_queries
 from palaestra.web.charts import LatencyPoint, latency_chart, status_spans, status_strip
+from palaestra.web.failure_queries import failure_split
 from palaestra.web.forms import FormText, owner_view
 from palaestra.web.reasons import Audience
 from palaestra.web.rendering import render
@@ -104,6 +105,7 @@ async def _agent_page(
         chart_narrow=latency_chart(points, now=now, width=360, height=200, narrow=True),
         strip=status_strip(spans, now=now),
         spans=spans,
+        split=await failure_split(platform, agent_id),
         token=token,
         private=token is not None,
     )
