@@ -249,7 +249,7 @@ class Agent:
 
 #: How long after a dispatch the good async agent calls back, and the late one (past the
 #: deadline).
-ASYNC_S: Final = 2.0
+ASYNC_S: Final = 0.5
 LATE_S: Final = 12.0
 
 

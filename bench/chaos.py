@@ -49,7 +49,7 @@ from bench._chaos_checks import Check, read_facts, run_checks, secrets_found
 from bench._chaos_cluster import ADMIN, Cluster, Rss, cluster, drop_connections, environment
 from bench._chaos_cluster import redis_server as own_redis
 from bench._chaos_zoo import FIGHTERS, GOOD_EDGE, HOSTILE_EDGE, zoo_process
-from bench._support import bench_database
+from bench._support import POSTGRES, bench_database
 from palaestra.store.models import Match, Task, Turn
 
 #: What the platform runs under: short deadlines (SCOUT, VERIFY, CRITIQUE 6 s, BUILD 18 s;
@@ -114,6 +114,8 @@ class Soak:
     peeks: int = 0
     zoo_pid: int = 0
     callbacks: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: How long a fault waits for its moment (a request in flight, a callback due).
+    patience_s: float = 10.0
     #: The bad inputs come from another loopback address (127.0.0.2): the API throttles
     #: guessing per address, and the soak's own calls must not pay for them.
     stranger: aiohttp.ClientSession | None = None
@@ -315,9 +317,9 @@ async def inject(soak: Soak, fault: str) -> None:
     cluster = soak.cluster
     if fault.startswith("kill "):
         name = fault.split()[1]
-        if name.startswith("worker") and await mid_request(soak, name):
+        if name.startswith("worker") and await mid_request(soak, name, soak.patience_s):
             fault += " mid-request"
-        if name == "serve" and await callback_due(soak):
+        if name == "serve" and await callback_due(soak, soak.patience_s):
             fault += " with a callback due"
         cluster.kill(name)
         await asyncio.sleep(1.0)
@@ -333,9 +335,11 @@ async def inject(soak: Soak, fault: str) -> None:
     soak.faults.append(f"{at:6.1f} s  {fault}: back in {took:.1f} s")
 
 
-async def mid_request(soak: Soak, name: str, within_s: float = 10.0) -> bool:
+async def mid_request(soak: Soak, name: str, within_s: float) -> bool:
     """Wait (a while) until worker ``name`` holds a request an agent is answering now."""
-    pid = soak.cluster.pids()[name]
+    pid = soak.cluster.pids().get(name)
+    if pid is None:
+        return False  # it exited on its own: the end's checks say so
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
         for port in (await control_get(soak, "_in_flight"))["ports"]:
@@ -345,7 +349,7 @@ async def mid_request(soak: Soak, name: str, within_s: float = 10.0) -> bool:
     return False
 
 
-async def callback_due(soak: Soak, within_s: float = 30.0) -> bool:
+async def callback_due(soak: Soak, within_s: float) -> bool:
     """Wait (a while) until an agent that answers by callback (and not late) has one to make."""
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
@@ -492,9 +496,9 @@ def report(soak: Soak, checks: list[Check], load_s: float, drained_s: float) -> 
 async def soak_once(args: argparse.Namespace, folder: Path) -> bool:
     load_s = args.minutes * 60
     with zoo_process() as (zoo_pid, plain, secure), own_redis(folder) as redis:
-        async with bench_database() as database:
+        async with bench_database(args.postgres) as database:
             env = environment(database, redis.url, folder, **SETTINGS)
-            engine = create_async_engine(database)
+            engine = create_async_engine(database, pool_pre_ping=True)  # it drops connections
             try:
                 async with (
                     cluster(env, folder, workers=2) as running,
@@ -509,6 +513,7 @@ async def soak_once(args: argparse.Namespace, folder: Path) -> bool:
                         redis,
                     )
                     soak.zoo_pid = zoo_pid
+                    soak.patience_s = min(20.0, load_s / 6)
                     stranger = aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))
                     soak.stranger = aiohttp.ClientSession(connector=stranger)
                     await register(soak, secure)
@@ -537,6 +542,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minutes", type=float, default=5.0, help="how long the load runs")
     parser.add_argument("--run-every", type=float, default=2.0, help="seconds between runs")
     parser.add_argument("--match-every", type=float, default=1.5, help="seconds between matches")
+    parser.add_argument("--postgres", default=POSTGRES, help="server for the soak's database")
     parser.add_argument("--keep", type=Path, help="keep the logs and export in this folder")
     args = parser.parse_args(argv)
     if args.keep:
