@@ -19,7 +19,7 @@ from typing import Any, Final
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bench._chaos_zoo import FIGHTERS, GOOD_EDGE, HOSTILE_EDGE
+from bench._chaos_zoo import ASYNC_EDGE, FIGHTERS, GOOD_EDGE, HOSTILE_EDGE
 from palaestra.store.models import Agent, AgentEvent, Match, Run, Task, Turn
 
 __all__ = ["Check", "Facts", "read_facts", "run_checks", "secrets_found"]
@@ -207,7 +207,8 @@ def good_agents(facts: Facts, ids: dict[str, str], fighter_ids: dict[str, str]) 
             check.fail(f"good fighter's turn {turn.match_id}:{turn.turn} FAILED: {turn.reason}")
     served = Counter(t.agent_id for t in facts.tasks if t.status == "SUCCEEDED")
     check.summary = (
-        f"{sum(served[ids[n]] for n in GOOD_EDGE):,} tasks served by good agents, none charged"
+        f"{sum(served[ids[n]] for n in GOOD_EDGE):,} tasks served by {len(GOOD_EDGE)} good "
+        f"agents ({sum(served[ids[n]] for n in ASYNC_EDGE):,} by callback)"
     )
     return check
 

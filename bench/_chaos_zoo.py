@@ -33,6 +33,7 @@ from tests.integration.edge_agents import EdgeAgent, sign_completion
 from tests.integration.servers import Stream, endless, gzip_bomb, redirect
 
 __all__ = [
+    "ASYNC_EDGE",
     "BIG_REPLY_BYTES",
     "FIGHTERS",
     "GOOD_EDGE",
@@ -52,15 +53,18 @@ HEALTH_AGENT: Final = "EdgeArena-Health/1.0"
 GOOD_EDGE: Final = {
     "scout-a": "SCOUT",
     "scout-b": "SCOUT",
-    "scout-c": "SCOUT",
-    "scout-d": "SCOUT",
-    "scout-async": "SCOUT",  # answers 202, then delivers by the signed callback
+    # These answer 202, then deliver by the signed callback.
+    "async-a": "SCOUT",
+    "async-b": "SCOUT",
+    "async-c": "SCOUT",
     "builder-a": "BUILDER",
     "builder-b": "BUILDER",
     "analyst-a": "ANALYST",
     "analyst-b": "ANALYST",
     "analyst-c": "ANALYST",
 }
+#: The good agents that answer by the callback.
+ASYNC_EDGE: Final = tuple(name for name in GOOD_EDGE if name.startswith("async-"))
 #: name -> (role, what it does once armed). ``tls`` lives on the untrusted TLS port.
 HOSTILE_EDGE: Final = {
     "drip": ("SCOUT", "drips its reply a few bytes at a time, past the deadline"),
@@ -151,7 +155,7 @@ class Agent:
             return await self.edge(request)  # the wizard's forged-signature dispatch
         self.task_ids.append(task_id)
         if self.behaviour in ("good", "flap"):
-            if self.name == "scout-async":  # a model that takes a while, then calls back
+            if self.name.startswith("async-"):  # a model that takes a while, then calls back
                 return await self._defer(request, task_id, delay=ASYNC_S, copies=1)
             return await self.edge(request)
         self.misbehaved.append(task_id)

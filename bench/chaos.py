@@ -48,7 +48,7 @@ from tests.acceptance.cluster import holder_of
 from bench._chaos_checks import Check, read_facts, run_checks, secrets_found
 from bench._chaos_cluster import ADMIN, Cluster, Rss, cluster, drop_connections, environment
 from bench._chaos_cluster import redis_server as own_redis
-from bench._chaos_zoo import FIGHTERS, GOOD_EDGE, HOSTILE_EDGE, zoo_process
+from bench._chaos_zoo import ASYNC_EDGE, FIGHTERS, GOOD_EDGE, HOSTILE_EDGE, zoo_process
 from bench._support import POSTGRES, bench_database
 from palaestra.store.models import Match, Task, Turn
 
@@ -354,7 +354,7 @@ async def callback_due(soak: Soak, within_s: float) -> bool:
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
         due = (await control_get(soak, "_in_flight"))["callbacks"]
-        if "scout-async" in due or "replay" in due:
+        if any(name in due for name in (*ASYNC_EDGE, "replay")):
             return True
         await asyncio.sleep(0.02)
     return False
@@ -432,7 +432,7 @@ def rss_table(soak: Soak) -> list[str]:
 
 async def finish(soak: Soak, folder: Path, load_s: float, drained_s: float) -> list[Check]:
     ledger = await control_get(soak, "_ledger")
-    for name in ("scout-async", "replay", "late"):
+    for name in (*ASYNC_EDGE, "replay", "late"):
         answers = Counter(
             f"{status} {code}".strip() for _, status, code in ledger["agents"][name]["callbacks"]
         )
