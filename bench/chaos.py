@@ -217,30 +217,27 @@ def _answered(soak: Soak, what: str, status: int) -> None:
         soak.violations.append(f"{what} answered {status}")
 
 
-async def start_run(soak: Soak, n: int) -> None:
+async def start(soak: Soak, what: str, body: dict[str, Any], started: list[str]) -> None:
+    """POST a run or a match (``what``: runs, matches) as the admin; note its id."""
     try:
-        status, body = await soak.call(
-            "POST", "/api/runs", json={"goal": f"A business, take {n}", "sizes": SIZES}
-        )
+        status, answer = await soak.call("POST", f"/api/{what}", json=body)
     except aiohttp.ClientConnectionError:
-        soak.answers["run refused (API down)"] += 1
+        soak.answers[f"POST /api/{what} refused (API down)"] += 1
         return
-    _answered(soak, "POST /api/runs", status)
+    _answered(soak, f"POST /api/{what}", status)
     if status == 202:
-        soak.runs.append(body["run_id"])
+        started.append(answer["run_id" if what == "runs" else "match_id"])
+
+
+async def start_run(soak: Soak, n: int) -> None:
+    body = {"goal": f"A business, take {n}", "sizes": SIZES}
+    await start(soak, "runs", body, soak.runs)
 
 
 async def start_match(soak: Soak, n: int) -> None:
     attacker, defender = PAIRS[n % len(PAIRS)]
     pair = {"attacker": soak.fighter_ids[attacker], "defender": soak.fighter_ids[defender]}
-    try:
-        status, body = await soak.call("POST", "/api/matches", json=pair)
-    except aiohttp.ClientConnectionError:
-        soak.answers["match refused (API down)"] += 1
-        return
-    _answered(soak, "POST /api/matches", status)
-    if status == 202:
-        soak.matches.append(body["match_id"])
+    await start(soak, "matches", pair, soak.matches)
 
 
 #: Bad inputs tried on the API while it runs: (label, method, path, keyword arguments).

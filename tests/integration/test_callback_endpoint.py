@@ -25,7 +25,7 @@ from palaestra.rules.runplan import CALLBACK_STALE_S
 from palaestra.settings import Settings
 from palaestra.store.models import Task
 from tests.integration.edge_agents import EdgeAgent
-from tests.integration.run_support import add_agent, add_owner, agent_row
+from tests.integration.run_support import add_agent, add_owner, agent_row, counted
 from tests.integration.servers import serve
 
 KEY = "ea_endpoint-key"
@@ -88,10 +88,7 @@ async def charged(platform: Platform, agent_id: str) -> tuple[str, int]:
 
 
 def voided(platform: Platform) -> float:
-    value = platform.metrics.registry.get_sample_value(
-        "palaestra_platform_faults_total", {"kind": "callback-down"}
-    )
-    return value or 0.0
+    return counted(platform, "palaestra_platform_faults", "callback-down")
 
 
 async def test_an_endpoint_restarted_after_the_send_voids_the_missed_callback(

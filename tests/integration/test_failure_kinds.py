@@ -17,7 +17,7 @@ from palaestra.protocol.failures import CallFailure
 from palaestra.web.failure_queries import FailureCount, failure_split
 from tests.integration.edge_agents import EdgeAgent
 from tests.integration.platform_fixtures import running
-from tests.integration.run_support import add_agent, add_owner, tasks_of
+from tests.integration.run_support import add_agent, add_owner, counted, tasks_of
 from tests.integration.servers import serve
 from tests.integration.web_support import page, still
 
@@ -25,11 +25,8 @@ KEY = "kinds-key"
 SIZES = {"scouts": 1, "shortlist": 1, "builds": 1, "verifies": 1, "critiques": 1}
 
 
-def counted(platform: Platform, kind: str) -> float:
-    value = platform.metrics.registry.get_sample_value(
-        "palaestra_dispatch_failures_total", {"kind": kind}
-    )
-    return value or 0.0
+def failures(platform: Platform, kind: str) -> float:
+    return counted(platform, "palaestra_dispatch_failures", kind)
 
 
 async def test_each_failed_dispatch_is_counted_and_shown_under_its_kind(
@@ -49,9 +46,9 @@ async def test_each_failed_dispatch_is_counted_and_shown_under_its_kind(
             await driver.close()
     ended = {(t.agent_id, t.status) for t in await tasks_of(platform, run.id) if t.agent_id}
     assert ended == {(scout, "FAILED"), (builder, "FAILED")}
-    assert counted(platform, "non-2xx") == 1
-    assert counted(platform, "schema") == 1
-    assert counted(platform, "timeout") == 0
+    assert failures(platform, "non-2xx") == 1
+    assert failures(platform, "schema") == 1
+    assert failures(platform, "timeout") == 0
     assert await failure_split(platform, scout) == [FailureCount(CallFailure.NON_2XX, 1, 0)]
     assert await failure_split(platform, builder) == [FailureCount(CallFailure.SCHEMA, 1, 0)]
     async with running(still(platform)) as api:
@@ -79,4 +76,4 @@ async def test_a_forged_completion_is_counted_as_a_signature_failure(platform: P
         ) as response:
             assert response.status == 401
             assert (await response.json())["code"] == "invalid-signature"
-    assert counted(platform, "signature") == 1
+    assert failures(platform, "signature") == 1
