@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Final
 
 from sqlalchemy import Connection, delete, select
+from sqlalchemy.exc import IntegrityError
 
 from palaestra.platform import Platform
 from palaestra.rules.runplan import CallbackEndpoint
@@ -35,18 +36,29 @@ async def announce_up(platform: Platform, *, beating: bool) -> None:
     """Record that the completion endpoint starts serving now; ``beating``: it will beat
     (else any earlier beat is forgotten, since nothing will renew it)."""
     now = repr(platform.clock.now())
-    async with platform.db.session() as session, session.begin():
-        await session.merge(Meta(key=_UP_SINCE, value=now))
-        if beating:
-            await session.merge(Meta(key=_ALIVE_AT, value=now))
-        else:
-            await session.execute(delete(Meta).where(Meta.key == _ALIVE_AT))
+    await _put(platform, {_UP_SINCE: now, _ALIVE_AT: now if beating else None})
 
 
 async def beat(platform: Platform) -> None:
     """Record that the completion endpoint is alive now."""
-    async with platform.db.session() as session, session.begin():
-        await session.merge(Meta(key=_ALIVE_AT, value=repr(platform.clock.now())))
+    await _put(platform, {_ALIVE_AT: repr(platform.clock.now())})
+
+
+async def _put(platform: Platform, values: dict[str, str | None]) -> None:
+    """Write (``None``: delete) the rows; two API processes starting at once may both insert
+    one: the loser merges again, onto the winner's row."""
+    for attempt in range(2):
+        try:
+            async with platform.db.session() as session, session.begin():
+                for key, value in values.items():
+                    if value is None:
+                        await session.execute(delete(Meta).where(Meta.key == key))
+                    else:
+                        await session.merge(Meta(key=key, value=value))
+            return
+        except IntegrityError:
+            if attempt:
+                raise
 
 
 def read_endpoint(connection: Connection) -> CallbackEndpoint | None:
