@@ -20,9 +20,10 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bench._chaos_zoo import ASYNC_EDGE, FIGHTERS, GOOD_EDGE, HOSTILE_EDGE
+from palaestra.protocol.failures import CallFailure
 from palaestra.store.models import Agent, AgentEvent, Match, Run, Task, Turn
 
-__all__ = ["Check", "Facts", "read_facts", "run_checks", "secrets_found"]
+__all__ = ["Check", "Facts", "page_split", "read_facts", "run_checks", "secrets_found"]
 
 _TIMED_OUT: Final = r"External agent timed out after \d+ms"
 _TOO_BIG: Final = r"External agent response exceeded 262144 bytes"
@@ -285,6 +286,29 @@ def run_checks(
         hostile_agents(facts, ledger, ids),
         fighters(facts, fighter_ids),
     ]
+
+
+#: A row of the agent page's failures-by-kind table: its kind and its dispatches.
+_SPLIT_ROW: Final = re.compile(r'<tr data-kind="([^"]+)"><td>.*?</td><td class="num">(\d+)</td>')
+
+
+def page_split(facts: Facts, pages: dict[str, str], ids: dict[str, str]) -> Check:
+    """Each agent's page splits its failed dispatches by kind as its tasks ended."""
+    check = Check("agent pages split failures by kind as they were charged")
+    rows = 0
+    for name, html in pages.items():
+        shown = {kind: int(count) for kind, count in _SPLIT_ROW.findall(html)}
+        ended = [t for t in facts.tasks if t.agent_id == ids[name]]
+        wanted = Counter(
+            str(CallFailure.of(t.reason)) for t in ended if t.status in ("FAILED", "TIMEOUT")
+        )
+        wanted.update(str(CallFailure.PLATFORM_FAULT) for t in ended if t.status == "VOIDED")
+        shown = {kind: count for kind, count in shown.items() if count}
+        rows += len(shown)
+        if shown != dict(wanted):
+            check.fail(f"{name}'s page shows {shown}, its tasks ended {dict(wanted)}")
+    check.summary = f"{len(pages)} agent pages read, {rows} rows with dispatches"
+    return check
 
 
 def secrets_found(secrets: dict[str, str], files: Iterable[Path]) -> list[str]:

@@ -45,7 +45,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
 from tests.acceptance.cluster import holder_of
 
-from bench._chaos_checks import Check, read_facts, run_checks, secrets_found
+from bench._chaos_checks import Check, page_split, read_facts, run_checks, secrets_found
 from bench._chaos_cluster import ADMIN, Cluster, Rss, cluster, drop_connections, environment
 from bench._chaos_cluster import redis_server as own_redis
 from bench._chaos_zoo import ASYNC_EDGE, FIGHTERS, GOOD_EDGE, HOSTILE_EDGE, zoo_process
@@ -436,6 +436,7 @@ async def finish(soak: Soak, folder: Path, load_s: float, drained_s: float) -> l
         soak.callbacks[name] = dict(answers)
     facts = await read_facts(soak.engine)
     checks = run_checks(facts, ledger, soak.ids, soak.fighter_ids)
+    checks.append(page_split(facts, await agent_pages(soak), soak.ids))
     secret = Check("no secret in any log line or export")
     codes = await access_codes(soak)
     soak.cluster.stop()  # its logs are complete
@@ -461,6 +462,16 @@ async def finish(soak: Soak, folder: Path, load_s: float, drained_s: float) -> l
     )
     checks.append(during)
     return checks
+
+
+async def agent_pages(soak: Soak) -> dict[str, str]:
+    """Every edgearena agent's public page, by name."""
+    pages = {}
+    for name, agent_id in soak.ids.items():
+        headers = {"Accept": "text/html"}
+        async with soak.session.get(f"{soak.cluster.base}/agents/{agent_id}", headers=headers) as r:
+            pages[name] = await r.text()
+    return pages
 
 
 async def control_get(soak: Soak, path: str) -> Any:
