@@ -226,9 +226,9 @@ async def scout_slots(platform: Platform, runs: int, deadline_s: float) -> list[
 
 
 @contextlib.asynccontextmanager
-async def bench_database() -> AsyncIterator[str]:
-    """The URL of a PostgreSQL database of the bench's own, dropped afterwards."""
-    base = make_url(POSTGRES)
+async def bench_database(server: str = POSTGRES) -> AsyncIterator[str]:
+    """The URL of a PostgreSQL database of the bench's own on ``server``, dropped afterwards."""
+    base = make_url(server)
     name = f"palaestra_bench_{os.getpid()}"
     admin = create_async_engine(base, isolation_level="AUTOCOMMIT")
     async with admin.connect() as connection:

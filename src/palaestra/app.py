@@ -6,6 +6,7 @@ import asyncio
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 
 import structlog
 from fastapi import FastAPI
@@ -27,8 +28,10 @@ from palaestra.engine.accounts import bootstrap_admin
 from palaestra.engine.agents.health import HealthMonitor
 from palaestra.engine.cage.matchmaker import Matchmaker, through_referee
 from palaestra.engine.cage.referee import Referee
+from palaestra.engine.loops import every
 from palaestra.engine.ratings.leaderboard import RatingsWorker
 from palaestra.engine.runs.driver import RunDriver
+from palaestra.engine.runs.endpoint import BEAT_S, announce_up, beat
 from palaestra.http.headers import SecurityHeaders
 from palaestra.jobs.serving import through_broker
 from palaestra.logs import configure_logging
@@ -64,9 +67,20 @@ def create_app(
         token = await bootstrap_admin(current)
         if token is not None:
             (on_admin_token or _print_admin_token)(token)
+        # Scale-out: the runs are stepped by workers, which must tell when this API (the
+        # completion endpoint) is down; embedded, the stepper lives and dies with it.
+        await announce_up(current, beating=bool(settings.broker_url))
         if settings.broker_url:  # scale-out: the work goes through the broker as jobs
-            async with through_broker(app, current):  # sets app.state.runs
-                yield
+            stop = asyncio.Event()
+            beating = asyncio.create_task(
+                every(BEAT_S, stop, partial(beat, current), "completion endpoint beat")
+            )
+            try:
+                async with through_broker(app, current):  # sets app.state.runs
+                    yield
+            finally:
+                stop.set()
+                await beating
             await app.state.throttle.close()
             if owned:
                 await current.close()

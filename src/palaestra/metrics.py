@@ -60,6 +60,15 @@ class Metrics:
             ["kind"],
             registry=self.registry,
         )
+        self.call_failures = Counter(
+            "palaestra_dispatch_failures",
+            "Failed edgearena tasks and refused completions, by kind: timeout, non-2xx, "
+            "invalid-json, schema, too-large, unreachable, egress-refused (charged to the "
+            "agent); signature (a completion refused, charged to no agent); platform-fault "
+            "(voided, charged to no agent).",
+            ["kind"],
+            registry=self.registry,
+        )
         self.queue_depth = Gauge(
             "palaestra_queue_depth",
             "Jobs in the broker's queue: waiting for a worker, or running (not yet "

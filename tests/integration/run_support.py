@@ -16,10 +16,17 @@ __all__ = [
     "add_owner",
     "agent_row",
     "candidates_of",
+    "counted",
     "dispatch_events",
     "run_row",
     "tasks_of",
 ]
+
+
+def counted(platform: Platform, metric: str, kind: str) -> float:
+    """The value of a counter ``metric`` (its ``_total`` sample) with the label ``kind``."""
+    value = platform.metrics.registry.get_sample_value(f"{metric}_total", {"kind": kind})
+    return value or 0.0
 
 
 async def add_owner(platform: Platform, name: str = "owner") -> str:

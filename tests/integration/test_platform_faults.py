@@ -23,7 +23,14 @@ from palaestra.protocol.constants import Phase
 from palaestra.rules.runplan import RECORD_GRACE_S
 from palaestra.store.models import Run, Task
 from tests.integration.edge_agents import EdgeAgent
-from tests.integration.run_support import add_agent, add_owner, agent_row, run_row, tasks_of
+from tests.integration.run_support import (
+    add_agent,
+    add_owner,
+    agent_row,
+    counted,
+    run_row,
+    tasks_of,
+)
 from tests.integration.servers import serve
 
 KEY = "fault-key"
@@ -77,6 +84,7 @@ async def test_a_task_opened_but_never_sent_is_voided_and_sent_again_under_a_new
     agent = await agent_row(platform, agent_id)
     assert (agent.status, agent.consecutive_failures, agent.cooldown_until) == ("ACTIVE", 0, None)
     assert _faults(platform, "not-sent") == 1
+    assert _failures(platform, "platform-fault") == 1
 
 
 async def test_a_task_whose_sender_died_is_voided_once_its_grace_is_over(
@@ -114,6 +122,7 @@ async def test_a_task_whose_sender_died_is_voided_once_its_grace_is_over(
     agent = await agent_row(platform, agent_id)
     assert (agent.status, agent.consecutive_failures, agent.cooldown_until) == ("ACTIVE", 0, None)
     assert _faults(platform, "not-recorded") == 1
+    assert _failures(platform, "platform-fault") == 1
 
 
 async def _task(platform: Platform, task_id: str) -> Task:
@@ -124,10 +133,11 @@ async def _task(platform: Platform, task_id: str) -> Task:
 
 
 def _faults(platform: Platform, kind: str) -> float:
-    value = platform.metrics.registry.get_sample_value(
-        "palaestra_platform_faults_total", {"kind": kind}
-    )
-    return value or 0.0
+    return counted(platform, "palaestra_platform_faults", kind)
+
+
+def _failures(platform: Platform, kind: str) -> float:
+    return counted(platform, "palaestra_dispatch_failures", kind)
 
 
 async def test_a_run_the_stepper_cannot_plan_fails_alone_and_the_batch_goes_on(

@@ -11,6 +11,7 @@ from palaestra.protocol import (
     HandshakeErrorCode,
     UnreachableStage,
 )
+from palaestra.protocol.failures import CallFailure
 
 
 @pytest.mark.parametrize(
@@ -199,3 +200,48 @@ def test_handshake_error_code_for_every_kind_and_stage(
 )
 def test_seed_handshake_failures(failure: Failure, code: str) -> None:
     assert failure.handshake_error_code == code
+
+
+@pytest.mark.parametrize(
+    ("reason", "kind"),
+    [
+        (Failure.timeout(30_000).reason, CallFailure.TIMEOUT),
+        (Failure.http_status(302, "moved").reason, CallFailure.NON_2XX),
+        (Failure.http_status(503, "").reason, CallFailure.NON_2XX),
+        (Failure.invalid_json("Unexpected token < in JSON at position 0").reason, "invalid-json"),
+        (Failure.invalid_json("Unexpected end of JSON input").reason, CallFailure.INVALID_JSON),
+        (Failure.validation("Validation failed: Missing execution").reason, CallFailure.SCHEMA),
+        ("Validation failed: output: expected an object", CallFailure.SCHEMA),
+        (Failure.too_large().reason, CallFailure.TOO_LARGE),
+        (Failure.unreachable(UnreachableStage.TLS, "bad cert").reason, CallFailure.UNREACHABLE),
+        (Failure.unreachable(UnreachableStage.DNS, "no name").reason, CallFailure.UNREACHABLE),
+        (Failure.refused("169.254.169.254 is link-local").reason, CallFailure.EGRESS_REFUSED),
+        ("Invalid task completion signature", CallFailure.SIGNATURE),
+        ("platform fault: the task was not sent within its 3000ms deadline", "platform-fault"),
+        (
+            "platform fault: the task's answer was not recorded (its sender stopped)",
+            CallFailure.PLATFORM_FAULT,
+        ),
+        ("something new", CallFailure.OTHER),
+        ("", CallFailure.OTHER),
+        (None, CallFailure.OTHER),
+    ],
+)
+def test_every_reason_line_has_its_kind_for_the_operator(
+    reason: str | None, kind: CallFailure
+) -> None:
+    assert CallFailure.of(reason) == kind
+
+
+def test_every_kind_of_failure_in_the_table_has_an_operator_kind() -> None:
+    samples = {
+        FailureKind.HTTP_STATUS: Failure.http_status(500, "x"),
+        FailureKind.TIMEOUT: Failure.timeout(1),
+        FailureKind.INVALID_JSON: Failure.invalid_json("Unexpected token x in JSON at position 1"),
+        FailureKind.VALIDATION: Failure.validation("Validation failed: Missing a"),
+        FailureKind.TOO_LARGE: Failure.too_large(),
+        FailureKind.UNREACHABLE: Failure.unreachable(UnreachableStage.RESET, "reset"),
+        FailureKind.REFUSED: Failure.refused("private"),
+    }
+    assert set(samples) == set(FailureKind)
+    assert CallFailure.OTHER not in {CallFailure.of(f.reason) for f in samples.values()}

@@ -5,19 +5,22 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
 from palaestra.protocol.constants import Phase
 from palaestra.rules.runflow import CandidateStatus, RunSizes, SlotKey, SlotNeed, TaskStatus
 from palaestra.rules.runplan import (
+    CALLBACK_STALE_S,
     RECORD_GRACE_S,
+    CallbackEndpoint,
     CandidateFacts,
     End,
     EndKind,
     NewCandidate,
     Plan,
+    PlatformFault,
     RunFacts,
     TaskFacts,
     plan,
@@ -139,6 +142,56 @@ def test_the_reasons_say_whose_fault_it_was() -> None:
         EndKind.VOID,
         "platform fault: the task's answer was not recorded (its sender stopped)",
     )
+
+
+SENT: Final = NOW - DEADLINE  # a deferred task whose deadline is now
+DOWN: Final = "platform fault: the completion endpoint was down while the task's answer was due"
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "now", "kind"),
+    [
+        # not watched (one embedded process, or no API ever started): the agent's timeout
+        (None, NOW, EndKind.TIMEOUT),
+        (CallbackEndpoint(up_since=SENT - 100), NOW, EndKind.TIMEOUT),
+        # up since before the send, and seen alive at or after the deadline: the agent's
+        (CallbackEndpoint(SENT - 100, alive_at=NOW), NOW, EndKind.TIMEOUT),
+        (CallbackEndpoint(SENT - 100, alive_at=NOW + 2), NOW + 2, EndKind.TIMEOUT),
+        # restarted after the send (it was down in between): the platform's
+        (CallbackEndpoint(SENT + 1), NOW, EndKind.VOID),
+        (CallbackEndpoint(SENT + 1, alive_at=NOW + 1), NOW + 1, EndKind.VOID),
+        # not seen alive since the deadline: waited for a while, then the platform's
+        (CallbackEndpoint(SENT - 100, alive_at=NOW - 1), NOW, None),
+        (CallbackEndpoint(SENT - 100, alive_at=NOW - 1), NOW + CALLBACK_STALE_S - 0.5, None),
+        (CallbackEndpoint(SENT - 100, alive_at=NOW - 1), NOW + CALLBACK_STALE_S, EndKind.VOID),
+    ],
+)
+def test_a_missed_callback_is_the_agent_s_only_if_the_endpoint_was_up_all_along(
+    endpoint: CallbackEndpoint | None, now: float, kind: EndKind | None
+) -> None:
+    facts = replace(run(task("t", sent=SENT, deferred=True)), endpoint=endpoint)
+    ends = plan(facts, now, ids()).ends
+    assert [end.kind for end in ends] == ([] if kind is None else [kind])
+    if kind is EndKind.VOID:
+        assert ends[0] == End("t", EndKind.VOID, DOWN)
+        assert ends[0].fault is PlatformFault.CALLBACK_DOWN
+
+
+def test_an_endpoint_not_seen_alive_since_the_deadline_wakes_the_run_when_it_would_void() -> None:
+    endpoint = CallbackEndpoint(SENT - 100, alive_at=NOW - 1)
+    facts = replace(run(task("t", sent=SENT, deferred=True)), endpoint=endpoint)
+    assert plan(facts, NOW, ids()).wake_at == pytest.approx(NOW + CALLBACK_STALE_S)
+
+
+def test_the_endpoint_does_not_change_how_other_tasks_end() -> None:
+    endpoint = CallbackEndpoint(up_since=NOW, alive_at=None)  # restarted a moment ago
+    lost = task("lost", sent=NOW - DEADLINE - RECORD_GRACE_S)
+    unsent = task("unsent", slot=1, sent=None, opened=NOW - DEADLINE)
+    facts = replace(run(lost, unsent), endpoint=endpoint)
+    assert [end.fault for end in plan(facts, NOW, ids()).ends] == [
+        PlatformFault.NOT_RECORDED,
+        PlatformFault.NOT_SENT,
+    ]
 
 
 @pytest.mark.parametrize("status", [S, F, T, V])

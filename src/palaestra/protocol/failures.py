@@ -12,6 +12,7 @@ from enum import StrEnum
 from palaestra.protocol.constants import RESPONSE_CAP_BYTES
 
 __all__ = [
+    "CallFailure",
     "Failure",
     "FailureKind",
     "HandshakeErrorCode",
@@ -29,6 +30,48 @@ class FailureKind(StrEnum):
     TOO_LARGE = "too-large"
     UNREACHABLE = "unreachable"
     REFUSED = "refused"
+
+
+class CallFailure(StrEnum):
+    """How a call to an agent failed, as an operator counts it: ``/metrics`` and the agent's
+    page split failures by these, from the reason line every failure is recorded with."""
+
+    TIMEOUT = "timeout"
+    NON_2XX = "non-2xx"
+    INVALID_JSON = "invalid-json"
+    SCHEMA = "schema"
+    TOO_LARGE = "too-large"
+    UNREACHABLE = "unreachable"
+    EGRESS_REFUSED = "egress-refused"
+    #: An async completion whose signature did not verify (refused, charged to no agent).
+    SIGNATURE = "signature"
+    #: The platform's own fault (a task not sent in time, a lost sender): voided, not charged.
+    PLATFORM_FAULT = "platform-fault"
+    OTHER = "other"
+
+    @classmethod
+    def of(cls, reason: str | None) -> CallFailure:
+        """The kind of the failure ``reason`` (a line of ``spec/SCHEMAS.md``, or the
+        platform's own) says."""
+        text = reason or ""
+        for prefix, kind in _REASON_PREFIXES:
+            if text.startswith(prefix):
+                return kind
+        return cls.OTHER
+
+
+_REASON_PREFIXES: tuple[tuple[str, CallFailure], ...] = (
+    ("External agent timed out after ", CallFailure.TIMEOUT),
+    ("External agent responded with ", CallFailure.NON_2XX),
+    ("Unexpected token ", CallFailure.INVALID_JSON),
+    ("Unexpected end of JSON input", CallFailure.INVALID_JSON),
+    ("Validation failed", CallFailure.SCHEMA),
+    ("External agent response exceeded ", CallFailure.TOO_LARGE),
+    ("External agent unreachable: ", CallFailure.UNREACHABLE),
+    ("Endpoint refused by egress policy", CallFailure.EGRESS_REFUSED),
+    ("Invalid task completion signature", CallFailure.SIGNATURE),
+    ("platform fault", CallFailure.PLATFORM_FAULT),
+)
 
 
 class UnreachableStage(StrEnum):

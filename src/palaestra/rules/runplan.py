@@ -10,7 +10,12 @@ the plan says in one transaction and starts the sends it opened. In order:
      could not send it in time (a queue backlog, a worker killed before the
      send). It is **voided**: the platform's fault, charged to no agent;
    - sent, and answered 202 (its answer comes by the callback), past its
-     deadline: the agent's callback never came. **TIMEOUT** against the agent;
+     deadline: the agent's callback never came. **TIMEOUT** against the agent,
+     unless the platform's completion endpoint (its API) was not up the whole
+     time the answer was due (:class:`CallbackEndpoint`): it restarted since
+     the send, or has not been seen alive since the deadline for
+     :data:`CALLBACK_STALE_S`. The callback may then have been refused by a
+     platform that was down: **voided**;
    - sent, no answer recorded, past its deadline plus :data:`RECORD_GRACE_S`:
      the sender times the call out itself at the deadline and records it, so
      a task still RUNNING later lost its sender (a killed process, a lost
@@ -52,7 +57,9 @@ from palaestra.rules.runflow import (
 from palaestra.rules.scoring import Shortlist, ShortlistEntry, shortlist
 
 __all__ = [
+    "CALLBACK_STALE_S",
     "RECORD_GRACE_S",
+    "CallbackEndpoint",
     "CandidateFacts",
     "End",
     "EndKind",
@@ -68,6 +75,8 @@ __all__ = [
 #: How long past its deadline a sent task may stay unrecorded before its sender is taken
 #: for lost: the sender's own timer ends the call at the deadline and records it.
 RECORD_GRACE_S: Final = 5.0
+#: The API beats every second while it serves; this long without a beat, it is taken for down.
+CALLBACK_STALE_S: Final = 3.0
 _PHASE_ORDER: Final = (Phase.SCOUT, Phase.BUILD, Phase.VERIFY, Phase.CRITIQUE)
 _SHORTLISTED: Final = frozenset(
     {CandidateStatus.SHORTLISTED, CandidateStatus.RANKED, CandidateStatus.ELIMINATED}
@@ -86,6 +95,17 @@ class PlatformFault(StrEnum):
 
     NOT_SENT = "not-sent"
     NOT_RECORDED = "not-recorded"
+    CALLBACK_DOWN = "callback-down"
+
+
+@dataclass(frozen=True, slots=True)
+class CallbackEndpoint:
+    """Where the completion endpoint (the API serving the agents' callbacks) stands: when it
+    last started, and when it was last seen alive (``None``: not watched, as in one embedded
+    process, whose stepper lives and dies with it)."""
+
+    up_since: float
+    alive_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +160,8 @@ class RunFacts:
     max_reroutes: int
     tasks: Sequence[TaskFacts]
     candidates: Sequence[CandidateFacts]
+    #: None: unknown (no API has said it started), and a missed callback is the agent's.
+    endpoint: CallbackEndpoint | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +205,7 @@ _IDLE: Final = Plan()
 def plan(run: RunFacts, now: float, new_ids: Iterator[str]) -> Plan:
     """The next actions of ``run`` at ``now``; ``new_ids`` gives the ids of the candidates
     the plan creates."""
-    expiries = [(task, expiry(task)) for task in run.tasks]
+    expiries = [(task, expiry(task, run.endpoint)) for task in run.tasks]
     ends = tuple(due[1] for _, due in expiries if due is not None and now >= due[0])
     ended = {end.task_id: end for end in ends}
     tasks = [_after(task, ended.get(task.task_id)) for task in run.tasks]
@@ -202,9 +224,10 @@ def plan(run: RunFacts, now: float, new_ids: Iterator[str]) -> Plan:
     return Plan(ends, fresh, made, opens, phase, finished, wake_at)
 
 
-def expiry(task: TaskFacts) -> tuple[float, End] | None:
+def expiry(task: TaskFacts, endpoint: CallbackEndpoint | None = None) -> tuple[float, End] | None:
     """When a RUNNING ``task`` is ended if nothing is recorded before, and that end (whose
-    fault, the reason); None for a task that has ended."""
+    fault, the reason); None for a task that has ended. ``endpoint``: where the completion
+    endpoint stands, for a task whose answer comes by the callback."""
     if task.status is not TaskStatus.RUNNING:
         return None
     deadline_ms = round(task.deadline_s * 1000)
@@ -213,8 +236,7 @@ def expiry(task: TaskFacts) -> tuple[float, End] | None:
         end = End(task.task_id, EndKind.VOID, reason, PlatformFault.NOT_SENT)
         return task.opened_at + task.deadline_s, end
     if task.deferred and task.agent_id is not None:
-        end = End(task.task_id, EndKind.TIMEOUT, _TIMED_OUT.format(ms=deadline_ms))
-        return task.sent_at + task.deadline_s, end
+        return _callback_due(task, task.sent_at + task.deadline_s, deadline_ms, endpoint)
     end = End(task.task_id, EndKind.VOID, _NOT_RECORDED, PlatformFault.NOT_RECORDED)
     return task.sent_at + task.deadline_s + RECORD_GRACE_S, end
 
@@ -232,6 +254,26 @@ def _wake_at(
 _TIMED_OUT: Final = "External agent timed out after {ms}ms"
 _NOT_SENT: Final = "platform fault: the task was not sent within its {ms}ms deadline"
 _NOT_RECORDED: Final = "platform fault: the task's answer was not recorded (its sender stopped)"
+_CALLBACK_DOWN: Final = (
+    "platform fault: the completion endpoint was down while the task's answer was due"
+)
+
+
+def _callback_due(
+    task: TaskFacts, due: float, deadline_ms: int, endpoint: CallbackEndpoint | None
+) -> tuple[float, End]:
+    """A deferred task's end: the agent's TIMEOUT if the completion endpoint was up from the
+    send to the deadline, else voided."""
+    timeout = End(task.task_id, EndKind.TIMEOUT, _TIMED_OUT.format(ms=deadline_ms))
+    if endpoint is None:
+        return due, timeout
+    down = End(task.task_id, EndKind.VOID, _CALLBACK_DOWN, PlatformFault.CALLBACK_DOWN)
+    assert task.sent_at is not None
+    if endpoint.up_since > task.sent_at:
+        return due, down  # it restarted while the answer was due: a callback may be lost
+    if endpoint.alive_at is None or endpoint.alive_at >= due:
+        return due, timeout
+    return due + CALLBACK_STALE_S, down  # not seen alive since: down, unless it beats again
 
 
 def _after(task: TaskFacts, end: End | None) -> TaskFacts:

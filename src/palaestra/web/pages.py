@@ -25,6 +25,7 @@ from palaestra.web import (
     run_queries,
 )
 from palaestra.web.charts import LatencyPoint, latency_chart, status_spans, status_strip
+from palaestra.web.failure_queries import failure_split
 from palaestra.web.forms import FormText, owner_view
 from palaestra.web.reasons import Audience
 from palaestra.web.rendering import render
@@ -135,6 +136,7 @@ async def _agent_page(
         chart_narrow=latency_chart(points, now=now, width=360, height=200, narrow=True),
         strip=status_strip(spans, now=now),
         spans=spans,
+        split=await failure_split(platform, agent_id),
         token=token,
         private=token is not None,
     )

@@ -74,6 +74,7 @@ from palaestra.protocol import (
     verify,
 )
 from palaestra.protocol.constants import RESPONSE_CAP_BYTES, Phase
+from palaestra.protocol.failures import CallFailure
 from palaestra.protocol.signing import SignatureProblem, normalized_signature
 from palaestra.rules.runflow import TaskStatus
 from palaestra.store.models import Agent, Task
@@ -192,16 +193,7 @@ class CompletionDesk:
         if len(dumps(body.output)) > RESPONSE_CAP_BYTES:
             raise _bad(_OVERSIZED, "output-too-large")
         task, key = await self._key(task_id)
-        target = signature_target(completion_url(platform.settings.public_url, task_id))
-        try:
-            verify(key, target, raw, signature, timestamp, platform.clock.now())
-        except VerificationFailed as exc:
-            if exc.problem in (
-                SignatureProblem.MISSING_TIMESTAMP,
-                SignatureProblem.STALE_TIMESTAMP,
-            ):
-                raise _denied(exc.message, "invalid-timestamp") from None
-            raise _denied(_BAD_SIGNATURE, "invalid-signature") from None
+        self._verify(key, task_id, raw, signature, timestamp)
         if task is None:  # pragma: no cover - verified against the dummy key: never
             raise _denied(_BAD_SIGNATURE, "invalid-signature")
         assert signature is not None  # verified
@@ -236,7 +228,25 @@ class CompletionDesk:
         if self.kick is not None:
             self.kick(task.run_id)
         if problem is not None:
+            platform.metrics.call_failures.labels(CallFailure.SCHEMA).inc()
             raise _bad(problem, "validation-failed")
+
+    def _verify(
+        self, key: str, task_id: str, raw: bytes, signature: str | None, timestamp: str | None
+    ) -> None:
+        """Check the signature over the platform's public URL; 401 with the seed's message."""
+        platform = self.platform
+        target = signature_target(completion_url(platform.settings.public_url, task_id))
+        try:
+            verify(key, target, raw, signature, timestamp, platform.clock.now())
+        except VerificationFailed as exc:
+            if exc.problem in (
+                SignatureProblem.MISSING_TIMESTAMP,
+                SignatureProblem.STALE_TIMESTAMP,
+            ):
+                raise _denied(exc.message, "invalid-timestamp") from None
+            platform.metrics.call_failures.labels(CallFailure.SIGNATURE).inc()
+            raise _denied(_BAD_SIGNATURE, "invalid-signature") from None
 
 
 async def complete_task(

@@ -18,6 +18,7 @@ from sqlalchemy import and_, bindparam, exists, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.elements import BindParameter
 
+from palaestra.engine.runs.endpoint import read_endpoint
 from palaestra.protocol.constants import Phase
 from palaestra.rules.report import CandidateRecord, TaskRecord
 from palaestra.rules.runflow import CandidateStatus, RunSizes, TaskStatus
@@ -134,9 +135,19 @@ def read_facts(
                 cid, source or "", title, score or 0.0, _CANDIDATE_STATUSES[status], created_at
             )
         )
+    waiting = any(
+        t.deferred and t.status is TaskStatus.RUNNING for listed in tasks.values() for t in listed
+    )
+    endpoint = read_endpoint(connection) if waiting else None  # only a callback needs it
     facts = {
         run.id: RunFacts(
-            run.id, run.phase, run.sizes, run.max_reroutes, tasks[run.id], candidates[run.id]
+            run.id,
+            run.phase,
+            run.sizes,
+            run.max_reroutes,
+            tasks[run.id],
+            candidates[run.id],
+            endpoint,
         )
         for run in runs
     }

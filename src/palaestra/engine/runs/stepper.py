@@ -53,6 +53,7 @@ from palaestra.engine.runs.writes import BatchWrite, RunWrite, write_batch
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
+from palaestra.protocol.failures import CallFailure
 from palaestra.rules.house_answers import HouseTask
 from palaestra.rules.prompts import LAUNCHPADS, messages_for
 from palaestra.rules.report import RunRecord, settlement
@@ -274,6 +275,7 @@ class RunStepper:
             if item.run.id not in held:
                 continue
             for end in item.plan.ends:
+                self.platform.metrics.call_failures.labels(CallFailure.of(end.reason)).inc()
                 if end.fault is not None:
                     voided += 1
                     self.platform.metrics.platform_faults.labels(end.fault.value).inc()

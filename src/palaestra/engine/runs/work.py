@@ -33,7 +33,7 @@ from palaestra.protocol import (
     signature_target,
     validate_envelope,
 )
-from palaestra.protocol.failures import FailureKind
+from palaestra.protocol.failures import CallFailure, FailureKind
 from palaestra.rules.runflow import TaskStatus
 
 __all__ = ["DISPATCH_USER_AGENT", "HouseJob", "InFlight", "TaskWork", "outcome_of", "send"]
@@ -186,6 +186,8 @@ class TaskWork:
                 await self.recorder.defer(item.task_id, item.request.run_id)
                 return
             metrics.dispatches.labels(end.status.value.lower()).inc()
+            if not end.succeeded:
+                metrics.call_failures.labels(CallFailure.of(end.reason)).inc()
             await self.recorder.finish(end)
         except asyncio.CancelledError:
             raise
