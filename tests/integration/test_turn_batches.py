@@ -115,3 +115,44 @@ async def test_concurrent_claims_and_records_share_one_transaction_each(
     async with platform.db.session() as session:
         rows = (await session.execute(select(Turn.turn, Turn.status))).all()
     assert sorted(rows) == [(1, "OK")] * 4 + [(2, "RUNNING")] * 4
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_a_record_that_waits_on_a_take_over_sees_the_turn_as_it_is_then(
+    platform: Platform, clock: FrozenClock
+) -> None:
+    """On PostgreSQL a record reads its lease with the match and turn locked: one that waits
+    behind another worker's take-over reads the turn as that worker left it, and so writes
+    nothing, rather than what it saw when it started."""
+    (match_id,) = await matches(platform, 1)
+    (first,) = await claim(platform, [match_id])
+    assert isinstance(first, Claim)
+    clock.advance(lease_s(first.request.deadline_ms) + 0.001)
+    taking_over = asyncio.Event()
+    release = asyncio.Event()
+    taken: list[Claim | Waiting | None] = []
+
+    async def take_over() -> None:
+        async with platform.db.engine.begin() as connection:
+
+            def claim_now(sync: Any) -> list[Claim | Waiting | None]:
+                return claim_turns(sync, [match_id], platform.clock.now(), lock=True)
+
+            taken.extend(await connection.run_sync(claim_now))
+            taking_over.set()
+            await release.wait()  # the take-over's locks are held until it commits
+
+    other = asyncio.create_task(take_over())
+    await taking_over.wait()
+    record = asyncio.create_task(TurnDesk(platform).record(played(first), then_claim=True))
+    await asyncio.sleep(0.2)
+    assert not record.done()  # it waits for the match's lock
+    release.set()
+    await other
+    lost, following = await record
+    assert not lost.held
+    assert following is None
+    assert isinstance(taken[0], Claim)
+    async with platform.db.session() as session:
+        rows = (await session.execute(select(Turn.turn, Turn.status, Turn.started_at))).all()
+    assert rows == [(1, "RUNNING", taken[0].lease)]
