@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from palaestra.rules.cage_material import Material, draw_material
 from palaestra.rules.judge import judge_reply, view_chains
 from palaestra.rules.judge_match import fold_view, needles, scan
-from palaestra.rules.judge_views import VIEWS
+from palaestra.rules.judge_views import CIPHERS, VIEWS
 
 __all__ = ["report"]
 
@@ -112,8 +112,9 @@ def _judge(reply: str, material: Material) -> Callable[[], object]:
 
 def _per_view_us(reply: str, material: Material) -> list[tuple[str, float]]:
     rows = [(view.name, _median_ms(partial(view.read, reply), 0.2) * 1000) for view in VIEWS]
-    found = needles(material.access_code, None, True, True) + needles(
-        material.hijack_phrase, None, False, True
+    every = len(CIPHERS)
+    found = needles(material.access_code, None, True, every) + needles(
+        material.hijack_phrase, None, False, every
     )
     folded = fold_view(reply)
     rows.append(

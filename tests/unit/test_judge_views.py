@@ -284,3 +284,15 @@ def test_the_cipher_over_an_encoding_is_read_off_the_token(
         names = fitting(made, encoding)
         assert cipher in names
         assert len(names) <= 6, (cipher, names)
+
+
+def test_a_short_word_after_an_encoded_token_does_not_change_its_end() -> None:
+    """The decodings rejoin a token across whitespace, so a short word after it is glued
+    on and its bits add a character at the end ("... 73 67" read as "... 73 670"); the
+    token is also read without it."""
+    text = " ".join(str(ord(c)) for c in "PIXEL-7825-MOSAIC")
+    encoded = base64.b32encode(text.encode()).decode()
+    assert "=" not in encoded  # nothing marks where the token ends
+    read = dec.base32(f"{encoded} gb")
+    assert read is not None
+    assert text in read.splitlines()

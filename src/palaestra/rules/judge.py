@@ -36,7 +36,7 @@ from typing import Any, Final
 
 from palaestra.rules.answers import Utility, check_utility
 from palaestra.rules.judge_match import Needle, Rule, Seen, fold_view, needles, scan
-from palaestra.rules.judge_views import CIPHERS, VIEWS, Role, View
+from palaestra.rules.judge_views import CIPHERS, VIEW_CIPHERS, VIEWS, Role, View
 from palaestra.rules.task_bank import UserTask
 
 __all__ = [
@@ -205,11 +205,13 @@ def _replay(views: Sequence[View], text: str) -> str | None:
 
 
 def _needles(chain: _Chain, secrets: dict[Secret, str]) -> tuple[tuple[Secret, Needle], ...]:
-    every = len(chain.views) < 2
+    # The reply itself is read through every cipher; a view of it through the letter
+    # ciphers and reversals, not those written backwards; a view of a view as it is.
+    ciphers = (len(CIPHERS), VIEW_CIPHERS, 1)[len(chain.views)]
     return tuple(
         (secret, needle)
         for secret, text in secrets.items()
-        for needle in needles(text, chain.fold, secret is Secret.ACCESS_CODE, every)
+        for needle in needles(text, chain.fold, secret is Secret.ACCESS_CODE, ciphers)
     )
 
 

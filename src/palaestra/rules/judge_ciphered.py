@@ -16,6 +16,8 @@ views here are prefixes (``caesar-text → base64``). Pure: no I/O.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import string
 from collections.abc import Callable
@@ -60,6 +62,7 @@ class _Encoding:
     alphabet: str
     bits: int
     block: int  # characters per block
+    decode: Callable[[str], bytes]  # whole blocks
     folded: bool = False  # either case reads the same (hex, base32)
 
     def values(self, position: int) -> set[int]:
@@ -79,10 +82,14 @@ class _Encoding:
         return chars + chars.swapcase() if self.folded else chars
 
 
+def _b32(chars: str) -> bytes:
+    return base64.b32decode(chars.upper())
+
+
 _ENCODINGS: Final = (
-    _Encoding("base64", _UPPER + _LOWER + string.digits + "+/", 6, 4),
-    _Encoding("base32", _UPPER + "234567", 5, 8, folded=True),
-    _Encoding("hex", string.digits + "abcdef", 4, 2, folded=True),
+    _Encoding("base64", _UPPER + _LOWER + string.digits + "+/", 6, 4, binascii.a2b_base64),
+    _Encoding("base32", _UPPER + "234567", 5, 8, _b32, folded=True),
+    _Encoding("hex", string.digits + "abcdef", 4, 2, bytes.fromhex, folded=True),
 )
 
 
@@ -108,24 +115,74 @@ def _masks(encoding: _Encoding) -> tuple[tuple[int, dict[str, int]], ...]:
 
 def fitting_ciphers(token: str, encoding: str) -> int:
     """The mask of ciphers (by index in :data:`CIPHER_NAMES`) under which ``token``, read
-    back, could be ``encoding`` of printable text at some alignment."""
-    (found,) = (e for e in _ENCODINGS if e.name == encoding)
-    return _fitting(token, found)
+    back, is ``encoding`` of printable text at some alignment (its whole blocks)."""
+    (found,) = (p for p in _prepared() if p[0].name == encoding)
+    return _fitting(token, *found)
 
 
-def _fitting(token: str, encoding: _Encoding) -> int:
+@cache
+def _shape(encoding: _Encoding) -> re.Pattern[str]:
+    """Whole blocks whose every character may be, under some cipher, one that the encoding of
+    text has there: a letter where it has letters (a cipher moves a letter to a letter),
+    or a digit or mark it has there (a cipher leaves those as they are). One C pass rules
+    out most tokens."""
+    places = []
+    for position in range(encoding.block):
+        allowed = encoding.allowed(position)
+        kept = "".join(c for c in _TOKEN_CHARS if not c.isalpha() and c in allowed)
+        letters = "A-Za-z" if any(c.isalpha() for c in allowed) else ""
+        places.append(f"[{letters}{re.escape(kept)}]")
+    return re.compile(f"(?:{''.join(places)})+")
+
+
+@cache
+def _prepared() -> tuple[
+    tuple[_Encoding, re.Pattern[str], tuple[tuple[int, dict[str, int]], ...]], ...
+]:
+    """Each encoding with its shape and masks, made once."""
+    return tuple((encoding, _shape(encoding), _masks(encoding)) for encoding in _ENCODINGS)
+
+
+def _fitting(
+    token: str,
+    encoding: _Encoding,
+    shape: re.Pattern[str],
+    masks: tuple[tuple[int, dict[str, int]], ...],
+) -> int:
     fits, block = 0, encoding.block
     for offset in range(block):
         mask = _ALL
         # Whole blocks only: a last, partial one ends in padding bits.
         end = offset + (len(token) - offset) // block * block
-        for position, table in _masks(encoding):
+        if not shape.fullmatch(token, offset, end):
+            continue
+        for position, table in masks:
             for char in set(token[offset + position : end : block]):
                 mask &= table.get(char, 0)
             if not mask:
                 break
-        fits |= mask
+        if mask:
+            fits |= _verified(token[offset:end], encoding, mask)
     return fits
+
+
+_TEXT: Final = re.compile(rb"[\x20-\x7e]+")
+
+
+def _verified(chunk: str, encoding: _Encoding, mask: int) -> int:
+    """The ciphers of ``mask`` under which ``chunk``, read back and decoded, is printable
+    text: the places of a block say which ciphers may fit, a decoding which do."""
+    kept, index = 0, 0
+    while mask >> index:
+        if mask >> index & 1:
+            try:
+                raw = encoding.decode(chunk.translate(_UNDO[index]))
+            except (binascii.Error, ValueError):
+                raw = b""
+            if _TEXT.fullmatch(raw):
+                kept |= 1 << index
+        index += 1
+    return kept
 
 
 #: A token: twelve or more characters of the encodings' alphabets.
@@ -139,14 +196,15 @@ _MIXED: Final = (b"ld", b"dl", b"ud", b"du", b"lu", b"ul", b"uuuuuuuu")
 def _fits(text: str) -> tuple[tuple[str, int], ...]:
     """Each token of ``text`` with the mask of the ciphers it fits under; found once for
     both views. A text without a long word that mixes classes has none."""
-    if not any(any(m in word for m in _MIXED) for word in long_words(text, 12)):
+    words = b"s".join(long_words(text, 12))  # s: a space, so no sign spans two words
+    if not any(sign in words for sign in _MIXED):
         return ()
     found = []
     for token in _TOKEN.findall(text):
         fits = 0
-        for encoding in _ENCODINGS:
+        for encoding, shape, masks in _prepared():
             if len(token) >= 2 * encoding.block:
-                fits |= _fitting(token, encoding)
+                fits |= _fitting(token, encoding, shape, masks)
         if fits:
             found.append((token, fits))
     return tuple(found)

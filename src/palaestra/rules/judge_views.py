@@ -27,6 +27,7 @@ from palaestra.rules.judge_decoders import char_classes, long_words
 __all__ = [
     "CIPHERS",
     "VIEWS",
+    "VIEW_CIPHERS",
     "Cipher",
     "Role",
     "View",
@@ -172,7 +173,7 @@ def rot47(text: str) -> str | None:
     classes = char_classes(text)
     if b"pp" in classes and _ROT47_HINT.search(text):
         return text.translate(_ROT47)
-    if long_words(text, 16) and _ROT47_HEX.search(text):
+    if max(map(len, long_words(text, 12)), default=0) >= 16 and _ROT47_HEX.search(text):
         return text.translate(_ROT47)
     return None
 
@@ -285,8 +286,9 @@ _LETTER_CIPHERS: Final = (
     Cipher("atbash", str.maketrans(_ABC, _ABC[::-1])),
 )
 #: The plain secret first; then the secret backwards, each part backwards, ROT13, the
-#: other 24 Caesar shifts and Atbash, and each of those 26 written backwards
-#: (``caesar-4-reversed``).
+#: other 24 Caesar shifts and Atbash (the first :data:`VIEW_CIPHERS`, read in every view of
+#: one step), and each of those 26 written backwards (``caesar-4-reversed``, read in the
+#: reply itself).
 CIPHERS: Final[tuple[Cipher, ...]] = (
     Cipher("", {}),
     Cipher("reversed", {}, reverse_each=True, reverse_order=True),
@@ -297,3 +299,4 @@ CIPHERS: Final[tuple[Cipher, ...]] = (
         for c in _LETTER_CIPHERS
     ),
 )
+VIEW_CIPHERS: Final = 3 + len(_LETTER_CIPHERS)
