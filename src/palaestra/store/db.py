@@ -131,7 +131,9 @@ class Database:
     def session(self) -> AsyncSession:
         return self.sessions()
 
-    async def transact(self, work: Callable[[Connection], T], *, durable: bool = True) -> T:
+    async def transact(
+        self, work: Callable[[Connection], T], *, durable: bool = True, single: bool = False
+    ) -> T:
         """Run ``work`` with a synchronous connection in one transaction, and return its
         result: committed if ``work`` returns, rolled back if it raises.
 
@@ -142,6 +144,10 @@ class Database:
         commit (WAL with ``synchronous=NORMAL``). Only for writes that are safe to
         redo: a cage turn whose record is lost is sent again with the same
         idempotency key.
+
+        With ``single=True``, ``work`` issues one statement, and on PostgreSQL that
+        statement is its own transaction: no ``BEGIN`` and ``COMMIT`` round trips. (A
+        ``work`` that issued two would commit each on its own.)
 
         On SQLite the write lock is taken before ``work`` starts, so nothing it reads
         can change before it commits, and the whole function runs on the store's writer
@@ -155,7 +161,12 @@ class Database:
             raise StoreClosed
         if self._writer is not None:
             return await self._writer.run(work)
-        async with (self.engine if durable else self._redoable).begin() as connection:
+        engine = self.engine if durable else self._redoable
+        if single:
+            async with engine.connect() as connection:
+                alone = await connection.execution_options(isolation_level="AUTOCOMMIT")
+                return await alone.run_sync(work)
+        async with engine.begin() as connection:
             return await connection.run_sync(work)
 
     async def migrate(self) -> None:
