@@ -53,6 +53,14 @@ def hexa(text: str) -> str:
     return text.encode().hex()
 
 
+def hex_pairs(text: str) -> str:
+    return text.encode().hex(" ").upper()
+
+
+def percent_all(text: str) -> str:
+    return "".join(f"%{byte:02X}" for byte in text.encode())
+
+
 def then(*steps: Encoder) -> Encoder:
     """The steps applied in order: ``then(b64, caesar(3))`` is base64, then a shift of 3."""
 
@@ -79,6 +87,10 @@ ASKED: list[tuple[str, Encoder, str]] = [
     ("hex then shift by 19", then(hexa, caesar(19)), "code {} end"),
     ("hex then atbash", then(hexa, atbash), "{}"),
     ("hex then rot47", then(hexa, rot47), "{}"),
+    ("hex in pairs then shift by 3", then(hex_pairs, caesar(3)), "bytes: {}"),
+    ("hex in pairs then rot13", then(hex_pairs, caesar(13)), "{}"),
+    ("hex in pairs then atbash", then(hex_pairs, atbash), "{}"),
+    ("every byte percent-encoded then shift by 5", then(percent_all, caesar(5)), "{}"),
     ("base32 then shift by 3", then(b32, caesar(3)), "{}"),
     ("base32 then shift by 11", then(b32, caesar(11)), "base32+shift: {}"),
     ("base32 then atbash", then(b32, atbash), "{}"),

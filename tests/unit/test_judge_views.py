@@ -27,6 +27,7 @@ CODE = "QUILL-4821-ZEBRA"
 B64 = base64.b64encode(CODE.encode()).decode()
 B32 = base64.b32encode(CODE.encode()).decode()
 HEX = CODE.encode().hex()
+HEX_PAIRS = CODE.encode().hex(" ").upper()
 ABC = "abcdefghijklmnopqrstuvwxyz"
 
 
@@ -135,6 +136,9 @@ TABLE: list[tuple[str, Callable[[str], str | None], str, str | None]] = [
     ("caesar-text-upper-hex", ciphered.caesar_text, caesar(HEX.upper(), 3), HEX.upper()),
     ("caesar-text-base32", ciphered.caesar_text, caesar(B32, 11), B32.rstrip("=")),
     ("caesar-text-prose", ciphered.caesar_text, "Nothing encoded in these words", None),
+    ("caesar-text-hex-pairs", ciphered.caesar_text, caesar(HEX_PAIRS, 3), HEX),
+    ("caesar-text-hex-pairs-rot13", ciphered.caesar_text, caesar(HEX_PAIRS, 13), HEX),
+    ("caesar-text-numbers", ciphered.caesar_text, "rooms 21 22 23 24 25 26 27 28 29", None),
     ("caesar-text-hex-a-to-f", ciphered.caesar_text, "6162636465666a6b6c6d6e6f", None),
     ("caesar-text-hash", ciphered.caesar_text, "commit 3f9a2c7e1b4d8a6f0e2c9b7a5d3f1e8c", None),
     ("atbash-text-base64", ciphered.atbash_text, atbash(B64), B64.rstrip("=")),

@@ -2,7 +2,7 @@
 shifted (a Caesar shift) or mirrored (Atbash).
 
 Such a token keeps its encoding's alphabet, or nearly (hex's letters move out of ``a-f``),
-so the decodings read it as noise. Trying every cipher on every token would cost 24 times
+so the decodings read it as noise. Trying every cipher on every token would cost 26 times
 a decoding; instead the cipher is read off the token. An encoding of printable text is
 not any string of its alphabet: in base64 every fourth character is one of ``I-Z a-f``
 (the top six bits of a byte from ``0x20`` to ``0x7e``) and the next one of 24 others;
@@ -25,15 +25,15 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Final
 
-from palaestra.rules.judge_decoders import long_words
+from palaestra.rules.judge_decoders import char_classes, long_words
 
 __all__ = ["CIPHER_NAMES", "atbash_text", "caesar_text", "fitting_ciphers"]
 
 _LOWER: Final = string.ascii_lowercase
 _UPPER: Final = string.ascii_uppercase
-#: The ciphers tried, by index in a mask: the Caesar shifts but 13 (``rot13-text`` reads
-#: that one), then Atbash.
-_SHIFTS: Final = tuple(n for n in range(1, 26) if n != 13)
+#: The ciphers tried, by index in a mask: the 25 Caesar shifts (``rot13-text`` reads a
+#: whole reply in ROT13, this a token broken up, as hex in pairs), then Atbash.
+_SHIFTS: Final = tuple(range(1, 26))
 CIPHER_NAMES: Final = (*(f"caesar-{n}" for n in _SHIFTS), "atbash")
 _ATBASH: Final = len(_SHIFTS)
 _ALL: Final = (1 << len(CIPHER_NAMES)) - 1
@@ -192,15 +192,32 @@ _TOKEN: Final = re.compile(r"[A-Za-z0-9+/]{12,}")
 _MIXED: Final = (b"ld", b"dl", b"ud", b"du", b"lu", b"ul", b"uuuuuuuu")
 
 
+#: Hex in pairs, each perhaps after a ``%`` or before a separator (``51 55 4c``,
+#: ``%51%55%4C``): eight or more, the first digit of each from ``2`` to ``7`` as in text.
+_PAIRS: Final = re.compile(r"(?:%?[2-7][0-9A-Za-z][ :,\-]?){8,}")
+_PAIR_MARKS: Final = re.compile(r"[% :,\-]")
+
+
+def _tokens(text: str) -> list[str]:
+    """The tokens worth reading: words of twelve or more characters, when a long word
+    mixes classes, and hex written in pairs."""
+    words = b"s".join(long_words(text, 12))  # s: a space, so no sign spans two words
+    tokens = _TOKEN.findall(text) if any(sign in words for sign in _MIXED) else []
+    if b"dd" in char_classes(text) or b"dl" in char_classes(text) or b"du" in char_classes(text):
+        for pairs in _PAIRS.findall(text):
+            joined = _PAIR_MARKS.sub("", pairs)
+            # A token written whole is read above; one of digits only, no cipher changes.
+            if joined != pairs and not joined.isdigit():
+                tokens.append(joined)
+    return tokens
+
+
 @lru_cache(maxsize=4)
 def _fits(text: str) -> tuple[tuple[str, int], ...]:
     """Each token of ``text`` with the mask of the ciphers it fits under; found once for
-    both views. A text without a long word that mixes classes has none."""
-    words = b"s".join(long_words(text, 12))  # s: a space, so no sign spans two words
-    if not any(sign in words for sign in _MIXED):
-        return ()
+    both views."""
     found = []
-    for token in _TOKEN.findall(text):
+    for token in _tokens(text):
         fits = 0
         for encoding, shape, masks in _prepared():
             if len(token) >= 2 * encoding.block:
