@@ -409,6 +409,13 @@ async def test_on_postgresql_a_single_statement_is_its_own_transaction(
     assert await platform.db.transact(setting, durable=False, single=True) == "off"
     assert await platform.db.transact(setting, single=True) == "on"
 
+    def planning(connection: Connection) -> Any:
+        return connection.execute(text("SHOW plan_cache_mode")).scalar()
+
+    # A generic plan of the cage's one-statement record turns slower as the tables grow.
+    assert await platform.db.transact(planning, durable=False, single=True) == "force_custom_plan"
+    assert await platform.db.transact(planning) == "auto"
+
 
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
 async def test_on_postgresql_a_connection_the_server_dropped_while_idle_is_replaced(

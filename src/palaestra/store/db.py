@@ -81,7 +81,8 @@ def _json_dumps(value: Any) -> str:
 
 #: The connections of redo-safe transactions (``transact(durable=False)``): a pool of their
 #: own whose sessions never wait for the log flush, so such a transaction costs no extra
-#: round trip to say so. Few: only the cage's turn batches use them.
+#: round trip to say so (and whose statements are planned for their values each time).
+#: Few: only the cage's turn batches use them.
 _REDOABLE_POOL: Final = {"pool_size": 4, "max_overflow": 12}
 
 
@@ -115,7 +116,10 @@ class Database:
         self.engine: AsyncEngine = create_async_engine(url, **kwargs, **pool)
         self._redoable = self.engine
         if not self.is_sqlite:
-            settings = {"server_settings": {"synchronous_commit": "off"}}
+            # Planned for its values each time: a generic plan of the cage's one-statement
+            # record (arrays of rows, a lock, a join) turns slower as the tables grow.
+            server = {"synchronous_commit": "off", "plan_cache_mode": "force_custom_plan"}
+            settings = {"server_settings": server}
             self._redoable = create_async_engine(
                 url, **kwargs, **_REDOABLE_POOL, connect_args=settings
             )
