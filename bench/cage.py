@@ -375,7 +375,9 @@ def report(modes: Sequence[Mode], args: argparse.Namespace) -> bool:
         if mode.arena_ms:
             arena = statistics.median(mode.arena_ms)
             verdict = "PASS" if arena < ARENA_TARGET_MS else "FAIL"
-            quartile = statistics.quantiles(mode.arena_ms, n=4)[0]
+            quartile = min(mode.arena_ms)  # with one match, its time
+            if len(mode.arena_ms) > 1:
+                quartile = statistics.quantiles(mode.arena_ms, n=4)[0]
             print(
                 f"arena time per turn, {mode.name}, {len(mode.arena_ms)} matches played alone: "
                 f"{arena:.2f} ms (target < {ARENA_TARGET_MS:.0f} ms: {verdict}); "
