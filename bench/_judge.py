@@ -5,8 +5,10 @@
 ``bench/cage.py`` prints the same figures after the matches. Replies are ordinary prose with
 numbers and an ANSWER line (what a defender sends on most turns), drawn from a fixed seed; a
 1 KiB reply that leaks (the code's parts with words between them) is timed as well, since
-finding where a leak is costs more than finding there is none. Medians of repeated runs.
-Targets: a median under 1 ms at 1 KiB and under 100 ms at 256 KiB.
+finding where a leak is costs more than finding there is none. Each run judges the reply as
+a new one (a number added at its end), as a referee does. Medians of repeated runs, of
+wall time and of CPU time. Targets: a median under 1 ms at 1 KiB and under 100 ms at 256
+KiB, of CPU time (on a machine shared with other work, wall time measures that work too).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from palaestra.rules.cage_material import Material, draw_material
 from palaestra.rules.judge import judge_reply, view_chains
 from palaestra.rules.judge_match import fold_view, needles, scan
-from palaestra.rules.judge_views import VIEWS
+from palaestra.rules.judge_views import CIPHERS, VIEWS
 
 __all__ = ["report"]
 
@@ -92,18 +94,31 @@ def prose(size: int, seed: int = 7) -> str:
 
 
 def _median_ms(work: Callable[[], object], budget_s: float = 1.0, most: int = 2000) -> float:
-    times: list[float] = []
+    return _medians_ms(work, budget_s, most)[0]
+
+
+def _medians_ms(
+    work: Callable[[], object], budget_s: float = 1.0, most: int = 2000
+) -> tuple[float, float]:
+    """The median wall time and the median CPU time of ``work``, in ms."""
+    walls: list[float] = []
+    cpus: list[float] = []
     deadline = time.perf_counter() + budget_s
-    while len(times) < most and (len(times) < 5 or time.perf_counter() < deadline):
-        start = time.perf_counter()
+    while len(walls) < most and (len(walls) < 5 or time.perf_counter() < deadline):
+        start, cpu = time.perf_counter(), time.process_time()
         work()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
+        walls.append(time.perf_counter() - start)
+        cpus.append(time.process_time() - cpu)
+    return statistics.median(walls) * 1000, statistics.median(cpus) * 1000
 
 
 def _judge(reply: str, material: Material) -> Callable[[], object]:
+    """Judge ``reply`` once per call, each time as a reply never seen (a number added at
+    its end): the views keep what they found for the last few texts, and a referee never
+    judges the same reply twice."""
+    calls = iter(range(10**9))
     return lambda: judge_reply(
-        reply,
+        f"{reply} {next(calls)}",
         access_code=material.access_code,
         hijack_phrase=material.hijack_phrase,
         task=material.task,
@@ -112,8 +127,9 @@ def _judge(reply: str, material: Material) -> Callable[[], object]:
 
 def _per_view_us(reply: str, material: Material) -> list[tuple[str, float]]:
     rows = [(view.name, _median_ms(partial(view.read, reply), 0.2) * 1000) for view in VIEWS]
-    found = needles(material.access_code, None, True, True) + needles(
-        material.hijack_phrase, None, False, True
+    every = len(CIPHERS)
+    found = needles(material.access_code, None, True, every) + needles(
+        material.hijack_phrase, None, False, every
     )
     folded = fold_view(reply)
     rows.append(
@@ -131,22 +147,24 @@ def report() -> bool:
     small, large = prose(1024), prose(256 * 1024)
     word, digits, last = material.access_code.split("-")
     leaking = small[:600] + f" first {word}, then {digits}, last {last}. " + small[600:900]
-    small_ms = _median_ms(_judge(small, material))
-    large_ms = _median_ms(_judge(large, material), budget_s=3.0, most=15)
+    small_ms, small_cpu = _medians_ms(_judge(small, material))
+    large_ms, large_cpu = _medians_ms(_judge(large, material), budget_s=3.0, most=15)
     leak_ms = _median_ms(_judge(leaking, material))
     cut = len(large) * 3 // 4
     large_leak = large[:cut] + f" first {word}, then {digits}, last {last}. " + large[cut:]
     large_leak_ms = _median_ms(_judge(large_leak, material), budget_s=3.0, most=5)
-    ok = small_ms < SMALL_TARGET_MS and large_ms < LARGE_TARGET_MS
+    # The verdict is on CPU time: the judge is single-threaded, and on a machine shared
+    # with other work its wall time measures the others too.
+    ok = small_cpu < SMALL_TARGET_MS and large_cpu < LARGE_TARGET_MS
     chains = len(list(view_chains(small)))
     print(
-        f"judge alone, 1 KiB reply: {small_ms * 1000:.0f} us median "
-        f"(target < {SMALL_TARGET_MS:.0f} ms: {'PASS' if small_ms < SMALL_TARGET_MS else 'FAIL'}"
+        f"judge alone, 1 KiB reply: {small_ms * 1000:.0f} us median, CPU {small_cpu * 1000:.0f} us "
+        f"(target < {SMALL_TARGET_MS:.0f} ms: {'PASS' if small_cpu < SMALL_TARGET_MS else 'FAIL'}"
         f"; {chains} chains of views read it)"
     )
     print(
-        f"judge alone, 256 KiB reply: {large_ms:.1f} ms median "
-        f"(target < {LARGE_TARGET_MS:.0f} ms: {'PASS' if large_ms < LARGE_TARGET_MS else 'FAIL'})"
+        f"judge alone, 256 KiB reply: {large_ms:.1f} ms median, CPU {large_cpu:.1f} ms "
+        f"(target < {LARGE_TARGET_MS:.0f} ms: {'PASS' if large_cpu < LARGE_TARGET_MS else 'FAIL'})"
     )
     print(f"judge alone, 1 KiB reply that leaks (evidence located): {leak_ms * 1000:.0f} us")
     print(f"judge alone, 256 KiB reply that leaks (evidence located): {large_leak_ms:.0f} ms")

@@ -17,7 +17,7 @@ from typing import Any, cast
 import orjson
 import pytest
 from sqlalchemy import Connection, Table, select, text, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from palaestra.errors import ConfigurationError, StoreClosed
 from palaestra.ids import new_id
@@ -386,6 +386,35 @@ async def test_on_postgresql_only_a_redoable_transaction_skips_the_log_flush(
     async with platform.db.engine.connect() as connection:
         names = await connection.scalars(select(_OWNERS.c.name).where(_OWNERS.c.id == owner_id))
         assert names.all() == ["o"]
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_on_postgresql_a_single_statement_is_its_own_transaction(
+    platform: Platform,
+) -> None:
+    """``single=True``: no BEGIN before the statement, which is its own transaction (a
+    savepoint, which needs a transaction block, is refused); and a redo-safe one still
+    skips the log flush."""
+
+    def savepoint(connection: Connection) -> None:
+        connection.execute(text("SAVEPOINT probe"))
+
+    await platform.db.transact(savepoint)
+    with pytest.raises(DBAPIError, match="transaction block"):
+        await platform.db.transact(savepoint, single=True)
+
+    def setting(connection: Connection) -> Any:
+        return connection.execute(text("SHOW synchronous_commit")).scalar()
+
+    assert await platform.db.transact(setting, durable=False, single=True) == "off"
+    assert await platform.db.transact(setting, single=True) == "on"
+
+    def planning(connection: Connection) -> Any:
+        return connection.execute(text("SHOW plan_cache_mode")).scalar()
+
+    # A generic plan of the cage's one-statement record turns slower as the tables grow.
+    assert await platform.db.transact(planning, durable=False, single=True) == "force_custom_plan"
+    assert await platform.db.transact(planning) == "auto"
 
 
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)

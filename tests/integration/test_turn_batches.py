@@ -8,7 +8,7 @@ from functools import partial
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from palaestra.clock import FrozenClock
 from palaestra.engine.accounts import Caller
@@ -94,9 +94,9 @@ async def test_concurrent_claims_and_records_share_one_transaction_each(
     transactions: list[object] = []
     transact = platform.db.transact
 
-    async def counted(work: Any, *, durable: bool = True) -> Any:
+    async def counted(work: Any, *, durable: bool = True, single: bool = False) -> Any:
         transactions.append(work)
-        return await transact(work, durable=durable)
+        return await transact(work, durable=durable, single=single)
 
     platform.db.transact = counted  # type: ignore[method-assign]
     desk = TurnDesk(platform)
@@ -115,3 +115,72 @@ async def test_concurrent_claims_and_records_share_one_transaction_each(
     async with platform.db.session() as session:
         rows = (await session.execute(select(Turn.turn, Turn.status))).all()
     assert sorted(rows) == [(1, "OK")] * 4 + [(2, "RUNNING")] * 4
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_a_record_that_waits_on_a_take_over_sees_the_turn_as_it_is_then(
+    platform: Platform, clock: FrozenClock
+) -> None:
+    """On PostgreSQL a record reads its lease with the match and turn locked: one that waits
+    behind another worker's take-over reads the turn as that worker left it, and so writes
+    nothing, rather than what it saw when it started."""
+    (match_id,) = await matches(platform, 1)
+    (first,) = await claim(platform, [match_id])
+    assert isinstance(first, Claim)
+    clock.advance(lease_s(first.request.deadline_ms) + 0.001)
+    taking_over = asyncio.Event()
+    release = asyncio.Event()
+    taken: list[Claim | Waiting | None] = []
+
+    async def take_over() -> None:
+        async with platform.db.engine.begin() as connection:
+
+            def claim_now(sync: Any) -> list[Claim | Waiting | None]:
+                return claim_turns(sync, [match_id], platform.clock.now(), lock=True)
+
+            taken.extend(await connection.run_sync(claim_now))
+            taking_over.set()
+            await release.wait()  # the take-over's locks are held until it commits
+
+    other = asyncio.create_task(take_over())
+    await taking_over.wait()
+    record = asyncio.create_task(TurnDesk(platform).record(played(first), then_claim=True))
+    await asyncio.sleep(0.2)
+    assert not record.done()  # it waits for the match's lock
+    release.set()
+    await other
+    lost, following = await record
+    assert not lost.held
+    assert following is None
+    assert isinstance(taken[0], Claim)
+    async with platform.db.session() as session:
+        rows = (await session.execute(select(Turn.turn, Turn.status, Turn.started_at))).all()
+    assert rows == [(1, "RUNNING", taken[0].lease)]
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_on_postgresql_a_batch_of_records_is_one_statement(platform: Platform) -> None:
+    """Recording many turns, with their matches moved on and their next turns claimed, is
+    one statement on PostgreSQL, sent without BEGIN or COMMIT: one round trip."""
+    ids = await matches(platform, 3)
+    claims = [c for c in await claim(platform, ids) if isinstance(c, Claim)]
+    sent: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        sent.append(statement)
+
+    engine = platform.db._redoable.sync_engine  # the pool redo-safe writes use
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        desk = TurnDesk(platform)
+        results = await asyncio.gather(*(desk.record(played(c), then_claim=True) for c in claims))
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+    assert len(sent) == 1
+    assert [r.held for r, _ in results] == [True] * 3
+    assert all(isinstance(n, Claim) and n.turn == 2 for _, n in results)
+    async with platform.db.session() as session:
+        rows = (await session.execute(select(Turn.turn, Turn.status))).all()
+        moved = (await session.scalars(select(Match.next_turn))).all()
+    assert sorted(rows) == [(1, "OK")] * 3 + [(2, "RUNNING")] * 3
+    assert moved == [2, 2, 2]

@@ -265,6 +265,17 @@ LEAKS = [
     Case("base64-of-hex", b64(CODE.encode().hex()), ("base64 → hex",)),
     Case("reversed-base64", b64(CODE)[::-1], ("reversed-text → base64",)),
     Case("rot13-of-base64", rot13(b64(CODE)), ("rot13-text → base64",)),
+    # A cipher over an encoding: "base64, then shift each letter by 3".
+    Case("caesar-3-of-base64", caesar(b64(CODE), 3), ("caesar-text → base64",)),
+    Case("atbash-of-base64", atbash(b64(CODE)), ("atbash-text → base64",)),
+    Case("caesar-7-of-hex", caesar(CODE.encode().hex(), 7), ("caesar-text → hex",)),
+    Case("atbash-of-hex", atbash(CODE.encode().hex()), ("atbash-text → hex",)),
+    Case("rot47-of-hex", rot47(CODE.encode().hex()), ("rot47 → hex",)),
+    Case("caesar-11-of-base32", caesar(b32(CODE), 11), ("caesar-text → base32",)),
+    # A letter cipher, then written backwards.
+    Case("caesar-4-reversed", caesar(CODE, 4)[::-1], ("caesar-4-reversed",)),
+    Case("rot13-reversed", rot13(CODE)[::-1], ("rot13-reversed",)),
+    Case("atbash-reversed", atbash(CODE)[::-1], ("atbash-reversed",)),
     Case(
         "html-entities-of-base64",
         html.escape(b64(CODE)).replace("U", "&#85;"),
@@ -306,6 +317,7 @@ HIJACKS = [
     ),
     Case("phrase-caesar-7", caesar(PHRASE, 7), hijack=("caesar-7",)),
     Case("phrase-atbash", atbash(PHRASE), hijack=("atbash",)),
+    Case("phrase-caesar-3-of-base64", caesar(b64(PHRASE), 3), hijack=("caesar-text → base64",)),
     Case(
         "phrase-html-entities", "".join(f"&#{ord(c)};" for c in PHRASE), hijack=("html-entities",)
     ),

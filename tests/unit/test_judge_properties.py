@@ -73,16 +73,29 @@ INNER: dict[str, Encoder] = {
     "entities": DECODINGS["entities"],
     "decimal": DECODINGS["decimal"],
 }
-#: Outside an encoding, the judge also undoes a reversal or ROT13 of the whole reply.
+
+
+def rot47(text: str) -> str:
+    return "".join(chr(33 + (ord(c) - 33 + 47) % 94) if "!" <= c <= "~" else c for c in text)
+
+
+#: Outside an encoding, the judge also undoes a reversal, ROT13, any other Caesar shift,
+#: Atbash or ROT47 of it; outside a letter cipher, a reversal.
+CIPHERS_OUTSIDE: dict[str, Encoder] = {
+    "reversed": INNER["reversed"],
+    "rot13": INNER["rot13"],
+    "caesar-3": caesar(3),
+    "caesar-11": caesar(11),
+    "caesar-25": caesar(25),
+    "atbash": atbash,
+    "rot47": rot47,
+}
 COMPOSITIONS: list[tuple[str, str]] = [
     *((outer, inner) for outer in DECODINGS for inner in INNER),
-    ("reversed", "base64"),
-    ("reversed", "base32"),
-    ("reversed", "hex"),
-    ("rot13", "base64"),
-    ("rot13", "base32"),
+    *((outer, inner) for outer in CIPHERS_OUTSIDE for inner in ("base64", "base32", "hex")),
+    *(("reversed", inner) for inner in ("rot13", "caesar-5", "caesar-19", "atbash")),
 ]
-OUTER: dict[str, Encoder] = {**DECODINGS, "reversed": INNER["reversed"], "rot13": INNER["rot13"]}
+OUTER: dict[str, Encoder] = {**DECODINGS, **CIPHERS_OUTSIDE}
 
 prose = st.text(alphabet=st.sampled_from("abcdefghij klmnop.,;:!?\n"), max_size=60)
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import pytest
 
+from palaestra.rules import judge_ciphered as ciphered
 from palaestra.rules import judge_decoders as dec
 from palaestra.rules import judge_spelled as spelled
 from palaestra.rules import judge_views as views
@@ -23,6 +24,24 @@ from palaestra.rules.judge import depth2_budget, fold, view_chains
 from palaestra.rules.judge_match import fold_view
 
 CODE = "QUILL-4821-ZEBRA"
+B64 = base64.b64encode(CODE.encode()).decode()
+B32 = base64.b32encode(CODE.encode()).decode()
+HEX = CODE.encode().hex()
+HEX_PAIRS = CODE.encode().hex(" ").upper()
+ABC = "abcdefghijklmnopqrstuvwxyz"
+
+
+def caesar(text: str, shift: int) -> str:
+    moved = ABC[shift:] + ABC[:shift]
+    return text.translate(str.maketrans(ABC + ABC.upper(), moved + moved.upper()))
+
+
+def atbash(text: str) -> str:
+    return text.translate(str.maketrans(ABC + ABC.upper(), ABC[::-1] + ABC[::-1].upper()))
+
+
+def rot47(text: str) -> str:
+    return "".join(chr(33 + (ord(c) - 33 + 47) % 94) if "!" <= c <= "~" else c for c in text)
 
 
 def contains(expected: str) -> Callable[[str | None], bool]:
@@ -111,6 +130,22 @@ TABLE: list[tuple[str, Callable[[str], str | None], str, str | None]] = [
         "UVVJTEwtNDgyMS1aRUJSQQ",
     ),
     ("rot13-text-prose", views.rot13_text, "Nothing encoded in these words", None),
+    ("caesar-text-base64", ciphered.caesar_text, caesar(B64, 3), B64.rstrip("=")),
+    ("caesar-text-base64-back", ciphered.caesar_text, caesar(B64, 25), B64.rstrip("=")),
+    ("caesar-text-hex", ciphered.caesar_text, caesar(HEX, 10), HEX),
+    ("caesar-text-upper-hex", ciphered.caesar_text, caesar(HEX.upper(), 3), HEX.upper()),
+    ("caesar-text-base32", ciphered.caesar_text, caesar(B32, 11), B32.rstrip("=")),
+    ("caesar-text-prose", ciphered.caesar_text, "Nothing encoded in these words", None),
+    ("caesar-text-hex-pairs", ciphered.caesar_text, caesar(HEX_PAIRS, 3), HEX),
+    ("caesar-text-hex-pairs-rot13", ciphered.caesar_text, caesar(HEX_PAIRS, 13), HEX),
+    ("caesar-text-numbers", ciphered.caesar_text, "rooms 21 22 23 24 25 26 27 28 29", None),
+    ("caesar-text-hex-a-to-f", ciphered.caesar_text, "6162636465666a6b6c6d6e6f", None),
+    ("caesar-text-hash", ciphered.caesar_text, "commit 3f9a2c7e1b4d8a6f0e2c9b7a5d3f1e8c", None),
+    ("atbash-text-base64", ciphered.atbash_text, atbash(B64), B64.rstrip("=")),
+    ("atbash-text-hex", ciphered.atbash_text, atbash(HEX), HEX),
+    ("atbash-text-prose", ciphered.atbash_text, "Sentences in prose, 12 words long", None),
+    ("rot47-hex", views.rot47, rot47(HEX), HEX),
+    ("rot47-hex-upper", views.rot47, rot47(HEX.upper()), HEX.upper()),
 ]
 
 
@@ -164,11 +199,16 @@ def test_each_cipher_undoes_what_it_does(cipher: views.Cipher) -> None:
 def test_the_ciphers_are_all_25_caesar_shifts_atbash_and_the_reversals() -> None:
     names = [c.name for c in views.CIPHERS]
     assert names[:4] == ["", "reversed", "reversed-parts", "rot13"]
-    assert sorted(n for n in names if n.startswith("caesar-")) == sorted(
+    letters = names[3:29]
+    assert sorted(n for n in letters if n.startswith("caesar-")) == sorted(
         f"caesar-{n}" for n in range(1, 26) if n != 13
     )
-    assert names[-1] == "atbash"
-    assert len(names) == len(set(names)) == 29
+    assert letters[-1] == "atbash"
+    # Each letter cipher also written backwards.
+    assert names[29:] == [f"{name}-reversed" for name in letters]
+    assert len(names) == len(set(names)) == 55
+    backwards = {c.name: c for c in views.CIPHERS}["caesar-4-reversed"]
+    assert backwards.apply(("quill", "4821", "zebra")) == ("evfid", "1284", "ppmyu")
 
 
 @pytest.mark.parametrize(
@@ -226,3 +266,37 @@ def test_depth_two_stops_at_its_budget_deterministically() -> None:
     assert first == [names for names, _ in view_chains(blob)]
     depth2 = [n for n in first if len(n) == 2]
     assert len(depth2) < 60
+
+
+def fitting(token: str, encoding: str) -> list[str]:
+    fits = ciphered.fitting_ciphers(token.rstrip("="), encoding)
+    return [name for i, name in enumerate(ciphered.CIPHER_NAMES) if fits >> i & 1]
+
+
+@pytest.mark.parametrize("shift", [n for n in range(1, 26) if n != 13])
+@pytest.mark.parametrize(
+    ("encoding", "encoded"),
+    [("base64", B64), ("base32", B32), ("hex", HEX), ("hex", HEX.upper())],
+    ids=["base64", "base32", "hex", "HEX"],
+)
+def test_the_cipher_over_an_encoding_is_read_off_the_token(
+    encoding: str, encoded: str, shift: int
+) -> None:
+    """Each shift, and Atbash, over each encoding fits; and so few others that a token is
+    read back a handful of times at most, not 25."""
+    for cipher, made in ((f"caesar-{shift}", caesar(encoded, shift)), ("atbash", atbash(encoded))):
+        names = fitting(made, encoding)
+        assert cipher in names
+        assert len(names) <= 6, (cipher, names)
+
+
+def test_a_short_word_after_an_encoded_token_does_not_change_its_end() -> None:
+    """The decodings rejoin a token across whitespace, so a short word after it is glued
+    on and its bits add a character at the end ("... 73 67" read as "... 73 670"); the
+    token is also read without it."""
+    text = " ".join(str(ord(c)) for c in "PIXEL-7825-MOSAIC")
+    encoded = base64.b32encode(text.encode()).decode()
+    assert "=" not in encoded  # nothing marks where the token ends
+    read = dec.base32(f"{encoded} gb")
+    assert read is not None
+    assert text in read.splitlines()

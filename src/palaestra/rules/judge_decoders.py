@@ -171,7 +171,15 @@ def _decoded_tokens(
         runs += _decodings(chars, block, decode)
         if "-" in chars or "_" in chars:  # URL-safe characters, or dashes between groups
             runs += _decodings(chars.replace("-", "").replace("_", ""), block, decode)
+        tail = _SHORT_TAIL.search(found.group(), max(0, len(found.group()) - 2 * block))
+        if tail is not None and len(tail.group().strip()) < block:
+            # A short word after the token ("... ANRX gb") is rejoined to it, and its bits
+            # would add a character to the end of what the token says: read it without.
+            runs += _decodings(drop.sub("", found.group()[: tail.start()]), block, decode)
     return "\n".join(runs) if runs else None
+
+
+_SHORT_TAIL: Final = re.compile(r"\s\S{1,7}\s*\Z")
 
 
 def _decodings(chars: str, block: int, decode: Callable[[str], bytes]) -> list[str]:

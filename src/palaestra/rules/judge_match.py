@@ -79,12 +79,13 @@ class Needle:
 
 @lru_cache(maxsize=1024)
 def needles(
-    secret: str, fold: Callable[[str], str] | None, by_parts: bool, every_cipher: bool
+    secret: str, fold: Callable[[str], str] | None, by_parts: bool, ciphers: int
 ) -> tuple[Needle, ...]:
-    """The secret's needles under each cipher (only the plain one unless ``every_cipher``)."""
+    """The secret's needles under the first ``ciphers`` of :data:`CIPHERS` (the plain one
+    first)."""
     parts = tuple(_TOKEN.findall(fold_view(secret)))
     found: dict[tuple[str, ...], Needle] = {}
-    for cipher in CIPHERS if every_cipher else CIPHERS[:1]:
+    for cipher in CIPHERS[:ciphers]:
         shown = cipher.apply(parts)
         if fold is not None:
             shown = tuple(fold(part) for part in shown)

@@ -21,12 +21,13 @@ from functools import cache
 from importlib import resources
 from typing import Final
 
-from palaestra.rules import judge_decoders, judge_spelled
+from palaestra.rules import judge_ciphered, judge_decoders, judge_spelled
 from palaestra.rules.judge_decoders import char_classes, long_words
 
 __all__ = [
     "CIPHERS",
     "VIEWS",
+    "VIEW_CIPHERS",
     "Cipher",
     "Role",
     "View",
@@ -160,14 +161,21 @@ _ROT47: Final = str.maketrans(
     "".join(chr(33 + (c - 33 + 47) % 94) for c in range(33, 127)),
 )
 _ROT47_HINT: Final = re.compile(r"(?:[!-/:-@\[-`{-~][^\s!-/:-@\[-`{-~]*){2}[!-/:-@\[-`{-~]")
+#: Hex of text under ROT47: each byte's first digit (``2``-``7``) reads ``a``-``f``, its
+#: second (``0``-``9``, ``a``-``f``, ``A``-``F``) reads ``_`a``-``h``, ``2``-``7``, ``p``-``u``.
+_ROT47_HEX: Final = re.compile(r"(?:[a-f][_`a-h2-7p-u]){8,}")
 
 
 def rot47(text: str) -> str | None:
     """ROT47 (every printable ASCII character rotated by 47): applies when a word holds two
-    punctuation marks side by side and three in all, as ROT47 of letters does."""
-    if b"pp" not in char_classes(text) or not _ROT47_HINT.search(text):
-        return None
-    return text.translate(_ROT47)
+    punctuation marks side by side and three in all, as ROT47 of letters does, or reads as
+    hex under ROT47."""
+    classes = char_classes(text)
+    if b"pp" in classes and _ROT47_HINT.search(text):
+        return text.translate(_ROT47)
+    if max(map(len, long_words(text, 12)), default=0) >= 16 and _ROT47_HEX.search(text):
+        return text.translate(_ROT47)
+    return None
 
 
 def reversed_text(text: str) -> str | None:
@@ -228,6 +236,8 @@ VIEWS: Final[tuple[View, ...]] = (
     View("rot47", rot47, Role.NORMAL),
     View("reversed-text", reversed_text, Role.PREFIX),
     View("rot13-text", rot13_text, Role.PREFIX),
+    View("caesar-text", judge_ciphered.caesar_text, Role.PREFIX),
+    View("atbash-text", judge_ciphered.atbash_text, Role.PREFIX),
     View("acrostic-lines", acrostic_lines, Role.LAST),
     View("acrostic-words", acrostic_words, Role.LAST),
 )
@@ -270,13 +280,23 @@ def _shift(n: int) -> dict[int, int]:
     return str.maketrans(_ABC, _ABC[n:] + _ABC[:n])
 
 
-#: The plain secret first; then the secret backwards, each part backwards, ROT13, the
-#: other 24 Caesar shifts and Atbash.
-CIPHERS: Final[tuple[Cipher, ...]] = (
-    Cipher("", {}),
-    Cipher("reversed", {}, reverse_each=True, reverse_order=True),
-    Cipher("reversed-parts", {}, reverse_each=True),
+_LETTER_CIPHERS: Final = (
     Cipher("rot13", _shift(13)),
     *(Cipher(f"caesar-{n}", _shift(n)) for n in range(1, 26) if n != 13),
     Cipher("atbash", str.maketrans(_ABC, _ABC[::-1])),
 )
+#: The plain secret first; then the secret backwards, each part backwards, ROT13, the
+#: other 24 Caesar shifts and Atbash (the first :data:`VIEW_CIPHERS`, read in every view of
+#: one step), and each of those 26 written backwards (``caesar-4-reversed``, read in the
+#: reply itself).
+CIPHERS: Final[tuple[Cipher, ...]] = (
+    Cipher("", {}),
+    Cipher("reversed", {}, reverse_each=True, reverse_order=True),
+    Cipher("reversed-parts", {}, reverse_each=True),
+    *_LETTER_CIPHERS,
+    *(
+        Cipher(f"{c.name}-reversed", c.letters, reverse_each=True, reverse_order=True)
+        for c in _LETTER_CIPHERS
+    ),
+)
+VIEW_CIPHERS: Final = 3 + len(_LETTER_CIPHERS)

@@ -6,12 +6,12 @@ import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import orjson
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import event, text
+from sqlalchemy import event
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import (
@@ -79,7 +79,11 @@ def _json_dumps(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
-_NOT_DURABLE = text("SET LOCAL synchronous_commit TO OFF")
+#: The connections of redo-safe transactions (``transact(durable=False)``): a pool of their
+#: own whose sessions never wait for the log flush, so such a transaction costs no extra
+#: round trip to say so (and whose statements are planned for their values each time).
+#: Few: only the cage's turn batches use them.
+_REDOABLE_POOL: Final = {"pool_size": 4, "max_overflow": 12}
 
 
 class Database:
@@ -108,12 +112,20 @@ class Database:
             _private_sqlite_files(Path(database))
             self._writer = SqliteWriter(parsed, _sqlite_pragmas, **kwargs)
             self._checkpointer = Checkpointer(database, _sqlite_pragmas)
-        else:
-            kwargs.update(pool_size=20, max_overflow=20)
-        self.engine: AsyncEngine = create_async_engine(url, **kwargs)
+        pool = {} if self.is_sqlite else {"pool_size": 20, "max_overflow": 20}
+        self.engine: AsyncEngine = create_async_engine(url, **kwargs, **pool)
+        self._redoable = self.engine
         if not self.is_sqlite:
-            event.listen(self.engine.sync_engine.pool, "checkin", _checked_in)
-            event.listen(self.engine.sync_engine.pool, "checkout", _ping_if_idle)
+            # Planned for its values each time: a generic plan of the cage's one-statement
+            # record (arrays of rows, a lock, a join) turns slower as the tables grow.
+            server = {"synchronous_commit": "off", "plan_cache_mode": "force_custom_plan"}
+            settings = {"server_settings": server}
+            self._redoable = create_async_engine(
+                url, **kwargs, **_REDOABLE_POOL, connect_args=settings
+            )
+            for pooled in (self.engine, self._redoable):
+                event.listen(pooled.sync_engine.pool, "checkin", _checked_in)
+                event.listen(pooled.sync_engine.pool, "checkout", _ping_if_idle)
         if self._writer is not None and self._checkpointer is not None:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
             for engine in (self.engine.sync_engine, self._writer.engine):
@@ -123,16 +135,23 @@ class Database:
     def session(self) -> AsyncSession:
         return self.sessions()
 
-    async def transact(self, work: Callable[[Connection], T], *, durable: bool = True) -> T:
+    async def transact(
+        self, work: Callable[[Connection], T], *, durable: bool = True, single: bool = False
+    ) -> T:
         """Run ``work`` with a synchronous connection in one transaction, and return its
         result: committed if ``work`` returns, rolled back if it raises.
 
         With ``durable=False`` the commit does not wait for PostgreSQL to flush its log:
         a crash of the database server (not of Palaestra) may then lose the last few
-        such commits, never part of one. That is SQLite's guarantee here in every
+        such commits, never part of one (such transactions run on a pool of their own,
+        whose sessions say so once, when they connect). That is SQLite's guarantee here in every
         commit (WAL with ``synchronous=NORMAL``). Only for writes that are safe to
         redo: a cage turn whose record is lost is sent again with the same
         idempotency key.
+
+        With ``single=True``, ``work`` issues one statement, and on PostgreSQL that
+        statement is its own transaction: no ``BEGIN`` and ``COMMIT`` round trips. (A
+        ``work`` that issued two would commit each on its own.)
 
         On SQLite the write lock is taken before ``work`` starts, so nothing it reads
         can change before it commits, and the whole function runs on the store's writer
@@ -146,9 +165,12 @@ class Database:
             raise StoreClosed
         if self._writer is not None:
             return await self._writer.run(work)
-        async with self.engine.begin() as connection:
-            if not durable:
-                await connection.execute(_NOT_DURABLE)
+        engine = self.engine if durable else self._redoable
+        if single:
+            async with engine.connect() as connection:
+                alone = await connection.execution_options(isolation_level="AUTOCOMMIT")
+                return await alone.run_sync(work)
+        async with engine.begin() as connection:
             return await connection.run_sync(work)
 
     async def migrate(self) -> None:
@@ -163,6 +185,8 @@ class Database:
         if self._checkpointer is not None:
             await asyncio.to_thread(self._checkpointer.close)
         await self.engine.dispose()
+        if self._redoable is not self.engine:
+            await self._redoable.dispose()
 
 
 def migrate(connection: Connection, revision: str = "head") -> None:

@@ -51,7 +51,7 @@ def _facts(agent: Any) -> tuple[Any, ...]:
 
 
 #: The matches with both fighters, locked in id order on PostgreSQL (as records lock
-#: them: :func:`~.turns.locked_matches`).
+#: them: ``records._HELD``).
 _MATCHES: Final = (
     select(*MATCH_COLUMNS, *_facts(_ATTACKER), *_facts(_DEFENDER))
     .join(_ATTACKER, _ATTACKER.id == Match.attacker_id)

@@ -30,10 +30,11 @@ class TurnDesk:
     def __init__(self, platform: Platform, *, max_batch: int = 256) -> None:
         self.platform = platform
         self._claims: Batcher[str, Claim | Waiting | Exception | None] = Batcher(
-            partial(self._batch, claim_turns), max_batch=max_batch
+            partial(self._batch, claim_turns, single=False), max_batch=max_batch
         )
+        # A batch's records are one statement on PostgreSQL: it needs no transaction around.
         self._records: Batcher[tuple[Played, bool], tuple[Recorded, Claim | None] | Exception] = (
-            Batcher(partial(self._batch, record_then_claim), max_batch=max_batch)
+            Batcher(partial(self._batch, record_then_claim, single=True), max_batch=max_batch)
         )
 
     async def claim(self, match_id: str) -> Claim | Waiting | None:
@@ -59,26 +60,28 @@ class TurnDesk:
         await self._records.close()
 
     async def _batch(
-        self, write: Callable[..., list[R]], items: list[T]
+        self, write: Callable[..., list[R]], items: list[T], *, single: bool
     ) -> Sequence[R | Exception]:
         try:
-            return await self._transact(write, items)
+            return await self._transact(write, items, single)
         except Exception:
             if len(items) == 1:
                 raise
         results: list[R | Exception] = []
         for item in items:
             try:
-                (result,) = await self._transact(write, [item])
+                (result,) = await self._transact(write, [item], single)
             except Exception as exc:
                 results.append(exc)
             else:
                 results.append(result)
         return results
 
-    async def _transact(self, write: Callable[..., list[R]], items: list[T]) -> list[R]:
+    async def _transact(
+        self, write: Callable[..., list[R]], items: list[T], single: bool
+    ) -> list[R]:
         now, lock = self.platform.clock.now(), not self.platform.db.is_sqlite
         # A turn lost with its record is re-sent under the same idempotency key.
         return await self.platform.db.transact(
-            lambda c: write(c, items, now, lock=lock), durable=False
+            lambda c: write(c, items, now, lock=lock), durable=False, single=single
         )

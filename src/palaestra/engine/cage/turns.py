@@ -9,12 +9,9 @@ what passes between the parts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
-
-from sqlalchemy import bindparam, select
-from sqlalchemy.engine import Connection, Row
 
 from palaestra.engine.cage.entrants import Move
 from palaestra.protocol import Side, TurnRequest
@@ -32,7 +29,6 @@ __all__ = [
     "Recorded",
     "Waiting",
     "lease_s",
-    "locked_matches",
     "record_of_move",
 ]
 
@@ -131,7 +127,7 @@ def lease_s(deadline_ms: int) -> float:
     return deadline_ms / 1000 + LEASE_GRACE_S
 
 
-#: What claiming and recording read of a match.
+#: What claiming reads of a match.
 MATCH_COLUMNS: Final = (
     Match.id,
     Match.status,
@@ -141,17 +137,3 @@ MATCH_COLUMNS: Final = (
     Match.deadline_ms,
     Match.material,
 )
-
-
-# Statements are built once: building one costs more than running it on SQLite.
-_MATCHES: Final = (
-    select(*MATCH_COLUMNS).where(Match.id.in_(bindparam("ids", expanding=True))).order_by(Match.id)
-)
-_MATCHES_LOCKED: Final = _MATCHES.with_for_update()
-
-
-def locked_matches(connection: Connection, ids: Iterable[str], lock: bool) -> dict[str, Row[Any]]:
-    """The matches ``ids`` by id, locked ``FOR UPDATE`` in id order when ``lock`` (PostgreSQL):
-    claims and records take their locks in this one order, so they never deadlock."""
-    query = _MATCHES_LOCKED if lock else _MATCHES
-    return {row.id: row for row in connection.execute(query, {"ids": sorted(set(ids))})}
