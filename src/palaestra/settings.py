@@ -121,6 +121,12 @@ class Settings(BaseSettings):
     health_concurrency: int = Field(
         default=500, ge=1, description="Health pings in flight at once per process."
     )
+    dispatch_in_flight: int = Field(
+        default=2048,
+        ge=1,
+        description="Run tasks sent and awaiting their reply at once per process; past it, "
+        "due runs wait to be stepped, so memory stays bounded however many runs are started.",
+    )
     monitor_enabled: bool = Field(
         default=True, description="Run the health monitor inside `palaestra serve`."
     )
