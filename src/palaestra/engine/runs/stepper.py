@@ -162,7 +162,7 @@ class RunStepper:
         """How many due runs a step may claim: the batch, fewer as the sends in flight near
         the process's bound (``dispatch_in_flight``; a run step opens a few sends), none at
         it. What is held per send in flight (its body, request, connection and coroutine,
-        some 20 KB) is then bounded per process, not per run started."""
+        about 30 KB at the peak) is then bounded per process, not per run started."""
         free = self.platform.settings.dispatch_in_flight - len(self.in_flight)
         return 0 if free <= 0 else min(self.batch, -(-free // _SENDS_PER_RUN))
 
