@@ -122,7 +122,7 @@ class Settings(BaseSettings):
         default=500, ge=1, description="Health pings in flight at once per process."
     )
     dispatch_in_flight: int = Field(
-        default=512,
+        default=2048,
         ge=1,
         description="Run tasks sent and awaiting their reply at once per process; past it, "
         "due runs wait to be stepped, so memory stays bounded however many runs are started.",

@@ -117,6 +117,7 @@ class RunStepper:
         self.lease_s = lease_s
         #: This stepper's name on the runs it leases.
         self.owner = f"{os.getpid()}-{new_id()}"
+        self._full = False  # reached the bound on sends in flight, not yet half free
 
     async def step(self, run_ids: Sequence[str] | None = None) -> Stepped:
         """One step of the runs ``run_ids`` (whether due or not), or of the due runs: as many
@@ -159,12 +160,18 @@ class RunStepper:
         )
 
     def room(self) -> int:
-        """How many due runs a step may claim: the batch, fewer as the sends in flight near
-        the process's bound (``dispatch_in_flight``; a run step opens a few sends), none at
-        it. What is held per send in flight (its body, request, connection and coroutine,
-        about 30 KB at the peak) is then bounded per process, not per run started."""
-        free = self.platform.settings.dispatch_in_flight - len(self.in_flight)
-        return 0 if free <= 0 else min(self.batch, -(-free // _SENDS_PER_RUN))
+        """How many due runs a step may claim: the batch, fewer near the process's bound on
+        sends in flight (``dispatch_in_flight``; a run step opens a few sends). Once at the
+        bound, none until half of it is free again, so that steps stay batches rather than a
+        run each as single sends end. What is held per send in flight (its body, request,
+        connection and coroutine) is then bounded per process, not per run started."""
+        bound = self.platform.settings.dispatch_in_flight
+        free = bound - len(self.in_flight)
+        if free <= 0 or (self._full and free < bound / 2):
+            self._full = True
+            return 0
+        self._full = False
+        return min(self.batch, -(-free // _SENDS_PER_RUN))
 
     # 1. Claim and read.
 
