@@ -124,8 +124,9 @@ class Settings(BaseSettings):
     dispatch_in_flight: int = Field(
         default=2048,
         ge=1,
-        description="Run tasks sent and awaiting their reply at once per process; past it, "
-        "due runs wait to be stepped, so memory stays bounded however many runs are started.",
+        description="Run tasks sent and awaiting their reply at once per process (each holds "
+        "some 30 KB); at it, due runs wait until half of it is free, so memory stays bounded "
+        "however many runs are started. Raise it for many slow synchronous agents.",
     )
     monitor_enabled: bool = Field(
         default=True, description="Run the health monitor inside `palaestra serve`."
