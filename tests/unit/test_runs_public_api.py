@@ -116,7 +116,13 @@ EXPORTS = {
         "read_facts",
         "read_records",
     },
-    "palaestra.engine.runs.writes": {"BatchWrite", "RunWrite", "Written", "write_batch"},
+    "palaestra.engine.runs.writes": {
+        "BatchWrite",
+        "RunWrite",
+        "Written",
+        "claim_sends",
+        "write_batch",
+    },
     "palaestra.engine.runs.work": {
         "DISPATCH_USER_AGENT",
         "HouseJob",
@@ -155,7 +161,7 @@ EXPORTS = {
         "update_values",
     },
     "palaestra.store.db": {"Database", "migrate"},
-    "palaestra.runtime": {"SWITCH_INTERVAL_S", "settle"},
+    "palaestra.runtime": {"MALLOC_ARENAS", "SWITCH_INTERVAL_S", "limit_malloc_arenas", "settle"},
     "palaestra.errors": {
         "ConfigurationError",
         "Conflict",

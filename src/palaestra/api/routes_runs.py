@@ -25,7 +25,7 @@ __all__ = ["RunsDep", "get_runs", "router"]
 router = APIRouter(prefix="/api", tags=["runs"])
 
 
-def get_runs(request: Request) -> Runs:
+async def get_runs(request: Request) -> Runs:
     driver: Runs = request.app.state.runs
     return driver
 

@@ -3,18 +3,30 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from palaestra import runtime
 from palaestra.cli.app import app
 from palaestra.errors import PalaestraError
 from palaestra.logs import configure_logging
 from palaestra.settings import Settings
 
 __all__ = ["config", "migrate", "serve", "worker"]
+
+
+def _event_loop_run(main: Coroutine[Any, Any, None]) -> None:
+    """Run ``main`` on uvloop when it is installed, as ``serve`` runs (uvicorn picks it)."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main)
+    else:
+        uvloop.run(main)
 
 
 def _settings(**overrides: object) -> Settings:
@@ -54,6 +66,8 @@ def serve(
     import uvicorn
 
     from palaestra.app import create_app
+
+    runtime.limit_malloc_arenas()
 
     overrides: dict[str, object] = {"host": host, "port": port, "data_dir": data_dir}
     if allow:
@@ -107,6 +121,8 @@ def worker(
 
     from palaestra.jobs.worker import run_worker
 
+    runtime.limit_malloc_arenas()
+
     overrides: dict[str, object] = {"worker_concurrency": concurrency}
     if allow:
         overrides["egress_allow"] = allow
@@ -135,12 +151,14 @@ def worker(
             concurrency=settings.worker_concurrency,
             stop=stop,
             metrics_port=metrics_port,
-            on_ready=lambda: typer.echo(
-                f"Palaestra worker running {settings.worker_concurrency} jobs at once", err=True
-            ),
+            on_ready=ready,
         )
 
-    asyncio.run(main())
+    def ready() -> None:
+        runtime.settle()  # as `serve` does: what is built so far lives as long as the process
+        typer.echo(f"Palaestra worker running {settings.worker_concurrency} jobs at once", err=True)
+
+    _event_loop_run(main())
     typer.echo("Palaestra worker stopped cleanly", err=True)
 
 

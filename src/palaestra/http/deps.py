@@ -23,7 +23,8 @@ __all__ = [
 ]
 
 
-def get_platform(request: Request) -> Platform:
+async def get_platform(request: Request) -> Platform:
+    # async: FastAPI runs a plain ``def`` dependency on a worker thread, a hop per request.
     platform: Platform = request.app.state.platform
     return platform
 

@@ -43,7 +43,7 @@ import difflib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from palaestra.protocol.constants import Phase
 
@@ -159,13 +159,28 @@ def _normalized(title: str) -> list[str]:
 
 def near_duplicate(first: str, second: str) -> bool:
     """Whether two candidate titles name the same idea."""
-    a, b = _normalized(first), _normalized(second)
-    if not a or not b:
-        return first.strip().lower() == second.strip().lower()
-    words_a, words_b = set(a), set(b)
-    if len(words_a & words_b) / len(words_a | words_b) >= DUPLICATE_JACCARD:
+    return _near(_Title.of(first), _Title.of(second))
+
+
+class _Title(NamedTuple):
+    """A title as :func:`near_duplicate` compares it, worked out once per title."""
+
+    raw: str
+    words: frozenset[str]
+    joined: str
+
+    @classmethod
+    def of(cls, title: str) -> _Title:
+        words = _normalized(title)
+        return cls(title, frozenset(words), " ".join(words))
+
+
+def _near(a: _Title, b: _Title) -> bool:
+    if not a.words or not b.words:
+        return a.raw.strip().lower() == b.raw.strip().lower()
+    if len(a.words & b.words) / len(a.words | b.words) >= DUPLICATE_JACCARD:
         return True
-    matcher = difflib.SequenceMatcher(None, " ".join(a), " ".join(b))
+    matcher = difflib.SequenceMatcher(None, a.joined, b.joined)
     # The quick ratios are upper bounds of the ratio, far cheaper: most pairs stop there.
     return (
         matcher.real_quick_ratio() >= DUPLICATE_RATIO
@@ -194,17 +209,17 @@ def shortlist(entries: Sequence[ShortlistEntry], size: int) -> Shortlist:
     Ties keep the order of ``entries`` (the order the scouts answered in).
     """
     order = sorted(range(len(entries)), key=lambda i: (-entries[i].score, i))
-    survivors: list[ShortlistEntry] = []
+    titles = [_Title.of(entry.title) for entry in entries]  # each title read once
+    survivors: list[int] = []
     merged: dict[str, str] = {}
     for index in order:
-        entry = entries[index]
-        twin = next((s for s in survivors if near_duplicate(s.title, entry.title)), None)
+        twin = next((s for s in survivors if _near(titles[s], titles[index])), None)
         if twin is None:
-            survivors.append(entry)
+            survivors.append(index)
         else:
-            merged[entry.candidate_id] = twin.candidate_id
-    kept = [s.candidate_id for s in survivors[:size]]
-    dropped = [s.candidate_id for s in survivors[size:]]
+            merged[entries[index].candidate_id] = entries[twin].candidate_id
+    kept = [entries[s].candidate_id for s in survivors[:size]]
+    dropped = [entries[s].candidate_id for s in survivors[size:]]
     return Shortlist(kept, dropped, merged)
 
 

@@ -34,7 +34,7 @@ from functools import partial
 from typing import Any, Final, Protocol
 
 import structlog
-from sqlalchemy import Row, bindparam, select, update
+from sqlalchemy import Row, select, update
 from sqlalchemy.engine import Connection
 
 from palaestra.engine.runs.completion import CompletionDesk
@@ -49,7 +49,7 @@ from palaestra.engine.runs.facts import (
 )
 from palaestra.engine.runs.recorder import Finish, Recorder
 from palaestra.engine.runs.work import HouseJob, InFlight, TaskWork
-from palaestra.engine.runs.writes import BatchWrite, RunWrite, write_batch
+from palaestra.engine.runs.writes import BatchWrite, RunWrite, claim_sends, write_batch
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
@@ -59,7 +59,7 @@ from palaestra.rules.prompts import LAUNCHPADS, messages_for
 from palaestra.rules.report import RunRecord, settlement
 from palaestra.rules.runflow import CandidateStatus, RunStatus, TaskStatus
 from palaestra.rules.runplan import EndKind, Plan, RunFacts, plan
-from palaestra.store.models import Run, Task
+from palaestra.store.models import Run
 
 __all__ = ["BATCH", "LEASE_S", "RunStepper", "Runs", "Stepped"]
 
@@ -71,6 +71,8 @@ BATCH: Final = 256
 #: runs taken and writes nothing of theirs); a stepper killed mid-step holds its runs
 #: this long.
 LEASE_S: Final = 10.0
+#: The sends a run's step opens, as :meth:`RunStepper.room` counts them: a new run's scouts.
+_SENDS_PER_RUN: Final = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,11 +118,16 @@ class RunStepper:
         self.lease_s = lease_s
         #: This stepper's name on the runs it leases.
         self.owner = f"{os.getpid()}-{new_id()}"
+        self._full = False  # reached the bound on sends in flight, not yet half free
 
     async def step(self, run_ids: Sequence[str] | None = None) -> Stepped:
-        """One step of the runs ``run_ids`` (whether due or not), or of the due runs."""
+        """One step of the runs ``run_ids`` (whether due or not), or of the due runs: as many
+        as the room left for sends in flight allows (:meth:`room`)."""
+        limit = self.batch if run_ids is not None else self.room()
+        if not limit:
+            return Stepped()  # a send's end makes room, and kicks
         now = self.platform.clock.now()
-        claim = partial(self._claim_and_read, run_ids, now)
+        claim = partial(self._claim_and_read, run_ids, now, limit)
         claimed, facts, scouted = await self.platform.db.transact(claim)
         if not claimed:
             return Stepped()
@@ -153,25 +160,40 @@ class RunStepper:
             voided=voided,
         )
 
+    def room(self) -> int:
+        """How many due runs a step may claim: the batch, fewer near the process's bound on
+        sends in flight (``dispatch_in_flight``; a run step opens a few sends). Once at the
+        bound, none until half of it is free again, so that steps stay batches rather than a
+        run each as single sends end. What is held per send in flight (its body, request,
+        connection and coroutine) is then bounded per process, not per run started."""
+        bound = self.platform.settings.dispatch_in_flight
+        free = bound - len(self.in_flight)
+        if free <= 0 or (self._full and free < bound / 2):
+            self._full = True
+            return 0
+        self._full = False
+        return min(self.batch, -(-free // _SENDS_PER_RUN))
+
     # 1. Claim and read.
 
     def _claim_and_read(
-        self, run_ids: Sequence[str] | None, now: float, connection: Connection
+        self, run_ids: Sequence[str] | None, now: float, limit: int, connection: Connection
     ) -> tuple[list[ClaimedRun], dict[str, RunFacts], dict[str, Scouted]]:
-        claimed = [_claimed(row) for row in connection.execute(self._claim(run_ids, now))]
+        claim = self._claim(run_ids, now, limit)
+        claimed = [_claimed(row) for row in connection.execute(claim)]
         if not claimed:
             return [], {}, {}
         facts, scouted = read_facts(connection, claimed)
         return claimed, facts, scouted
 
-    def _claim(self, run_ids: Sequence[str] | None, now: float) -> Any:
+    def _claim(self, run_ids: Sequence[str] | None, now: float, limit: int) -> Any:
         free = (Run.lease_until.is_(None)) | (Run.lease_until <= now)
         pick = select(Run.id).where(Run.status == RunStatus.RUNNING.value, free)
         if run_ids is None:
             pick = pick.where(Run.due_at <= now).order_by(Run.due_at)
         else:
             pick = pick.where(Run.id.in_(list(run_ids)))
-        pick = pick.limit(self.batch)
+        pick = pick.limit(limit)
         if not self.platform.db.is_sqlite:
             pick = pick.with_for_update(skip_locked=True)
         return (
@@ -290,7 +312,7 @@ class RunStepper:
             return 0
         now = self.platform.clock.now()
         ids = [item.task_id for item in opened]
-        claimed = set(await self.platform.db.transact(partial(_claim_sends, ids, now)))
+        claimed = set(await self.platform.db.transact(partial(claim_sends, ids, now)))
         for item in opened:
             if item.task_id not in claimed:
                 continue
@@ -370,26 +392,3 @@ def _finish(facts: RunFacts, end: Any) -> Finish:
         reason=end.reason,
         latency_ms=deadline_ms if timed_out else None,
     )
-
-
-_SENDABLE: Final = (
-    update(Task)
-    .where(
-        Task.id.in_(bindparam("ids", expanding=True)),
-        Task.status == TaskStatus.RUNNING.value,
-        Task.sent_at.is_(None),
-        Task.deadline_at > bindparam("now"),
-    )
-    .values(
-        sent_at=bindparam("now"),
-        dispatched_at=bindparam("now"),
-        deadline_at=bindparam("now") + (Task.deadline_at - Task.created_at),
-    )
-    .returning(Task.id)
-)
-
-
-def _claim_sends(ids: list[str], now: float, connection: Connection) -> list[str]:
-    """Claim the sends of ``ids``: the tasks still RUNNING, never sent, and not past the time
-    they had to be sent by. Their deadline now runs from this moment."""
-    return list(connection.execute(_SENDABLE, {"ids": ids, "now": now}).scalars())

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
-from sqlalchemy import Table, bindparam, select
+from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.engine import Connection
 
 from palaestra.engine.runs.dispatch import Body, Opened, SlotRequest, open_in
@@ -39,7 +39,7 @@ from palaestra.rules.scoring import Shortlist
 from palaestra.store.bulk import insert_values, json_text, update_values
 from palaestra.store.models import Agent, Candidate, Run, Task
 
-__all__ = ["BatchWrite", "RunWrite", "Written", "write_batch"]
+__all__ = ["BatchWrite", "RunWrite", "Written", "claim_sends", "write_batch"]
 
 _RUNS = cast(Table, Run.__table__)
 _TASKS = cast(Table, Task.__table__)
@@ -264,3 +264,26 @@ def _move_reputations(connection: Connection, runs: Sequence[RunWrite]) -> None:
     moved = reputations_after(current, ended)
     rows = [(value, agent_id) for agent_id, value in sorted(moved.items())]
     update_values(connection, _AGENTS, ("reputation",), ("id",), rows)
+
+
+_SENDABLE: Final = (
+    update(Task)
+    .where(
+        Task.id.in_(bindparam("ids", expanding=True)),
+        Task.status == TaskStatus.RUNNING.value,
+        Task.sent_at.is_(None),
+        Task.deadline_at > bindparam("now"),
+    )
+    .values(
+        sent_at=bindparam("now"),
+        dispatched_at=bindparam("now"),
+        deadline_at=bindparam("now") + (Task.deadline_at - Task.created_at),
+    )
+    .returning(Task.id)
+)
+
+
+def claim_sends(ids: list[str], now: float, connection: Connection) -> list[str]:
+    """Claim the sends of ``ids``: the tasks still RUNNING, never sent, and not past the time
+    they had to be sent by. Their deadline now runs from this moment."""
+    return list(connection.execute(_SENDABLE, {"ids": ids, "now": now}).scalars())

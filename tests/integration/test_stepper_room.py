@@ -1,0 +1,104 @@
+"""The stepper's bound on sends in flight: at ``dispatch_in_flight`` due runs wait.
+
+What a process holds per send in flight (its body, request, connection and
+coroutine) is bounded per process, not per run started: a step claims only as
+many due runs as the room left allows, none from the moment it is full until
+half of it is free again (so steps stay batches), and the runs wait, due,
+with nothing opened (so no deadline runs against anyone).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from palaestra.engine.accounts import Caller
+from palaestra.engine.runs.driver import RunDriver
+from palaestra.engine.runs.service import start_run
+from palaestra.platform import Platform
+from palaestra.settings import Settings
+from tests.integration.run_support import add_owner, run_row, tasks_of
+
+pytestmark = pytest.mark.asyncio
+
+ONE_SCOUT = {"scouts": 1, "shortlist": 1, "builds": 1, "verifies": 1, "critiques": 1}
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    return settings.model_copy(update={"dispatch_in_flight": 4})
+
+
+async def until(event: asyncio.Event) -> None:
+    """A send that stays in flight until ``event``."""
+    await event.wait()
+
+
+async def release(driver: RunDriver, event: asyncio.Event) -> None:
+    """End the held send waiting on ``event``, and wait until it has left the sends."""
+    jobs = driver.sends.jobs()
+    event.set()
+    await asyncio.wait(jobs, return_when=asyncio.FIRST_COMPLETED)
+
+
+@pytest.fixture
+async def driver(platform: Platform) -> AsyncIterator[RunDriver]:
+    runs = RunDriver(platform)
+    yield runs
+    await runs.close()
+
+
+async def test_a_full_process_claims_no_due_run_until_half_its_sends_are_free(
+    platform: Platform, driver: RunDriver
+) -> None:
+    owner = await add_owner(platform)
+    runs = [
+        (await start_run(platform, Caller(owner), f"Goal {n}", sizes=ONE_SCOUT)).id
+        for n in range(3)
+    ]
+    held = [asyncio.Event() for _ in range(4)]
+    for n, event in enumerate(held):
+        driver.sends.start(f"held-{n}", "elsewhere", until(event))
+    assert driver.stepper.room() == 0
+
+    stepped = await driver.step()
+
+    assert stepped.claimed == ()
+    for run_id in runs:
+        assert await tasks_of(platform, run_id) == []
+        assert (await run_row(platform, run_id)).status == "RUNNING"
+
+    await release(driver, held[0])
+    assert len(driver.sends) == 3
+    assert driver.stepper.room() == 0  # one send free of four: not yet half
+    assert (await driver.step()).claimed == ()
+
+    await release(driver, held[1])
+    assert len(driver.sends) == 2
+    assert driver.stepper.room() == 1  # half free: a step of a run opens a few sends
+
+    stepped = await driver.step()
+
+    assert len(stepped.claimed) == 1
+    opened = [run_id for run_id in runs if await tasks_of(platform, run_id)]
+    assert opened == list(stepped.claimed)
+    for event in held:
+        event.set()
+
+
+async def test_a_named_run_is_stepped_even_when_the_process_is_full(
+    platform: Platform, driver: RunDriver
+) -> None:
+    owner = await add_owner(platform)
+    run_id = (await start_run(platform, Caller(owner), "Goal", sizes=ONE_SCOUT)).id
+    held = asyncio.Event()
+    for n in range(4):
+        driver.sends.start(f"held-{n}", "elsewhere", until(held))
+
+    stepped = await driver.stepper.step([run_id])
+
+    assert stepped.claimed == (run_id,)
+    assert len(await tasks_of(platform, run_id)) == 1
+    held.set()
