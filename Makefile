@@ -48,8 +48,8 @@ typecheck: install
 # from the browser tests, whose Playwright leaves an event loop running in the process).
 test: lint typecheck docs
 	$(BIN)/pytest tests/unit tests/integration -n 2 -m "not local_model"
-	$(BIN)/pytest tests/acceptance
-	$(BIN)/pytest tests/integration/test_local_model.py
+	$(BIN)/pytest tests/acceptance -m "not local_model"
+	$(BIN)/pytest tests/integration/test_local_model.py tests/acceptance/test_demo_local_model.py
 
 test-unit: install
 	$(BIN)/pytest tests/unit

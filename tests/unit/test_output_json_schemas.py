@@ -8,7 +8,12 @@ from typing import Any
 import pytest
 
 from palaestra.protocol import Phase, SchemaViolation, validate_output
-from palaestra.protocol.output_json_schemas import MAX_TEXT_CHARS, output_json_schema
+from palaestra.protocol.output_json_schemas import (
+    BRIEF,
+    MAX_ITEMS,
+    MAX_TEXT_CHARS,
+    output_json_schema,
+)
 
 CANDIDATE = "cand-1"
 
@@ -67,3 +72,28 @@ def test_the_dispatched_candidate_is_fixed_in_the_schema(phase: Phase) -> None:
     assert output_json_schema(phase, CANDIDATE)["properties"]["candidate_id"] == {
         "const": CANDIDATE
     }
+
+
+def arrays(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every array schema inside ``schema``."""
+    found = [schema] if schema.get("type") == "array" else []
+    children = [*schema.get("properties", {}).values()]
+    if "items" in schema:
+        children.append(schema["items"])
+    for child in children:
+        found += arrays(child)
+    return found
+
+
+@pytest.mark.parametrize("phase", list(Phase))
+def test_brief_answers_hold_one_item_a_list_and_short_texts_and_stay_valid(phase: Phase) -> None:
+    candidate = None if phase is Phase.SCOUT else CANDIDATE
+    schema = output_json_schema(phase, candidate, BRIEF)
+    assert {a["maxItems"] for a in arrays(schema)} == {1}
+    for pattern in {s["pattern"] for s in texts(schema)}:
+        assert re.fullmatch(pattern, "x" * min(BRIEF.text_chars, 64))
+        assert not re.fullmatch(pattern, "x" * (BRIEF.text_chars + 1))
+    longest = "y" * BRIEF.text_chars
+    validate_output(phase, smallest(schema, longest), candidate)
+    default = output_json_schema(phase, candidate)
+    assert {a["maxItems"] for a in arrays(default)} == {MAX_ITEMS}

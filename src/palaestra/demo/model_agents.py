@@ -2,7 +2,8 @@
 
 Each is the repository's example agent with the local model in front of it,
 through the SDK's :class:`~palaestra.harness.LocalModelChat`: a dispatched
-task is answered by the model, generated under its phase's schema grammar in
+task is answered by the model, generated under its phase's schema grammar
+(brief: one item a list, 60 characters a text, about half the tokens) in
 the agent's own process (its own model instance, so the agents and the
 platform's house never wait on each other's generations). Two cases keep
 the example's baseline answer, labelled with the baseline's ``modelId``:
@@ -36,6 +37,7 @@ from palaestra.harness import (
     TaskKind,
     UpstreamFailed,
 )
+from palaestra.protocol.output_json_schemas import BRIEF
 
 # Also served, built on first access: scout, builder, analyst.
 __all__ = ["ROLES", "with_local_model"]
@@ -70,7 +72,7 @@ def with_local_model(model: LocalModelChat, baseline: Baseline) -> Callable[[Tas
 def _agent(name: str) -> ASGIApp:
     module, handler, phases = ROLES[name]
     example = importlib.import_module(module)  # the demo runs from the repository's root
-    model = LocalModelChat.from_env()
+    model = LocalModelChat.from_env(bounds=BRIEF)
     agent = Agent(name=f"{example.MODEL_ID} + {model.model_id}", model_id=model.model_id)
     agent.handles(*phases)(with_local_model(model, getattr(example, handler)))
     agent.on_startup(model.load)  # load at start, not in the first task's time

@@ -10,7 +10,9 @@ The same methods as :class:`~palaestra.harness.llm.OpenAIChat`, with the model
 running in the agent's own process (llama.cpp, one worker thread): a task's
 output is generated under the grammar of its phase's JSON Schema, so it
 parses and passes the phase's schema by construction, and a cage.v1 move is
-free text of at most ``move_tokens`` tokens. Each answer must be done a
+free text of at most ``move_tokens`` tokens; ``bounds``
+(e.g. :data:`~palaestra.protocol.output_json_schemas.BRIEF`) shortens the
+answers a grammar allows, for a model that must answer on a busy machine. Each answer must be done a
 second before the task's or turn's deadline; past that it raises
 :class:`ModelUnavailable` at once, so the handler can still answer in time
 (with a fallback of its own) or let the SDK report the failure.
@@ -23,6 +25,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from palaestra.protocol.output_json_schemas import FULL, Bounds
 from palaestra.providers import ProviderFailed
 from palaestra.providers.local import (
     MOVE_TOKENS,
@@ -43,19 +46,28 @@ PATH_VARIABLE = "PALAESTRA_LOCAL_MODEL_PATH"
 class LocalModelChat:
     """The local model as an agent's model; :class:`ModelUnavailable` when it is not installed."""
 
-    def __init__(self, path: str | Path | None = None, *, move_tokens: int = MOVE_TOKENS) -> None:
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        move_tokens: int = MOVE_TOKENS,
+        bounds: Bounds = FULL,
+    ) -> None:
         found = find_local_model(str(path) if path is not None else None)
         if found.path is None:
             raise ModelUnavailable(f"no local model: {found.problem}")
         self.model: LocalModel = shared_local_model(found.path)
         self.model_id = self.model.model_id
         self.move_tokens = move_tokens
+        self.bounds = bounds
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> LocalModelChat:
+    def from_env(
+        cls, env: Mapping[str, str] | None = None, *, bounds: Bounds = FULL
+    ) -> LocalModelChat:
         """The file ``PALAESTRA_LOCAL_MODEL_PATH`` names, else the packaged model."""
         values = os.environ if env is None else env
-        return cls(values.get(PATH_VARIABLE) or None)
+        return cls(values.get(PATH_VARIABLE) or None, bounds=bounds)
 
     def __repr__(self) -> str:
         return f"LocalModelChat(model={self.model_id!r})"
@@ -76,7 +88,11 @@ class LocalModelChat:
             # in the model's thread, and this call returns at once.
             async with asyncio.timeout(budget):
                 output, completions = await self.model.json_output(
-                    task.phase, messages, candidate_id=task.candidate_id, deadline=budget
+                    task.phase,
+                    messages,
+                    candidate_id=task.candidate_id,
+                    deadline=budget,
+                    bounds=self.bounds,
                 )
         except TimeoutError:
             raise ModelUnavailable(

@@ -43,7 +43,7 @@ from palaestra.protocol import (
     loads,
     validate_output,
 )
-from palaestra.protocol.output_json_schemas import output_json_schema
+from palaestra.protocol.output_json_schemas import FULL, Bounds, output_json_schema
 from palaestra.providers.chat import Completion, ProviderFailed
 
 __all__ = [
@@ -164,9 +164,11 @@ class LocalModel:
         *,
         candidate_id: str | None,
         deadline: float,
+        bounds: Bounds = FULL,
     ) -> tuple[dict[str, Any], list[Completion]]:
-        """A phase output generated under the phase's JSON Schema, validated."""
-        schema = output_json_schema(phase, candidate_id)
+        """A phase output generated under the phase's JSON Schema (as long as ``bounds``
+        lets it be), validated."""
+        schema = output_json_schema(phase, candidate_id, bounds)
         completion = await self.complete(messages, deadline=deadline, schema=schema)
         try:
             output = validate_output(phase, loads(completion.content), candidate_id)
