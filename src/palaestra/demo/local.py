@@ -6,10 +6,13 @@ the house plays it in the cage, and a ``model: local`` fighter plays it
 bare. The platform's one instance serves both the house and that fighter,
 one generation at a time, so the demo bounds what can queue on it:
 
-- at most :data:`MATCHES_AT_ONCE` matches are played at once (the others
-  wait, not started, so no deadline runs for them); a match has one turn in
-  flight at a time, so at most that many moves queue on the model, each a
-  few seconds long, against cage.v1's 60-second turn deadline;
+- one match is played at a time (the others wait, not started, so no
+  deadline runs for them), and a match has one turn in flight at a time, so
+  a move never queues behind another: it has the model to itself against
+  cage.v1's 60-second turn deadline. The model generates one move at a time
+  anyway, so playing more matches at once would finish none sooner; on the
+  project's 2-core machine, loaded by other work, a move took a median 27 s
+  and at most 49 s when two matches were played at once;
 - the run has as many scout slots as the demo has scouts that pass their
   wizard, so no slot falls to the house, whose schema-bound answers would
   otherwise queue on the same instance as the moves.
@@ -29,7 +32,7 @@ from palaestra.settings import Settings
 __all__ = ["MATCHES_AT_ONCE", "MODEL_RUN_SIZES", "DemoModel", "demo_model"]
 
 #: cage.v1 matches the demo's platform plays at once when the local model plays.
-MATCHES_AT_ONCE: Final = 2
+MATCHES_AT_ONCE: Final = 1
 #: The demo run's sizes when the model answers: the three scouts that pass their wizard,
 #: two candidates kept, one task of each later phase per candidate.
 MODEL_RUN_SIZES: Final[dict[str, int]] = {
@@ -65,8 +68,7 @@ class DemoModel:
             return (
                 f"the local model {self.model_id} answers for the good scout, builder and "
                 "analyst (each in its own process) and plays the house and a model fighter in "
-                f"the cage; {MATCHES_AT_ONCE} matches are played at once so that no move waits "
-                "past its deadline behind the others"
+                "the cage, one match at a time so that no move waits behind another"
             )
         return (
             f"no local model ({self.why_not}): the agents and the house answer with their "
