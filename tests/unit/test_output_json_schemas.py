@@ -35,15 +35,23 @@ def smallest(schema: dict[str, Any], text: str = "x") -> Any:
     return text
 
 
-def texts(schema: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every string schema inside ``schema``."""
-    found = [schema] if schema.get("type") == "string" else []
+def nodes(schema: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    """Every schema of type ``kind`` inside ``schema``."""
+    found = [schema] if schema.get("type") == kind else []
     children = [*schema.get("properties", {}).values()]
     if "items" in schema:
         children.append(schema["items"])
     for child in children:
-        found += texts(child)
+        found += nodes(child, kind)
     return found
+
+
+def texts(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    return nodes(schema, "string")
+
+
+def arrays(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    return nodes(schema, "array")
 
 
 @pytest.mark.parametrize("phase", list(Phase))
@@ -72,17 +80,6 @@ def test_the_dispatched_candidate_is_fixed_in_the_schema(phase: Phase) -> None:
     assert output_json_schema(phase, CANDIDATE)["properties"]["candidate_id"] == {
         "const": CANDIDATE
     }
-
-
-def arrays(schema: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every array schema inside ``schema``."""
-    found = [schema] if schema.get("type") == "array" else []
-    children = [*schema.get("properties", {}).values()]
-    if "items" in schema:
-        children.append(schema["items"])
-    for child in children:
-        found += arrays(child)
-    return found
 
 
 @pytest.mark.parametrize("phase", list(Phase))

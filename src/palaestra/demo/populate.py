@@ -112,37 +112,14 @@ async def add_fighters(
     settings = Settings()
     if settings.house_base_url and settings.house_model:
         key = settings.house_api_key.get_secret_value() if settings.house_api_key else "none"
-        remote = await api.call(
-            "POST",
-            "/api/fighters",
-            owner_token,
-            {
-                "name": f"model-{settings.house_model}"[:200],
-                "entrant_type": "model",
-                "class": "academic",
-                "model": {
-                    "base_url": settings.house_base_url,
-                    "model": settings.house_model,
-                    "api_key": key,
-                },
-            },
-            expect=201,
+        remote = {"base_url": settings.house_base_url, "model": settings.house_model}
+        fighters["model"] = await _model_fighter(
+            api, owner_token, settings.house_model, remote | {"api_key": key}
         )
-        fighters["model"] = (remote["fighter_id"], "demo-lab")
-    if model.on:
-        local = await api.call(
-            "POST",
-            "/api/fighters",
-            owner_token,
-            {
-                "name": f"model-{model.model_id}"[:200],
-                "entrant_type": "model",
-                "class": "academic",
-                "model": {"model": LOCAL_MODEL},
-            },
-            expect=201,
+    if model.on and model.model_id is not None:
+        fighters["model-local"] = await _model_fighter(
+            api, owner_token, model.model_id, {"model": LOCAL_MODEL}
         )
-        fighters["model-local"] = (local["fighter_id"], "demo-lab")
     if "model" not in fighters and not model.on:
         notes.append(
             "no model entrant: install the local model (make install-local), or set "
@@ -150,6 +127,25 @@ async def add_fighters(
         )
     say(f"cage fighters: {', '.join(fighters)}")
     return fighters, notes
+
+
+async def _model_fighter(
+    api: Api, owner_token: str, name: str, provider: Mapping[str, str]
+) -> tuple[str, str]:
+    """A ``model`` fighter of demo-lab's playing ``provider``: its id and owner."""
+    created = await api.call(
+        "POST",
+        "/api/fighters",
+        owner_token,
+        {
+            "name": f"model-{name}"[:200],
+            "entrant_type": "model",
+            "class": "academic",
+            "model": dict(provider),
+        },
+        expect=201,
+    )
+    return created["fighter_id"], "demo-lab"
 
 
 async def start_play(

@@ -20,7 +20,6 @@ second before the task's or turn's deadline; past that it raises
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -34,7 +33,13 @@ from palaestra.providers.local import (
     shared_local_model,
 )
 
-from .llm import _DEADLINE_MARGIN_S, CAGE_SYSTEM_PROMPT, InvalidModelOutput, ModelUnavailable
+from .llm import (
+    _DEADLINE_MARGIN_S,
+    CAGE_SYSTEM_PROMPT,
+    ModelUnavailable,
+    PhaseOutput,
+    _reply_within,
+)
 from .tasks import Reply, Task, Turn
 
 __all__ = ["LocalModelChat"]
@@ -80,33 +85,21 @@ class LocalModelChat:
         """Nothing to close: the model stays loaded for the process's other users."""
 
     async def reply(self, task: Task) -> Reply:
-        """The task's output, generated under its phase's schema grammar and validated."""
-        messages = [m.model_dump() for m in task.messages]
-        budget = _budget(task.deadline_ms)
-        try:
-            # A schema-bound answer cannot end early: past the budget it is left to finish
-            # in the model's thread, and this call returns at once.
-            async with asyncio.timeout(budget):
-                output, completions = await self.model.json_output(
-                    task.phase,
-                    messages,
-                    candidate_id=task.candidate_id,
-                    deadline=budget,
-                    bounds=self.bounds,
-                )
-        except TimeoutError:
-            raise ModelUnavailable(
-                f"the local model did not answer within the task's deadline ({task.deadline_ms}ms)"
-            ) from None
-        except ProviderFailed as exc:
-            failed = ModelUnavailable if exc.failure is not None else InvalidModelOutput
-            raise failed(exc.message) from None
-        return Reply(
-            output=output,
-            prompt_tokens=sum(c.prompt_tokens for c in completions),
-            completion_tokens=sum(c.completion_tokens for c in completions),
-            model_id=completions[-1].model,
-        )
+        """The task's output, generated under its phase's schema grammar and validated.
+
+        A schema-bound answer cannot end early: past the budget it is left to finish in
+        the model's thread, and this call raises at once."""
+
+        def generate(messages: list[dict[str, str]], budget: float) -> PhaseOutput:
+            return self.model.json_output(
+                task.phase,
+                messages,
+                candidate_id=task.candidate_id,
+                deadline=budget,
+                bounds=self.bounds,
+            )
+
+        return await _reply_within(task, _budget(task.deadline_ms), generate, "the local model")
 
     async def message(self, turn: Turn) -> str:
         """A cage.v1 move: the turn's payload under :data:`CAGE_SYSTEM_PROMPT`."""
