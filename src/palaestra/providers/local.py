@@ -215,7 +215,12 @@ class LocalModel:
     ) -> Completion:
         if stop.is_set() or time.monotonic() >= until:
             raise ProviderFailed("the local model's deadline passed while it was busy", late)
-        llama = self._loaded()
+        try:
+            llama = self._loaded()
+        except (ValueError, OSError, RuntimeError) as exc:  # not a model file, or unreadable
+            raise ProviderFailed(
+                f"the local model {self.path} could not be loaded: {exc}"
+            ) from None
         if self._system_in_user:
             messages = _system_in_user(messages)
         from llama_cpp import LogitsProcessorList
