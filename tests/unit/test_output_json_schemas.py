@@ -11,6 +11,8 @@ import pytest
 
 from palaestra.protocol import Phase, SchemaViolation, validate_output
 from palaestra.protocol.output_json_schemas import (
+    BRIEF,
+    MAX_ITEMS,
     MAX_TEXT_CHARS,
     accepted_output_schema,
     output_json_schema,
@@ -37,15 +39,23 @@ def smallest(schema: dict[str, Any], text: str = "x") -> Any:
     return text
 
 
-def texts(schema: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every string schema inside ``schema``."""
-    found = [schema] if schema.get("type") == "string" else []
+def nodes(schema: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    """Every schema of type ``kind`` inside ``schema``."""
+    found = [schema] if schema.get("type") == kind else []
     children = [*schema.get("properties", {}).values()]
     if "items" in schema:
         children.append(schema["items"])
     for child in children:
-        found += texts(child)
+        found += nodes(child, kind)
     return found
+
+
+def texts(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    return nodes(schema, "string")
+
+
+def arrays(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    return nodes(schema, "array")
 
 
 @pytest.mark.parametrize("phase", list(Phase))
@@ -138,3 +148,17 @@ def test_the_rules_schema_reads_the_tables_and_is_the_callers_own(phase: Phase) 
     assert "additionalProperties" not in schema  # extra keys are allowed and kept
     schema["properties"].clear()
     assert accepted_output_schema(phase)["properties"]  # a fresh one each call
+
+
+@pytest.mark.parametrize("phase", list(Phase))
+def test_brief_answers_hold_one_item_a_list_and_short_texts_and_stay_valid(phase: Phase) -> None:
+    candidate = None if phase is Phase.SCOUT else CANDIDATE
+    schema = output_json_schema(phase, candidate, BRIEF)
+    assert {a["maxItems"] for a in arrays(schema)} == {1}
+    for pattern in {s["pattern"] for s in texts(schema)}:
+        assert re.fullmatch(pattern, "x" * min(BRIEF.text_chars, 64))
+        assert not re.fullmatch(pattern, "x" * (BRIEF.text_chars + 1))
+    longest = "y" * BRIEF.text_chars
+    validate_output(phase, smallest(schema, longest), candidate)
+    default = output_json_schema(phase, candidate)
+    assert {a["maxItems"] for a in arrays(default)} == {MAX_ITEMS}

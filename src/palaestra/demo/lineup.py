@@ -20,18 +20,41 @@ class Entry:
     #: Set for an agent written without the SDK: ``target`` is a script run by Python with
     #: these arguments, its key in ``EDGE_AGENT_KEY``.
     script_args: tuple[str, ...] | None = None
+    #: What serves it instead when the local model is installed and on.
+    model_target: str | None = None
+
+    def target_for(self, local_model: bool) -> str:
+        return self.model_target if local_model and self.model_target else self.target
 
 
 LINEUP: Final = (
-    Entry("scout-atlas", "examples.scout:app", "SCOUT", "a good scout (examples/scout.py)"),
+    Entry(
+        "scout-atlas",
+        "examples.scout:app",
+        "SCOUT",
+        "a good scout (examples/scout.py)",
+        model_target="palaestra.demo.model_agents:scout",
+    ),
     Entry(
         "scout-beacon",
         "palaestra.demo.agents:flaky_scout",
         "SCOUT",
         "flaky: its health pings fail in bursts; it drops to DEGRADED, PROBATION, and recovers",
     ),
-    Entry("builder-forge", "examples.builder:app", "BUILDER", "a good builder"),
-    Entry("analyst-lens", "examples.analyst:app", "ANALYST", "a good analyst"),
+    Entry(
+        "builder-forge",
+        "examples.builder:app",
+        "BUILDER",
+        "a good builder",
+        model_target="palaestra.demo.model_agents:builder",
+    ),
+    Entry(
+        "analyst-lens",
+        "examples.analyst:app",
+        "ANALYST",
+        "a good analyst",
+        model_target="palaestra.demo.model_agents:analyst",
+    ),
     Entry(
         "analyst-tortoise",
         "palaestra.demo.agents:slow_analyst",

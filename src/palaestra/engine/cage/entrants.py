@@ -24,6 +24,7 @@ from palaestra.protocol.constants import IDEMPOTENCY_HEADER
 from palaestra.providers import ChatProvider, Completion, ProviderFailed
 from palaestra.providers.local import (
     LOCAL_MODEL,
+    Lane,
     LocalChat,
     LocalModelFile,
     find_local_model,
@@ -180,7 +181,7 @@ def _local_model_entrant(platform: Platform, fighter: FighterFacts) -> ModelEntr
     local = _local(platform.settings)
     if local.path is None:
         raise EntrantMisconfigured(f"fighter {fighter.id} plays the local model: {local.problem}")
-    return ModelEntrant(LocalChat(shared_local_model(local.path)), platform.clock)
+    return ModelEntrant(LocalChat(shared_local_model(local.path, Lane.CAGE)), platform.clock)
 
 
 def entrant_for(platform: Platform, fighter: FighterFacts, material: Material) -> Entrant:
@@ -220,5 +221,5 @@ def _house_entrant(platform: Platform, material: Material) -> Entrant:
     local = _local(settings)
     if local.path is None:
         return BaselineEntrant(material)
-    chat = LocalChat(shared_local_model(local.path))
+    chat = LocalChat(shared_local_model(local.path, Lane.CAGE))
     return ModelEntrant(chat, platform.clock, house=True, system_prompts=HOUSE_SYSTEM_PROMPTS)
