@@ -205,7 +205,11 @@ async def test_two_workers_stepping_one_run_open_and_send_its_tasks_once(
         for worker in workers:
             await worker.close()
         await jobs.close()
-    assert sorted(len(step.claimed) for step in steps) == [0, 0, 1]  # one lease at a time
+    # One lease at a time: a step that claims the run after another released it finds the
+    # slot open already (on a loaded machine the first step can end before the others
+    # claim), so whatever the interleaving one task is opened and sent once.
+    assert all(len(step.claimed) <= 1 for step in steps)
+    assert sum(len(step.claimed) for step in steps) >= 1
     assert sorted(step.sent for step in steps) == [0, 0, 1]
     assert scout.ledger.task_ids == [task.id]
     assert task.status == "SUCCEEDED"
