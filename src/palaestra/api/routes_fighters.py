@@ -15,6 +15,8 @@ from palaestra.api.schemas import (
 from palaestra.engine.cage import fighters as service
 from palaestra.engine.ratings.live import live_ratings
 from palaestra.http.deps import AnyCaller, PlatformDep, guarded
+from palaestra.platform import Platform
+from palaestra.store.models import Agent
 
 router = APIRouter(prefix="/api", tags=["fighters"])
 
@@ -57,9 +59,7 @@ async def endpoint(body: FighterEndpoint, request: Request, platform: PlatformDe
 @router.get("/fighters/{fighter_id}", response_model=FighterOut, response_model_by_alias=True)
 async def profile(fighter_id: str, platform: PlatformDep) -> FighterOut:
     """A fighter's public profile and its live attack and defence ratings."""
-    fighter = await service.get_fighter(platform, fighter_id)
-    ratings = (await live_ratings(platform, [fighter_id])).get(fighter_id)
-    return FighterOut.of(fighter, ratings)
+    return await _with_ratings(platform, await service.get_fighter(platform, fighter_id))
 
 
 @router.patch(
@@ -76,5 +76,9 @@ async def change(
     fighter = await service.set_rated_challenges(
         platform, caller, fighter_id, body.rated_challenges
     )
-    ratings = (await live_ratings(platform, [fighter_id])).get(fighter_id)
+    return await _with_ratings(platform, fighter)
+
+
+async def _with_ratings(platform: Platform, fighter: Agent) -> FighterOut:
+    ratings = (await live_ratings(platform, [fighter.id])).get(fighter.id)
     return FighterOut.of(fighter, ratings)
