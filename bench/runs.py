@@ -3,6 +3,7 @@
     .venv/bin/python bench/runs.py [--runs 300] [--rounds 3] [--timeout 150]
                                    [--modes sqlite,postgres,workers1,workers2]
                                    [--agents-per-role 8,4,6] [--rss-runs 1000] [--logs DIR]
+                                   [--profile DIR]
 
 What a user sees, end to end. For each mode a fresh platform is started as an
 operator starts it, and fast agents (one separate process; each answers at
@@ -588,10 +589,55 @@ class PlatformRound:
         return found
 
 
+@contextlib.contextmanager
+def profiled(running: Platform, profile: Path | None, name: str) -> Iterator[None]:
+    """With ``profile``, ``py-spy record`` on each platform process while the block runs: a
+    raw (collapsed) stack file per process, of the samples holding the GIL."""
+    if profile is None:
+        yield
+        return
+    profile.mkdir(parents=True, exist_ok=True)
+    beside = Path(sys.executable).with_name("py-spy")  # installed in the same environment
+    spy_command = str(beside) if beside.exists() else "py-spy"
+    spies = [
+        subprocess.Popen(
+            [
+                spy_command,
+                "record",
+                "--gil",
+                "--rate",
+                "250",
+                "--format",
+                "raw",
+                "--pid",
+                str(pid),
+                "--output",
+                str(profile / f"{name}-{n}.txt"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for n, pid in enumerate(running.pids)
+    ]
+    try:
+        yield
+    finally:
+        for spy in spies:
+            spy.send_signal(signal.SIGINT)  # py-spy writes what it sampled, then exits
+        for spy in spies:
+            spy.wait(30)
+
+
 async def platform_round(
-    api: Api, running: Platform, agents_base: str, runs: int, timeout_s: float
+    api: Api,
+    running: Platform,
+    agents_base: str,
+    runs: int,
+    timeout_s: float,
+    profile: Path | None = None,
 ) -> PlatformRound:
-    """``runs`` runs started at once and followed to their end, through the API."""
+    """``runs`` runs started at once and followed to their end, through the API; with
+    ``profile``, the platform's processes are sampled while they are (:func:`profiled`)."""
     tokens = [await api.owner(f"bench-{n}") for n in range(-(-runs // RUNS_PER_OWNER))]
     before = await agents_ledger(api.session, agents_base)
     rss_before, rss_peak = running.rss(), 0
@@ -604,6 +650,8 @@ async def platform_round(
             await asyncio.sleep(0.1)
 
     sampler = asyncio.create_task(sample_rss())
+    spying = contextlib.ExitStack()
+    spying.enter_context(profiled(running, profile, f"{runs}-runs-{time.time():.0f}"))
     cpu, started_at = running.cpu(), time.time()
 
     async def start(n: int) -> tuple[str, str]:
@@ -629,6 +677,7 @@ async def platform_round(
             break
         await asyncio.sleep(POLL_S)
     cpu = [after - before for after, before in zip(running.cpu(), cpu, strict=True)]
+    spying.close()
     ended = max(finished_at.values()) if len(finished_at) == runs else time.time()
     sampling = False
     await sampler
@@ -849,7 +898,7 @@ async def run_mode(result: ModeResult, args: argparse.Namespace, folder: Path) -
                 for contender in order:
                     if contender == "platform":
                         done = await platform_round(
-                            api, running, agents_base, args.runs, args.timeout
+                            api, running, agents_base, args.runs, args.timeout, args.profile
                         )
                         result.platform.append(done)
                         by_phase = done.by_phase
@@ -1024,6 +1073,12 @@ if __name__ == "__main__":
     )
     parser.add_argument(
         "--logs", type=Path, help="keep the platform processes' logs here, a folder per mode"
+    )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        help="sample the platform's processes with py-spy during the timed rounds, "
+        "a raw stack file per process and round in this folder",
     )
     parsed = parser.parse_args()
     sys.exit(run(main(parsed)))
