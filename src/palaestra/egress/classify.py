@@ -10,12 +10,15 @@ import aiohttp
 from palaestra.errors import EgressRefused
 from palaestra.protocol.failures import Failure, UnreachableStage
 
+from .wire import PeerError
+
 __all__ = ["PEER_ERRORS", "classify", "refusal_text"]
 
 #: What calling a peer can raise because of the peer: its name (a label IDNA cannot
 #: encode), its address, its TLS, its server, its compression. A call that fails so is
 #: the peer's failure; anything else raised while calling it is the arena's own.
 PEER_ERRORS: tuple[type[BaseException], ...] = (
+    PeerError,
     aiohttp.ClientError,
     OSError,
     ssl.SSLError,
@@ -33,6 +36,8 @@ def refusal_text(exc: Exception) -> str:
 
 def classify(exc: BaseException) -> Failure:
     """The failure a transport error (DNS, connect, TLS, reset, bad compression) stands for."""
+    if isinstance(exc, PeerError):
+        return exc.failure
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
         return Failure.unreachable(UnreachableStage.DNS, _os_detail(exc.os_error))
     if isinstance(exc, aiohttp.ClientConnectorCertificateError):

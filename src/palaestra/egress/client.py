@@ -2,13 +2,14 @@
 
 Every call is judged by the :class:`EgressPolicy` on the addresses it actually
 connects to: host names are resolved by :class:`PolicyResolver`, which checks
-every address it found and hands the connector only checked ones, so a DNS
+every address it found, and only checked addresses are connected to, so a DNS
 answer that changes between a check and a connect (rebinding) cannot slip
-through. Redirects are never followed. The body is streamed and capped after
-decompression, and the whole call runs under one deadline; a liveness GET
-does not read the body of a 2xx at all, since its status alone decides. Every
-outcome, good or bad, is an :class:`EgressResult`; a misbehaving endpoint
-never raises.
+through. Redirects are never followed. The body is read as it arrives and
+capped after decompression, and the whole call runs under one deadline; a
+liveness GET does not read the body of a 2xx at all, since its status alone
+decides. Every outcome, good or bad, is an :class:`EgressResult`; a
+misbehaving endpoint never raises. The HTTP/1.1 exchanges themselves are
+:mod:`.wire`'s.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
 from aiohttp.abc import AbstractResolver
 from yarl import URL
 
@@ -30,20 +30,18 @@ from palaestra.protocol.failures import Failure
 from palaestra.protocol.jsonwire import InvalidJson, loads
 from palaestra.protocol.signing import signed_headers
 
-from .bodies import TooLarge, let_go, read_capped, read_start
 from .classify import PEER_ERRORS, classify, refusal_text
 from .deadlines import Deadline, Deadlines
 from .policy import EgressPolicy
 from .resolve import PolicyResolver, plain_http
+from .wire import Connections, PeerError, TooLarge, Want, request_head
 
 __all__ = ["EgressClient", "EgressResult", "Signer", "hmac_signer"]
 
 #: Builds the signature headers for (url, raw body) right before sending.
 Signer = Callable[[str, bytes], Mapping[str, str]]
 
-_IDLE_KEEPALIVE_S = 2.0
 _CHECKED_URLS = 4096  # endpoint URLs remembered as parsed and judged
-_STATUS_BODY_BYTES = 1024  # a failed call keeps only the start of its body
 
 
 def hmac_signer(key: str, clock: Clock, task_id: str | None = None) -> Signer:
@@ -76,7 +74,7 @@ class EgressResult:
 
 
 class EgressClient:
-    """An aiohttp session bound to the egress policy.
+    """Calls out under the egress policy, on connections of its own (:mod:`.wire`).
 
     Use as an async context manager, or call :meth:`close`. ``resolver``
     replaces the system resolver (tests use it to script DNS answers).
@@ -97,42 +95,28 @@ class EgressClient:
         self.clock = clock or SystemClock()
         self.cap_bytes = cap_bytes
         self._resolver = PolicyResolver(self.policy, resolver)
-        self._ssl: ssl.SSLContext | bool = ssl_context if ssl_context is not None else True
+        self._ssl = ssl_context
         self._max_connections = max_connections
         self._keepalive = keepalive
-        self._session: aiohttp.ClientSession | None = None
+        self._connections: Connections | None = None
         self._deadlines: Deadlines | None = None
         self._checked: dict[str, tuple[EgressPolicy, URL]] = {}
 
     async def __aenter__(self) -> EgressClient:
-        self._ensure_session()
+        self._ensure_connections()
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
-    def _ensure_session(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(
-                resolver=self._resolver,
-                use_dns_cache=False,  # every new connection resolves and is checked again
-                ssl=self._ssl,
-                limit=self._max_connections,
-                force_close=not self._keepalive,
-                # Agents' servers commonly drop idle connections after 5 s (uvicorn, Node);
-                # a request racing that close fails with no response and cannot be retried
-                # (a taskId reaches an endpoint at most once), so idle ones go sooner here.
-                keepalive_timeout=_IDLE_KEEPALIVE_S if self._keepalive else None,
+    def _ensure_connections(self) -> Connections:
+        if self._connections is None:
+            if self._ssl is None:
+                self._ssl = ssl.create_default_context()
+            self._connections = Connections(
+                self._resolver, self._ssl, limit=self._max_connections, keepalive=self._keepalive
             )
-            self._session = aiohttp.ClientSession(
-                connector=connector,
-                auto_decompress=False,  # decompressed here, under the cap
-                cookie_jar=aiohttp.DummyCookieJar(),
-                trust_env=False,
-                raise_for_status=False,
-                timeout=aiohttp.ClientTimeout(total=None),  # each call runs under its own deadline
-            )
-        return self._session
+        return self._connections
 
     def _target(self, url: str) -> URL:
         """``url`` as it is sent and judged by the policy (:meth:`EgressPolicy.target`); pure,
@@ -153,9 +137,9 @@ class EgressClient:
         return self._deadlines.after(seconds)
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        if self._connections is not None:
+            self._connections.close()
+            self._connections = None
 
     def get(self, url: str, *, user_agent: str, deadline: float) -> Awaitable[EgressResult]:
         """A liveness GET (health, verify, probe): the status decides, as the seed says
@@ -216,10 +200,11 @@ class EgressClient:
             return self._done(url, started, failure=Failure.refused(refusal_text(exc)))
 
         request_headers = {
-            # aiohttp would drop a trailing dot from the host; a browser keeps it, and so
-            # does the signed host+pathname.
+            # The host as written, a trailing dot kept: a browser keeps it, and so does the
+            # signed host+pathname.
             "Host": target.raw_authority,
             "User-Agent": user_agent,
+            "Accept": "*/*",
             "Accept-Encoding": "gzip, deflate",
         }
         if body is not None:
@@ -228,42 +213,38 @@ class EgressClient:
             request_headers.update(headers)
         if signer is not None:
             request_headers.update(signer(url, body or b""))
+        try:
+            head = request_head(method, target, request_headers, body)
+        except ValueError as exc:
+            return self._done(url, started, failure=Failure.refused(str(exc)))
 
-        session = self._ensure_session()
+        connections = self._ensure_connections()
+        want = Want.STATUS if status_only else Want.BODY
         token = plain_http.set(target.scheme == "http")
-        status: int | None = None
         try:
             with self._deadline(deadline):
-                async with session.request(
-                    method,
-                    target,
-                    data=body,
-                    headers=request_headers,
-                    allow_redirects=False,
-                    ssl=self._ssl,
-                ) as response:
-                    status = response.status
-                    if not 200 <= status < 300:
-                        start = await read_start(response, _STATUS_BODY_BYTES)
-                        text = start.decode("utf-8", errors="replace")
-                        return self._done(
-                            url, started, status, start, failure=Failure.http_status(status, text)
-                        )
-                    if status_only:
-                        let_go(response)
-                        return self._done(url, started, status)
-                    raw = await read_capped(response, self.cap_bytes)
+                reply = await connections.exchange(
+                    target, head + body if body else head, want, self.cap_bytes
+                )
         except TimeoutError:
-            return self._done(url, started, status, failure=Failure.timeout(deadline_ms))
+            return self._done(url, started, failure=Failure.timeout(deadline_ms))
         except TooLarge:
-            return self._done(url, started, status, failure=Failure.too_large())
+            return self._done(url, started, failure=Failure.too_large())
         except EgressRefused as exc:
             return self._done(url, started, failure=Failure.refused(exc.message))
+        except PeerError as exc:
+            return self._done(url, started, failure=exc.failure)
         except PEER_ERRORS as exc:
-            return self._done(url, started, status, failure=classify(exc))
+            return self._done(url, started, failure=classify(exc))
         finally:
             plain_http.reset(token)
 
+        status, raw = reply.status, reply.body
+        if not 200 <= status < 300:
+            text = raw.decode("utf-8", errors="replace")
+            return self._done(url, started, status, raw, failure=Failure.http_status(status, text))
+        if status_only:
+            return self._done(url, started, status)
         if not expect_json:
             return self._done(url, started, status, raw)
         try:
