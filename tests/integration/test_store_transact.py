@@ -174,14 +174,55 @@ async def test_concurrent_transactions_each_see_the_last_ones_writes(platform: P
     assert await _failures(platform, agent_id) == 25
 
 
-async def test_on_sqlite_a_transaction_runs_on_the_store_writer_thread(
+async def test_a_transaction_and_a_read_run_on_the_stores_own_thread(
     platform: Platform,
 ) -> None:
+    """SQLite's writer thread, or PostgreSQL's lane: never the event loop's thread."""
     name = await platform.db.transact(lambda _connection: threading.current_thread().name)
+    redone = await platform.db.transact(
+        lambda _connection: threading.current_thread().name, durable=False, single=True
+    )
+    read = await platform.db.read(lambda _connection: threading.current_thread().name)
+    assert name.startswith("palaestra-store")
+    assert redone.startswith("palaestra-store")
     if platform.db.is_sqlite:
-        assert name.startswith("palaestra-store")
+        assert read == threading.current_thread().name  # SQLite reads need no lane
     else:
-        assert name == threading.current_thread().name  # the event loop's own
+        assert read == name == "palaestra-store-lane"
+
+
+async def test_a_transaction_cancelled_by_its_caller(platform: Platform) -> None:
+    """On PostgreSQL's lane the transaction rolls back at its next round trip; SQLite's
+    writer thread, once it has started a transaction, carries it through (the caller is
+    cancelled all the same)."""
+    agent_id = await _agent(platform)
+    started = threading.Event()
+    release = threading.Event()
+
+    def slow_increment(connection: Connection) -> None:
+        connection.execute(
+            update(_AGENTS).where(_AGENTS.c.id == agent_id).values(consecutive_failures=7)
+        )
+        started.set()
+        release.wait(5)
+        connection.execute(select(1))  # the lane notices the cancellation at a round trip
+
+    def increment(connection: Connection) -> None:
+        connection.execute(
+            update(_AGENTS)
+            .where(_AGENTS.c.id == agent_id)
+            .values(consecutive_failures=_AGENTS.c.consecutive_failures + 1)
+        )
+
+    job = asyncio.ensure_future(platform.db.transact(slow_increment))
+    assert await asyncio.to_thread(started.wait, 5)
+    job.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await job  # the caller is cancelled at once, the store told so
+    release.set()
+    # Waits for the row's lock: after the cancelled transaction has ended, either way.
+    await platform.db.transact(increment)
+    assert await _failures(platform, agent_id) == (8 if platform.db.is_sqlite else 1)
 
 
 @pytest.mark.parametrize("url", ["sqlite+aiosqlite://", "sqlite+aiosqlite:///:memory:"])

@@ -31,10 +31,11 @@ from palaestra.protocol.jsonwire import InvalidJson, loads
 from palaestra.protocol.signing import signed_headers
 
 from .classify import PEER_ERRORS, classify, refusal_text
+from .connections import Connections
 from .deadlines import Deadline, Deadlines
 from .policy import EgressPolicy
 from .resolve import PolicyResolver, plain_http
-from .wire import Connections, PeerError, TooLarge, Want, request_head
+from .wire import PeerError, TooLarge, Want, request_head
 
 __all__ = ["EgressClient", "EgressResult", "Signer", "hmac_signer"]
 

@@ -8,12 +8,9 @@ read (:class:`Want`): all of it under the cap, decompressed here so the cap
 counts what it becomes; only its status (a liveness GET: the rest is never
 read); or the start of a refusal's body, for its reason line.
 
-Connections are made to addresses the :class:`~.resolve.PolicyResolver`
-checked (or to the literal address the policy checked in the URL), through
-``aiohappyeyeballs`` as aiohttp connects, and kept for the next call to the
-same origin only when their reply ended cleanly: a connection left mid-body,
-one whose peer sent more than it was asked for, or one idle for
-:data:`IDLE_S` is closed, never reused. Every failure the peer causes is a
+A connection is only offered for another exchange (:mod:`.connections`)
+when its reply ended cleanly: one left mid-body, or whose peer sent more than
+it was asked for, is closed. Every failure the peer causes is a
 :class:`PeerError` carrying its classified :class:`Failure`.
 """
 
@@ -21,31 +18,30 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import ipaddress
-import socket
-import ssl
 import zlib
 from collections.abc import Callable, Mapping
 from typing import Final, cast
 
-import aiohappyeyeballs
 import httptools
-from aiohttp.abc import AbstractResolver
 from yarl import URL
 
 from palaestra.protocol.failures import Failure, UnreachableStage
 
-__all__ = ["IDLE_S", "Connections", "PeerError", "Reply", "Want", "os_detail"]
+__all__ = [
+    "Connection",
+    "PeerError",
+    "Reply",
+    "TooLarge",
+    "Want",
+    "os_detail",
+    "request_head",
+    "unreachable",
+]
 
-#: Agents' servers commonly drop idle connections after 5 s (uvicorn, Node); a request
-#: racing that close fails with no response and cannot be retried (a taskId reaches an
-#: endpoint at most once), so an idle connection is used again only within this time.
-IDLE_S: Final = 2.0
 #: What a reply's status line and headers may take together.
 HEAD_CAP_BYTES: Final = 64 * 1024
 #: The start of a refusal's body kept for its reason line.
 START_BYTES: Final = 1024
-_HAPPY_EYEBALLS_DELAY_S: Final = 0.25  # aiohttp's
 
 
 class PeerError(Exception):
@@ -85,7 +81,7 @@ def os_detail(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _unreachable(stage: UnreachableStage, detail: str) -> PeerError:
+def unreachable(stage: UnreachableStage, detail: str) -> PeerError:
     return PeerError(Failure.unreachable(stage, detail))
 
 
@@ -145,7 +141,7 @@ class _Stop(Exception):
     """Raised in a parser callback: the exchange has what it wants, stop reading."""
 
 
-class _Connection(asyncio.Protocol):
+class Connection(asyncio.Protocol):
     """One connection to an origin, carrying one exchange at a time."""
 
     def __init__(self) -> None:
@@ -183,9 +179,7 @@ class _Connection(asyncio.Protocol):
             if isinstance(cause, TooLarge):
                 self._fail(cause)
             elif isinstance(cause, zlib.error):
-                self._fail(
-                    _unreachable(UnreachableStage.RESET, f"corrupt compressed body: {cause}")
-                )
+                self._fail(unreachable(UnreachableStage.RESET, f"corrupt compressed body: {cause}"))
             else:
                 self._fail(cause or exc)
             return
@@ -196,11 +190,11 @@ class _Connection(asyncio.Protocol):
             return
         except httptools.HttpParserError as exc:
             self._stopped = True
-            self._fail(_unreachable(UnreachableStage.RESET, f"invalid HTTP reply: {exc}"))
+            self._fail(unreachable(UnreachableStage.RESET, f"invalid HTTP reply: {exc}"))
             return
         if not exchange.headers_done and self.head_bytes > HEAD_CAP_BYTES:
             self._fail(
-                _unreachable(
+                unreachable(
                     UnreachableStage.RESET, f"reply headers exceeded {HEAD_CAP_BYTES} bytes"
                 )
             )
@@ -225,11 +219,11 @@ class _Connection(asyncio.Protocol):
                 detail = (
                     f"the reply's body broke off after {exchange.size} bytes, before its last chunk"
                 )
-            self._fail(_unreachable(UnreachableStage.RESET, detail))
+            self._fail(unreachable(UnreachableStage.RESET, detail))
         elif exc is None:
-            self._fail(_unreachable(UnreachableStage.RESET, "server disconnected"))
+            self._fail(unreachable(UnreachableStage.RESET, "server disconnected"))
         else:
-            self._fail(_unreachable(UnreachableStage.RESET, os_detail(exc)))
+            self._fail(unreachable(UnreachableStage.RESET, os_detail(exc)))
 
     # The parser's side.
 
@@ -347,142 +341,6 @@ class _Connection(asyncio.Protocol):
         """Whether the exchange ended with the whole reply and the connection can carry
         another."""
         return self._complete and self._keep_alive and self.reusable and self.open
-
-
-Origin = tuple[str, str, int]  # scheme, host, port
-
-
-class Connections:
-    """Open connections by origin, made under the policy, kept while idle for :data:`IDLE_S`.
-
-    ``resolver`` answers and checks host names (a :class:`~.resolve.PolicyResolver`);
-    ``limit`` bounds the exchanges under way at once (0: no bound)."""
-
-    def __init__(
-        self,
-        resolver: AbstractResolver,
-        ssl_context: ssl.SSLContext,
-        *,
-        limit: int = 0,
-        keepalive: bool = True,
-    ) -> None:
-        self._resolver = resolver
-        self._ssl = ssl_context
-        self._keepalive = keepalive
-        self._idle: dict[Origin, list[_Connection]] = {}
-        self._limit = asyncio.Semaphore(limit) if limit > 0 else None
-        self._swept_at = 0.0
-
-    async def exchange(self, target: URL, request: bytes, want: Want, cap: int) -> Reply:
-        """Send ``request`` (head and body, whole) to ``target``'s origin and read its reply
-        as ``want`` says; :class:`PeerError`, :class:`TooLarge` or an ``EgressRefused`` from
-        the resolver otherwise. Cancelled (a deadline), the connection is closed."""
-        if self._limit is None:
-            return await self._exchange(target, request, want, cap)
-        async with self._limit:
-            return await self._exchange(target, request, want, cap)
-
-    async def _exchange(self, target: URL, request: bytes, want: Want, cap: int) -> Reply:
-        origin = (target.scheme, target.raw_host or "", target.port or 0)
-        connection = self._take(origin) or await self._connect(target, origin)
-        try:
-            reply = await connection.start(request, want, cap)
-        except BaseException:
-            connection.close()
-            raise
-        if self._keepalive and connection.done_cleanly():
-            connection.idle_since = asyncio.get_running_loop().time()
-            self._idle.setdefault(origin, []).append(connection)
-        else:
-            connection.close()
-        return reply
-
-    def _take(self, origin: Origin) -> _Connection | None:
-        now = asyncio.get_running_loop().time()
-        if now - self._swept_at > IDLE_S:
-            self._sweep(now)
-        idle = self._idle.get(origin)
-        while idle:
-            connection = idle.pop()
-            if connection.open and now - connection.idle_since < IDLE_S:
-                return connection
-            connection.close()
-        return None
-
-    def _sweep(self, now: float) -> None:
-        """Close every connection idle too long, so that none is held open for nothing."""
-        self._swept_at = now
-        for origin, idle in list(self._idle.items()):
-            kept = [c for c in idle if c.open and now - c.idle_since < IDLE_S]
-            for connection in idle:
-                if connection not in kept:
-                    connection.close()
-            if kept:
-                self._idle[origin] = kept
-            else:
-                del self._idle[origin]
-
-    async def _connect(self, target: URL, origin: Origin) -> _Connection:
-        scheme, host, port = origin
-        infos = await self._addresses(host, port)
-        loop = asyncio.get_running_loop()
-        try:
-            sock = await aiohappyeyeballs.start_connection(
-                infos, happy_eyeballs_delay=_HAPPY_EYEBALLS_DELAY_S
-            )
-        except OSError as exc:
-            raise _unreachable(UnreachableStage.CONNECT, os_detail(exc)) from exc
-        tls = scheme == "https"
-        try:
-            _, connection = await loop.create_connection(
-                _Connection,
-                sock=sock,
-                ssl=self._ssl if tls else None,
-                server_hostname=host.rstrip(".") if tls else None,
-            )
-        except ssl.SSLCertVerificationError as exc:
-            sock.close()
-            raise _unreachable(UnreachableStage.TLS, str(exc)) from exc
-        except ssl.SSLError as exc:
-            sock.close()
-            raise _unreachable(UnreachableStage.TLS, os_detail(exc)) from exc
-        except OSError as exc:
-            sock.close()
-            raise _unreachable(UnreachableStage.CONNECT, os_detail(exc)) from exc
-        except BaseException:
-            sock.close()
-            raise
-        if not self._keepalive:
-            connection.reusable = False
-        return connection
-
-    async def _addresses(self, host: str, port: int) -> list[aiohappyeyeballs.AddrInfoType]:
-        """The checked addresses to try for ``host``: a literal address as it is (the policy
-        judged it in the URL), a name through the resolver, which judges every answer."""
-        try:
-            literal = ipaddress.ip_address(host)
-        except ValueError:
-            try:
-                answers = await self._resolver.resolve(host, port, family=socket.AF_UNSPEC)
-            except OSError as exc:
-                raise _unreachable(UnreachableStage.DNS, os_detail(exc)) from exc
-            return [
-                _addr_info(answer["host"], answer["port"], answer["family"]) for answer in answers
-            ]
-        family = socket.AF_INET6 if literal.version == 6 else socket.AF_INET
-        return [_addr_info(host, port, family)]
-
-    def close(self) -> None:
-        for idle in self._idle.values():
-            for connection in idle:
-                connection.close()
-        self._idle.clear()
-
-
-def _addr_info(host: str, port: int, family: int) -> aiohappyeyeballs.AddrInfoType:
-    address: tuple[str, int] | tuple[str, int, int, int]
-    address = (host, port, 0, 0) if family == socket.AF_INET6 else (host, port)
-    return (family, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", address)
 
 
 def request_head(method: str, target: URL, headers: Mapping[str, str], body: bytes | None) -> bytes:

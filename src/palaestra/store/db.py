@@ -25,6 +25,7 @@ from palaestra.errors import ConfigurationError, StoreClosed
 from palaestra.files import make_private, private_dir
 
 from .checkpoint import SAFETY_NET_PAGES, Checkpointer
+from .lane import StoreLane
 from .writer import SqliteWriter
 
 __all__ = ["Database", "migrate"]
@@ -84,12 +85,18 @@ def _json_dumps(value: Any) -> str:
 #: round trip to say so (and whose statements are planned for their values each time).
 #: Few: only the cage's turn batches use them.
 _REDOABLE_POOL: Final = {"pool_size": 4, "max_overflow": 12}
+#: The connections of every other :meth:`Database.transact` and :meth:`Database.read`, on
+#: the store's lane.
+_LANE_POOL: Final = {"pool_size": 10, "max_overflow": 20}
+_DURABLE: Final = "durable"
+_REDOABLE: Final = "redoable"
 
 
 class Database:
     """The store: an async engine and its session factory; on SQLite also the writer
     thread of :meth:`transact` and the log's checkpointer (:mod:`.writer`,
-    :mod:`.checkpoint`)."""
+    :mod:`.checkpoint`), on PostgreSQL the lane of :meth:`transact` and :meth:`read`
+    (:mod:`.lane`)."""
 
     def __init__(self, url: str, *, echo: bool = False) -> None:
         parsed = make_url(url)
@@ -114,18 +121,22 @@ class Database:
             self._checkpointer = Checkpointer(database, _sqlite_pragmas)
         pool = {} if self.is_sqlite else {"pool_size": 20, "max_overflow": 20}
         self.engine: AsyncEngine = create_async_engine(url, **kwargs, **pool)
-        self._redoable = self.engine
+        self._lane: StoreLane | None = None
         if not self.is_sqlite:
             # Planned for its values each time: a generic plan of the cage's one-statement
             # record (arrays of rows, a lock, a join) turns slower as the tables grow.
             server = {"synchronous_commit": "off", "plan_cache_mode": "force_custom_plan"}
             settings = {"server_settings": server}
-            self._redoable = create_async_engine(
-                url, **kwargs, **_REDOABLE_POOL, connect_args=settings
-            )
-            for pooled in (self.engine, self._redoable):
+            engines = {
+                _DURABLE: create_async_engine(url, **kwargs, **_LANE_POOL),
+                _REDOABLE: create_async_engine(
+                    url, **kwargs, **_REDOABLE_POOL, connect_args=settings
+                ),
+            }
+            for pooled in (self.engine, *engines.values()):
                 event.listen(pooled.sync_engine.pool, "checkin", _checked_in)
                 event.listen(pooled.sync_engine.pool, "checkout", _ping_if_idle)
+            self._lane = StoreLane(engines)
         if self._writer is not None and self._checkpointer is not None:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
             for engine in (self.engine.sync_engine, self._writer.engine):
@@ -165,13 +176,19 @@ class Database:
             raise StoreClosed
         if self._writer is not None:
             return await self._writer.run(work)
-        engine = self.engine if durable else self._redoable
-        if single:
-            async with engine.connect() as connection:
-                alone = await connection.execution_options(isolation_level="AUTOCOMMIT")
-                return await alone.run_sync(work)
-        async with engine.begin() as connection:
-            return await connection.run_sync(work)
+        assert self._lane is not None
+        return await self._lane.transact(_DURABLE if durable else _REDOABLE, work, single)
+
+    async def read(self, work: Callable[[Connection], T]) -> T:
+        """Run ``work`` (reads only) with a synchronous connection and return its result; on
+        PostgreSQL on the store's lane (:mod:`.lane`), where its round trips do not wait
+        behind the event loop's other work."""
+        if self._closed:
+            raise StoreClosed
+        if self._lane is None:
+            async with self.engine.connect() as connection:
+                return await connection.run_sync(work)
+        return await self._lane.read(_DURABLE, work)
 
     async def migrate(self) -> None:
         """Bring the schema to the newest revision."""
@@ -184,9 +201,9 @@ class Database:
             await self._writer.close()
         if self._checkpointer is not None:
             await asyncio.to_thread(self._checkpointer.close)
+        if self._lane is not None:
+            await self._lane.close()
         await self.engine.dispose()
-        if self._redoable is not self.engine:
-            await self._redoable.dispose()
 
 
 def migrate(connection: Connection, revision: str = "head") -> None:

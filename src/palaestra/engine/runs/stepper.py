@@ -227,8 +227,7 @@ class RunStepper:
             read_context(connection, runs, later, context)
             return context, read_records(connection, finished)
 
-        async with self.platform.db.engine.connect() as connection:
-            return await connection.run_sync(read)
+        return await self.platform.db.read(read)
 
     def _requests(self, item: _Planned, context: Context) -> None:
         run = item.run
