@@ -169,7 +169,7 @@ async def test_on_postgresql_a_batch_of_records_is_one_statement(platform: Platf
     def count(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
         sent.append(statement)
 
-    engine = platform.db._redoable.sync_engine  # the pool redo-safe writes use
+    engine = platform.db.transacting_engine(durable=False)
     event.listen(engine, "before_cursor_execute", count)
     try:
         desk = TurnDesk(platform)

@@ -12,7 +12,7 @@ import orjson
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import event
-from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -178,6 +178,15 @@ class Database:
             return await self._writer.run(work)
         assert self._lane is not None
         return await self._lane.transact(_DURABLE if durable else _REDOABLE, work, single)
+
+    def transacting_engine(self, *, durable: bool = True) -> Engine:
+        """The (synchronous face of the) engine whose connections :meth:`transact` uses: SQLite's
+        writer's, or PostgreSQL's lane's, whose connections are used on the lane only; for
+        listening to its events, say."""
+        if self._lane is not None:
+            return self._lane.engines[_DURABLE if durable else _REDOABLE].sync_engine
+        assert self._writer is not None
+        return self._writer.engine
 
     async def read(self, work: Callable[[Connection], T]) -> T:
         """Run ``work`` (reads only) with a synchronous connection and return its result; on

@@ -36,7 +36,8 @@ class StoreLane:
     of its own; :meth:`transact` and :meth:`read` are awaited from any event loop."""
 
     def __init__(self, engines: dict[str, AsyncEngine]) -> None:
-        self._engines = engines
+        #: The lane's engines by name: their connections are used on the lane only.
+        self.engines = engines
         self._loop = asyncio.new_event_loop()  # the stdlib's: it only waits on replies
         self._thread = threading.Thread(
             target=self._loop.run_forever, name="palaestra-store-lane", daemon=True
@@ -46,11 +47,11 @@ class StoreLane:
     async def transact(self, engine: str, work: Callable[[Connection], T], single: bool) -> T:
         """``work`` in one transaction of the engine named ``engine`` (with ``single``, its
         one statement in autocommit: no BEGIN and COMMIT round trips)."""
-        return await self._on_lane(_transact(self._engines[engine], work, single))
+        return await self._on_lane(_transact(self.engines[engine], work, single))
 
     async def read(self, engine: str, work: Callable[[Connection], T]) -> T:
         """``work`` on a connection of ``engine``, rolled back at its end."""
-        return await self._on_lane(_read(self._engines[engine], work))
+        return await self._on_lane(_read(self.engines[engine], work))
 
     async def _on_lane(self, job: Coroutine[Any, Any, T]) -> T:
         future: concurrent.futures.Future[T] = asyncio.run_coroutine_threadsafe(job, self._loop)
@@ -61,7 +62,7 @@ class StoreLane:
         """Dispose of the lane's engines and stop its thread."""
         if not self._thread.is_alive():
             return
-        engines = list(self._engines.values())
+        engines = list(self.engines.values())
         done = asyncio.run_coroutine_threadsafe(_dispose(engines), self._loop)
         try:
             await asyncio.wrap_future(done)
