@@ -31,10 +31,9 @@ def _counted(owner: Any, in_flight: ColumnElement[bool], created: Any) -> Any:
     """An owner's rows that count against a quota, each with its start time and whether it is
     in flight: those in flight and those started since ``since``. A quota that is off is
     given an impossible bound (no status, or no start after +inf)."""
-    since = bindparam("since")
     return select(created, in_flight).where(
         owner == bindparam("owner"),
-        or_(and_(bindparam("in_flight", type_=Boolean), in_flight), created > since),
+        or_(and_(bindparam("in_flight", type_=Boolean), in_flight), created > bindparam("since")),
     )
 
 
