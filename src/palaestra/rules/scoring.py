@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
@@ -168,11 +169,18 @@ class _Title(NamedTuple):
     raw: str
     words: frozenset[str]
     joined: str
+    letters: Counter[str]  # of ``joined``
 
     @classmethod
     def of(cls, title: str) -> _Title:
         words = _normalized(title)
-        return cls(title, frozenset(words), " ".join(words))
+        joined = " ".join(words)
+        return cls(title, frozenset(words), joined, Counter(joined))
+
+
+def _ratio(matches: int, length: int) -> float:
+    """difflib's ratio of ``matches`` in two sequences of ``length`` elements together."""
+    return 2.0 * matches / length if length else 1.0
 
 
 def _near(a: _Title, b: _Title) -> bool:
@@ -180,13 +188,14 @@ def _near(a: _Title, b: _Title) -> bool:
         return a.raw.strip().lower() == b.raw.strip().lower()
     if len(a.words & b.words) / len(a.words | b.words) >= DUPLICATE_JACCARD:
         return True
-    matcher = difflib.SequenceMatcher(None, a.joined, b.joined)
-    # The quick ratios are upper bounds of the ratio, far cheaper: most pairs stop there.
-    return (
-        matcher.real_quick_ratio() >= DUPLICATE_RATIO
-        and matcher.quick_ratio() >= DUPLICATE_RATIO
-        and matcher.ratio() >= DUPLICATE_RATIO
-    )
+    # difflib's real_quick_ratio and quick_ratio, upper bounds of its ratio, from the titles'
+    # lengths and letters: most pairs stop there, before a matcher is built.
+    length = len(a.joined) + len(b.joined)
+    if _ratio(min(len(a.joined), len(b.joined)), length) < DUPLICATE_RATIO:
+        return False
+    if _ratio((a.letters & b.letters).total(), length) < DUPLICATE_RATIO:
+        return False
+    return difflib.SequenceMatcher(None, a.joined, b.joined).ratio() >= DUPLICATE_RATIO
 
 
 @dataclass(frozen=True, slots=True)
