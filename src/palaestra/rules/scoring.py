@@ -44,6 +44,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Final, NamedTuple
 
 from palaestra.protocol.constants import Phase
@@ -169,13 +170,19 @@ class _Title(NamedTuple):
     raw: str
     words: frozenset[str]
     joined: str
-    letters: Counter[str]  # of ``joined``
 
     @classmethod
     def of(cls, title: str) -> _Title:
-        words = _normalized(title)
-        joined = " ".join(words)
-        return cls(title, frozenset(words), joined, Counter(joined))
+        return _title(title)
+
+
+@lru_cache(maxsize=4096)
+def _title(title: str) -> _Title:
+    """A title as compared, remembered: the same titles come back run after run (the same
+    agents, like goals)."""
+    words = _normalized(title)
+    joined = " ".join(words)
+    return _Title(title, frozenset(words), joined)
 
 
 def _ratio(matches: int, length: int) -> float:
@@ -193,9 +200,16 @@ def _near(a: _Title, b: _Title) -> bool:
     length = len(a.joined) + len(b.joined)
     if _ratio(min(len(a.joined), len(b.joined)), length) < DUPLICATE_RATIO:
         return False
-    if _ratio((a.letters & b.letters).total(), length) < DUPLICATE_RATIO:
+    return _similar(a.joined, b.joined)
+
+
+@lru_cache(maxsize=4096)
+def _similar(a: str, b: str) -> bool:
+    """difflib's ratio of ``a`` and ``b`` is at least :data:`DUPLICATE_RATIO` (remembered, as
+    the titles are)."""
+    if _ratio((Counter(a) & Counter(b)).total(), len(a) + len(b)) < DUPLICATE_RATIO:
         return False
-    return difflib.SequenceMatcher(None, a.joined, b.joined).ratio() >= DUPLICATE_RATIO
+    return difflib.SequenceMatcher(None, a, b).ratio() >= DUPLICATE_RATIO
 
 
 @dataclass(frozen=True, slots=True)
