@@ -159,7 +159,7 @@ def _task_facts(
 ) -> dict[str, list[TaskFacts]]:
     ids = [run.id for run in runs]
     tasks: dict[str, list[TaskFacts]] = {run_id: [] for run_id in ids}
-    deadlines = {run.id: {p.value: run.deadline_s(p) for p in Phase} for run in runs}
+    deadlines = {run.id: {v: run.deadline_s(p) for v, p in _PHASES.items()} for run in runs}
     for (
         run_id,
         task_id,

@@ -364,9 +364,10 @@ def _broken(run: ClaimedRun, exc: Exception) -> RunWrite:
 def _claimed(row: Row[Any]) -> ClaimedRun:
     run_id, goal, launchpad, phase, config, kicks = tuple(row)
     # A run's phase reads REPORT only once settled, and settled runs are never claimed.
-    return ClaimedRun(run_id, goal, launchpad, Phase(phase), config or {}, kicks or 0)
+    return ClaimedRun(run_id, goal, launchpad, _PHASES[phase], config or {}, kicks or 0)
 
 
+_PHASES: Final = {phase.value: phase for phase in Phase}  # a dict lookup, not an Enum call
 _KEPT: Final = {CandidateStatus.SHORTLISTED, CandidateStatus.RANKED, CandidateStatus.ELIMINATED}
 
 
