@@ -133,9 +133,9 @@ def write_batch(
         if run.failed is not None:
             _fail(connection, run, now)
     finished = [run for run in runs if run.settlement is not None]
-    settled = [r.run.id for r in finished if _settle(connection, r, now)]
-    _move_reputations(connection, [r for r in finished if r.run.id in settled])
-    return Written(set(kicks), opened, settled)
+    settled = _settle(connection, finished, now, sqlite)
+    _move_reputations(connection, settled)
+    return Written(set(kicks), opened, [run.run.id for run in settled])
 
 
 def _lock_agents(connection: Connection, runs: Sequence[RunWrite], sqlite: bool) -> None:
@@ -204,24 +204,60 @@ _SETTLED: Final = (
         due_at=None,
     )
 )
+#: The same on SQLite, for many runs in one statement (those still RUNNING, read first).
+_SETTLED_COLUMNS: Final = ("status", "phase", "report", "finished_at", "updated_at", "due_at")
+_STILL_RUNNING: Final = select(_RUNS.c.id).where(
+    _RUNS.c.id.in_(bindparam("runs", expanding=True)),
+    _RUNS.c.status == RunStatus.RUNNING.value,
+)
 
 
-def _settle(connection: Connection, run: RunWrite, now: float) -> bool:
-    """Write the run's settlement, once: the run moves RUNNING -> COMPLETED first."""
-    settled = run.settlement
-    assert settled is not None
-    moved = connection.execute(_SETTLED, {"run": run.run.id, "report": settled.report, "now": now})
-    if moved.rowcount != 1:
-        return False
+def _settle(
+    connection: Connection, runs: Sequence[RunWrite], now: float, sqlite: bool
+) -> list[RunWrite]:
+    """Write the runs' settlements, once: each run moves RUNNING -> COMPLETED first; the runs
+    that did."""
+    if not runs:
+        return []
+    if sqlite:  # the transaction holds the write lock: what is read cannot change
+        running = set(connection.execute(_STILL_RUNNING, {"runs": [r.run.id for r in runs]}))
+        settled = [run for run in runs if (run.run.id,) in running]
+        completed = RunStatus.COMPLETED.value
+        rows = [
+            (completed, "REPORT", _report_text(run), now, now, None, run.run.id) for run in settled
+        ]
+        update_values(connection, _RUNS, _SETTLED_COLUMNS, ("id",), rows)
+    else:
+        settled = [run for run in runs if _settle_one(connection, run, now)]
     fates = [
         (fate.status.value, fate.rank, fate.final_score, fate.phase, now, cid)
-        for cid, fate in settled.fates.items()
+        for run in settled
+        for cid, fate in _settlement(run).fates.items()
     ]
     columns = ("status", "rank", "final_score", "phase", "updated_at")
     update_values(connection, _CANDIDATES, columns, ("id",), fates)
-    contributions = [(value, task_id) for task_id, value in settled.contributions.items()]
+    contributions = [
+        (value, task_id)
+        for run in settled
+        for task_id, value in _settlement(run).contributions.items()
+    ]
     update_values(connection, _TASKS, ("contribution",), ("id",), contributions)
-    return True
+    return settled
+
+
+def _settlement(run: RunWrite) -> Settlement:
+    assert run.settlement is not None
+    return run.settlement
+
+
+def _report_text(run: RunWrite) -> str:
+    """The report as its JSON column stores it (as SQLAlchemy's JSON type would write it)."""
+    return json_text(_settlement(run).report) or "null"
+
+
+def _settle_one(connection: Connection, run: RunWrite, now: float) -> bool:
+    params = {"run": run.run.id, "report": _settlement(run).report, "now": now}
+    return connection.execute(_SETTLED, params).rowcount == 1
 
 
 _FAILED_RUN: Final = (
