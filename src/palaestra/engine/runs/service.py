@@ -113,7 +113,7 @@ async def start_run(
     # from another connection would wait on the writer's lock.
     row = tuple(_stored(run, column) for column in _RUN_COLUMNS)
     insert = partial(insert_values, table=_RUNS, columns=_RUN_COLUMNS, values=[row])
-    await platform.db.transact(insert)
+    await platform.db.transact(insert, single=True)  # one statement
     return run
 
 

@@ -312,7 +312,8 @@ class RunStepper:
             return 0
         now = self.platform.clock.now()
         ids = [item.task_id for item in opened]
-        claimed = set(await self.platform.db.transact(partial(claim_sends, ids, now)))
+        claim = partial(claim_sends, ids, now)  # one statement: on PostgreSQL no BEGIN, COMMIT
+        claimed = set(await self.platform.db.transact(claim, single=True))
         for item in opened:
             if item.task_id not in claimed:
                 continue
