@@ -37,6 +37,7 @@ from palaestra.rules.runflow import CandidateStatus, RunStatus, TaskStatus
 from palaestra.rules.runplan import NewCandidate
 from palaestra.rules.scoring import Shortlist
 from palaestra.store.bulk import insert_values, json_text, update_values
+from palaestra.store.lists import one_of
 from palaestra.store.models import Agent, Candidate, Run, Task
 
 __all__ = ["BatchWrite", "RunWrite", "Written", "claim_sends", "write_batch"]
@@ -78,14 +79,14 @@ class Written:
 
 
 _HELD: Final = select(_RUNS.c.id, _RUNS.c.kicks).where(
-    _RUNS.c.id.in_(bindparam("runs", expanding=True)),
+    one_of(_RUNS.c.id, "runs"),
     _RUNS.c.lease_owner == bindparam("owner"),
     _RUNS.c.status == RunStatus.RUNNING.value,
 )
 _HELD_LOCKED: Final = _HELD.order_by(_RUNS.c.id).with_for_update(key_share=True)
 _LOCK_AGENTS: Final = (
     select(_AGENTS.c.id, _AGENTS.c.reputation)
-    .where(_AGENTS.c.id.in_(bindparam("ids", expanding=True)))
+    .where(one_of(_AGENTS.c.id, "ids"))
     .order_by(_AGENTS.c.id)
 )
 _CANDIDATE_COLUMNS: Final = (
@@ -207,7 +208,7 @@ _SETTLED: Final = (
 #: The same on SQLite, for many runs in one statement (those still RUNNING, read first).
 _SETTLED_COLUMNS: Final = ("status", "phase", "report", "finished_at", "updated_at", "due_at")
 _STILL_RUNNING: Final = select(_RUNS.c.id).where(
-    _RUNS.c.id.in_(bindparam("runs", expanding=True)),
+    one_of(_RUNS.c.id, "runs"),
     _RUNS.c.status == RunStatus.RUNNING.value,
 )
 
@@ -305,7 +306,7 @@ def _move_reputations(connection: Connection, runs: Sequence[RunWrite]) -> None:
 _SENDABLE: Final = (
     update(Task)
     .where(
-        Task.id.in_(bindparam("ids", expanding=True)),
+        one_of(Task.id, "ids"),
         Task.status == TaskStatus.RUNNING.value,
         Task.sent_at.is_(None),
         Task.deadline_at > bindparam("now"),
