@@ -73,7 +73,7 @@ async def authenticate(platform: Platform, token: str | None) -> Caller:
     if owner_id is not None:
         return Caller(owner_id=owner_id)
     # One Core query for both: every API request comes through here.
-    async with platform.db.engine.connect() as connection:
+    async with platform.db.read() as connection:
         result = await connection.execute(_CALLER, {"hash": hashed})
         admin, owner_id = result.one()
     if admin is not None and hmac.compare_digest(hashed, admin):

@@ -72,7 +72,7 @@ async def _check(platform: Platform, quota: Quota, counted: Any, owner_id: str) 
         "in_flight": bool(quota.in_flight),
         "since": now - quota.window_s if quota.per_window else float("inf"),
     }
-    async with platform.db.engine.connect() as connection:
+    async with platform.db.read() as connection:
         rows = (await connection.execute(counted, params)).all()
     running = sum(1 for _, open_ in rows if open_) if quota.in_flight else 0
     started = [created for created, _ in rows] if quota.per_window else []

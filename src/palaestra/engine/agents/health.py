@@ -76,7 +76,7 @@ class HealthMonitor:
         platform = self.platform
         now = platform.clock.now()
         # Most ticks find none due: a plain read says so, without a transaction or the ORM.
-        async with platform.db.engine.connect() as connection:
+        async with platform.db.read() as connection:
             if (await connection.execute(_ANY_DUE, {"now": now})).first() is None:
                 return []
         async with platform.db.session() as session, session.begin():

@@ -167,7 +167,7 @@ async def list_runs(
     query = keyset(_SUMMARY, Run.created_at, Run.id, cursor, limit)
     if not caller.is_admin:
         query = query.where(Run.owner_id == caller.owner_id)
-    async with platform.db.engine.connect() as connection:
+    async with platform.db.read() as connection:
         rows = [RunSummary(*row) for row in await connection.execute(query)]
     return page_of(rows, limit, lambda run: Key(run.created_at, run.id))
 

@@ -227,7 +227,7 @@ class RunStepper:
             read_context(connection, runs, later, context)
             return context, read_records(connection, finished)
 
-        async with self.platform.db.engine.connect() as connection:
+        async with self.platform.db.read() as connection:
             return await connection.run_sync(read)
 
     def _requests(self, item: _Planned, context: Context) -> None:
