@@ -45,6 +45,16 @@ class ClaimedRun:
     phase: Phase
     config: Mapping[str, Any]
     kicks: int
+    #: Each phase's deadline in seconds, by the phase's value (read from the config once).
+    deadlines: Mapping[str, float] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        configured = self.config.get("deadlines_ms", {})
+        deadlines = {
+            value: float(configured.get(value, phase.deadline_ms)) / 1000
+            for value, phase in _PHASES.items()
+        }
+        object.__setattr__(self, "deadlines", deadlines)
 
     @property
     def sizes(self) -> RunSizes:
@@ -59,8 +69,7 @@ class ClaimedRun:
         return str(self.config.get("seed", self.id))
 
     def deadline_s(self, phase: Phase) -> float:
-        deadlines = self.config.get("deadlines_ms", {})
-        return float(deadlines.get(phase.value, phase.deadline_ms)) / 1000
+        return self.deadlines[phase]  # a StrEnum is found by its value
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +167,7 @@ def _task_facts(
 ) -> dict[str, list[TaskFacts]]:
     ids = [run.id for run in runs]
     tasks: dict[str, list[TaskFacts]] = {run_id: [] for run_id in ids}
-    deadlines = {run.id: {v: run.deadline_s(p) for v, p in _PHASES.items()} for run in runs}
+    deadlines = {run.id: run.deadlines for run in runs}
     for (
         run_id,
         task_id,
