@@ -145,8 +145,7 @@ _Succeeded = dict[tuple[Phase, str | None], list[TaskRecord]]
 
 
 def _succeeded_by_work(tasks: Iterable[TaskRecord]) -> _Succeeded:
-    """The successful tasks with an output, by (phase, candidate), each list in slot order
-    (ties in the order given): looked up many times per settlement, sorted out once."""
+    """The successful tasks with an output by (phase, candidate), each in slot order."""
     found: _Succeeded = {}
     for t in tasks:
         if t.status is TaskStatus.SUCCEEDED and t.output is not None:
@@ -258,24 +257,22 @@ def _ref(task: TaskRecord, settled: Mapping[str, float]) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class _Tasks:
-    """A run's tasks as the report links them: by id, the successful ones by work, and the
-    contributions settled now (over each task's own)."""
+    """The tasks by id and by work, and the contributions settled now (over the tasks')."""
 
-    by_id: Mapping[str, list[TaskRecord]]
+    by_id: Mapping[str | None, list[TaskRecord]]
     succeeded: _Succeeded
     settled: Mapping[str, float]
 
     @classmethod
     def of(cls, tasks: Sequence[TaskRecord], settled: Mapping[str, float]) -> _Tasks:
-        by_id: dict[str, list[TaskRecord]] = {}
+        by_id: dict[str | None, list[TaskRecord]] = {}
         for task in tasks:
             by_id.setdefault(task.id, []).append(task)
         return cls(by_id, _succeeded_by_work(tasks), settled)
 
 
 def _contributing(candidate: CandidateRecord, tasks: _Tasks) -> list[dict[str, Any]]:
-    source = candidate.source_task_id
-    found = [] if source is None else list(tasks.by_id.get(source, ()))
+    found = list(tasks.by_id.get(candidate.source_task_id, ()))
     for phase in _LATER_PHASES:
         found += tasks.succeeded.get((phase, candidate.id), ())
     return [_ref(t, tasks.settled) for t in found]

@@ -39,15 +39,13 @@ toward -1, a perfect task toward +1.
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from palaestra.protocol.constants import Phase
+from palaestra.rules.titles import DUPLICATE_JACCARD, DUPLICATE_RATIO, near, near_duplicate, title
 
 __all__ = [
     "CONFIDENCE_WEIGHT",
@@ -71,10 +69,6 @@ __all__ = [
 
 CONFIDENCE_WEIGHT: Final = {"high": 1.0, "medium": 0.85, "low": 0.7}
 REPUTATION_ALPHA: Final = 0.2
-#: Titles are near-duplicates when their word sets overlap this much (Jaccard) ...
-DUPLICATE_JACCARD: Final = 0.6
-#: ... or their normalized spellings are this similar (difflib ratio).
-DUPLICATE_RATIO: Final = 0.85
 
 _TEXT_FIELDS: Final = (
     "candidate_title",
@@ -83,31 +77,6 @@ _TEXT_FIELDS: Final = (
     "proposed_solution",
     "why_now",
 )
-_STOPWORDS: Final = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "the",
-        "for",
-        "of",
-        "to",
-        "in",
-        "on",
-        "with",
-        "by",
-        "from",
-        "your",
-        "our",
-        "their",
-        "as",
-        "at",
-        "is",
-        "are",
-        "via",
-    ]
-)
-_WORD = re.compile(r"[a-z0-9]+")
 _DIGIT = re.compile(r"\d")
 
 
@@ -155,63 +124,6 @@ def shortlist_score(output: Mapping[str, Any]) -> float:
     return round(structure_points + specific + claim_points + evidence_points, 1)
 
 
-def _normalized(title: str) -> list[str]:
-    return [w for w in _WORD.findall(title.lower()) if w not in _STOPWORDS]
-
-
-def near_duplicate(first: str, second: str) -> bool:
-    """Whether two candidate titles name the same idea."""
-    return _near(_Title.of(first), _Title.of(second))
-
-
-class _Title(NamedTuple):
-    """A title as :func:`near_duplicate` compares it, worked out once per title."""
-
-    raw: str
-    words: frozenset[str]
-    joined: str
-
-    @classmethod
-    def of(cls, title: str) -> _Title:
-        return _title(title)
-
-
-@lru_cache(maxsize=4096)
-def _title(title: str) -> _Title:
-    """A title as compared, remembered: the same titles come back run after run (the same
-    agents, like goals)."""
-    words = _normalized(title)
-    joined = " ".join(words)
-    return _Title(title, frozenset(words), joined)
-
-
-def _ratio(matches: int, length: int) -> float:
-    """difflib's ratio of ``matches`` in two sequences of ``length`` elements together."""
-    return 2.0 * matches / length if length else 1.0
-
-
-def _near(a: _Title, b: _Title) -> bool:
-    if not a.words or not b.words:
-        return a.raw.strip().lower() == b.raw.strip().lower()
-    if len(a.words & b.words) / len(a.words | b.words) >= DUPLICATE_JACCARD:
-        return True
-    # difflib's real_quick_ratio and quick_ratio, upper bounds of its ratio, from the titles'
-    # lengths and letters: most pairs stop there, before a matcher is built.
-    length = len(a.joined) + len(b.joined)
-    if _ratio(min(len(a.joined), len(b.joined)), length) < DUPLICATE_RATIO:
-        return False
-    return _similar(a.joined, b.joined)
-
-
-@lru_cache(maxsize=4096)
-def _similar(a: str, b: str) -> bool:
-    """difflib's ratio of ``a`` and ``b`` is at least :data:`DUPLICATE_RATIO` (remembered, as
-    the titles are)."""
-    if _ratio((Counter(a) & Counter(b)).total(), len(a) + len(b)) < DUPLICATE_RATIO:
-        return False
-    return difflib.SequenceMatcher(None, a, b).ratio() >= DUPLICATE_RATIO
-
-
 @dataclass(frozen=True, slots=True)
 class ShortlistEntry:
     candidate_id: str
@@ -232,11 +144,11 @@ def shortlist(entries: Sequence[ShortlistEntry], size: int) -> Shortlist:
     Ties keep the order of ``entries`` (the order the scouts answered in).
     """
     order = sorted(range(len(entries)), key=lambda i: (-entries[i].score, i))
-    titles = [_Title.of(entry.title) for entry in entries]  # each title read once
+    titles = [title(entry.title) for entry in entries]  # each title read once
     survivors: list[int] = []
     merged: dict[str, str] = {}
     for index in order:
-        twin = next((s for s in survivors if _near(titles[s], titles[index])), None)
+        twin = next((s for s in survivors if near(titles[s], titles[index])), None)
         if twin is None:
             survivors.append(index)
         else:
