@@ -23,7 +23,8 @@ def llama_module() -> ModuleType:
     require("llama-cpp-python (pip install '.[local]')", available, "it is not installed")
     import llama_cpp.llama
 
-    return llama_cpp.llama
+    module: ModuleType = llama_cpp.llama
+    return module
 
 
 def test_llama_builds_its_model_parameters_from_the_bindings_defaults(
