@@ -161,7 +161,13 @@ EXPORTS = {
         "update_values",
     },
     "palaestra.store.db": {"Database", "migrate"},
-    "palaestra.runtime": {"MALLOC_ARENAS", "SWITCH_INTERVAL_S", "limit_malloc_arenas", "settle"},
+    "palaestra.runtime": {
+        "GC_THRESHOLDS",
+        "MALLOC_ARENAS",
+        "SWITCH_INTERVAL_S",
+        "limit_malloc_arenas",
+        "settle",
+    },
     "palaestra.errors": {
         "ConfigurationError",
         "Conflict",
