@@ -161,6 +161,15 @@ EXPORTS = {
         "update_values",
     },
     "palaestra.store.db": {"Database", "migrate"},
+    "palaestra.store.lists": {"one_of"},
+    "palaestra.rules.titles": {
+        "DUPLICATE_JACCARD",
+        "DUPLICATE_RATIO",
+        "Title",
+        "near",
+        "near_duplicate",
+        "title",
+    },
     "palaestra.runtime": {
         "GC_THRESHOLDS",
         "MALLOC_ARENAS",
