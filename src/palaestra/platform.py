@@ -9,7 +9,7 @@ from palaestra.clock import Clock, SystemClock
 from palaestra.egress import EgressClient
 from palaestra.metrics import Metrics
 from palaestra.rules.status import PingSchedule
-from palaestra.security import KeyVault
+from palaestra.security import KeyVault, OwnerTokens
 from palaestra.settings import Settings
 from palaestra.store.db import Database
 
@@ -27,6 +27,8 @@ class Platform:
     vault: KeyVault
     metrics: Metrics = field(default_factory=Metrics)
     rng: random.Random = field(default_factory=random.Random)
+    #: The owners of the tokens seen, so that a request's authentication is no query.
+    owner_tokens: OwnerTokens = field(default_factory=OwnerTokens)
 
     @classmethod
     async def open(

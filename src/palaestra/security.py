@@ -10,7 +10,7 @@ from cryptography.fernet import Fernet, InvalidToken
 
 from palaestra.errors import ConfigurationError
 
-__all__ = ["KeyVault", "hash_token", "new_token", "token_matches"]
+__all__ = ["KeyVault", "OwnerTokens", "hash_token", "new_token", "token_matches"]
 
 
 def new_token(prefix: str) -> str:
@@ -63,3 +63,31 @@ class KeyVault:
             self._opened.clear()
         self._opened[sealed] = opened
         return opened
+
+
+class OwnerTokens:
+    """The owners whose tokens were seen, by the token's hash: every API request
+    authenticates, and an owner's token names its owner for good (the platform never
+    changes or removes one). A token hash that is not remembered is looked up in the
+    store; whatever changes which owner or admin a token stands for forgets them all
+    (:meth:`forget`). Bounded: past ``limit`` hashes, the oldest half is forgotten."""
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self._limit = limit
+        self._owners: dict[str, str] = {}
+
+    def __len__(self) -> int:
+        return len(self._owners)
+
+    def owner(self, token_hash: str) -> str | None:
+        """The owner of the token hashed ``token_hash``, if remembered."""
+        return self._owners.get(token_hash)
+
+    def remember(self, token_hash: str, owner_id: str) -> None:
+        if len(self._owners) >= self._limit:
+            for stale in list(self._owners)[: max(1, self._limit // 2)]:
+                del self._owners[stale]
+        self._owners[token_hash] = owner_id
+
+    def forget(self) -> None:
+        self._owners.clear()

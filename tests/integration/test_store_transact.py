@@ -182,7 +182,7 @@ async def test_a_transaction_and_a_read_run_on_the_stores_own_thread(
     redone = await platform.db.transact(
         lambda _connection: threading.current_thread().name, durable=False, single=True
     )
-    read = await platform.db.read(lambda _connection: threading.current_thread().name)
+    read = await platform.db.query(lambda _connection: threading.current_thread().name)
     assert name.startswith("palaestra-store")
     assert redone.startswith("palaestra-store")
     if platform.db.is_sqlite:

@@ -161,7 +161,22 @@ EXPORTS = {
         "update_values",
     },
     "palaestra.store.db": {"Database", "migrate"},
-    "palaestra.runtime": {"MALLOC_ARENAS", "SWITCH_INTERVAL_S", "limit_malloc_arenas", "settle"},
+    "palaestra.store.lists": {"one_of"},
+    "palaestra.rules.titles": {
+        "DUPLICATE_JACCARD",
+        "DUPLICATE_RATIO",
+        "Title",
+        "near",
+        "near_duplicate",
+        "title",
+    },
+    "palaestra.runtime": {
+        "GC_THRESHOLDS",
+        "MALLOC_ARENAS",
+        "SWITCH_INTERVAL_S",
+        "limit_malloc_arenas",
+        "settle",
+    },
     "palaestra.errors": {
         "ConfigurationError",
         "Conflict",

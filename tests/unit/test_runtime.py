@@ -15,8 +15,10 @@ from palaestra import runtime
 @pytest.fixture
 def restored() -> Iterator[None]:
     interval = sys.getswitchinterval()
+    thresholds = gc.get_threshold()
     yield
     gc.unfreeze()
+    gc.set_threshold(*thresholds)
     sys.setswitchinterval(interval)
 
 
@@ -26,6 +28,7 @@ def test_settle_freezes_the_heap_and_shortens_the_switch_interval(restored: None
     assert gc.get_freeze_count() > len(survivor)
     assert not any(survivor is obj for obj in gc.get_objects())  # out of the collector's sight
     assert sys.getswitchinterval() == pytest.approx(runtime.SWITCH_INTERVAL_S)
+    assert gc.get_threshold() == runtime.GC_THRESHOLDS
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's malloc arenas only")

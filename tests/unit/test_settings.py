@@ -10,7 +10,7 @@ from cryptography.fernet import Fernet
 from pydantic import SecretStr, ValidationError
 
 from palaestra.errors import ConfigurationError
-from palaestra.security import KeyVault, hash_token, new_token, token_matches
+from palaestra.security import KeyVault, OwnerTokens, hash_token, new_token, token_matches
 from palaestra.settings import Settings
 
 
@@ -121,3 +121,19 @@ def test_tokens_are_random_and_checked_by_hash() -> None:
     assert len(first) > 40
     assert token_matches(first, hash_token(first))
     assert not token_matches(second, hash_token(first))
+
+
+def test_owner_tokens_are_remembered_by_hash_bounded_and_forgotten_at_once() -> None:
+    tokens = OwnerTokens(limit=4)
+    assert tokens.owner(hash_token("pa_owner_a")) is None
+    tokens.remember(hash_token("pa_owner_a"), "owner-a")
+    assert tokens.owner(hash_token("pa_owner_a")) == "owner-a"
+    assert tokens.owner(hash_token("pa_owner_b")) is None
+    for n in range(10):
+        tokens.remember(hash_token(f"pa_owner_{n}"), f"owner-{n}")
+        assert len(tokens) <= 4
+    assert tokens.owner(hash_token("pa_owner_9")) == "owner-9"  # the newest stays
+    assert tokens.owner(hash_token("pa_owner_a")) is None  # the oldest went
+    tokens.forget()
+    assert len(tokens) == 0
+    assert tokens.owner(hash_token("pa_owner_9")) is None

@@ -1,7 +1,15 @@
-"""Owners, the admin and their tokens."""
+"""Owners, the admin and their tokens.
+
+An owner's token names its owner for good: once seen, the owner is remembered by the
+token's hash (:class:`~palaestra.security.OwnerTokens`) and its requests authenticate
+without a query. The admin's token is checked against the store on every request, since
+another process may set a new one (at its start); setting it here forgets the owners
+remembered, so that a token that now stands for the admin is taken for the admin.
+"""
 
 from __future__ import annotations
 
+import hmac
 from dataclasses import dataclass
 
 from sqlalchemy import bindparam, select
@@ -9,7 +17,7 @@ from sqlalchemy import bindparam, select
 from palaestra.errors import InvalidCredential, InvalidRequest, Unauthorized
 from palaestra.ids import new_id
 from palaestra.platform import Platform
-from palaestra.security import hash_token, new_token, token_matches
+from palaestra.security import hash_token, new_token
 from palaestra.store.models import Meta, Owner
 
 __all__ = ["Caller", "authenticate", "bootstrap_admin", "create_owner"]
@@ -32,6 +40,13 @@ class Caller:
 
 async def bootstrap_admin(platform: Platform) -> str | None:
     """Make sure an admin token exists; return it if it was generated now (to print once)."""
+    try:
+        return await _bootstrap_admin(platform)
+    finally:
+        platform.owner_tokens.forget()  # a token remembered for an owner may now be the admin's
+
+
+async def _bootstrap_admin(platform: Platform) -> str | None:
     configured = platform.settings.admin_token
     async with platform.db.session() as session, session.begin():
         row = await session.get(Meta, _ADMIN_KEY)
@@ -53,14 +68,19 @@ async def authenticate(platform: Platform, token: str | None) -> Caller:
     """Resolve a bearer token to a caller, or raise :class:`Unauthorized`."""
     if not token:
         raise Unauthorized("Missing bearer token")
+    hashed = hash_token(token)
+    owner_id = platform.owner_tokens.owner(hashed)
+    if owner_id is not None:
+        return Caller(owner_id=owner_id)
     # One Core query for both: every API request comes through here.
-    async with platform.db.engine.connect() as connection:
-        result = await connection.execute(_CALLER, {"hash": hash_token(token)})
+    async with platform.db.read() as connection:
+        result = await connection.execute(_CALLER, {"hash": hashed})
         admin, owner_id = result.one()
-    if admin is not None and token_matches(token, admin):
+    if admin is not None and hmac.compare_digest(hashed, admin):
         return Caller(owner_id=None, is_admin=True)
     if owner_id is None:
         raise InvalidCredential("Invalid bearer token")
+    platform.owner_tokens.remember(hashed, owner_id)
     return Caller(owner_id=owner_id)
 
 

@@ -4,13 +4,15 @@ Checked where an owner starts one (the API); the admin, the matchmaker and the
 command line (which acts as the admin) are exempt. A refusal is
 :class:`~palaestra.errors.TooManyRequests` with the seconds until a place frees.
 The check and the insert that follows are not one transaction: concurrent starts
-may pass a quota by the few that raced, which bounds the load all the same.
+may pass a quota by the few that raced, which bounds the load all the same. The
+check is one query, and none when the quota is off: it stands before every start.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import InstrumentedAttribute
+from typing import Any, Final
+
+from sqlalchemy import Boolean, ColumnElement, and_, bindparam, or_, select
 
 from palaestra.engine.accounts import Caller
 from palaestra.errors import TooManyRequests
@@ -25,56 +27,55 @@ __all__ = ["check_match_quota", "check_run_quota"]
 HOUR = 3600.0
 
 
+def _counted(owner: Any, in_flight: ColumnElement[bool], created: Any) -> Any:
+    """An owner's rows that count against a quota, each with its start time and whether it is
+    in flight: those in flight and those started since ``since``. A quota that is off is
+    given an impossible bound (no status, or no start after +inf)."""
+    return select(created, in_flight).where(
+        owner == bindparam("owner"),
+        or_(and_(bindparam("in_flight", type_=Boolean), in_flight), created > bindparam("since")),
+    )
+
+
+_RUNS: Final = _counted(Run.owner_id, Run.status == RunStatus.RUNNING.value, Run.created_at)
+_MATCHES: Final = _counted(
+    Match.requested_by, Match.status.in_(OPEN_MATCH_STATUSES), Match.created_at
+)
+
+
 async def check_run_quota(platform: Platform, caller: Caller) -> None:
     """Raise :class:`TooManyRequests` if the caller may not start a run now."""
     settings = platform.settings
-    quota = Quota("runs", settings.owner_runs_in_flight, settings.owner_runs_per_hour, HOUR)
     if caller.is_admin or caller.owner_id is None:
         return
-    open_runs = Run.status == RunStatus.RUNNING.value
-    await _check(platform, quota, Run.owner_id, caller.owner_id, open_runs, Run.created_at)
+    quota = Quota("runs", settings.owner_runs_in_flight, settings.owner_runs_per_hour, HOUR)
+    await _check(platform, quota, _RUNS, caller.owner_id)
 
 
 async def check_match_quota(platform: Platform, caller: Caller) -> None:
     """Raise :class:`TooManyRequests` if the caller may not start a match now."""
     settings = platform.settings
+    if caller.is_admin or caller.owner_id is None:
+        return
     quota = Quota(
         "matches", settings.owner_matches_in_flight, settings.owner_matches_per_hour, HOUR
     )
-    if caller.is_admin or caller.owner_id is None:
-        return
-    open_matches = Match.status.in_(OPEN_MATCH_STATUSES)
-    await _check(
-        platform, quota, Match.requested_by, caller.owner_id, open_matches, Match.created_at
-    )
+    await _check(platform, quota, _MATCHES, caller.owner_id)
 
 
-async def _check(
-    platform: Platform,
-    quota: Quota,
-    owner_column: InstrumentedAttribute[str | None],
-    owner_id: str,
-    in_flight: object,
-    created: InstrumentedAttribute[float],
-) -> None:
+async def _check(platform: Platform, quota: Quota, counted: Any, owner_id: str) -> None:
     if not quota.in_flight and not quota.per_window:
         return
     now = platform.clock.now()
-    table = owner_column.class_
-    async with platform.db.session() as session:
-        running = 0
-        if quota.in_flight:
-            running = (
-                await session.scalar(
-                    select(func.count())
-                    .select_from(table)
-                    .where(owner_column == owner_id, in_flight)  # type: ignore[arg-type]
-                )
-            ) or 0
-        started: list[float] = []
-        if quota.per_window:
-            query = select(created).where(owner_column == owner_id, created > now - quota.window_s)
-            started = list(await session.scalars(query))
+    params = {
+        "owner": owner_id,
+        "in_flight": bool(quota.in_flight),
+        "since": now - quota.window_s if quota.per_window else float("inf"),
+    }
+    async with platform.db.read() as connection:
+        rows = (await connection.execute(counted, params)).all()
+    running = sum(1 for _, open_ in rows if open_) if quota.in_flight else 0
+    started = [created for created, _ in rows] if quota.per_window else []
     refusal = quota.decide(running, started, now)
     if refusal is not None:
         raise TooManyRequests(f"Quota reached: {refusal.reason}", retry_after=refusal.retry_after_s)

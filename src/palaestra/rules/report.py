@@ -141,33 +141,34 @@ def task_href(run_id: str, task_id: str) -> str:
     return f"/api/runs/{run_id}/tasks/{task_id}"
 
 
-def _succeeded(tasks: Iterable[TaskRecord], phase: Phase, candidate_id: str) -> list[TaskRecord]:
-    found = [
-        t
-        for t in tasks
-        if t.phase is phase
-        and t.candidate_id == candidate_id
-        and t.status is TaskStatus.SUCCEEDED
-        and t.output is not None
-    ]
-    return sorted(found, key=lambda t: t.slot)
+_Succeeded = dict[tuple[Phase, str | None], list[TaskRecord]]
 
 
-def _outputs(
-    tasks: Iterable[TaskRecord], phase: Phase, candidate_id: str
-) -> list[Mapping[str, Any]]:
-    return [t.output or {} for t in _succeeded(tasks, phase, candidate_id)]
+def _succeeded_by_work(tasks: Iterable[TaskRecord]) -> _Succeeded:
+    """The successful tasks with an output by (phase, candidate), each in slot order."""
+    found: _Succeeded = {}
+    for t in tasks:
+        if t.status is TaskStatus.SUCCEEDED and t.output is not None:
+            found.setdefault((t.phase, t.candidate_id), []).append(t)
+    for listed in found.values():
+        listed.sort(key=lambda t: t.slot)
+    return found
+
+
+def _outputs(succeeded: _Succeeded, phase: Phase, candidate_id: str) -> list[Mapping[str, Any]]:
+    return [t.output or {} for t in succeeded.get((phase, candidate_id), ())]
 
 
 def candidate_scores(
     tasks: Sequence[TaskRecord], shortlisted: Iterable[CandidateRecord]
 ) -> dict[str, CandidateScore]:
     """Each shortlisted candidate's final score, from its verifications and critiques."""
+    succeeded = _succeeded_by_work(tasks)
     return {
         c.id: final_score(
             c.shortlist_score or 0.0,
-            _outputs(tasks, Phase.VERIFY, c.id),
-            _outputs(tasks, Phase.CRITIQUE, c.id),
+            _outputs(succeeded, Phase.VERIFY, c.id),
+            _outputs(succeeded, Phase.CRITIQUE, c.id),
         )
         for c in shortlisted
     }
@@ -197,7 +198,7 @@ def candidate_fates(
 def _fate_of_work(
     task: TaskRecord,
     output: Mapping[str, Any],
-    tasks: Sequence[TaskRecord],
+    succeeded: _Succeeded,
     by_source: Mapping[str | None, CandidateFate],
 ) -> float:
     if task.phase is Phase.SCOUT:
@@ -212,8 +213,8 @@ def _fate_of_work(
     return outcome(
         task.phase,
         output,
-        verifications=_outputs(tasks, Phase.VERIFY, cid),
-        critiques=_outputs(tasks, Phase.CRITIQUE, cid),
+        verifications=_outputs(succeeded, Phase.VERIFY, cid),
+        critiques=_outputs(succeeded, Phase.CRITIQUE, cid),
     )
 
 
@@ -224,6 +225,7 @@ def settled_contributions(
 ) -> dict[str, float]:
     """Each successful external task's contribution, now that its work's fate is known."""
     by_source = {c.source_task_id: fates[c.id] for c in candidates}
+    succeeded = _succeeded_by_work(tasks)
     settled: dict[str, float] = {}
     for task in tasks:
         output = task.output
@@ -234,12 +236,12 @@ def settled_contributions(
             task.latency_ms or 0.0,
             deadline_ms,
             structure(task.phase, output),
-            _fate_of_work(task, output, tasks, by_source),
+            _fate_of_work(task, output, succeeded, by_source),
         )
     return settled
 
 
-def _ref(task: TaskRecord) -> dict[str, Any]:
+def _ref(task: TaskRecord, settled: Mapping[str, float]) -> dict[str, Any]:
     return {
         "task_id": task.id,
         "phase": task.phase.value,
@@ -248,21 +250,35 @@ def _ref(task: TaskRecord) -> dict[str, Any]:
         "executor": task.executor,
         "agent_id": task.agent_id,
         "via": task.via,
-        "contribution": task.contribution,
+        "contribution": settled.get(task.id, task.contribution),
         "href": task_href(task.run_id, task.id),
     }
 
 
-def _contributing(candidate: CandidateRecord, tasks: Sequence[TaskRecord]) -> list[dict[str, Any]]:
-    found = [t for t in tasks if t.id == candidate.source_task_id]
+@dataclass(frozen=True, slots=True)
+class _Tasks:
+    """The tasks by id and by work, and the contributions settled now (over the tasks')."""
+
+    by_id: Mapping[str | None, list[TaskRecord]]
+    succeeded: _Succeeded
+    settled: Mapping[str, float]
+
+    @classmethod
+    def of(cls, tasks: Sequence[TaskRecord], settled: Mapping[str, float]) -> _Tasks:
+        by_id: dict[str | None, list[TaskRecord]] = {}
+        for task in tasks:
+            by_id.setdefault(task.id, []).append(task)
+        return cls(by_id, _succeeded_by_work(tasks), settled)
+
+
+def _contributing(candidate: CandidateRecord, tasks: _Tasks) -> list[dict[str, Any]]:
+    found = list(tasks.by_id.get(candidate.source_task_id, ()))
     for phase in _LATER_PHASES:
-        found += _succeeded(tasks, phase, candidate.id)
-    return [_ref(t) for t in found]
+        found += tasks.succeeded.get((phase, candidate.id), ())
+    return [_ref(t, tasks.settled) for t in found]
 
 
-def _entry(
-    candidate: CandidateRecord, score: CandidateScore, tasks: Sequence[TaskRecord]
-) -> dict[str, Any]:
+def _entry(candidate: CandidateRecord, score: CandidateScore, tasks: _Tasks) -> dict[str, Any]:
     return {
         "rank": candidate.rank,
         "candidate_id": candidate.id,
@@ -276,7 +292,7 @@ def _entry(
 
 
 def _not_shortlisted(
-    candidate: CandidateRecord, merged: Mapping[str, str], tasks: Sequence[TaskRecord]
+    candidate: CandidateRecord, merged: Mapping[str, str], tasks: _Tasks
 ) -> dict[str, Any]:
     return {
         "candidate_id": candidate.id,
@@ -309,6 +325,19 @@ def build_report(
 ) -> dict[str, Any]:
     """The report of a settled run: ``candidates`` with their fates, ``tasks`` with their
     contributions, ``shortlisted`` the shortlist's ids in order, ``scores`` their scores."""
+    return _report(run, tasks, candidates, shortlisted, scores, {})
+
+
+def _report(
+    run: RunRecord,
+    tasks: Sequence[TaskRecord],
+    candidates: Sequence[CandidateRecord],
+    shortlisted: Sequence[str],
+    scores: Mapping[str, CandidateScore],
+    settled: Mapping[str, float],
+) -> dict[str, Any]:
+    """:func:`build_report`, with the contributions ``settled`` now taken over the tasks'."""
+    linked = _Tasks.of(tasks, settled)
     by_id = {c.id: c for c in candidates}
     ranked = sorted(
         (c for c in candidates if c.id in scores and c.rank is not None), key=lambda c: c.rank or 0
@@ -318,14 +347,14 @@ def build_report(
         "goal": run.goal,
         "launchpad": run.launchpad,
         "score_formula": SCORE_FORMULA,
-        "ranking": [_entry(c, scores[c.id], tasks) for c in ranked],
+        "ranking": [_entry(c, scores[c.id], linked) for c in ranked],
         "eliminated": [
-            _entry(by_id[cid], scores[cid], tasks) | {"reason": scores[cid].elimination_reason}
+            _entry(by_id[cid], scores[cid], linked) | {"reason": scores[cid].elimination_reason}
             for cid in shortlisted
             if scores[cid].eliminated
         ],
         "not_shortlisted": [
-            _not_shortlisted(c, run.merged, tasks)
+            _not_shortlisted(c, run.merged, linked)
             for c in sorted(others, key=lambda c: -(c.shortlist_score or 0.0))
         ],
         "tasks": _task_counts(tasks),
@@ -345,15 +374,12 @@ def settlement(
     scores = candidate_scores(tasks, chosen)
     fates = candidate_fates(candidates, chosen, scores)
     contributions = settled_contributions(tasks, candidates, fates)
-    settled_tasks = [
-        replace(t, contribution=contributions[t.id]) if t.id in contributions else t for t in tasks
-    ]
     settled_candidates = [c.settled(fates[c.id]) for c in candidates]
     ended = sorted(
         (t for t in tasks if t.id in contributions), key=lambda t: (t.completed_at or 0.0, t.id)
     )
     return Settlement(
-        report=build_report(run, settled_tasks, settled_candidates, shortlisted, scores),
+        report=_report(run, tasks, settled_candidates, shortlisted, scores, contributions),
         fates=fates,
         contributions=contributions,
         ended=[(t.agent_id or "", contributions[t.id]) for t in ended],

@@ -15,7 +15,7 @@ of its previous phase is done, independently of the other candidates.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final, NamedTuple
 
@@ -103,10 +103,11 @@ class RunSizes:
 
     @classmethod
     def of(cls, value: Mapping[str, Any]) -> RunSizes:
-        return cls(**{key: int(value[key]) for key in cls().as_dict() if key in value})
+        return cls(**{key: int(value[key]) for key in _SIZE_NAMES if key in value})
 
 
 DEFAULT_SIZES: Final = RunSizes()
+_SIZE_NAMES: Final = tuple(DEFAULT_SIZES.as_dict())
 
 
 # Named tuples, not dataclasses: a step plans hundreds of runs, and these are made, hashed
@@ -179,16 +180,21 @@ def slot_state(tasks: Sequence[TaskView]) -> tuple[SlotState, int]:
 
 @dataclass(frozen=True, slots=True)
 class SlotIndex:
-    """A run's tasks grouped by slot once, for the questions a step asks many times."""
+    """A run's tasks grouped by slot once, for the questions a step asks many times (each
+    slot's state is worked out once, when first asked)."""
 
     grouped: dict[SlotKey, list[TaskView]]
+    states: dict[SlotKey, tuple[SlotState, int]] = field(default_factory=dict, compare=False)
 
     @classmethod
     def of(cls, tasks: Iterable[TaskView]) -> SlotIndex:
         return cls(_by_slot(tasks))
 
     def state(self, key: SlotKey) -> tuple[SlotState, int]:
-        return slot_state(self.grouped.get(key, []))
+        known = self.states.get(key)
+        if known is None:
+            known = self.states[key] = slot_state(self.grouped.get(key, []))
+        return known
 
     def phase_done(self, phase: Phase, candidate_id: str | None, sizes: RunSizes) -> bool:
         """Every slot of ``phase`` for ``candidate_id`` has a successful task."""

@@ -39,13 +39,13 @@ toward -1, a perfect task toward +1.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from palaestra.protocol.constants import Phase
+from palaestra.rules.titles import DUPLICATE_JACCARD, DUPLICATE_RATIO, near, near_duplicate, title
 
 __all__ = [
     "CONFIDENCE_WEIGHT",
@@ -69,10 +69,6 @@ __all__ = [
 
 CONFIDENCE_WEIGHT: Final = {"high": 1.0, "medium": 0.85, "low": 0.7}
 REPUTATION_ALPHA: Final = 0.2
-#: Titles are near-duplicates when their word sets overlap this much (Jaccard) ...
-DUPLICATE_JACCARD: Final = 0.6
-#: ... or their normalized spellings are this similar (difflib ratio).
-DUPLICATE_RATIO: Final = 0.85
 
 _TEXT_FIELDS: Final = (
     "candidate_title",
@@ -81,31 +77,6 @@ _TEXT_FIELDS: Final = (
     "proposed_solution",
     "why_now",
 )
-_STOPWORDS: Final = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "the",
-        "for",
-        "of",
-        "to",
-        "in",
-        "on",
-        "with",
-        "by",
-        "from",
-        "your",
-        "our",
-        "their",
-        "as",
-        "at",
-        "is",
-        "are",
-        "via",
-    ]
-)
-_WORD = re.compile(r"[a-z0-9]+")
 _DIGIT = re.compile(r"\d")
 
 
@@ -153,42 +124,6 @@ def shortlist_score(output: Mapping[str, Any]) -> float:
     return round(structure_points + specific + claim_points + evidence_points, 1)
 
 
-def _normalized(title: str) -> list[str]:
-    return [w for w in _WORD.findall(title.lower()) if w not in _STOPWORDS]
-
-
-def near_duplicate(first: str, second: str) -> bool:
-    """Whether two candidate titles name the same idea."""
-    return _near(_Title.of(first), _Title.of(second))
-
-
-class _Title(NamedTuple):
-    """A title as :func:`near_duplicate` compares it, worked out once per title."""
-
-    raw: str
-    words: frozenset[str]
-    joined: str
-
-    @classmethod
-    def of(cls, title: str) -> _Title:
-        words = _normalized(title)
-        return cls(title, frozenset(words), " ".join(words))
-
-
-def _near(a: _Title, b: _Title) -> bool:
-    if not a.words or not b.words:
-        return a.raw.strip().lower() == b.raw.strip().lower()
-    if len(a.words & b.words) / len(a.words | b.words) >= DUPLICATE_JACCARD:
-        return True
-    matcher = difflib.SequenceMatcher(None, a.joined, b.joined)
-    # The quick ratios are upper bounds of the ratio, far cheaper: most pairs stop there.
-    return (
-        matcher.real_quick_ratio() >= DUPLICATE_RATIO
-        and matcher.quick_ratio() >= DUPLICATE_RATIO
-        and matcher.ratio() >= DUPLICATE_RATIO
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class ShortlistEntry:
     candidate_id: str
@@ -209,11 +144,11 @@ def shortlist(entries: Sequence[ShortlistEntry], size: int) -> Shortlist:
     Ties keep the order of ``entries`` (the order the scouts answered in).
     """
     order = sorted(range(len(entries)), key=lambda i: (-entries[i].score, i))
-    titles = [_Title.of(entry.title) for entry in entries]  # each title read once
+    titles = [title(entry.title) for entry in entries]  # each title read once
     survivors: list[int] = []
     merged: dict[str, str] = {}
     for index in order:
-        twin = next((s for s in survivors if _near(titles[s], titles[index])), None)
+        twin = next((s for s in survivors if near(titles[s], titles[index])), None)
         if twin is None:
             survivors.append(index)
         else:

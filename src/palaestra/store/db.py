@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -15,6 +16,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
@@ -146,6 +148,16 @@ class Database:
     def session(self) -> AsyncSession:
         return self.sessions()
 
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncConnection]:
+        """A connection for reads only. On PostgreSQL its statements run without a
+        transaction (no ``BEGIN`` and ``ROLLBACK`` round trips): at READ COMMITTED each
+        statement sees what was committed when it began, in a transaction or not."""
+        async with self.engine.connect() as connection:
+            if not self.is_sqlite:
+                await connection.execution_options(isolation_level="AUTOCOMMIT")
+            yield connection
+
     async def transact(
         self, work: Callable[[Connection], T], *, durable: bool = True, single: bool = False
     ) -> T:
@@ -188,14 +200,14 @@ class Database:
         assert self._writer is not None
         return self._writer.engine
 
-    async def read(self, work: Callable[[Connection], T]) -> T:
+    async def query(self, work: Callable[[Connection], T]) -> T:
         """Run ``work`` (reads only) with a synchronous connection and return its result; on
         PostgreSQL on the store's lane (:mod:`.lane`), where its round trips do not wait
-        behind the event loop's other work."""
+        behind the event loop's other work, without a transaction (as :meth:`read`)."""
         if self._closed:
             raise StoreClosed
         if self._lane is None:
-            async with self.engine.connect() as connection:
+            async with self.read() as connection:
                 return await connection.run_sync(work)
         return await self._lane.read(_DURABLE, work)
 

@@ -50,7 +50,7 @@ class StoreLane:
         return await self._on_lane(_transact(self.engines[engine], work, single))
 
     async def read(self, engine: str, work: Callable[[Connection], T]) -> T:
-        """``work`` on a connection of ``engine``, rolled back at its end."""
+        """``work`` (reads only) on a connection of ``engine``, without a transaction."""
         return await self._on_lane(_read(self.engines[engine], work))
 
     async def _on_lane(self, job: Coroutine[Any, Any, T]) -> T:
@@ -83,7 +83,10 @@ async def _transact(engine: AsyncEngine, work: Callable[[Connection], T], single
 
 async def _read(engine: AsyncEngine, work: Callable[[Connection], T]) -> T:
     async with engine.connect() as connection:
-        return await connection.run_sync(work)
+        # At READ COMMITTED each statement sees what was committed when it began, in a
+        # transaction or not: no BEGIN and ROLLBACK round trips.
+        alone = await connection.execution_options(isolation_level="AUTOCOMMIT")
+        return await alone.run_sync(work)
 
 
 async def _dispose(engines: list[AsyncEngine]) -> None:

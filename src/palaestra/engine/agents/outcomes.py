@@ -16,13 +16,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
-from sqlalchemy import Table, bindparam, select
+from sqlalchemy import Table, select
 from sqlalchemy.engine import Connection
 
 from palaestra.engine.agents.lifecycle import COOLDOWN_S, AgentColumns, apply_event, state_of
 from palaestra.rules.scoring import updated_reputation
 from palaestra.rules.status import Event, PingSchedule, settled_by_success
 from palaestra.store.bulk import insert_values, json_text, update_rows
+from palaestra.store.lists import one_of
 from palaestra.store.models import Agent, AgentEvent
 
 __all__ = ["EVENT_COLUMNS", "STATE_COLUMNS", "AgentOutcome", "write_outcomes"]
@@ -125,7 +126,7 @@ def _apply(
 
 
 _READ: Final = select(*(_AGENTS.c[c] for c in AgentColumns.__slots__)).where(
-    _AGENTS.c.id.in_(bindparam("ids", expanding=True))
+    one_of(_AGENTS.c.id, "ids")
 )
 #: On PostgreSQL the rows are locked in id order: two batches never wait on each other's
 #: rows crosswise. On SQLite the transaction holds the write lock already.

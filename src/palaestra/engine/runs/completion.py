@@ -147,7 +147,7 @@ async def _read_tasks(platform: Platform, ids: list[str]) -> list[_Task | None]:
         .outerjoin(Agent, Agent.id == Task.agent_id)
         .where(Task.id.in_(list(dict.fromkeys(ids))))
     )
-    async with platform.db.engine.connect() as connection:
+    async with platform.db.read() as connection:
         rows = (await connection.execute(query)).all()
     found = {row.id: _Task(*row) for row in rows}
     return [found.get(task_id) for task_id in ids]

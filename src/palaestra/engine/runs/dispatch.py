@@ -38,6 +38,7 @@ from palaestra.rules.runflow import TaskStatus
 from palaestra.rules.selection import Contender, HashDraw, Roster
 from palaestra.rules.status import DISPATCHABLE, Status
 from palaestra.store.bulk import insert_values
+from palaestra.store.lists import one_of
 from palaestra.store.models import Agent, Task
 
 __all__ = ["OPEN_COLUMNS", "Body", "Opened", "SlotRequest", "open_in", "open_slots", "payload_of"]
@@ -60,7 +61,7 @@ _RUN_TASKS = select(
     Task.attempt,
     Task.status,
     Task.agent_id,
-).where(Task.run_id.in_(bindparam("runs", expanding=True)))
+).where(one_of(Task.run_id, "runs"))
 #: The best agents of a role that may be chosen at ``now`` (before per-run exclusions).
 _CONTENDERS = (
     select(

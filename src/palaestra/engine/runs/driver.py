@@ -113,5 +113,5 @@ class RunDriver:
 
     async def _running(self, run_ids: Sequence[str]) -> list[str]:
         query = select(Run.id).where(Run.id.in_(run_ids), Run.status == RunStatus.RUNNING.value)
-        async with self.platform.db.engine.connect() as connection:
+        async with self.platform.db.read() as connection:
             return list((await connection.execute(query)).scalars())

@@ -14,9 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from sqlalchemy import and_, bindparam, exists, select
+from sqlalchemy import and_, exists, select
 from sqlalchemy.engine import Connection
-from sqlalchemy.sql.elements import BindParameter
 
 from palaestra.engine.runs.endpoint import read_endpoint
 from palaestra.protocol.constants import Phase
@@ -24,6 +23,7 @@ from palaestra.rules.report import CandidateRecord, TaskRecord
 from palaestra.rules.runflow import CandidateStatus, RunSizes, TaskStatus
 from palaestra.rules.runplan import CandidateFacts, RunFacts, TaskFacts
 from palaestra.rules.scoring import shortlist_score
+from palaestra.store.lists import one_of
 from palaestra.store.models import Candidate, Task
 
 __all__ = ["ClaimedRun", "Context", "Scouted", "read_context", "read_facts", "read_records"]
@@ -33,7 +33,6 @@ _SUCCEEDED: Final = TaskStatus.SUCCEEDED.value
 _PHASES: Final = {phase.value: phase for phase in Phase}
 _STATUSES: Final = {status.value: status for status in TaskStatus}
 _CANDIDATE_STATUSES: Final = {status.value: status for status in CandidateStatus}
-_RUNS: Final[BindParameter[Any]] = bindparam("runs", expanding=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +45,16 @@ class ClaimedRun:
     phase: Phase
     config: Mapping[str, Any]
     kicks: int
+    #: Each phase's deadline in seconds, by the phase's value (read from the config once).
+    deadlines: Mapping[str, float] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        configured = self.config.get("deadlines_ms", {})
+        deadlines = {
+            value: float(configured.get(value, phase.deadline_ms)) / 1000
+            for value, phase in _PHASES.items()
+        }
+        object.__setattr__(self, "deadlines", deadlines)
 
     @property
     def sizes(self) -> RunSizes:
@@ -60,8 +69,7 @@ class ClaimedRun:
         return str(self.config.get("seed", self.id))
 
     def deadline_s(self, phase: Phase) -> float:
-        deadlines = self.config.get("deadlines_ms", {})
-        return float(deadlines.get(phase.value, phase.deadline_ms)) / 1000
+        return self.deadlines[phase]  # a StrEnum is found by its value
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +101,7 @@ _TASK_FACTS: Final = select(
     Task.deferred_at,
     Task.completed_at,
     Task.executor,
-).where(Task.run_id.in_(_RUNS))
+).where(one_of(Task.run_id, "runs"))
 _CANDIDATE_FACTS: Final = select(
     Candidate.run_id,
     Candidate.id,
@@ -102,10 +110,10 @@ _CANDIDATE_FACTS: Final = select(
     Candidate.shortlist_score,
     Candidate.status,
     Candidate.created_at,
-).where(Candidate.run_id.in_(_RUNS))
+).where(one_of(Candidate.run_id, "runs"))
 #: The outputs of successful SCOUT tasks that have no candidate yet.
 _NEW_SCOUTS: Final = select(Task.id, Task.output).where(
-    Task.run_id.in_(_RUNS),
+    one_of(Task.run_id, "runs"),
     Task.phase == Phase.SCOUT.value,
     Task.status == _SUCCEEDED,
     ~exists().where(and_(Candidate.run_id == Task.run_id, Candidate.source_task_id == Task.id)),
@@ -159,7 +167,7 @@ def _task_facts(
 ) -> dict[str, list[TaskFacts]]:
     ids = [run.id for run in runs]
     tasks: dict[str, list[TaskFacts]] = {run_id: [] for run_id in ids}
-    deadlines = {run.id: {p.value: run.deadline_s(p) for p in Phase} for run in runs}
+    deadlines = {run.id: run.deadlines for run in runs}
     for (
         run_id,
         task_id,
@@ -217,13 +225,13 @@ class Context:
 
 
 _SCOUT_OUTPUTS: Final = select(Candidate.id, Candidate.scout_output).where(
-    Candidate.id.in_(bindparam("candidates", expanding=True))
+    one_of(Candidate.id, "candidates")
 )
 _LATER_OUTPUTS: Final = (
     select(Task.candidate_id, Task.phase, Task.output)
     .where(
-        Task.run_id.in_(_RUNS),
-        Task.candidate_id.in_(bindparam("candidates", expanding=True)),
+        one_of(Task.run_id, "runs"),
+        one_of(Task.candidate_id, "candidates"),
         Task.phase.in_([Phase.BUILD.value, Phase.VERIFY.value]),
         Task.status == _SUCCEEDED,
     )
@@ -266,7 +274,7 @@ _TASK_RECORDS: Final = select(
     Task.dispatched_at,
     Task.deadline_at,
     Task.completed_at,
-).where(Task.run_id.in_(_RUNS))
+).where(one_of(Task.run_id, "runs"))
 _CANDIDATE_RECORDS: Final = select(
     Candidate.run_id,
     Candidate.id,
@@ -279,7 +287,7 @@ _CANDIDATE_RECORDS: Final = select(
     Candidate.final_score,
     Candidate.rank,
     Candidate.created_at,
-).where(Candidate.run_id.in_(_RUNS))
+).where(one_of(Candidate.run_id, "runs"))
 
 
 def read_records(

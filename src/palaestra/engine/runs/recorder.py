@@ -41,6 +41,7 @@ from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
 from palaestra.rules.runflow import TaskStatus
 from palaestra.store.bulk import insert_rows, json_text, update_values
+from palaestra.store.lists import one_of
 from palaestra.store.models import CompletionReceipt, Run, Task
 
 __all__ = ["END_COLUMNS", "END_CONDITIONS", "Finish", "Recorder", "Verdict"]
@@ -314,19 +315,17 @@ _RUNS = cast(Table, Run.__table__)
 #: The runs of a batch's tasks are due now, and know that an event came.
 _BUMP: Final = (
     update(_RUNS)
-    .where(_RUNS.c.id.in_(bindparam("runs", expanding=True)))
+    .where(one_of(_RUNS.c.id, "runs"))
     .values(kicks=_RUNS.c.kicks + 1, due_at=bindparam("now"))
 )
 _LOCK_RUNS: Final = (
     select(_RUNS.c.id)
-    .where(_RUNS.c.id.in_(bindparam("runs", expanding=True)))
+    .where(one_of(_RUNS.c.id, "runs"))
     .order_by(_RUNS.c.id)
     .with_for_update(key_share=True)
 )
 _DEFER_ON: Final = ("id", "status")
-_TASK_STATE: Final = select(_TASKS.c.id, _TASKS.c.status).where(
-    _TASKS.c.id.in_(bindparam("ids", expanding=True))
-)
+_TASK_STATE: Final = select(_TASKS.c.id, _TASKS.c.status).where(one_of(_TASKS.c.id, "ids"))
 #: By whether to lock: on PostgreSQL in id order, so that two batches never wait on each
 #: other's rows crosswise; on SQLite the transaction holds the write lock already.
 _TASK_STATES: Final = {

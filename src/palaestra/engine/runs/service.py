@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from functools import partial
+from typing import Any, Final, cast
 
-from sqlalchemy import insert, select
+from sqlalchemy import JSON, Table, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palaestra.engine.accounts import Caller
@@ -28,6 +29,7 @@ from palaestra.rules.runflow import (
     TaskView,
     phase_done,
 )
+from palaestra.store.bulk import insert_values, json_text
 from palaestra.store.models import Run, Task
 from palaestra.store.paging import Key, Page, keyset, page_of
 
@@ -109,12 +111,24 @@ async def start_run(
     )
     # Through the store's writer, as every write on the runs' hot path: on SQLite a write
     # from another connection would wait on the writer's lock.
-    row = {column.key: getattr(run, column.key) for column in _RUN_COLUMNS}
-    await platform.db.transact(lambda connection: connection.execute(insert(Run), [row]))
+    row = tuple(_stored(run, column) for column in _RUN_COLUMNS)
+    insert = partial(insert_values, table=_RUNS, columns=_RUN_COLUMNS, values=[row])
+    await platform.db.transact(insert, single=True)  # one statement
     return run
 
 
-_RUN_COLUMNS: Final = tuple(Run.__table__.columns)
+_RUNS = cast(Table, Run.__table__)
+_RUN_COLUMNS: Final = tuple(column.key for column in _RUNS.columns)
+_JSON_COLUMNS: Final = frozenset(c.key for c in _RUNS.columns if isinstance(c.type, JSON))
+
+
+def _stored(run: Run, column: str) -> Any:
+    """``run``'s value of ``column`` as the driver takes it: a JSON column's as JSON text, None
+    as JSON's ``null`` (as SQLAlchemy's JSON type stores it)."""
+    value = getattr(run, column)
+    if column not in _JSON_COLUMNS:
+        return value
+    return "null" if value is None else json_text(value)
 
 
 def _sees(caller: Caller, run: Run) -> bool:
@@ -153,7 +167,7 @@ async def list_runs(
     query = keyset(_SUMMARY, Run.created_at, Run.id, cursor, limit)
     if not caller.is_admin:
         query = query.where(Run.owner_id == caller.owner_id)
-    async with platform.db.engine.connect() as connection:
+    async with platform.db.read() as connection:
         rows = [RunSummary(*row) for row in await connection.execute(query)]
     return page_of(rows, limit, lambda run: Key(run.created_at, run.id))
 

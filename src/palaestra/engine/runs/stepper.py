@@ -227,7 +227,7 @@ class RunStepper:
             read_context(connection, runs, later, context)
             return context, read_records(connection, finished)
 
-        return await self.platform.db.read(read)
+        return await self.platform.db.query(read)
 
     def _requests(self, item: _Planned, context: Context) -> None:
         run = item.run
@@ -311,7 +311,8 @@ class RunStepper:
             return 0
         now = self.platform.clock.now()
         ids = [item.task_id for item in opened]
-        claimed = set(await self.platform.db.transact(partial(claim_sends, ids, now)))
+        claim = partial(claim_sends, ids, now)  # one statement: on PostgreSQL no BEGIN, COMMIT
+        claimed = set(await self.platform.db.transact(claim, single=True))
         for item in opened:
             if item.task_id not in claimed:
                 continue
@@ -363,9 +364,10 @@ def _broken(run: ClaimedRun, exc: Exception) -> RunWrite:
 def _claimed(row: Row[Any]) -> ClaimedRun:
     run_id, goal, launchpad, phase, config, kicks = tuple(row)
     # A run's phase reads REPORT only once settled, and settled runs are never claimed.
-    return ClaimedRun(run_id, goal, launchpad, Phase(phase), config or {}, kicks or 0)
+    return ClaimedRun(run_id, goal, launchpad, _PHASES[phase], config or {}, kicks or 0)
 
 
+_PHASES: Final = {phase.value: phase for phase in Phase}  # a dict lookup, not an Enum call
 _KEPT: Final = {CandidateStatus.SHORTLISTED, CandidateStatus.RANKED, CandidateStatus.ELIMINATED}
 
 

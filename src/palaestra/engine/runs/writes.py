@@ -37,6 +37,7 @@ from palaestra.rules.runflow import CandidateStatus, RunStatus, TaskStatus
 from palaestra.rules.runplan import NewCandidate
 from palaestra.rules.scoring import Shortlist
 from palaestra.store.bulk import insert_values, json_text, update_values
+from palaestra.store.lists import one_of
 from palaestra.store.models import Agent, Candidate, Run, Task
 
 __all__ = ["BatchWrite", "RunWrite", "Written", "claim_sends", "write_batch"]
@@ -78,14 +79,14 @@ class Written:
 
 
 _HELD: Final = select(_RUNS.c.id, _RUNS.c.kicks).where(
-    _RUNS.c.id.in_(bindparam("runs", expanding=True)),
+    one_of(_RUNS.c.id, "runs"),
     _RUNS.c.lease_owner == bindparam("owner"),
     _RUNS.c.status == RunStatus.RUNNING.value,
 )
 _HELD_LOCKED: Final = _HELD.order_by(_RUNS.c.id).with_for_update(key_share=True)
 _LOCK_AGENTS: Final = (
     select(_AGENTS.c.id, _AGENTS.c.reputation)
-    .where(_AGENTS.c.id.in_(bindparam("ids", expanding=True)))
+    .where(one_of(_AGENTS.c.id, "ids"))
     .order_by(_AGENTS.c.id)
 )
 _CANDIDATE_COLUMNS: Final = (
@@ -133,9 +134,9 @@ def write_batch(
         if run.failed is not None:
             _fail(connection, run, now)
     finished = [run for run in runs if run.settlement is not None]
-    settled = [r.run.id for r in finished if _settle(connection, r, now)]
-    _move_reputations(connection, [r for r in finished if r.run.id in settled])
-    return Written(set(kicks), opened, settled)
+    settled = _settle(connection, finished, now, sqlite)
+    _move_reputations(connection, settled)
+    return Written(set(kicks), opened, [run.run.id for run in settled])
 
 
 def _lock_agents(connection: Connection, runs: Sequence[RunWrite], sqlite: bool) -> None:
@@ -204,24 +205,60 @@ _SETTLED: Final = (
         due_at=None,
     )
 )
+#: The same on SQLite, for many runs in one statement (those still RUNNING, read first).
+_SETTLED_COLUMNS: Final = ("status", "phase", "report", "finished_at", "updated_at", "due_at")
+_STILL_RUNNING: Final = select(_RUNS.c.id).where(
+    one_of(_RUNS.c.id, "runs"),
+    _RUNS.c.status == RunStatus.RUNNING.value,
+)
 
 
-def _settle(connection: Connection, run: RunWrite, now: float) -> bool:
-    """Write the run's settlement, once: the run moves RUNNING -> COMPLETED first."""
-    settled = run.settlement
-    assert settled is not None
-    moved = connection.execute(_SETTLED, {"run": run.run.id, "report": settled.report, "now": now})
-    if moved.rowcount != 1:
-        return False
+def _settle(
+    connection: Connection, runs: Sequence[RunWrite], now: float, sqlite: bool
+) -> list[RunWrite]:
+    """Write the runs' settlements, once: each run moves RUNNING -> COMPLETED first; the runs
+    that did."""
+    if not runs:
+        return []
+    if sqlite:  # the transaction holds the write lock: what is read cannot change
+        running = set(connection.execute(_STILL_RUNNING, {"runs": [r.run.id for r in runs]}))
+        settled = [run for run in runs if (run.run.id,) in running]
+        completed = RunStatus.COMPLETED.value
+        rows = [
+            (completed, "REPORT", _report_text(run), now, now, None, run.run.id) for run in settled
+        ]
+        update_values(connection, _RUNS, _SETTLED_COLUMNS, ("id",), rows)
+    else:
+        settled = [run for run in runs if _settle_one(connection, run, now)]
     fates = [
         (fate.status.value, fate.rank, fate.final_score, fate.phase, now, cid)
-        for cid, fate in settled.fates.items()
+        for run in settled
+        for cid, fate in _settlement(run).fates.items()
     ]
     columns = ("status", "rank", "final_score", "phase", "updated_at")
     update_values(connection, _CANDIDATES, columns, ("id",), fates)
-    contributions = [(value, task_id) for task_id, value in settled.contributions.items()]
+    contributions = [
+        (value, task_id)
+        for run in settled
+        for task_id, value in _settlement(run).contributions.items()
+    ]
     update_values(connection, _TASKS, ("contribution",), ("id",), contributions)
-    return True
+    return settled
+
+
+def _settlement(run: RunWrite) -> Settlement:
+    assert run.settlement is not None
+    return run.settlement
+
+
+def _report_text(run: RunWrite) -> str:
+    """The report as its JSON column stores it (as SQLAlchemy's JSON type would write it)."""
+    return json_text(_settlement(run).report) or "null"
+
+
+def _settle_one(connection: Connection, run: RunWrite, now: float) -> bool:
+    params = {"run": run.run.id, "report": _settlement(run).report, "now": now}
+    return connection.execute(_SETTLED, params).rowcount == 1
 
 
 _FAILED_RUN: Final = (
@@ -269,7 +306,7 @@ def _move_reputations(connection: Connection, runs: Sequence[RunWrite]) -> None:
 _SENDABLE: Final = (
     update(Task)
     .where(
-        Task.id.in_(bindparam("ids", expanding=True)),
+        one_of(Task.id, "ids"),
         Task.status == TaskStatus.RUNNING.value,
         Task.sent_at.is_(None),
         Task.deadline_at > bindparam("now"),
