@@ -102,3 +102,35 @@ async def test_a_named_run_is_stepped_even_when_the_process_is_full(
     assert stepped.claimed == (run_id,)
     assert len(await tasks_of(platform, run_id)) == 1
     held.set()
+
+
+async def test_steps_under_way_at_once_share_the_room(
+    platform: Platform, driver: RunDriver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker runs jobs at once: a step that has claimed its room holds it until its sends
+    have started, so a second step meanwhile finds none left rather than the same room."""
+    owner = await add_owner(platform)
+    for n in range(3):
+        await start_run(platform, Caller(owner), f"Goal {n}", sizes=ONE_SCOUT)
+    assert driver.stepper.room() == 1  # four sends free: one run's step (its scouts)
+    claiming = asyncio.Event()
+    go_on = asyncio.Event()
+    transact = platform.db.transact
+
+    async def held_first(work: object, **options: object) -> object:
+        if not claiming.is_set():
+            claiming.set()
+            await go_on.wait()
+        return await transact(work, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(platform.db, "transact", held_first)
+    first = asyncio.create_task(driver.step())
+    await claiming.wait()
+
+    assert driver.stepper.room() == 0
+    assert (await driver.step()).claimed == ()
+
+    go_on.set()
+    assert len((await first).claimed) == 1
+    for job in driver.sends.jobs():
+        job.cancel()

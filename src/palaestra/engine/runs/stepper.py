@@ -119,13 +119,26 @@ class RunStepper:
         #: This stepper's name on the runs it leases.
         self.owner = f"{os.getpid()}-{new_id()}"
         self._full = False  # reached the bound on sends in flight, not yet half free
+        self._reserved = 0  # sends the steps under way may still open
 
     async def step(self, run_ids: Sequence[str] | None = None) -> Stepped:
         """One step of the runs ``run_ids`` (whether due or not), or of the due runs: as many
-        as the room left for sends in flight allows (:meth:`room`)."""
-        limit = self.batch if run_ids is not None else self.room()
+        as the room left for sends in flight allows (:meth:`room`). The sends a step may open
+        are reserved while it is under way, so that steps run at once in one process (a
+        worker's jobs) share the room rather than each taking all of it."""
+        if run_ids is not None:
+            return await self._step(run_ids, self.batch)
+        limit = self.room()
         if not limit:
             return Stepped()  # a send's end makes room, and kicks
+        reserved = limit * _SENDS_PER_RUN
+        self._reserved += reserved
+        try:
+            return await self._step(None, limit)
+        finally:
+            self._reserved -= reserved
+
+    async def _step(self, run_ids: Sequence[str] | None, limit: int) -> Stepped:
         now = self.platform.clock.now()
         claim = partial(self._claim_and_read, run_ids, now, limit)
         claimed, facts, scouted = await self.platform.db.transact(claim)
@@ -167,7 +180,7 @@ class RunStepper:
         run each as single sends end. What is held per send in flight (its body, request,
         connection and coroutine) is then bounded per process, not per run started."""
         bound = self.platform.settings.dispatch_in_flight
-        free = bound - len(self.in_flight)
+        free = bound - len(self.in_flight) - self._reserved
         if free <= 0 or (self._full and free < bound / 2):
             self._full = True
             return 0
