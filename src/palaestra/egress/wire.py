@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import re
 import zlib
 from collections.abc import Callable, Mapping
 from typing import Final, cast
@@ -345,17 +346,20 @@ class Connection(asyncio.Protocol):
 
 def request_head(method: str, target: URL, headers: Mapping[str, str], body: bytes | None) -> bytes:
     """The request line and headers, with a Content-Length for a body. A header whose name
-    or value holds a line break or a NUL is a :class:`ValueError`: it would split the
-    request."""
+    or value holds a line break or a NUL (or whose name holds a colon) is a
+    :class:`ValueError`: it would split the request."""
+    if _UNSAFE.search("".join(headers.values())) or _UNSAFE_NAME.search("".join(headers)):
+        bad = next(n for n, v in headers.items() if _UNSAFE_NAME.search(n) or _UNSAFE.search(v))
+        where = "name" if _UNSAFE_NAME.search(bad) else "value"
+        raise ValueError(f"the header {bad!r} would split the request: its {where} holds {_WHAT}")
     lines = [f"{method} {target.raw_path_qs or '/'} HTTP/1.1"]
-    for name, value in headers.items():
-        if _UNSAFE.intersection(name) or _UNSAFE.intersection(value) or ":" in name:
-            raise ValueError(f"the header {name!r} holds a line break or a NUL")
-        lines.append(f"{name}: {value}")
+    lines.extend(f"{name}: {value}" for name, value in headers.items())
     if body is not None:
         lines.append(f"Content-Length: {len(body)}")
     lines.append("\r\n")
     return "\r\n".join(lines).encode()
 
 
-_UNSAFE: Final = frozenset("\r\n\0")
+_UNSAFE: Final = re.compile("[\r\n\0]")
+_UNSAFE_NAME: Final = re.compile("[\r\n\0:]")
+_WHAT: Final = "a line break, a NUL or (in a name) a colon"
