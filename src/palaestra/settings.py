@@ -122,11 +122,12 @@ class Settings(BaseSettings):
         default=500, ge=1, description="Health pings in flight at once per process."
     )
     dispatch_in_flight: int = Field(
-        default=2048,
+        default=1024,
         ge=1,
         description="Run tasks sent and awaiting their reply at once per process (each holds "
-        "some 30 KB); at it, due runs wait until half of it is free, so memory stays bounded "
-        "however many runs are started. Raise it for many slow synchronous agents.",
+        "its body, prompts and connection, some 20 to 30 KB); at it, due runs wait until half "
+        "of it is free, so memory stays bounded however many runs are started. Raise it for "
+        "many slow synchronous agents.",
     )
     monitor_enabled: bool = Field(
         default=True, description="Run the health monitor inside `palaestra serve`."
