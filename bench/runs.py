@@ -54,12 +54,12 @@ printed as FAIL, it does not stop ``make bench``).
 
 How long: a round is cut after ``--timeout`` seconds (150), its unfinished
 runs reported, and its mode stops there (runs left in flight would only slow
-the next round down). On the project's 2-core machine, shared (load average
-about 9), the defaults took 14 minutes (2026-12-02): SQLite 3.5 (300-run
-rounds of 45 to 60 s, 5 to 6 runs/s), then PostgreSQL and each worker mode
-one cut round of about 3 minutes with their set-up. Shrink it with
-``--modes``, ``--runs`` and ``--rounds``; ``--logs DIR`` keeps the platform's
-logs (their ends are printed under any round with a problem).
+the next round down). On the project's 2-core machine the defaults took 4
+minutes (2026-12-03), 5 with ``--rss-runs 1000``. Shrink it with
+``--modes``, ``--runs`` and ``--rounds``; ``--logs DIR`` keeps the
+platform's logs (their ends are printed under any round with a problem);
+``--profile DIR`` samples the platform's processes with py-spy during the
+timed rounds (``docs/contributing/benchmarks.md`` says how to read it).
 """
 
 from __future__ import annotations
