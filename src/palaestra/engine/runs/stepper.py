@@ -54,7 +54,6 @@ from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
 from palaestra.protocol.failures import CallFailure
-from palaestra.rules.house_answers import HouseTask
 from palaestra.rules.prompts import LAUNCHPADS, messages_for
 from palaestra.rules.report import RunRecord, settlement
 from palaestra.rules.runflow import CandidateStatus, RunStatus, TaskStatus
@@ -331,29 +330,11 @@ class RunStepper:
                 continue
             request = item.request
             if item.house:
-                job = HouseJob(
-                    item.task_id, request.run_id, item.executor, _house_task(item, context)
-                )
+                job = HouseJob.of(item, context)
                 self.in_flight.start(item.task_id, request.run_id, self.work.answer(job))
             else:
                 self.in_flight.start(item.task_id, request.run_id, self.work.send(item))
         return len(claimed)
-
-
-def _house_task(item: Opened, context: Context) -> HouseTask:
-    """What the house is told of a slot it serves: the messages an agent would have had."""
-    request = item.request
-    scout, builds, _ = context.of(request.phase, request.candidate_id)
-    return HouseTask(
-        phase=request.phase,
-        goal=request.goal,
-        messages=request.messages,
-        deadline_s=request.deadline_s,
-        slot=request.slot,
-        candidate_id=request.candidate_id,
-        scout=scout,
-        builds=builds,
-    )
 
 
 class Runs(Protocol):

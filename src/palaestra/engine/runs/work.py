@@ -20,6 +20,7 @@ import structlog
 from palaestra.clock import Clock
 from palaestra.egress import Signer
 from palaestra.engine.runs.dispatch import Opened
+from palaestra.engine.runs.facts import Context
 from palaestra.engine.runs.house import BASELINE, HOUSE_MODEL, HouseAgent, HouseTask
 from palaestra.engine.runs.recorder import Finish, Recorder
 from palaestra.platform import Platform
@@ -121,6 +122,23 @@ class HouseJob:
     run_id: str
     executor: str
     task: HouseTask
+
+    @classmethod
+    def of(cls, item: Opened, context: Context) -> HouseJob:
+        """The house's job for an opened slot: the messages an agent would have had."""
+        request = item.request
+        scout, builds, _ = context.of(request.phase, request.candidate_id)
+        task = HouseTask(
+            phase=request.phase,
+            goal=request.goal,
+            messages=request.messages,
+            deadline_s=request.deadline_s,
+            slot=request.slot,
+            candidate_id=request.candidate_id,
+            scout=scout,
+            builds=builds,
+        )
+        return cls(item.task_id, request.run_id, item.executor, task)
 
 
 class InFlight:
