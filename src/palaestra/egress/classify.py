@@ -10,7 +10,7 @@ import aiohttp
 from palaestra.errors import EgressRefused
 from palaestra.protocol.failures import Failure, UnreachableStage
 
-from .wire import PeerError
+from .wire import PeerError, os_detail
 
 __all__ = ["PEER_ERRORS", "classify", "refusal_text"]
 
@@ -35,30 +35,15 @@ def refusal_text(exc: Exception) -> str:
 
 
 def classify(exc: BaseException) -> Failure:
-    """The failure a transport error (DNS, connect, TLS, reset, bad compression) stands for."""
+    """The failure an error raised while calling a peer stands for: :mod:`.wire` classifies
+    its own (:class:`PeerError`); what else reaches here is a TLS or compression error, a
+    host name IDNA cannot encode, or a reset."""
     if isinstance(exc, PeerError):
         return exc.failure
-    if isinstance(exc, aiohttp.ClientConnectorDNSError):
-        return Failure.unreachable(UnreachableStage.DNS, _os_detail(exc.os_error))
-    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
-        return Failure.unreachable(UnreachableStage.TLS, str(exc.certificate_error))
-    if isinstance(exc, aiohttp.ClientConnectorSSLError | aiohttp.ClientSSLError | ssl.SSLError):
-        return Failure.unreachable(UnreachableStage.TLS, _os_detail(exc))
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        return Failure.unreachable(UnreachableStage.CONNECT, _os_detail(exc.os_error))
-    if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return Failure.unreachable(UnreachableStage.RESET, "server disconnected")
-    if isinstance(exc, aiohttp.InvalidURL):
-        return Failure.refused(f"invalid URL: {exc}")
+    if isinstance(exc, ssl.SSLError):
+        return Failure.unreachable(UnreachableStage.TLS, os_detail(exc))
     if isinstance(exc, UnicodeError):
         return Failure.refused(f"invalid URL: {exc}")
     if isinstance(exc, zlib.error):
         return Failure.unreachable(UnreachableStage.RESET, f"corrupt compressed body: {exc}")
-    return Failure.unreachable(UnreachableStage.RESET, _os_detail(exc))
-
-
-def _os_detail(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
-    text = str(exc)
-    return text or type(exc).__name__
+    return Failure.unreachable(UnreachableStage.RESET, os_detail(exc))

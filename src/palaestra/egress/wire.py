@@ -65,13 +65,12 @@ class Want(enum.Enum):
 
 
 class Reply:
-    """A reply's status, the headers the client reads, and its body as read."""
+    """A reply's status and its body as read."""
 
-    __slots__ = ("body", "encoding", "status")
+    __slots__ = ("body", "status")
 
-    def __init__(self, status: int, encoding: str, body: bytes) -> None:
+    def __init__(self, status: int, body: bytes) -> None:
         self.status = status
-        self.encoding = encoding
         self.body = body
 
 
@@ -135,7 +134,7 @@ class _Exchange:
         self.skip = False  # the status decided: the body is parsed past, not kept
 
     def reply(self) -> Reply:
-        return Reply(self.status, self.encoding, b"".join(self.chunks))
+        return Reply(self.status, b"".join(self.chunks))
 
 
 class _Stop(Exception):
@@ -177,12 +176,7 @@ class Connection(asyncio.Protocol):
             self._stopped = True
             if isinstance(cause, _Stop):
                 return
-            if isinstance(cause, TooLarge):
-                self._fail(cause)
-            elif isinstance(cause, zlib.error):
-                self._fail(unreachable(UnreachableStage.RESET, f"corrupt compressed body: {cause}"))
-            else:
-                self._fail(cause or exc)
+            self._fail(cause or exc)  # TooLarge, or a bad body's zlib.error (classify's)
             return
         except httptools.HttpParserUpgrade:
             self._stopped = True

@@ -87,7 +87,7 @@ def _json_dumps(value: Any) -> str:
 #: round trip to say so (and whose statements are planned for their values each time).
 #: Few: only the cage's turn batches use them.
 _REDOABLE_POOL: Final = {"pool_size": 4, "max_overflow": 12}
-#: The connections of every other :meth:`Database.transact` and :meth:`Database.read`, on
+#: The connections of every other :meth:`Database.transact` and :meth:`Database.query`, on
 #: the store's lane.
 _LANE_POOL: Final = {"pool_size": 10, "max_overflow": 20}
 _DURABLE: Final = "durable"
@@ -97,7 +97,7 @@ _REDOABLE: Final = "redoable"
 class Database:
     """The store: an async engine and its session factory; on SQLite also the writer
     thread of :meth:`transact` and the log's checkpointer (:mod:`.writer`,
-    :mod:`.checkpoint`), on PostgreSQL the lane of :meth:`transact` and :meth:`read`
+    :mod:`.checkpoint`), on PostgreSQL the lane of :meth:`transact` and :meth:`query`
     (:mod:`.lane`)."""
 
     def __init__(self, url: str, *, echo: bool = False) -> None:
@@ -209,7 +209,9 @@ class Database:
         if self._lane is None:
             async with self.read() as connection:
                 return await connection.run_sync(work)
-        return await self._lane.read(_DURABLE, work)
+        # At READ COMMITTED each statement sees what was committed when it began, in a
+        # transaction or not: reads need none.
+        return await self._lane.transact(_DURABLE, work, single=True)
 
     async def migrate(self) -> None:
         """Bring the schema to the newest revision."""

@@ -33,7 +33,7 @@ T = TypeVar("T")
 
 class StoreLane:
     """Runs transactions of ``engines`` (created for this lane, used only on it) on a thread
-    of its own; :meth:`transact` and :meth:`read` are awaited from any event loop."""
+    of its own; :meth:`transact` is awaited from any event loop."""
 
     def __init__(self, engines: dict[str, AsyncEngine]) -> None:
         #: The lane's engines by name: their connections are used on the lane only.
@@ -45,13 +45,9 @@ class StoreLane:
         self._thread.start()
 
     async def transact(self, engine: str, work: Callable[[Connection], T], single: bool) -> T:
-        """``work`` in one transaction of the engine named ``engine`` (with ``single``, its
-        one statement in autocommit: no BEGIN and COMMIT round trips)."""
+        """``work`` in one transaction of the engine named ``engine``; with ``single``, in
+        autocommit (no BEGIN and COMMIT round trips): its one write, or its reads."""
         return await self._on_lane(_transact(self.engines[engine], work, single))
-
-    async def read(self, engine: str, work: Callable[[Connection], T]) -> T:
-        """``work`` (reads only) on a connection of ``engine``, without a transaction."""
-        return await self._on_lane(_read(self.engines[engine], work))
 
     async def _on_lane(self, job: Coroutine[Any, Any, T]) -> T:
         future: concurrent.futures.Future[T] = asyncio.run_coroutine_threadsafe(job, self._loop)
@@ -79,14 +75,6 @@ async def _transact(engine: AsyncEngine, work: Callable[[Connection], T], single
             return await alone.run_sync(work)
     async with engine.begin() as connection:
         return await connection.run_sync(work)
-
-
-async def _read(engine: AsyncEngine, work: Callable[[Connection], T]) -> T:
-    async with engine.connect() as connection:
-        # At READ COMMITTED each statement sees what was committed when it began, in a
-        # transaction or not: no BEGIN and ROLLBACK round trips.
-        alone = await connection.execution_options(isolation_level="AUTOCOMMIT")
-        return await alone.run_sync(work)
 
 
 async def _dispose(engines: list[AsyncEngine]) -> None:
