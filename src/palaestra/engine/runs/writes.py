@@ -123,9 +123,7 @@ def write_batch(
     if ends:
         recorder.record_in(connection, ends, now)
     _store_candidates(connection, runs, now)
-    for run in runs:
-        if run.shortlist is not None:
-            _store_shortlist(connection, run, now)
+    _store_shortlists(connection, [run for run in runs if run.shortlist is not None], now)
     requests = [r for run in runs for r in run.requests]
     bodies = [b for run in runs for b in run.bodies]
     opened = open_in(platform, requests, bodies, house_executor, now, connection)
@@ -134,7 +132,7 @@ def write_batch(
         if run.failed is not None:
             _fail(connection, run, now)
     finished = [run for run in runs if run.settlement is not None]
-    settled = _settle(connection, finished, now, sqlite)
+    settled = _settle(connection, finished, now)
     _move_reputations(connection, settled)
     return Written(set(kicks), opened, [run.run.id for run in settled])
 
@@ -168,17 +166,22 @@ def _store_candidates(connection: Connection, runs: Sequence[RunWrite], now: flo
     insert_values(connection, _CANDIDATES, _CANDIDATE_COLUMNS, rows)
 
 
-def _store_shortlist(connection: Connection, run: RunWrite, now: float) -> None:
-    made = run.shortlist
-    assert made is not None
-    status = dict.fromkeys(made.kept, CandidateStatus.SHORTLISTED)
-    status |= dict.fromkeys(made.dropped, CandidateStatus.DROPPED)
-    status |= dict.fromkeys(made.merged, CandidateStatus.MERGED)
-    rows = [(value.value, now, cid) for cid, value in status.items()]
-    update_values(connection, _CANDIDATES, ("status", "updated_at"), ("id",), rows)
-    config = dict(run.run.config)
-    config["shortlist"] = {"kept": made.kept, "dropped": made.dropped, "merged": made.merged}
-    update_values(connection, _RUNS, ("config",), ("id",), [(json_text(config), run.run.id)])
+def _store_shortlists(connection: Connection, runs: Sequence[RunWrite], now: float) -> None:
+    """The shortlists made: each candidate's status, and each run's ``config.shortlist``
+    (two statements for the batch)."""
+    statuses, configs = [], []
+    for run in runs:
+        made = run.shortlist
+        assert made is not None
+        status = dict.fromkeys(made.kept, CandidateStatus.SHORTLISTED)
+        status |= dict.fromkeys(made.dropped, CandidateStatus.DROPPED)
+        status |= dict.fromkeys(made.merged, CandidateStatus.MERGED)
+        statuses += [(value.value, now, cid) for cid, value in status.items()]
+        config = dict(run.run.config)
+        config["shortlist"] = {"kept": made.kept, "dropped": made.dropped, "merged": made.merged}
+        configs.append((json_text(config), run.run.id))
+    update_values(connection, _CANDIDATES, ("status", "updated_at"), ("id",), statuses)
+    update_values(connection, _RUNS, ("config",), ("id",), configs)
 
 
 def _release(
@@ -192,20 +195,9 @@ def _release(
     update_values(connection, _RUNS, _RELEASE_COLUMNS, ("id",), rows)
 
 
-#: A run moves RUNNING -> COMPLETED with its report, once.
-_SETTLED: Final = (
-    _RUNS.update()
-    .where(_RUNS.c.id == bindparam("run"), _RUNS.c.status == RunStatus.RUNNING.value)
-    .values(
-        status=RunStatus.COMPLETED.value,
-        phase="REPORT",
-        report=bindparam("report", type_=_RUNS.c.report.type),
-        finished_at=bindparam("now"),
-        updated_at=bindparam("now"),
-        due_at=None,
-    )
-)
-#: The same on SQLite, for many runs in one statement (those still RUNNING, read first).
+#: A run moves RUNNING -> COMPLETED with its report, once: those still RUNNING are read
+#: first (the transaction holds their rows: SQLite's write lock, or PostgreSQL's row locks
+#: taken with the lease check), then all are written in one statement.
 _SETTLED_COLUMNS: Final = ("status", "phase", "report", "finished_at", "updated_at", "due_at")
 _STILL_RUNNING: Final = select(_RUNS.c.id).where(
     one_of(_RUNS.c.id, "runs"),
@@ -213,23 +205,16 @@ _STILL_RUNNING: Final = select(_RUNS.c.id).where(
 )
 
 
-def _settle(
-    connection: Connection, runs: Sequence[RunWrite], now: float, sqlite: bool
-) -> list[RunWrite]:
+def _settle(connection: Connection, runs: Sequence[RunWrite], now: float) -> list[RunWrite]:
     """Write the runs' settlements, once: each run moves RUNNING -> COMPLETED first; the runs
     that did."""
     if not runs:
         return []
-    if sqlite:  # the transaction holds the write lock: what is read cannot change
-        running = set(connection.execute(_STILL_RUNNING, {"runs": [r.run.id for r in runs]}))
-        settled = [run for run in runs if (run.run.id,) in running]
-        completed = RunStatus.COMPLETED.value
-        rows = [
-            (completed, "REPORT", _report_text(run), now, now, None, run.run.id) for run in settled
-        ]
-        update_values(connection, _RUNS, _SETTLED_COLUMNS, ("id",), rows)
-    else:
-        settled = [run for run in runs if _settle_one(connection, run, now)]
+    running = set(connection.execute(_STILL_RUNNING, {"runs": [r.run.id for r in runs]}).scalars())
+    settled = [run for run in runs if run.run.id in running]
+    completed = RunStatus.COMPLETED.value
+    rows = [(completed, "REPORT", _report_text(run), now, now, None, run.run.id) for run in settled]
+    update_values(connection, _RUNS, _SETTLED_COLUMNS, ("id",), rows)
     fates = [
         (fate.status.value, fate.rank, fate.final_score, fate.phase, now, cid)
         for run in settled
@@ -254,11 +239,6 @@ def _settlement(run: RunWrite) -> Settlement:
 def _report_text(run: RunWrite) -> str:
     """The report as its JSON column stores it (as SQLAlchemy's JSON type would write it)."""
     return json_text(_settlement(run).report) or "null"
-
-
-def _settle_one(connection: Connection, run: RunWrite, now: float) -> bool:
-    params = {"run": run.run.id, "report": _settlement(run).report, "now": now}
-    return connection.execute(_SETTLED, params).rowcount == 1
 
 
 _FAILED_RUN: Final = (
