@@ -134,3 +134,41 @@ async def test_steps_under_way_at_once_share_the_room(
     assert len((await first).claimed) == 1
     for job in driver.sends.jobs():
         job.cancel()
+
+
+async def test_a_step_holds_only_the_room_its_plan_opens(
+    platform: Platform, driver: RunDriver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once planned, a step holds the sends it opens, not the most a run could open: while it
+    writes, another step may claim with the rest (PostgreSQL steps two at once)."""
+    owner = await add_owner(platform)
+    for n in range(3):
+        await start_run(platform, Caller(owner), f"Goal {n}", sizes=ONE_SCOUT)
+    writing = asyncio.Event()
+    go_on = asyncio.Event()
+    transact = platform.db.transact
+    calls = 0
+
+    async def write_held(work: object, **options: object) -> object:
+        nonlocal calls
+        calls += 1
+        if calls == 2:  # the first step's write: its claim came first
+            writing.set()
+            await go_on.wait()
+        return await transact(work, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(platform.db, "transact", write_held)
+    first = asyncio.create_task(driver.step())
+    await writing.wait()
+
+    assert driver.stepper.room() == 1  # one send held of four: room for another run's step
+    second = await driver.step()
+    assert len(second.claimed) == 1
+
+    go_on.set()
+    claimed = (await first).claimed + second.claimed
+    assert len(set(claimed)) == 2
+    for run_id in claimed:
+        assert len(await tasks_of(platform, run_id)) == 1
+    for job in driver.sends.jobs():
+        job.cancel()

@@ -127,6 +127,8 @@ EXPORTS = {
         "DISPATCH_USER_AGENT",
         "HouseJob",
         "InFlight",
+        "Reservation",
+        "Reserved",
         "TaskWork",
         "outcome_of",
         "send",

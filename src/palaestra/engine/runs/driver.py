@@ -4,6 +4,11 @@
 as soon as something makes one due: a run created, a task ended (its send
 here, or an agent's callback), and on a tick for deadlines. While a step is
 planned and written, the sends of the previous ones are in flight.
+
+On PostgreSQL two steps go at once (:attr:`RunDriver.steps_at_once`): a step
+spends most of its time waiting on the database (its claim, then its write),
+and the leases keep the two on different runs. SQLite's single writer would
+only queue the second behind the first.
 """
 
 from __future__ import annotations
@@ -51,6 +56,8 @@ class RunDriver:
         work = TaskWork(platform, self.house, self.recorder)
         self.stepper = RunStepper(platform, work, in_flight=self.sends, batch=batch)
         self._wake = asyncio.Event()
+        #: Steps under way at once (see the module docstring).
+        self.steps_at_once = 1 if platform.db.is_sqlite else 2
 
     def kick(self, run_id: str) -> None:
         """Advance ``run_id`` soon (a run was created or one of its tasks ended); the store
@@ -73,7 +80,10 @@ class RunDriver:
         return await self.stepper.step()
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Step due runs whenever one may be due, until ``stop``."""
+        """Step due runs whenever one may be due, until ``stop``, in ``steps_at_once`` loops."""
+        await asyncio.gather(*(self._loop(stop) for _ in range(self.steps_at_once)))
+
+    async def _loop(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
             self._wake.clear()
             try:

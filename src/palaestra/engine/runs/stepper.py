@@ -48,7 +48,7 @@ from palaestra.engine.runs.facts import (
     read_records,
 )
 from palaestra.engine.runs.recorder import Finish, Recorder
-from palaestra.engine.runs.work import HouseJob, InFlight, TaskWork
+from palaestra.engine.runs.work import HouseJob, InFlight, Reservation, Reserved, TaskWork
 from palaestra.engine.runs.writes import BatchWrite, RunWrite, claim_sends, write_batch
 from palaestra.ids import new_id
 from palaestra.platform import Platform
@@ -118,26 +118,28 @@ class RunStepper:
         #: This stepper's name on the runs it leases.
         self.owner = f"{os.getpid()}-{new_id()}"
         self._full = False  # reached the bound on sends in flight, not yet half free
-        self._reserved = 0  # sends the steps under way may still open
+        self._reserved = Reserved()  # sends the steps under way may still open
 
     async def step(self, run_ids: Sequence[str] | None = None) -> Stepped:
         """One step of the runs ``run_ids`` (whether due or not), or of the due runs: as many
         as the room left for sends in flight allows (:meth:`room`). The sends a step may open
-        are reserved while it is under way, so that steps run at once in one process (a
-        worker's jobs) share the room rather than each taking all of it."""
+        are reserved while it is under way, so that steps run at once in one process share
+        the room rather than each taking all of it; the reservation shrinks to what the step
+        claimed, then to what it opens, as soon as each is known."""
         if run_ids is not None:
-            return await self._step(run_ids, self.batch)
+            return await self._step(run_ids, self.batch, self._reserved.hold(0))
         limit = self.room()
         if not limit:
             return Stepped()  # a send's end makes room, and kicks
-        reserved = limit * _SENDS_PER_RUN
-        self._reserved += reserved
+        reserved = self._reserved.hold(limit * _SENDS_PER_RUN)
         try:
-            return await self._step(None, limit)
+            return await self._step(None, limit, reserved)
         finally:
-            self._reserved -= reserved
+            reserved.shrink(0)
 
-    async def _step(self, run_ids: Sequence[str] | None, limit: int) -> Stepped:
+    async def _step(
+        self, run_ids: Sequence[str] | None, limit: int, reserved: Reservation
+    ) -> Stepped:
         now = self.platform.clock.now()
         claim = partial(self._claim_and_read, run_ids, now, limit)
         claimed, facts, scouted = await self.platform.db.transact(claim)
@@ -150,6 +152,7 @@ class RunStepper:
                 planned.append(_Planned(run, facts[run.id], plan(facts[run.id], now, new_ids)))
             except Exception as exc:  # one run's bad state must not stop the batch
                 broken.append(_broken(run, exc))
+        reserved.shrink(sum(len(item.plan.opens) for item in planned))
         context, records = await self._read_context(planned, scouted)
         writes = []
         for item in planned:
@@ -179,7 +182,7 @@ class RunStepper:
         run each as single sends end. What is held per send in flight (its body, request,
         connection and coroutine) is then bounded per process, not per run started."""
         bound = self.platform.settings.dispatch_in_flight
-        free = bound - len(self.in_flight) - self._reserved
+        free = bound - len(self.in_flight) - self._reserved.total
         if free <= 0 or (self._full and free < bound / 2):
             self._full = True
             return 0

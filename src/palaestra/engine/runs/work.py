@@ -37,7 +37,16 @@ from palaestra.protocol import (
 from palaestra.protocol.failures import CallFailure, FailureKind
 from palaestra.rules.runflow import TaskStatus
 
-__all__ = ["DISPATCH_USER_AGENT", "HouseJob", "InFlight", "TaskWork", "outcome_of", "send"]
+__all__ = [
+    "DISPATCH_USER_AGENT",
+    "HouseJob",
+    "InFlight",
+    "Reservation",
+    "Reserved",
+    "TaskWork",
+    "outcome_of",
+    "send",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -179,6 +188,34 @@ class InFlight:
         for job in jobs:
             job.cancel()
         await asyncio.gather(*jobs, return_exceptions=True)
+
+
+class Reserved:
+    """The sends the steps under way may still open, counted in a process's room for sends
+    in flight (:meth:`RunStepper.room <palaestra.engine.runs.stepper.RunStepper.room>`)."""
+
+    def __init__(self) -> None:
+        self.total = 0
+
+    def hold(self, sends: int) -> Reservation:
+        return Reservation(self, sends)
+
+
+class Reservation:
+    """One step's share of :class:`Reserved`, shrunk as the step learns what it opens."""
+
+    __slots__ = ("reserved", "sends")
+
+    def __init__(self, reserved: Reserved, sends: int) -> None:
+        self.reserved = reserved
+        self.sends = sends
+        reserved.total += sends
+
+    def shrink(self, sends: int) -> None:
+        """Hold ``sends`` at most from now on."""
+        if sends < self.sends:
+            self.reserved.total -= self.sends - sends
+            self.sends = sends
 
 
 class TaskWork:
