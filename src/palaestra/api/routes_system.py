@@ -10,7 +10,7 @@ from sqlalchemy import func, select, text
 
 from palaestra.http.deps import PlatformDep
 from palaestra.jobs.broker import StreamBroker, queue_depth
-from palaestra.store.models import Task
+from palaestra.store.models import Run, Task
 
 router = APIRouter(tags=["system"])
 log = structlog.get_logger(__name__)
@@ -56,10 +56,17 @@ async def metrics(request: Request, platform: PlatformDep) -> Response:
             log.warning("queue depth unavailable", exc_info=True)
     try:
         async with platform.db.session() as session:
+            # Through the running runs (an index each way): no index covers a task's status,
+            # which changes as it ends (see the Task model).
             running = await session.scalar(
                 select(func.count())
                 .select_from(Task)
-                .where(Task.status == "RUNNING", Task.agent_id.is_not(None))
+                .join(Run, Run.id == Task.run_id)
+                .where(
+                    Run.status == "RUNNING",
+                    Task.status == "RUNNING",
+                    Task.agent_id.is_not(None),
+                )
             )
         gauges.dispatches_in_flight.set(running or 0)
     except Exception:

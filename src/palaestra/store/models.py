@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from sqlalchemy import (
     JSON,
@@ -177,6 +177,10 @@ class Candidate(Base):
     __table_args__ = (Index("ix_candidates_run", "run_id"),)
 
 
+#: Percent of each page of ``tasks`` that PostgreSQL fills with new rows (see :class:`Task`).
+TASKS_FILLFACTOR: Final = 50
+
+
 class Task(Base):
     """One dispatch of one slot of one phase: a taskId reaches an endpoint at most once."""
 
@@ -210,10 +214,12 @@ class Task(Base):
     contribution: Mapped[float | None] = mapped_column(Float)
     created_at: Mapped[float] = mapped_column(Float)
 
+    # A task's row is updated in place (PostgreSQL's HOT updates) when it is sent, ends and
+    # is settled: no index covers a column those change, and half of each page is left free
+    # for the new versions (migration 0007, which also compresses payloads with lz4).
     __table_args__ = (
         Index("ix_tasks_run", "run_id"),
         Index("ix_tasks_agent", "agent_id"),
-        Index("ix_tasks_status_deadline", "status", "deadline_at"),
         # One task per slot attempt: a step repeated by another stepper opens nothing twice.
         # SCOUT tasks have no candidate, and NULLs are distinct in a unique index: theirs is
         # a partial index of its own.
@@ -236,6 +242,7 @@ class Task(Base):
             sqlite_where=text("candidate_id IS NULL"),
             postgresql_where=text("candidate_id IS NULL"),
         ),
+        {"postgresql_with": {"fillfactor": TASKS_FILLFACTOR}},
     )
 
 
