@@ -4,18 +4,22 @@
 <palaestra.store.db.Database.transact>`. First it takes the batch's runs that
 are still leased to the stepper (on PostgreSQL locked, in id order): a run
 whose lease lapsed and went to another stepper is left to that one. Then, for
-those runs, in the order every writer of these rows keeps (runs, agents,
-tasks):
+those runs:
 
-- the agents the batch's timeouts and settlements change are locked at once;
-- expired tasks end (the recorder's own conditional update: from RUNNING
-  only, the agent's effects with a timeout, none with a void);
+- when tasks expired, the agents their ends and the batch's settlements change
+  are locked at once (in id order), and the tasks end (the recorder's own
+  conditional update: from RUNNING only, the agent's effects with a timeout,
+  none with a void);
 - new candidates are stored, shortlists written, slots opened (selection and
   RUNNING rows, :func:`palaestra.engine.runs.dispatch.open_in`);
-- finished runs are settled (report, fates, contributions, reputations),
-  from RUNNING only;
 - each lease is released with the run's phase and next due time: at once if
-  an event came while the run was being stepped (``runs.kicks`` moved).
+  an event came while the run was being stepped (``runs.kicks`` moved);
+- finished runs are settled (report, fates, contributions), from RUNNING
+  only, and last the agents' reputations move: when no task expired, their
+  agents are locked only then, so that a step holds no agent while it writes
+  its tasks (the recorder, which writes every agent's outcomes, would wait on
+  it). Either way rows are taken runs first and agents last, as the recorder
+  takes them.
 """
 
 from __future__ import annotations
@@ -117,10 +121,10 @@ def write_batch(
     query = _HELD if sqlite else _HELD_LOCKED
     kicks = dict(connection.execute(query, {"runs": ids, "owner": batch.owner}).all())
     runs = [run for run in batch.runs if run.run.id in kicks]
-    _lock_agents(connection, runs, sqlite)
     now = batch.now
     ends = [end for run in runs for end in run.ends]
     if ends:
+        _lock_agents(connection, runs, sqlite)
         recorder.record_in(connection, ends, now)
     _store_candidates(connection, runs, now)
     _store_shortlists(connection, [run for run in runs if run.shortlist is not None], now)
@@ -133,7 +137,7 @@ def write_batch(
             _fail(connection, run, now)
     finished = [run for run in runs if run.settlement is not None]
     settled = _settle(connection, finished, now)
-    _move_reputations(connection, settled)
+    _move_reputations(connection, settled, lock=not ends and not sqlite)
     return Written(set(kicks), opened, [run.run.id for run in settled])
 
 
@@ -270,14 +274,15 @@ def _fail(connection: Connection, run: RunWrite, now: float) -> None:
     connection.execute(_VOID_LEFT, params)
 
 
-def _move_reputations(connection: Connection, runs: Sequence[RunWrite]) -> None:
-    """Each agent's reputation takes the settled runs' contributions, in order (the agents
-    are locked already, and read after this batch's timeouts moved them)."""
+def _move_reputations(connection: Connection, runs: Sequence[RunWrite], *, lock: bool) -> None:
+    """Each agent's reputation takes the settled runs' contributions, in order: the agents are
+    read after this batch's timeouts moved them, locked here with ``lock`` (else already)."""
     ended = [pair for run in runs if run.settlement for pair in run.settlement.ended]
     if not ended:
         return
     ids = sorted({agent_id for agent_id, _ in ended if agent_id})
-    current = dict(connection.execute(_LOCK_AGENTS, {"ids": ids}).all())
+    query = _LOCK_AGENTS.with_for_update(key_share=True) if lock else _LOCK_AGENTS
+    current = dict(connection.execute(query, {"ids": ids}).all())
     moved = reputations_after(current, ended)
     rows = [(value, agent_id) for agent_id, value in sorted(moved.items())]
     update_values(connection, _AGENTS, ("reputation",), ("id",), rows)
