@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import secrets
+from collections.abc import Awaitable, Callable
 
 from cryptography.fernet import Fernet, InvalidToken
 
 from palaestra.errors import ConfigurationError
 
 __all__ = ["KeyVault", "OwnerTokens", "hash_token", "new_token", "token_matches"]
+
+#: What the store says of a token hash: the admin token's hash, and the owner it names.
+Holders = tuple[str | None, str | None]
 
 
 def new_token(prefix: str) -> str:
@@ -75,6 +80,7 @@ class OwnerTokens:
     def __init__(self, limit: int = 10_000) -> None:
         self._limit = limit
         self._owners: dict[str, str] = {}
+        self._lookups: dict[str, asyncio.Future[Holders]] = {}
 
     def __len__(self) -> int:
         return len(self._owners)
@@ -91,3 +97,14 @@ class OwnerTokens:
 
     def forget(self) -> None:
         self._owners.clear()
+
+    async def looked_up(self, token_hash: str, lookup: Callable[[], Awaitable[Holders]]) -> Holders:
+        """``lookup()`` of ``token_hash`` in the store, shared by the requests that ask for it
+        while it is under way: a new owner's first burst of requests (hundreds of runs
+        started at once) makes one query, not one each. A waiter cancelled leaves the
+        lookup to the others."""
+        pending = self._lookups.get(token_hash)
+        if pending is None:
+            pending = self._lookups[token_hash] = asyncio.ensure_future(lookup())
+            pending.add_done_callback(lambda _: self._lookups.pop(token_hash, None))
+        return await asyncio.shield(pending)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from pydantic import SecretStr
+from sqlalchemy import event
 
 from palaestra.engine.accounts import authenticate, bootstrap_admin, create_owner
 from palaestra.errors import Unauthorized
@@ -64,3 +67,28 @@ async def test_an_owner_is_remembered_and_a_new_admin_token_takes_effect_at_once
     assert (await authenticate(platform, token)).is_admin
     with pytest.raises(Unauthorized, match="Invalid bearer token"):
         await authenticate(platform, old)
+
+
+async def test_requests_at_once_with_a_new_token_share_one_lookup(platform: Platform) -> None:
+    """A new owner starting hundreds of runs at once: one query, every request answered;
+    a request cancelled meanwhile leaves the lookup to the others."""
+    owner, token = await create_owner(platform, "Ada")
+    queries = []
+
+    def counted(*args: object) -> None:
+        queries.append(args[2])
+
+    event.listen(platform.db.engine.sync_engine, "before_cursor_execute", counted)
+    try:
+        cancelled = asyncio.create_task(authenticate(platform, token))
+        others = [asyncio.create_task(authenticate(platform, token)) for _ in range(50)]
+        invalid = [asyncio.create_task(authenticate(platform, token + "x")) for _ in range(5)]
+        await asyncio.sleep(0)
+        cancelled.cancel()
+        callers = await asyncio.gather(*others)
+        refused = await asyncio.gather(*invalid, return_exceptions=True)
+    finally:
+        event.remove(platform.db.engine.sync_engine, "before_cursor_execute", counted)
+    assert {caller.owner_id for caller in callers} == {owner.id}
+    assert all(isinstance(error, Unauthorized) for error in refused)
+    assert len(queries) == 2  # the token's, and the invalid one's
