@@ -6,17 +6,20 @@ owner is answered as not found, as agents are.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import weakref
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Final, cast
 
 from sqlalchemy import JSON, Table, select
+from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palaestra.engine.accounts import Caller
+from palaestra.engine.batcher import Batcher
 from palaestra.engine.runs.reading import RunDetail, read_run
-from palaestra.errors import InvalidRequest, NotFound
+from palaestra.errors import InvalidRequest, NotFound, StoreClosed
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
@@ -30,6 +33,7 @@ from palaestra.rules.runflow import (
     phase_done,
 )
 from palaestra.store.bulk import insert_values, json_text
+from palaestra.store.db import Database
 from palaestra.store.models import Run, Task
 from palaestra.store.paging import Key, Page, keyset, page_of
 
@@ -109,12 +113,53 @@ async def start_run(
         due_at=now,  # the stepper's next claim takes it
         kicks=0,
     )
-    # Through the store's writer, as every write on the runs' hot path: on SQLite a write
-    # from another connection would wait on the writer's lock.
-    row = tuple(_stored(run, column) for column in _RUN_COLUMNS)
-    insert = partial(insert_values, table=_RUNS, columns=_RUN_COLUMNS, values=[row])
-    await platform.db.transact(insert, single=True)  # one statement
+    stored = _starts.get(platform.db)
+    if stored is None:
+        # The store by a weak reference: a strong one would keep the key alive for good.
+        store = partial(_store_runs, weakref.ref(platform.db))
+        stored = _starts[platform.db] = Batcher(store)
+    failure = await stored.submit(tuple(_stored(run, column) for column in _RUN_COLUMNS))
+    if failure is not None:
+        raise failure
     return run
+
+
+#: Runs started at once are stored together, one statement for a burst (group commit):
+#: hundreds of runs started at once were as many transactions, which the run stepper's
+#: first claim waited behind.
+_starts: weakref.WeakKeyDictionary[Database, Batcher[tuple[Any, ...], Exception | None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def _store_runs(
+    store: weakref.ref[Database], rows: list[tuple[Any, ...]]
+) -> list[Exception | None]:
+    """Store ``rows``, through the store's writer as every write on the runs' hot path (on
+    SQLite a write from another connection would wait on the writer's lock), in one
+    statement (on PostgreSQL its own transaction); if that fails, each on its own, so that
+    one run's failure is its own."""
+    db = store()
+    if db is None:
+        raise StoreClosed
+    try:
+        await db.transact(_insert_runs(rows), single=True)
+        return [None] * len(rows)
+    except Exception:
+        if len(rows) == 1:
+            raise
+    failures: list[Exception | None] = []
+    for row in rows:
+        try:
+            await db.transact(_insert_runs([row]), single=True)
+            failures.append(None)
+        except Exception as exc:
+            failures.append(exc)
+    return failures
+
+
+def _insert_runs(rows: list[tuple[Any, ...]]) -> Callable[[Connection], None]:
+    return partial(insert_values, table=_RUNS, columns=_RUN_COLUMNS, values=rows)
 
 
 _RUNS = cast(Table, Run.__table__)
