@@ -224,9 +224,7 @@ class EgressClient:
         token = plain_http.set(target.scheme == "http")
         try:
             with self._deadline(deadline):
-                reply = await connections.exchange(
-                    target, head + body if body else head, want, self.cap_bytes
-                )
+                reply = await connections.exchange(target, head, body or b"", want, self.cap_bytes)
         except TimeoutError:
             return self._done(url, started, failure=Failure.timeout(deadline_ms))
         except TooLarge:

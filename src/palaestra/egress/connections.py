@@ -55,20 +55,21 @@ class Connections:
         self._limit = asyncio.Semaphore(limit) if limit > 0 else None
         self._swept_at = 0.0
 
-    async def exchange(self, target: URL, request: bytes, want: Want, cap: int) -> Reply:
-        """Send ``request`` (head and body, whole) to ``target``'s origin and read its reply
-        as ``want`` says; :class:`PeerError`, :class:`TooLarge` or an ``EgressRefused`` from
-        the resolver otherwise. Cancelled (a deadline), the connection is closed."""
+    async def exchange(self, target: URL, head: bytes, body: bytes, want: Want, cap: int) -> Reply:
+        """Send the request (``head``, then ``body``, whole) to ``target``'s origin and read
+        its reply as ``want`` says; :class:`PeerError`, :class:`TooLarge` or an
+        ``EgressRefused`` from the resolver otherwise. Cancelled (a deadline), the
+        connection is closed."""
         if self._limit is None:
-            return await self._exchange(target, request, want, cap)
+            return await self._exchange(target, head, body, want, cap)
         async with self._limit:
-            return await self._exchange(target, request, want, cap)
+            return await self._exchange(target, head, body, want, cap)
 
-    async def _exchange(self, target: URL, request: bytes, want: Want, cap: int) -> Reply:
+    async def _exchange(self, target: URL, head: bytes, body: bytes, want: Want, cap: int) -> Reply:
         origin = (target.scheme, target.raw_host or "", target.port or 0)
         connection = self._take(origin) or await self._connect(target, origin)
         try:
-            reply = await connection.start(request, want, cap)
+            reply = await connection.start(head, body, want, cap)
         except BaseException:
             connection.close()
             raise

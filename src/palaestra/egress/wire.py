@@ -319,13 +319,15 @@ class Connection(asyncio.Protocol):
 
     # The client's side.
 
-    def start(self, request: bytes, want: Want, cap: int) -> asyncio.Future[Reply]:
+    def start(self, head: bytes, body: bytes, want: Want, cap: int) -> asyncio.Future[Reply]:
+        """Write the request (``head``, then ``body``: not joined, so that a body held by
+        the caller is not copied and kept twice while the reply is awaited)."""
         assert self.transport is not None
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         self.exchange = _Exchange(future, want, cap)
         self.head_bytes = 0
         self._complete = self._stopped = self._keep_alive = False
-        self.transport.write(request)
+        self.transport.writelines((head, body) if body else (head,))
         return future
 
     @property
