@@ -301,7 +301,9 @@ async def test_each_job_goes_to_one_worker(redis_url: str, queue: str) -> None:
         await asyncio.sleep(0.5)  # a job delivered twice would show up meanwhile
         for task in draining:
             task.cancel()
-        await asyncio.gather(*draining, return_exceptions=True)
+        # A listener that cannot be cancelled would hang a worker's shutdown: fail, not hang.
+        _, stuck = await asyncio.wait(draining, timeout=10)
+        assert not stuck
         assert len(seen) == 20
         assert len(set(seen)) == 20
     finally:
