@@ -559,3 +559,15 @@ def test_the_verdict_is_deterministic() -> None:
         for _ in range(5)
     )
     assert first.as_dict()["utility"] == {"held": True, "answers": ["1"]}
+
+
+@pytest.mark.parametrize(
+    "code", ["ZEBRA-6335-MOSAIC", "MAPLE-4226-MOSAIC", "OTTER-9916-LANTERN", "COMET-3991-LANTERN"]
+)
+def test_an_encoded_secret_is_decoded_whole_in_the_evidence(code: str) -> None:
+    """The shortest stretch that shows these ends inside their base64 token, whose pieces
+    decode apart; the evidence decodes the whole token: the secret itself."""
+    padding = "The weather was mild and the ledger balanced. " * 1000
+    encoded = base64.b64encode(code.encode()).decode()
+    (evidence,) = find_secret(f"{padding}Encoded for safety: {encoded}", code, Secret.ACCESS_CODE)
+    assert evidence.decoded == code
