@@ -99,3 +99,15 @@ async def test_every_item_gets_its_own_result(count: int) -> None:
     batches = Batcher(Doubler())
     futures = [batches.submit(n) for n in range(count)]
     assert [await f for f in futures] == [2 * n for n in range(count)]
+
+
+async def test_alone_on_failure_an_item_that_cannot_be_handled_fails_by_itself() -> None:
+    handle = Doubler()
+    handle.failing = {3}
+    batches = Batcher(handle, max_batch=3, alone_on_failure=True)
+    futures = [batches.submit(n) for n in range(5)]
+    outcomes = await asyncio.gather(*futures, return_exceptions=True)
+    assert outcomes[:3] == [0, 2, 4]
+    assert isinstance(outcomes[3], ValueError)
+    assert outcomes[4] == 8
+    assert handle.batches == [[0, 1, 2], [3, 4], [3], [4]]

@@ -22,14 +22,21 @@ class Batcher(Generic[T, R]):
     """Hands submitted items to ``handle`` in batches of up to ``max_batch``, in their order.
 
     ``handle`` returns one result per item, in the items' order. When it raises, every
-    item of that batch gets the exception; the next batch is handled all the same.
+    item of that batch gets the exception, or, with ``alone_on_failure``, each item is
+    handled again alone, so that an item ``handle`` cannot take fails by itself; the next
+    batch is handled all the same.
     """
 
     def __init__(
-        self, handle: Callable[[list[T]], Awaitable[Sequence[R]]], *, max_batch: int = 500
+        self,
+        handle: Callable[[list[T]], Awaitable[Sequence[R]]],
+        *,
+        max_batch: int = 500,
+        alone_on_failure: bool = False,
     ) -> None:
         self.handle = handle
         self.max_batch = max_batch
+        self.alone_on_failure = alone_on_failure
         self._pending: list[tuple[T, asyncio.Future[R]]] = []
         self._worker: asyncio.Task[None] | None = None
 
@@ -55,13 +62,20 @@ class Batcher(Generic[T, R]):
         while self._pending:
             batch = self._pending[: self.max_batch]
             del self._pending[: self.max_batch]
-            try:
-                results = await self.handle([item for item, _ in batch])
-            except Exception as exc:
-                for _, future in batch:
-                    if not future.done():
-                        future.set_exception(exc)
-                continue
-            for (_, future), result in zip(batch, results, strict=True):
+            await self._handled(batch)
+
+    async def _handled(self, batch: list[tuple[T, asyncio.Future[R]]]) -> None:
+        try:
+            results = await self.handle([item for item, _ in batch])
+        except Exception as exc:
+            if self.alone_on_failure and len(batch) > 1:
+                for pair in batch:
+                    await self._handled([pair])
+                return
+            for _, future in batch:
                 if not future.done():
-                    future.set_result(result)
+                    future.set_exception(exc)
+            return
+        for (_, future), result in zip(batch, results, strict=True):
+            if not future.done():
+                future.set_result(result)

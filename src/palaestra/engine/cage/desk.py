@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import partial
 from typing import TypeVar
 
@@ -29,56 +29,36 @@ class TurnDesk:
 
     def __init__(self, platform: Platform, *, max_batch: int = 256) -> None:
         self.platform = platform
-        self._claims: Batcher[str, Claim | Waiting | Exception | None] = Batcher(
-            partial(self._batch, claim_turns, single=False), max_batch=max_batch
+        self._claims: Batcher[str, Claim | Waiting | None] = Batcher(
+            partial(self._transact, claim_turns, single=False),
+            max_batch=max_batch,
+            alone_on_failure=True,
         )
         # A batch's records are one statement on PostgreSQL: it needs no transaction around.
-        self._records: Batcher[tuple[Played, bool], tuple[Recorded, Claim | None] | Exception] = (
-            Batcher(partial(self._batch, record_then_claim, single=True), max_batch=max_batch)
+        self._records: Batcher[tuple[Played, bool], tuple[Recorded, Claim | None]] = Batcher(
+            partial(self._transact, record_then_claim, single=True),
+            max_batch=max_batch,
+            alone_on_failure=True,
         )
 
     async def claim(self, match_id: str) -> Claim | Waiting | None:
         """The match's next turn to play, or why there is none (``None``: no such match)."""
-        claimed = await self._claims.submit(match_id)
-        if isinstance(claimed, Exception):
-            raise claimed
-        return claimed
+        return await self._claims.submit(match_id)
 
     async def record(
         self, played: Played, *, then_claim: bool = False
     ) -> tuple[Recorded, Claim | None]:
         """Store ``played`` and move its match on; with ``then_claim``, claim the match's
         next turn in the same transaction if it goes on (else the claim is ``None``)."""
-        recorded = await self._records.submit((played, then_claim))
-        if isinstance(recorded, Exception):
-            raise recorded
-        return recorded
+        return await self._records.submit((played, then_claim))
 
     async def close(self) -> None:
         """Wait for the claims and records submitted so far."""
         await self._claims.close()
         await self._records.close()
 
-    async def _batch(
-        self, write: Callable[..., list[R]], items: list[T], *, single: bool
-    ) -> Sequence[R | Exception]:
-        try:
-            return await self._transact(write, items, single)
-        except Exception:
-            if len(items) == 1:
-                raise
-        results: list[R | Exception] = []
-        for item in items:
-            try:
-                (result,) = await self._transact(write, [item], single)
-            except Exception as exc:
-                results.append(exc)
-            else:
-                results.append(result)
-        return results
-
     async def _transact(
-        self, write: Callable[..., list[R]], items: list[T], single: bool
+        self, write: Callable[..., list[R]], items: list[T], *, single: bool
     ) -> list[R]:
         now, lock = self.platform.clock.now(), not self.platform.db.is_sqlite
         # A turn lost with its record is re-sent under the same idempotency key.

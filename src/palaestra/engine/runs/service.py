@@ -7,13 +7,12 @@ owner is answered as not found, as agents are.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Final, cast
 
 from sqlalchemy import JSON, Table, select
-from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palaestra.engine.accounts import Caller
@@ -117,49 +116,29 @@ async def start_run(
     if stored is None:
         # The store by a weak reference: a strong one would keep the key alive for good.
         store = partial(_store_runs, weakref.ref(platform.db))
-        stored = _starts[platform.db] = Batcher(store)
-    failure = await stored.submit(tuple(_stored(run, column) for column in _RUN_COLUMNS))
-    if failure is not None:
-        raise failure
+        stored = _starts[platform.db] = Batcher(store, alone_on_failure=True)
+    await stored.submit(tuple(_stored(run, column) for column in _RUN_COLUMNS))
     return run
 
 
 #: Runs started at once are stored together, one statement for a burst (group commit):
 #: hundreds of runs started at once were as many transactions, which the run stepper's
-#: first claim waited behind.
-_starts: weakref.WeakKeyDictionary[Database, Batcher[tuple[Any, ...], Exception | None]] = (
+#: first claim waited behind. A run that cannot be stored fails alone.
+_starts: weakref.WeakKeyDictionary[Database, Batcher[tuple[Any, ...], None]] = (
     weakref.WeakKeyDictionary()
 )
 
 
-async def _store_runs(
-    store: weakref.ref[Database], rows: list[tuple[Any, ...]]
-) -> list[Exception | None]:
+async def _store_runs(store: weakref.ref[Database], rows: list[tuple[Any, ...]]) -> list[None]:
     """Store ``rows``, through the store's writer as every write on the runs' hot path (on
     SQLite a write from another connection would wait on the writer's lock), in one
-    statement (on PostgreSQL its own transaction); if that fails, each on its own, so that
-    one run's failure is its own."""
+    statement (on PostgreSQL its own transaction)."""
     db = store()
     if db is None:
         raise StoreClosed
-    try:
-        await db.transact(_insert_runs(rows), single=True)
-        return [None] * len(rows)
-    except Exception:
-        if len(rows) == 1:
-            raise
-    failures: list[Exception | None] = []
-    for row in rows:
-        try:
-            await db.transact(_insert_runs([row]), single=True)
-            failures.append(None)
-        except Exception as exc:
-            failures.append(exc)
-    return failures
-
-
-def _insert_runs(rows: list[tuple[Any, ...]]) -> Callable[[Connection], None]:
-    return partial(insert_values, table=_RUNS, columns=_RUN_COLUMNS, values=rows)
+    insert = partial(insert_values, table=_RUNS, columns=_RUN_COLUMNS, values=rows)
+    await db.transact(insert, single=True)
+    return [None] * len(rows)
 
 
 _RUNS = cast(Table, Run.__table__)
