@@ -54,8 +54,8 @@ printed as FAIL, it does not stop ``make bench``).
 
 How long: a round is cut after ``--timeout`` seconds (150), its unfinished
 runs reported, and its mode stops there (runs left in flight would only slow
-the next round down). On the project's 2-core machine the defaults took 4
-minutes (2026-12-03), 5 with ``--rss-runs 1000``. Shrink it with
+the next round down). On the project's 2-core machine the defaults with
+``--rss-runs 1000`` took 2.5 to 4 minutes (2026-12-03). Shrink it with
 ``--modes``, ``--runs`` and ``--rounds``; ``--logs DIR`` keeps the
 platform's logs (their ends are printed under any round with a problem);
 ``--profile DIR`` samples the platform's processes with py-spy during the
