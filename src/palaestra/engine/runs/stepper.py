@@ -227,8 +227,8 @@ class RunStepper:
         fresh = {c.id: c for item in planned for c in item.plan.candidates}
         for cid, candidate in fresh.items():
             context.scout[cid] = scouted[candidate.source_task_id].output
-        later = {
-            need.key.candidate_id
+        later = {  # candidate: its run
+            need.key.candidate_id: item.run.id
             for item in planned
             for need in item.plan.opens
             if need.key.candidate_id is not None and need.key.candidate_id not in fresh
@@ -236,10 +236,10 @@ class RunStepper:
         finished = [item.run.id for item in planned if item.plan.finished]
         if not later and not finished:
             return context, {}
-        runs = [item.run.id for item in planned]
+        runs = set(later.values())
 
         def read(connection: Connection) -> tuple[Context, dict[str, Any]]:
-            read_context(connection, runs, later, context)
+            read_context(connection, runs, later.keys(), context)
             return context, read_records(connection, finished)
 
         return await self.platform.db.query(read)
