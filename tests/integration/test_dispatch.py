@@ -81,6 +81,9 @@ async def test_a_slot_is_stored_running_then_sent_once_signed_and_recorded(
         assert (stored.status, stored.agent_id, stored.executor) == ("RUNNING", agent_id, "scout")
         assert stored.deadline_at == clock.now() + 2.0
         assert endpoint.received == []  # durable before anything is sent
+        # A send in flight holds its prompts once, in the body it sends.
+        assert opened.request.messages == ()
+        assert orjson.loads(opened.body)["messages"] == scout_slot(run_id).messages
         end = await send(platform, opened)
         assert end is not None
         assert await Recorder(platform).finish(end) is Verdict.RECORDED
@@ -269,6 +272,7 @@ async def test_selection_skips_ineligible_agents_and_falls_back_to_the_house(
     run_id = await new_run(platform, owner)
     [first] = await open_slots(platform, [scout_slot(run_id)], house_executor=HOUSE)
     assert (first.agent_id, first.executor, first.body) == (None, HOUSE, b"")
+    assert first.request.messages == scout_slot(run_id).messages  # the house answers from them
 
     ready = await add_agent(platform, owner, "ready", "SCOUT", url, KEY, status="PROBATION")
     [second, third] = await open_slots(

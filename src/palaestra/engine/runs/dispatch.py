@@ -105,6 +105,23 @@ class SlotRequest:
     house: bool = False  # the external attempts are used up
     seed: str = ""  # makes the selection's exploration reproducible
 
+    def sent(self) -> SlotRequest:
+        """This request once its body holds the prompts: without them (a constructor call,
+        a few times cheaper than ``dataclasses.replace``)."""
+        return SlotRequest(
+            self.run_id,
+            self.phase,
+            self.candidate_id,
+            self.slot,
+            self.attempt,
+            self.goal,
+            self.launchpad_name,
+            (),
+            self.deadline_s,
+            self.house,
+            self.seed,
+        )
+
 
 @dataclass(slots=True)
 class Opened:
@@ -162,19 +179,18 @@ async def open_slots(
 
 @dataclass(frozen=True, slots=True)
 class Body:
-    """A slot's task id and the JSON of its payload, as sent and as stored."""
+    """A slot's task id and the JSON of its payload, as sent (and as stored: decoded only
+    for the row, so that a send in flight holds one copy)."""
 
     task_id: str
     sent: bytes
-    stored: str
 
     @classmethod
     def of(cls, request: SlotRequest) -> Body:
         task_id = new_id()
         # A compact copy: orjson's own buffer is sized for speed (32 KiB), and a body
         # lives as long as its dispatch is in flight.
-        sent = memoryview(dumps(payload_of(task_id, request))).tobytes()
-        return cls(task_id, sent, sent.decode())
+        return cls(task_id, memoryview(dumps(payload_of(task_id, request))).tobytes())
 
 
 _RUNNING: Final = TaskStatus.RUNNING.value
@@ -290,6 +306,9 @@ def _assign(platform: Platform, item: Opened, pool: _Pool, chosen: Contender, bo
     item.url = url
     item.key = platform.vault.open(sealed)  # the vault remembers opened keys
     item.body = body.sent
+    # The body holds the prompts now: a send in flight keeps no second copy of them (the
+    # house, which answers from the messages, is never assigned here).
+    item.request = item.request.sent()
 
 
 def _row(item: Opened, body: Body, now: float) -> tuple[Any, ...]:
@@ -305,7 +324,7 @@ def _row(item: Opened, body: Body, now: float) -> tuple[Any, ...]:
         item.agent_id,
         item.executor,
         _RUNNING,
-        body.stored,  # the payload as it was sent
+        body.sent.decode(),  # the payload as it was sent
         now,
         now + request.deadline_s,
         now,
