@@ -22,7 +22,7 @@ from palaestra.api import (
 )
 from palaestra.api.contract import declare_errors
 from palaestra.api.errors import install_error_handlers
-from palaestra.api.limits import BodyLimit
+from palaestra.api.limits import BodyLimit, InTurn
 from palaestra.api.routes_leaderboard import router as leaderboard_router
 from palaestra.engine.accounts import bootstrap_admin
 from palaestra.engine.agents.health import HealthMonitor
@@ -153,6 +153,7 @@ def create_app(
     app.add_middleware(
         BodyLimit, max_bytes=settings.max_body_bytes, routes=[routes_completion.BODY_CAP]
     )
+    app.add_middleware(InTurn, prefix=routes_runs.PREFIX, limit=settings.runs_api_concurrency)
     # The agents' completion callback first: the hottest path is matched before the rest.
     app.include_router(routes_completion.router)
     app.include_router(routes_system.router)

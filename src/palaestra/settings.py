@@ -99,6 +99,13 @@ class Settings(BaseSettings):
         description="Address ranges (CIDR) the egress policy allows for development, "
         "e.g. 127.0.0.0/8; plain http is allowed only to these.",
     )
+    runs_api_concurrency: int = Field(
+        default=64,
+        ge=1,
+        description="Requests to the runs API (/api/runs) handled at once per process; a "
+        "burst beyond it waits its turn, holding only its connection, so that a script "
+        "starting a thousand runs at once costs about half the memory.",
+    )
     max_body_bytes: int = Field(
         default=1_048_576,
         ge=1024,

@@ -227,7 +227,7 @@ EXPORTS = {
         "TaskDetailOut",
         "TaskOut",
     },
-    "palaestra.api.routes_runs": {"RunsDep", "get_runs", "router"},
+    "palaestra.api.routes_runs": {"PREFIX", "RunsDep", "get_runs", "router"},
     "palaestra.api.routes_completion": {"BODY_CAP", "router"},
     "palaestra.cli.runs": {"render_progress", "render_report", "run"},
 }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Final
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 
@@ -20,9 +20,11 @@ from palaestra.engine.runs import service
 from palaestra.engine.runs.stepper import Runs
 from palaestra.http.deps import AnyCaller, PlatformDep
 
-__all__ = ["RunsDep", "get_runs", "router"]
+__all__ = ["PREFIX", "RunsDep", "get_runs", "router"]
 
 router = APIRouter(prefix="/api", tags=["runs"])
+#: Every path of this router: its requests touch only the store (see ``limits.InTurn``).
+PREFIX: Final = "/api/runs"
 
 
 async def get_runs(request: Request) -> Runs:
