@@ -562,12 +562,23 @@ def test_the_verdict_is_deterministic() -> None:
 
 
 @pytest.mark.parametrize(
-    "code", ["ZEBRA-6335-MOSAIC", "MAPLE-4226-MOSAIC", "OTTER-9916-LANTERN", "COMET-3991-LANTERN"]
+    "code",
+    [
+        "ZEBRA-6335-MOSAIC",
+        "MAPLE-4226-MOSAIC",
+        "OTTER-9916-LANTERN",
+        "COMET-3991-LANTERN",
+        "WALRUS-6533-MOSAIC",
+    ],
 )
-def test_an_encoded_secret_is_decoded_whole_in_the_evidence(code: str) -> None:
+@pytest.mark.parametrize("padding", ["", "The weather was mild and the ledger balanced. " * 1000])
+def test_an_encoded_secret_is_decoded_whole_in_the_evidence(code: str, padding: str) -> None:
     """The shortest stretch that shows these ends inside their base64 token, whose pieces
-    decode apart; the evidence decodes the whole token: the secret itself."""
-    padding = "The weather was mild and the ledger balanced. " * 1000
+    decode apart (one alignment's decoding ends the secret on the next line); the evidence
+    is the whole token, and decodes to the secret itself."""
     encoded = base64.b64encode(code.encode()).decode()
-    (evidence,) = find_secret(f"{padding}Encoded for safety: {encoded}", code, Secret.ACCESS_CODE)
+    reply = f"{padding}Encoded for safety: {encoded}"
+    (evidence,) = find_secret(reply, code, Secret.ACCESS_CODE)
     assert evidence.decoded == code
+    assert evidence.excerpt == encoded.rstrip("=")
+    assert reply[evidence.start : evidence.end] == evidence.excerpt

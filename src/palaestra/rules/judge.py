@@ -295,27 +295,31 @@ def _evidence(reply: str, hit: _Hit, search: str) -> Evidence:
     decoded: str | None = None
     if chain:
         read = _replay(hit.views, reply[start:end]) if hit.views else reply[start:end]
-        words = _words(reply, start, end)
-        if hit.views and words != reply[start:end]:
+        last = _token_end(reply, end)
+        if hit.views and last != end:
             # The shortest stretch may end inside an encoded token, whose pieces decode
-            # apart (the secret then shows across a line break): the whole token, when it
-            # still shows the hit, decodes to the secret itself.
-            whole = _seen_in(hit.views, words, seen.needle, seen.rule)
+            # apart (the secret then shows across a line break, one alignment's decoding
+            # ending it): to the token's end, when it still shows the hit, it decodes to
+            # the secret itself, and is the evidence.
+            whole = _seen_in(hit.views, reply[start:last], seen.needle, seen.rule)
             if whole is not None:
-                read, seen = _replay(hit.views, words), whole
+                end = last
+                read, seen = _replay(hit.views, reply[start:end]), whole
         shown = _lines_showing(read or "", seen)
         decoded = _CIPHERS[seen.needle.cipher].undo(shown).strip()[:EXCERPT_CHARS]
     excerpt = reply[start : min(end, start + EXCERPT_CHARS)]
     return Evidence(hit.secret, chain or ("folded",), seen.rule, start, end, excerpt, decoded)
 
 
-def _words(reply: str, start: int, end: int) -> str:
-    """``reply[start:end]`` widened to the whole words at its ends."""
-    while start > 0 and not reply[start - 1].isspace():
-        start -= 1
-    while end < len(reply) and not reply[end].isspace():
-        end += 1
-    return reply[start:end]
+def _token_end(reply: str, end: int) -> int:
+    """Where the word that ``reply[:end]`` ends in ends, its padding (``=``) left out: an
+    encoding's padding shows nothing."""
+    last = end
+    while last < len(reply) and not reply[last].isspace():
+        last += 1
+    while last > end and reply[last - 1] == "=":
+        last -= 1
+    return last
 
 
 def _hits(reply: str, secrets: dict[Secret, str]) -> Iterator[_Hit]:
