@@ -50,6 +50,27 @@ async def driver(platform: Platform) -> AsyncIterator[RunDriver]:
     await runs.close()
 
 
+def held_transaction(
+    platform: Platform, monkeypatch: pytest.MonkeyPatch, number: int
+) -> tuple[asyncio.Event, asyncio.Event]:
+    """Hold the store's ``number``-th transaction from now (1 for the next) until the second
+    event is set; the first is set when it is reached."""
+    reached, go_on = asyncio.Event(), asyncio.Event()
+    transact = platform.db.transact
+    calls = 0
+
+    async def held(work: object, **options: object) -> object:
+        nonlocal calls
+        calls += 1
+        if calls == number:
+            reached.set()
+            await go_on.wait()
+        return await transact(work, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(platform.db, "transact", held)
+    return reached, go_on
+
+
 async def test_a_full_process_claims_no_due_run_until_half_its_sends_are_free(
     platform: Platform, driver: RunDriver
 ) -> None:
@@ -113,17 +134,7 @@ async def test_steps_under_way_at_once_share_the_room(
     for n in range(3):
         await start_run(platform, Caller(owner), f"Goal {n}", sizes=ONE_SCOUT)
     assert driver.stepper.room() == 1  # four sends free: one run's step (its scouts)
-    claiming = asyncio.Event()
-    go_on = asyncio.Event()
-    transact = platform.db.transact
-
-    async def held_first(work: object, **options: object) -> object:
-        if not claiming.is_set():
-            claiming.set()
-            await go_on.wait()
-        return await transact(work, **options)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(platform.db, "transact", held_first)
+    claiming, go_on = held_transaction(platform, monkeypatch, 1)  # the first step's claim
     first = asyncio.create_task(driver.step())
     await claiming.wait()
 
@@ -144,20 +155,8 @@ async def test_a_step_holds_only_the_room_its_plan_opens(
     owner = await add_owner(platform)
     for n in range(3):
         await start_run(platform, Caller(owner), f"Goal {n}", sizes=ONE_SCOUT)
-    writing = asyncio.Event()
-    go_on = asyncio.Event()
-    transact = platform.db.transact
-    calls = 0
-
-    async def write_held(work: object, **options: object) -> object:
-        nonlocal calls
-        calls += 1
-        if calls == 2:  # the first step's write: its claim came first
-            writing.set()
-            await go_on.wait()
-        return await transact(work, **options)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(platform.db, "transact", write_held)
+    # The first step's write: its claim comes first.
+    writing, go_on = held_transaction(platform, monkeypatch, 2)
     first = asyncio.create_task(driver.step())
     await writing.wait()
 
