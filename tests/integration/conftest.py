@@ -56,9 +56,13 @@ class NetworkGuard:
 
 def _is_loopback(host: str) -> bool:
     try:
-        return ipaddress.ip_address(host.split("%")[0]).is_loopback
+        address = ipaddress.ip_address(host.split("%")[0])
     except ValueError:
         return False
+    # ::ffff:127.0.0.1 is loopback too, but Python before 3.13 does not say so.
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped.is_loopback
+    return address.is_loopback
 
 
 @pytest.fixture(autouse=True)
