@@ -107,6 +107,9 @@ def test_an_install_past_its_time_is_stopped_with_its_children(tmp_path: Path) -
 
 def test_ctrl_c_stops_the_install(tmp_path: Path) -> None:
     command = script(tmp_path, "print('[1/99] compiling', flush=True)\ntime.sleep(60)\n")
+    # Ctrl-C as in a terminal, even where this process was started with SIGINT ignored (a
+    # background job of a shell without job control, as some CI runners start their steps).
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
     started = time.monotonic()
@@ -114,6 +117,7 @@ def test_ctrl_c_stops_the_install(tmp_path: Path) -> None:
         result = install(command, tmp_path / "pip.log", say=lambda _: None, tick_s=0.1)
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, before)
     assert result.outcome is Installed.INTERRUPTED
     assert time.monotonic() - started < 10
 
