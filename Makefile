@@ -47,9 +47,9 @@ typecheck: install
 # The local model's tests run alone, so that its generations get both cores (and apart
 # from the browser tests, whose Playwright leaves an event loop running in the process).
 test: lint typecheck docs
-	$(BIN)/pytest tests/unit tests/integration -n 2 -m "not local_model"
-	$(BIN)/pytest tests/acceptance -m "not local_model"
-	$(BIN)/pytest tests/integration/test_local_model.py tests/acceptance/test_demo_local_model.py
+	$(BIN)/pytest tests/unit tests/integration -n 2 -m "not local_model" --durations 5
+	$(BIN)/pytest tests/acceptance -m "not local_model" --durations 5
+	$(BIN)/pytest tests/integration/test_local_model.py tests/acceptance/test_demo_local_model.py --durations 5
 
 test-unit: install
 	$(BIN)/pytest tests/unit
