@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from palaestra.engine.accounts import Caller
+from palaestra.engine.runs import Stepped
 from palaestra.engine.runs.driver import RunDriver
 from palaestra.engine.runs.service import start_run
 from palaestra.platform import Platform
@@ -48,6 +49,15 @@ async def driver(platform: Platform) -> AsyncIterator[RunDriver]:
     runs = RunDriver(platform)
     yield runs
     await runs.close()
+
+
+async def reached(event: asyncio.Event, step: asyncio.Task[Stepped]) -> None:
+    """Wait until ``event`` is set; fail, rather than wait for ever, if ``step`` ends first."""
+    waiting = asyncio.ensure_future(event.wait())
+    await asyncio.wait({waiting, step}, return_when=asyncio.FIRST_COMPLETED)
+    if not event.is_set():
+        waiting.cancel()
+        raise AssertionError(f"the step ended without the held transaction: {step.result()}")
 
 
 def held_transaction(
@@ -136,7 +146,7 @@ async def test_steps_under_way_at_once_share_the_room(
     assert driver.stepper.room() == 1  # four sends free: one run's step (its scouts)
     claiming, go_on = held_transaction(platform, monkeypatch, 1)  # the first step's claim
     first = asyncio.create_task(driver.step())
-    await claiming.wait()
+    await reached(claiming, first)
 
     assert driver.stepper.room() == 0
     assert (await driver.step()).claimed == ()
@@ -158,7 +168,7 @@ async def test_a_step_holds_only_the_room_its_plan_opens(
     # The first step's write: its claim comes first.
     writing, go_on = held_transaction(platform, monkeypatch, 2)
     first = asyncio.create_task(driver.step())
-    await writing.wait()
+    await reached(writing, first)
 
     assert driver.stepper.room() == 1  # one send held of four: room for another run's step
     second = await driver.step()
