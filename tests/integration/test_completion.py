@@ -18,6 +18,7 @@ import orjson
 import pytest
 from sqlalchemy import text
 
+from palaestra.clock import FrozenClock
 from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.lifecycle import COOLDOWN_S
 from palaestra.engine.runs.dispatch import SlotRequest, open_slots
@@ -546,3 +547,41 @@ async def test_of_concurrent_submissions_exactly_one_wins(
     async with setup.platform.db.session() as session:
         receipts = await session.scalar(text("SELECT count(*) FROM completion_receipts"))
     assert receipts == len(tasks)
+
+
+async def test_a_completion_after_the_deadline_is_refused_before_any_step_ends_the_task(
+    setup: Setup,
+) -> None:
+    """However late the platform's own step, a completion past the deadline does not win:
+    the task stays RUNNING for the step to end by the rules, and nothing is recorded."""
+    task_id = await setup.task()
+    task = await setup.stored(task_id)
+    assert task.deadline_at is not None
+    clock = setup.platform.clock
+    assert isinstance(clock, FrozenClock)
+    clock.advance(task.deadline_at - clock.now() + 0.5)
+    assert await post(setup.api, task_id, body_for(task_id), stamp=int(clock.now())) == (
+        400,
+        error(f"Task {task_id} is not in RUNNING state", "not-running"),
+    )
+    assert (await setup.stored(task_id)).status == "RUNNING"
+    agent = await agent_row(setup.platform, setup.agent_id)
+    assert (agent.status, agent.consecutive_failures) == ("ACTIVE", 0)
+
+
+async def test_a_replay_after_the_deadline_is_still_a_replay(setup: Setup) -> None:
+    task_id = await setup.task()
+    raw = orjson.dumps(body_for(task_id))
+    clock = setup.platform.clock
+    assert isinstance(clock, FrozenClock)
+    now = int(clock.now())
+    headers = {
+        "x-edgearena-timestamp": str(now),
+        "x-edgearena-signature": sign_completion(KEY, PUBLIC, task_id, raw, now),
+    }
+    assert await post(setup.api, task_id, raw, headers=headers) == (200, {"accepted": True})
+    clock.advance(31)  # past the 30 s deadline, within the replay window
+    assert await post(setup.api, task_id, raw, headers=headers) == (
+        401,
+        error("Task completion already submitted (replay rejected)", "replay"),
+    )

@@ -21,7 +21,8 @@ The checks run in this order, each with the seed's message:
    the task was dispatched to;
 5. ``Task completion already submitted (replay rejected)`` (401): this
    (taskId, signature) was accepted before;
-6. ``Task <id> is not in RUNNING state`` (400; also for late completions);
+6. ``Task <id> is not in RUNNING state`` (400; also for a completion that arrives
+   after the task's deadline, ended by a step yet or not);
 7. the output must pass the phase schema: else 400 with the ``Validation
    failed: ...`` line, and the task is FAILED against the agent as a
    synchronous schema failure would be (its cooldown included);
@@ -127,6 +128,7 @@ class _Task:
     agent_id: str | None
     executor: str
     dispatched_at: float | None
+    deadline_at: float | None
     key_sealed: str | None  # the agent's, None when it has no agent (any more)
 
 
@@ -142,6 +144,7 @@ async def _read_tasks(platform: Platform, ids: list[str]) -> list[_Task | None]:
             Task.agent_id,
             Task.executor,
             Task.dispatched_at,
+            Task.deadline_at,
             Agent.key_sealed,
         )
         .outerjoin(Agent, Agent.id == Task.agent_id)
@@ -184,6 +187,7 @@ class CompletionDesk:
     ) -> None:
         """Check and record one completion; raise :class:`CompletionRejected`."""
         platform = self.platform
+        arrived = platform.clock.now()
         try:
             body = CompletionBody.parse(loads(raw))
         except (InvalidJson, InvalidMessage) as exc:
@@ -211,6 +215,9 @@ class CompletionDesk:
             "prompt_tokens": body.prompt_tokens,
             "completion_tokens": body.completion_tokens,
             "model_id": (body.model_id or "")[:200],
+            # Past its deadline the task is over, whether or not a step has ended it yet: a
+            # step's delay must not let a late answer win (the step ends it by the rules).
+            "late": task.deadline_at is not None and arrived > task.deadline_at,
         }
         problem = None
         try:

@@ -78,6 +78,8 @@ class Finish:
     reason: str | None = None
     contribution: float | None = None  # a success's is settled when its run ends
     signature: str | None = None  # an async completion's, kept against replays
+    #: A completion that arrived past the task's deadline: told why not, never recorded.
+    late: bool = False
 
     @property
     def succeeded(self) -> bool:
@@ -244,7 +246,8 @@ class Recorder:
         on PostgreSQL, the tasks' states are read first (there locked) to tell each one.
         """
         ids = list({p.item.task_id for p in batch})
-        if self.platform.db.is_sqlite and len(ids) == len(batch):
+        on_time = not any(p.item.late for p in batch)
+        if self.platform.db.is_sqlite and len(ids) == len(batch) and on_time:
             savepoint = connection.begin_nested()
             if self._end(connection, batch) == len(batch):
                 savepoint.commit()
@@ -261,7 +264,7 @@ class Recorder:
         winners: list[_Prepared] = []
         for prepared in batch:
             item = prepared.item
-            if item.task_id in running:
+            if item.task_id in running and not item.late:
                 running.discard(item.task_id)  # a second end in the same batch loses
                 winners.append(prepared)
                 verdicts.append(Verdict.RECORDED)
