@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -46,6 +46,10 @@ PING_REASONS: Final = {
 }
 TURN_REASONS: Final = {"hang": _TIMED_OUT, "big": _TOO_BIG}
 ENDED_TASK: Final = {"SUCCEEDED", "FAILED", "TIMEOUT", "VOIDED"}
+#: The API beats every second: its last beat before a kill may be this long before it.
+BEAT_SLACK_S: Final = 2.0
+#: When the API was killed, and when it served again (wall-clock seconds).
+Outage: TypeAlias = tuple[float, float]
 
 
 @dataclass
@@ -79,7 +83,16 @@ async def read_facts(engine: AsyncEngine) -> Facts:
 
         return Facts(
             runs=await rows(select(Run.id, Run.status)),
-            tasks=await rows(select(Task.id, Task.agent_id, Task.status, Task.reason)),
+            tasks=await rows(
+                select(
+                    Task.id,
+                    Task.agent_id,
+                    Task.status,
+                    Task.reason,
+                    Task.dispatched_at,
+                    Task.deadline_at,
+                )
+            ),
             agents=await rows(
                 select(Agent.id, Agent.name, Agent.status, Agent.consecutive_failures)
             ),
@@ -214,9 +227,12 @@ def good_agents(facts: Facts, ids: dict[str, str], fighter_ids: dict[str, str]) 
     return check
 
 
-def hostile_agents(facts: Facts, ledger: dict[str, Any], ids: dict[str, str]) -> Check:
+def hostile_agents(
+    facts: Facts, ledger: dict[str, Any], ids: dict[str, str], outages: Sequence[Outage]
+) -> Check:
     check = Check("hostile agents charged exactly, with the seed's reasons")
     counts = []
+    by_id = {task.id: task for task in facts.tasks}
     for name in HOSTILE_EDGE:
         seen = ledger["agents"][name]
         tasks, pings = _charges(facts, ids[name])
@@ -233,25 +249,46 @@ def hostile_agents(facts: Facts, ledger: dict[str, Any], ids: dict[str, str]) ->
                 check.fail(f"{name} charged a ping {ping.reason!r}")
         if name in ("flap", "storm") and len(pings) > seen["pings_failed"]:
             check.fail(f"{name}: {len(pings)} pings charged, {seen['pings_failed']} failed")
-        _callbacks(check, name, seen["callbacks"])
+        _callbacks(check, name, seen["callbacks"], by_id, outages)
         got = len(seen["task_ids"])
         counts.append(f"{name} {got}/{len(tasks)}/{len(pings)}")
     check.summary = "dispatches received/tasks charged/pings charged: " + ", ".join(counts)
     return check
 
 
-def _callbacks(check: Check, name: str, callbacks: Sequence[Sequence[Any]]) -> None:
+def _callbacks(
+    check: Check,
+    name: str,
+    callbacks: Sequence[Sequence[Any]],
+    tasks: Mapping[str, Any],
+    outages: Sequence[Outage],
+) -> None:
+    """The replaying agent's answers are taken once each, the late one's never, except where
+    the API was down while the answer was due: then the late answer may be taken, and the
+    replayed one may find its task voided (the platform's fault) when it gets through."""
     accepted = Counter(task_id for task_id, status, _ in callbacks if status == 200)
-    tasks = {task_id for task_id, _, _ in callbacks}
-    if name == "replay":
-        for task_id in tasks:
-            if accepted[task_id] != 1:
+    for task_id in {task_id for task_id, _, _ in callbacks}:
+        down = _down_while_due(tasks.get(task_id), outages)
+        if name == "replay" and accepted[task_id] != 1:
+            voided = tasks.get(task_id) is not None and tasks[task_id].status == "VOIDED"
+            if not (accepted[task_id] == 0 and voided and down):
                 check.fail(f"replay: {task_id} accepted {accepted[task_id]} times")
-    if name == "late" and accepted:
-        check.fail(f"late: callbacks after the deadline accepted: {sorted(accepted)}")
+        if name == "late" and accepted[task_id] and not down:
+            check.fail(f"late: {task_id}'s callback after the deadline accepted, the API up")
     for task_id, status, code in callbacks:
         if status >= 500 or status == 0:
             check.fail(f"{name}: callback for {task_id} answered {status} {code}")
+
+
+def _down_while_due(task: Any, outages: Sequence[Outage]) -> bool:
+    """Whether the API was down (from a beat before its kill) between the task's send and
+    its deadline."""
+    if task is None or task.dispatched_at is None or task.deadline_at is None:
+        return False
+    return any(
+        killed - BEAT_SLACK_S < task.deadline_at and back > task.dispatched_at
+        for killed, back in outages
+    )
 
 
 def fighters(facts: Facts, fighter_ids: dict[str, str]) -> Check:
@@ -277,13 +314,19 @@ def fighters(facts: Facts, fighter_ids: dict[str, str]) -> Check:
 
 
 def run_checks(
-    facts: Facts, ledger: dict[str, Any], ids: dict[str, str], fighter_ids: dict[str, str]
+    facts: Facts,
+    ledger: dict[str, Any],
+    ids: dict[str, str],
+    fighter_ids: dict[str, str],
+    outages: Sequence[Outage] = (),
 ) -> list[Check]:
+    """Every end check; ``outages``: when the API was killed and when it served again
+    (wall-clock seconds)."""
     return [
         ended(facts),
         once(facts, ledger, ids),
         good_agents(facts, ids, fighter_ids),
-        hostile_agents(facts, ledger, ids),
+        hostile_agents(facts, ledger, ids, outages),
         fighters(facts, fighter_ids),
     ]
 

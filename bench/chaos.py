@@ -45,7 +45,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
 from tests.acceptance.cluster import holder_of
 
-from bench._chaos_checks import Check, page_split, read_facts, run_checks, secrets_found
+from bench._chaos_checks import (
+    Check,
+    Outage,
+    page_split,
+    read_facts,
+    run_checks,
+    secrets_found,
+)
 from bench._chaos_cluster import ADMIN, Cluster, Rss, cluster, drop_connections, environment
 from bench._chaos_cluster import redis_server as own_redis
 from bench._chaos_zoo import ASYNC_EDGE, FIGHTERS, GOOD_EDGE, HOSTILE_EDGE, zoo_process
@@ -109,6 +116,7 @@ class Soak:
     answers: Counter[str] = field(default_factory=Counter)
     bad_inputs: Counter[str] = field(default_factory=Counter)
     faults: list[str] = field(default_factory=list)
+    outages: list[Outage] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
     overdue_max_s: float = 0.0
     peeks: int = 0
@@ -318,11 +326,13 @@ async def inject(soak: Soak, fault: str) -> None:
             fault += " mid-request"
         if name == "serve" and await callback_due(soak, soak.patience_s):
             fault += " with a callback due"
+        killed = time.time()
         cluster.kill(name)
         await asyncio.sleep(1.0)
         cluster.start(name)
         if name == "serve":
             await cluster.wait_up(soak.session)
+            soak.outages.append((killed, time.time()))
     elif fault == "restart redis":
         await asyncio.to_thread(soak.redis.restart, 2.0)
     else:
@@ -435,7 +445,7 @@ async def finish(soak: Soak, folder: Path, load_s: float, drained_s: float) -> l
         )
         soak.callbacks[name] = dict(answers)
     facts = await read_facts(soak.engine)
-    checks = run_checks(facts, ledger, soak.ids, soak.fighter_ids)
+    checks = run_checks(facts, ledger, soak.ids, soak.fighter_ids, soak.outages)
     checks.append(page_split(facts, await agent_pages(soak), soak.ids))
     secret = Check("no secret in any log line or export")
     codes = await access_codes(soak)

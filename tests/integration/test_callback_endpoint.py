@@ -18,10 +18,10 @@ import pytest
 from palaestra.clock import FrozenClock
 from palaestra.engine.accounts import Caller
 from palaestra.engine.runs.driver import RunDriver
-from palaestra.engine.runs.endpoint import announce_up, beat
+from palaestra.engine.runs.endpoint import announce_up, beat, read_endpoint
 from palaestra.engine.runs.service import start_run
 from palaestra.platform import Platform
-from palaestra.rules.runplan import CALLBACK_STALE_S
+from palaestra.rules.runplan import CALLBACK_RETRY_S, CALLBACK_STALE_S, CallbackEndpoint
 from palaestra.settings import Settings
 from palaestra.store.models import Task
 from tests.integration.edge_agents import EdgeAgent
@@ -99,6 +99,10 @@ async def test_an_endpoint_restarted_after_the_send_voids_the_missed_callback(
     clock.advance(0.6)  # past the deadline; it beats on
     await beat(platform)
     await deferred.step()
+    assert (await the_task(platform, deferred.task_id))[0] == "RUNNING"  # the agent may retry
+    clock.advance(CALLBACK_RETRY_S)
+    await beat(platform)
+    await deferred.step()
     assert await the_task(platform, deferred.task_id) == ("VOIDED", DOWN)
     assert await charged(platform, deferred.agent_id) == ("ACTIVE", 0)
     assert voided(platform) == 1
@@ -140,3 +144,37 @@ async def test_a_late_beat_within_the_stale_time_still_leaves_the_timeout_to_the
     await deferred.step()
     assert (await the_task(platform, deferred.task_id))[0] == "TIMEOUT"
     assert await charged(platform, deferred.agent_id) == ("ACTIVE", 1)
+
+
+async def test_an_endpoint_down_only_after_the_deadline_leaves_the_timeout_to_the_agent(
+    platform: Platform, clock: FrozenClock, deferred: Deferred
+) -> None:
+    clock.advance(1.0)  # the deadline, and the API beats
+    await beat(platform)
+    clock.advance(2.0)
+    await announce_up(platform, beating=True)  # killed after its last beat, and back
+    await deferred.step()
+    assert (await the_task(platform, deferred.task_id))[0] == "TIMEOUT"
+    assert await charged(platform, deferred.agent_id) == ("ACTIVE", 1)
+
+
+async def test_a_start_keeps_the_last_beat_before_it_as_when_the_endpoint_went_down(
+    platform: Platform, clock: FrozenClock
+) -> None:
+    await announce_up(platform, beating=True)
+    first = clock.now()
+    assert await read_endpoint_now(platform) == CallbackEndpoint(first, first, None)
+    clock.advance(1.0)
+    await beat(platform)
+    clock.advance(5.0)
+    await announce_up(platform, beating=True)
+    assert await read_endpoint_now(platform) == CallbackEndpoint(
+        clock.now(), clock.now(), first + 1.0
+    )
+    await announce_up(platform, beating=False)  # one embedded process: not watched
+    assert await read_endpoint_now(platform) == CallbackEndpoint(clock.now(), None, clock.now())
+
+
+async def read_endpoint_now(platform: Platform) -> CallbackEndpoint | None:
+    async with platform.db.read() as connection:
+        return await connection.run_sync(read_endpoint)

@@ -22,6 +22,7 @@ from palaestra.clock import FrozenClock
 from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.lifecycle import COOLDOWN_S
 from palaestra.engine.runs.dispatch import SlotRequest, open_slots
+from palaestra.engine.runs.endpoint import announce_up, beat
 from palaestra.engine.runs.recorder import Finish, Recorder
 from palaestra.engine.runs.service import start_run
 from palaestra.platform import Platform
@@ -567,6 +568,48 @@ async def test_a_completion_after_the_deadline_is_refused_before_any_step_ends_t
     assert (await setup.stored(task_id)).status == "RUNNING"
     agent = await agent_row(setup.platform, setup.agent_id)
     assert (agent.status, agent.consecutive_failures) == ("ACTIVE", 0)
+
+
+async def test_a_completion_after_the_deadline_is_taken_if_the_endpoint_was_down_meanwhile(
+    setup: Setup,
+) -> None:
+    """The completion endpoint restarted while the answer was due: the agent's first tries
+    may have been refused by the platform, so its answer, late, is still taken."""
+    task_id = await setup.task()
+    task = await setup.stored(task_id)
+    assert task.deadline_at is not None
+    clock = setup.platform.clock
+    assert isinstance(clock, FrozenClock)
+    await beat(setup.platform)
+    clock.advance(1)
+    await announce_up(setup.platform, beating=True)  # down, then back, before the deadline
+    clock.advance(task.deadline_at - clock.now() + 0.5)
+    assert await post(setup.api, task_id, body_for(task_id), stamp=int(clock.now())) == (
+        200,
+        {"accepted": True},
+    )
+    assert (await setup.stored(task_id)).status == "SUCCEEDED"
+
+
+async def test_a_completion_after_the_deadline_is_refused_if_the_endpoint_fell_only_after(
+    setup: Setup,
+) -> None:
+    clock = setup.platform.clock
+    assert isinstance(clock, FrozenClock)
+    await announce_up(setup.platform, beating=True)
+    clock.advance(0.1)
+    task_id = await setup.task()
+    task = await setup.stored(task_id)
+    assert task.deadline_at is not None
+    clock.advance(task.deadline_at - clock.now())
+    await beat(setup.platform)  # seen alive at the deadline, then down and back
+    clock.advance(2)
+    await announce_up(setup.platform, beating=True)
+    assert await post(setup.api, task_id, body_for(task_id), stamp=int(clock.now())) == (
+        400,
+        error(f"Task {task_id} is not in RUNNING state", "not-running"),
+    )
+    assert (await setup.stored(task_id)).status == "RUNNING"
 
 
 async def test_a_replay_after_the_deadline_is_still_a_replay(setup: Setup) -> None:

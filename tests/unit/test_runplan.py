@@ -12,6 +12,7 @@ import pytest
 from palaestra.protocol.constants import Phase
 from palaestra.rules.runflow import CandidateStatus, RunSizes, SlotKey, SlotNeed, TaskStatus
 from palaestra.rules.runplan import (
+    CALLBACK_RETRY_S,
     CALLBACK_STALE_S,
     RECORD_GRACE_S,
     CallbackEndpoint,
@@ -157,9 +158,19 @@ DOWN: Final = "platform fault: the completion endpoint was down while the task's
         # up since before the send, and seen alive at or after the deadline: the agent's
         (CallbackEndpoint(SENT - 100, alive_at=NOW), NOW, EndKind.TIMEOUT),
         (CallbackEndpoint(SENT - 100, alive_at=NOW + 2), NOW + 2, EndKind.TIMEOUT),
-        # restarted after the send (it was down in between): the platform's
-        (CallbackEndpoint(SENT + 1), NOW, EndKind.VOID),
-        (CallbackEndpoint(SENT + 1, alive_at=NOW + 1), NOW + 1, EndKind.VOID),
+        # down between the send and the deadline (restarted): the platform's, once the agent
+        # had its time to retry past the later of the deadline and the endpoint's return
+        (CallbackEndpoint(SENT + 1), NOW, None),
+        (CallbackEndpoint(SENT + 1), NOW + CALLBACK_RETRY_S - 0.5, None),
+        (CallbackEndpoint(SENT + 1), NOW + CALLBACK_RETRY_S, EndKind.VOID),
+        (CallbackEndpoint(SENT + 1, alive_at=NOW + 1), NOW + CALLBACK_RETRY_S, EndKind.VOID),
+        (CallbackEndpoint(SENT + 1, down_since=NOW - 1), NOW + CALLBACK_RETRY_S, EndKind.VOID),
+        (CallbackEndpoint(SENT + 1, down_since=SENT - 5), NOW + CALLBACK_RETRY_S, EndKind.VOID),
+        (CallbackEndpoint(NOW + 10, down_since=NOW - 1), NOW + 10, None),
+        (CallbackEndpoint(NOW + 10, down_since=NOW - 1), NOW + 10 + CALLBACK_RETRY_S, EndKind.VOID),
+        # restarted, but down only after the deadline: up all along while it was due
+        (CallbackEndpoint(NOW + 10, alive_at=NOW + 10, down_since=NOW), NOW + 10, EndKind.TIMEOUT),
+        (CallbackEndpoint(NOW + 10, down_since=NOW + 2), NOW + 10, EndKind.TIMEOUT),
         # not seen alive since the deadline: waited for a while, then the platform's
         (CallbackEndpoint(SENT - 100, alive_at=NOW - 1), NOW, None),
         (CallbackEndpoint(SENT - 100, alive_at=NOW - 1), NOW + CALLBACK_STALE_S - 0.5, None),
@@ -181,6 +192,12 @@ def test_an_endpoint_not_seen_alive_since_the_deadline_wakes_the_run_when_it_wou
     endpoint = CallbackEndpoint(SENT - 100, alive_at=NOW - 1)
     facts = replace(run(task("t", sent=SENT, deferred=True)), endpoint=endpoint)
     assert plan(facts, NOW, ids()).wake_at == pytest.approx(NOW + CALLBACK_STALE_S)
+
+
+def test_an_endpoint_back_after_the_deadline_gives_the_agent_its_retry_time_from_then() -> None:
+    endpoint = CallbackEndpoint(NOW + 2, alive_at=NOW + 2, down_since=NOW - 3)
+    facts = replace(run(task("t", sent=SENT, deferred=True)), endpoint=endpoint)
+    assert plan(facts, NOW + 2, ids()).wake_at == pytest.approx(NOW + 2 + CALLBACK_RETRY_S)
 
 
 def test_the_endpoint_does_not_change_how_other_tasks_end() -> None:

@@ -12,10 +12,13 @@ the plan says in one transaction and starts the sends it opened. In order:
    - sent, and answered 202 (its answer comes by the callback), past its
      deadline: the agent's callback never came. **TIMEOUT** against the agent,
      unless the platform's completion endpoint (its API) was not up the whole
-     time the answer was due (:class:`CallbackEndpoint`): it restarted since
-     the send, or has not been seen alive since the deadline for
-     :data:`CALLBACK_STALE_S`. The callback may then have been refused by a
-     platform that was down: **voided**;
+     time the answer was due (:class:`CallbackEndpoint`): it was down between
+     the send and the deadline (the agent then has :data:`CALLBACK_RETRY_S`
+     past the later of the deadline and the endpoint's return to deliver it),
+     or has not been seen alive since the deadline for :data:`CALLBACK_STALE_S`.
+     The callback may have been refused by a platform that was down:
+     **voided**. The completion endpoint refuses a late callback by the same
+     rule (:func:`callback_void_at`);
    - sent, no answer recorded, past its deadline plus :data:`RECORD_GRACE_S`:
      the sender times the call out itself at the deadline and records it, so
      a task still RUNNING later lost its sender (a killed process, a lost
@@ -57,6 +60,7 @@ from palaestra.rules.runflow import (
 from palaestra.rules.scoring import Shortlist, ShortlistEntry, shortlist
 
 __all__ = [
+    "CALLBACK_RETRY_S",
     "CALLBACK_STALE_S",
     "RECORD_GRACE_S",
     "CallbackEndpoint",
@@ -68,6 +72,7 @@ __all__ = [
     "PlatformFault",
     "RunFacts",
     "TaskFacts",
+    "callback_void_at",
     "expiry",
     "plan",
 ]
@@ -77,6 +82,9 @@ __all__ = [
 RECORD_GRACE_S: Final = 5.0
 #: The API beats every second while it serves; this long without a beat, it is taken for down.
 CALLBACK_STALE_S: Final = 3.0
+#: How long an agent whose callback fell due while the completion endpoint was down has to
+#: deliver it, past the later of its deadline and the endpoint's return (it retries).
+CALLBACK_RETRY_S: Final = 5.0
 _PHASE_ORDER: Final = (Phase.SCOUT, Phase.BUILD, Phase.VERIFY, Phase.CRITIQUE)
 _SHORTLISTED: Final = frozenset(
     {CandidateStatus.SHORTLISTED, CandidateStatus.RANKED, CandidateStatus.ELIMINATED}
@@ -101,11 +109,13 @@ class PlatformFault(StrEnum):
 @dataclass(frozen=True, slots=True)
 class CallbackEndpoint:
     """Where the completion endpoint (the API serving the agents' callbacks) stands: when it
-    last started, and when it was last seen alive (``None``: not watched, as in one embedded
-    process, whose stepper lives and dies with it)."""
+    last started, when it was last seen alive (``None``: not watched, as in one embedded
+    process, whose stepper lives and dies with it), and when it was last seen alive before
+    that start (``None``: not known, so taken as down since long before)."""
 
     up_since: float
     alive_at: float | None = None
+    down_since: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,16 +274,26 @@ def _callback_due(
 ) -> tuple[float, End]:
     """A deferred task's end: the agent's TIMEOUT if the completion endpoint was up from the
     send to the deadline, else voided."""
-    timeout = End(task.task_id, EndKind.TIMEOUT, _TIMED_OUT.format(ms=deadline_ms))
-    if endpoint is None:
-        return due, timeout
-    down = End(task.task_id, EndKind.VOID, _CALLBACK_DOWN, PlatformFault.CALLBACK_DOWN)
     assert task.sent_at is not None
-    if endpoint.up_since > task.sent_at:
-        return due, down  # it restarted while the answer was due: a callback may be lost
+    void_at = callback_void_at(endpoint, task.sent_at, due)
+    if void_at is None:
+        return due, End(task.task_id, EndKind.TIMEOUT, _TIMED_OUT.format(ms=deadline_ms))
+    return void_at, End(task.task_id, EndKind.VOID, _CALLBACK_DOWN, PlatformFault.CALLBACK_DOWN)
+
+
+def callback_void_at(endpoint: CallbackEndpoint | None, sent_at: float, due: float) -> float | None:
+    """When a callback owed from ``sent_at`` to ``due`` that has not come is voided as the
+    platform's fault, the completion endpoint having been down (or not seen up) while it was
+    due; None when the endpoint was up all along, so that the missed callback is the agent's
+    (and a callback after ``due`` is refused as late)."""
+    if endpoint is None:
+        return None
+    down_since = endpoint.down_since
+    if endpoint.up_since > sent_at and (down_since is None or down_since < due):
+        return max(due, endpoint.up_since) + CALLBACK_RETRY_S  # down in between: time to retry
     if endpoint.alive_at is None or endpoint.alive_at >= due:
-        return due, timeout
-    return due + CALLBACK_STALE_S, down  # not seen alive since: down, unless it beats again
+        return None
+    return due + CALLBACK_STALE_S  # not seen alive since: down, unless it beats again
 
 
 def _after(task: TaskFacts, end: End | None) -> TaskFacts:

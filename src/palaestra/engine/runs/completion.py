@@ -22,7 +22,10 @@ The checks run in this order, each with the seed's message:
 5. ``Task completion already submitted (replay rejected)`` (401): this
    (taskId, signature) was accepted before;
 6. ``Task <id> is not in RUNNING state`` (400; also for a completion that arrives
-   after the task's deadline, ended by a step yet or not);
+   after the task's deadline, ended by a step yet or not, unless the platform's
+   completion endpoint was down while it was due: then it may have refused the
+   agent's first tries, and the answer is taken while the task is RUNNING, by
+   the rule a step ends the task with, ``rules.runplan.callback_void_at``);
 7. the output must pass the phase schema: else 400 with the ``Validation
    failed: ...`` line, and the task is FAILED against the agent as a
    synchronous schema failure would be (its cooldown included);
@@ -59,6 +62,7 @@ from typing import Any, Final
 from sqlalchemy import select
 
 from palaestra.engine.batcher import Batcher
+from palaestra.engine.runs.endpoint import read_endpoint
 from palaestra.engine.runs.recorder import Finish, Recorder, Verdict
 from palaestra.errors import PalaestraError
 from palaestra.platform import Platform
@@ -78,6 +82,7 @@ from palaestra.protocol.constants import RESPONSE_CAP_BYTES, Phase
 from palaestra.protocol.failures import CallFailure
 from palaestra.protocol.signing import SignatureProblem, normalized_signature
 from palaestra.rules.runflow import TaskStatus
+from palaestra.rules.runplan import callback_void_at
 from palaestra.store.models import Agent, Task
 
 __all__ = [
@@ -215,9 +220,7 @@ class CompletionDesk:
             "prompt_tokens": body.prompt_tokens,
             "completion_tokens": body.completion_tokens,
             "model_id": (body.model_id or "")[:200],
-            # Past its deadline the task is over, whether or not a step has ended it yet: a
-            # step's delay must not let a late answer win (the step ends it by the rules).
-            "late": task.deadline_at is not None and arrived > task.deadline_at,
+            "late": await self._late(task, arrived),
         }
         problem = None
         try:
@@ -237,6 +240,17 @@ class CompletionDesk:
         if problem is not None:
             platform.metrics.call_failures.labels(CallFailure.SCHEMA).inc()
             raise _bad(problem, "validation-failed")
+
+    async def _late(self, task: _Task, arrived: float) -> bool:
+        """Whether a completion that ``arrived`` then is too late: past its deadline, with
+        the completion endpoint up from the send to the deadline. A step's delay in ending
+        the task must not let a late answer win (the step ends it by the same rule)."""
+        sent, due = task.dispatched_at, task.deadline_at
+        if sent is None or due is None or arrived <= due:
+            return False
+        async with self.platform.db.read() as connection:
+            endpoint = await connection.run_sync(read_endpoint)
+        return callback_void_at(endpoint, sent, due) is None
 
     def _verify(
         self, key: str, task_id: str, raw: bytes, signature: str | None, timestamp: str | None

@@ -4,12 +4,14 @@ An agent that answers a dispatch 202 delivers its answer to the API's completion
 that endpoint is down while the answer is due, the callback is refused, and the task's
 timeout would be the platform's fault charged to the agent. So each API process records when
 it started (``up_since``) and, when the runs are stepped elsewhere (scale-out: workers step
-them while the API may be down), beats every :data:`BEAT_S` seconds (``alive_at``). The
-stepper reads both with a batch's facts (:func:`read_endpoint`), and ``rules.runplan``
-decides whose fault the missed callback was (:class:`CallbackEndpoint`).
+them while the API may be down), beats every :data:`BEAT_S` seconds (``alive_at``); a
+process starting keeps its predecessor's last beat (``down_since``), so that the gap between
+them is known. The stepper reads these with a batch's facts (:func:`read_endpoint`), as does
+the completion endpoint for a callback past its deadline, and ``rules.runplan`` decides
+whose fault the missed (or late) callback was (:class:`CallbackEndpoint`).
 
-With many API processes, any one restarting counts: a missed callback near it is voided,
-in the agent's favour.
+With many API processes, any one restarting counts: a callback due near it is the
+platform's to answer for, in the agent's favour.
 """
 
 from __future__ import annotations
@@ -29,14 +31,19 @@ __all__ = ["BEAT_S", "announce_up", "beat", "read_endpoint"]
 BEAT_S: Final = 1.0
 _UP_SINCE: Final = "completion_endpoint.up_since"
 _ALIVE_AT: Final = "completion_endpoint.alive_at"
-_READ: Final = select(Meta.key, Meta.value).where(Meta.key.in_((_UP_SINCE, _ALIVE_AT)))
+_DOWN_SINCE: Final = "completion_endpoint.down_since"
+_READ: Final = select(Meta.key, Meta.value).where(Meta.key.in_((_UP_SINCE, _ALIVE_AT, _DOWN_SINCE)))
 
 
 async def announce_up(platform: Platform, *, beating: bool) -> None:
     """Record that the completion endpoint starts serving now; ``beating``: it will beat
-    (else any earlier beat is forgotten, since nothing will renew it)."""
+    (else any earlier beat is forgotten, since nothing will renew it). The last beat before
+    now, if any, is when it went down (else that is not known)."""
+    async with platform.db.read() as connection:
+        before = await connection.run_sync(read_endpoint)
+    last = None if before is None or before.alive_at is None else repr(before.alive_at)
     now = repr(platform.clock.now())
-    await _put(platform, {_UP_SINCE: now, _ALIVE_AT: now if beating else None})
+    await _put(platform, {_UP_SINCE: now, _ALIVE_AT: now if beating else None, _DOWN_SINCE: last})
 
 
 async def beat(platform: Platform) -> None:
@@ -66,5 +73,9 @@ def read_endpoint(connection: Connection) -> CallbackEndpoint | None:
     found: dict[str, str] = dict(connection.execute(_READ).all())
     if _UP_SINCE not in found:
         return None
-    alive = found.get(_ALIVE_AT)
-    return CallbackEndpoint(float(found[_UP_SINCE]), None if alive is None else float(alive))
+    alive, down = found.get(_ALIVE_AT), found.get(_DOWN_SINCE)
+    return CallbackEndpoint(
+        float(found[_UP_SINCE]),
+        None if alive is None else float(alive),
+        None if down is None else float(down),
+    )
