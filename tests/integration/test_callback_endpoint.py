@@ -1,10 +1,11 @@
 """A missed callback is the agent's only if the completion endpoint was up all along.
 
 An agent answered 202 and owes its answer by the callback. If the API that receives
-callbacks restarted after the send, or has not beaten since the deadline (scale-out: the
-runs are stepped by workers while the API may be down), the callback may have been refused
-by the platform: the task is voided as the platform's fault, its agent untouched. With the
-endpoint seen up from the send to the deadline, the missed callback is the agent's TIMEOUT.
+callbacks went down between the send and the deadline, or has not beaten since the deadline
+(scale-out: the runs are stepped by workers while the API may be down), the callback may
+have been refused by the platform: once the agent had its time to retry, the task is voided
+as the platform's fault, its agent untouched. With the endpoint seen up from the send to the
+deadline (a restart only after it included), the missed callback is the agent's TIMEOUT.
 """
 
 from __future__ import annotations
