@@ -268,9 +268,10 @@ def _callbacks(
     replayed one may find its task voided (the platform's fault) when it gets through."""
     accepted = Counter(task_id for task_id, status, _ in callbacks if status == 200)
     for task_id in {task_id for task_id, _, _ in callbacks}:
-        down = _down_while_due(tasks.get(task_id), outages)
+        task = tasks.get(task_id)
+        down = _down_while_due(task, outages)
         if name == "replay" and accepted[task_id] != 1:
-            voided = tasks.get(task_id) is not None and tasks[task_id].status == "VOIDED"
+            voided = task is not None and task.status == "VOIDED"
             if not (accepted[task_id] == 0 and voided and down):
                 check.fail(f"replay: {task_id} accepted {accepted[task_id]} times")
         if name == "late" and accepted[task_id] and not down:
