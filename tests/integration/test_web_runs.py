@@ -228,6 +228,7 @@ async def test_a_finished_run_shows_phases_candidates_and_its_ranking(platform: 
 
 
 async def test_a_running_run_polls_and_the_list_links_it(platform: Platform) -> None:
+    started = platform.clock.now() - 600  # ten minutes before the page is drawn
     async with running(still(platform)) as api:
         _, empty = await page(api, "/runs")
         assert "Nothing yet" in empty
@@ -242,8 +243,8 @@ async def test_a_running_run_polls_and_the_list_links_it(platform: Platform) -> 
                     status="RUNNING",
                     phase="SCOUT",
                     config={"sizes": SIZES},
-                    created_at=1_000.0,
-                    updated_at=1_000.0,
+                    created_at=started,
+                    updated_at=started,
                 )
             )
             await session.flush()
@@ -254,6 +255,9 @@ async def test_a_running_run_polls_and_the_list_links_it(platform: Platform) -> 
         assert f'<a href="/runs/{run_id}">Find a business</a>' in listed
         _, overview = await page(api, "/")
         assert f'href="/runs/{run_id}"' in overview
+        for body in (listed, overview):  # the lists' macros see the page's "now"
+            assert ">10 min ago</td>" in body
+            assert "just now" not in body
         status, body = await page(api, f"/runs/{run_id}")
         assert status == 200
         assert f'hx-get="/runs/{run_id}"' in body

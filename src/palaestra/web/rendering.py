@@ -48,11 +48,11 @@ templates.env.globals["nav"] = (
 def _ago(context: Context, at: float | None) -> str:
     if at is None:
         return "never"
-    seconds = float(context.get("now", at)) - at
+    seconds = float(context["now"]) - at
+    if seconds <= -5:
+        return "in " + duration(-seconds)
     if seconds < 5:
         return "just now"
-    if seconds < 0:
-        return "in " + duration(-seconds)
     return duration(seconds) + " ago"
 
 
