@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -38,6 +39,8 @@ async def register_in_browser(api: Api, token: str, url: str, name: str = "web-s
     assert headers["Cache-Control"] == "no-store"
     key = re.search(r'<pre class="secret" id="api-key">([^<]+)</pre>', body)
     assert key is not None, body
+    # The hint serves the agent on its registered port, never on the arena's own.
+    assert f"palaestra agent serve my_agent:app --port {urlsplit(url).port}</pre>" in body
     return key.group(1)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any
+from urllib.parse import urlsplit
 
 import structlog
 from fastapi import APIRouter, Request
@@ -77,8 +78,15 @@ async def register(
         api_key=done.api_key,
         token=token.strip(),
         endpoint_url=done.agent.endpoint_url,
+        serve_port=_serve_port(done.agent.endpoint_url),
         private=True,
     )
+
+
+def _serve_port(endpoint_url: str) -> int:
+    """The port the agent's own server must listen on: the one its registered URL names."""
+    url = urlsplit(endpoint_url)
+    return url.port or (443 if url.scheme == "https" else 80)
 
 
 @router.post("/agents/{agent_id}/wizard")
