@@ -149,3 +149,25 @@ def test_every_navigation_entry_opens_a_page(page: Page, demo: RunningDemo) -> N
         expect(link).to_have_attribute("aria-current", "page")
     page.get_by_role("navigation").get_by_role("link", name="API").click()
     expect(page).to_have_title("Palaestra - Swagger UI")
+
+
+def test_every_page_fits_a_phone_with_its_navigation_in_reach(
+    phone: Page, demo: RunningDemo, artifacts: Path
+) -> None:
+    """At 390 px nothing is wider than the screen (wide tables scroll inside their card) and
+    every navigation link can be seen and tapped without scrolling sideways."""
+    phone.goto(demo.base + "/agents")
+    fighter = phone.get_by_role("link", name="cage-baseline").get_attribute("href")
+    paths = ["/", "/agents", "/runs", "/matches", "/leaderboard", "/register", str(fighter)]
+    paths.append(f"/agents/{agent_id(demo, 'scout-atlas')}")
+    for path in paths:
+        phone.goto(demo.base + path)
+        expect(phone.locator("h1")).to_be_visible()
+        width = phone.evaluate("document.documentElement.scrollWidth")
+        assert width <= PHONE["width"], f"{path} is {width} px wide"
+        for link in phone.get_by_role("navigation").get_by_role("link").all():
+            box = link.bounding_box()
+            assert box is not None, path
+            inside = box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+            assert inside, f"{path}: the link {link.inner_text()!r} is cut at {box}"
+    phone.screenshot(path=artifacts / "web-phone-agent.png", full_page=True)
