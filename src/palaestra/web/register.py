@@ -83,9 +83,9 @@ async def register(
     )
 
 
-def _serve_port(endpoint_url: str) -> int:
+def _serve_port(endpoint_url: str | None) -> int:
     """The port the agent's own server must listen on: the one its registered URL names."""
-    url = urlsplit(endpoint_url)
+    url = urlsplit(endpoint_url or "")
     return url.port or (443 if url.scheme == "https" else 80)
 
 
