@@ -8,9 +8,12 @@ import re
 import pytest
 
 from palaestra.web.charts import (
+    MIN_SPAN,
+    IntervalScale,
     LatencyPoint,
     StatusSpan,
     duration,
+    interval_axis,
     latency_chart,
     nice_ceiling,
     status_spans,
@@ -106,3 +109,27 @@ def test_the_strip_draws_one_coloured_rect_per_span() -> None:
     assert 'class="st-DEGRADED"' in svg
     widths = [float(w) for w in re.findall(r'width="([\d.]+)"', svg)]
     assert sum(widths) == pytest.approx(720, abs=1)
+
+
+@pytest.mark.parametrize(
+    "bounds",
+    [[(0.0, 0.0)], [(0.0, 0.0), (0.0, 0.0), (0.0, 0.0)], [(0.1, 0.1)], [(-0.02, 0.03)]],
+)
+def test_an_interval_axis_of_equal_estimates_still_reads_as_an_axis(
+    bounds: list[tuple[float, float]],
+) -> None:
+    scale = IntervalScale.over(bounds)
+    assert scale.high - scale.low >= MIN_SPAN
+    labels = re.findall(r">([^<]+)</text>", interval_axis(scale))
+    assert "0" in labels
+    assert len(labels) == len(set(labels)) >= 3  # no "−0 0 +0"
+    assert all(label == "0" or label.strip("+\u2212") != "0" for label in labels)
+
+
+def test_an_interval_axis_spans_the_estimates_it_holds() -> None:
+    scale = IntervalScale.over([(-2.1, -0.4), (0.3, 3.2)])
+    assert scale.low <= -2.1
+    assert scale.high >= 3.2
+    labels = re.findall(r">([^<]+)</text>", interval_axis(scale))
+    assert labels[0].startswith("\u2212")
+    assert labels[-1].startswith("+")

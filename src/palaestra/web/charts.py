@@ -214,6 +214,11 @@ def status_strip(spans: Sequence[StatusSpan], *, now: float, width: int = 720) -
     return Markup("".join(parts))  # noqa: S704 - built from numbers and escaped text
 
 
+#: The narrowest interval axis, in the ratings' own units (log-odds): a board whose
+#: estimates are all equal still reads as an axis, not as "−0 0 +0".
+MIN_SPAN: Final = 1.0
+
+
 @dataclass(frozen=True, slots=True)
 class IntervalScale:
     """The shared horizontal axis of a column of interval bars; it always shows zero."""
@@ -227,7 +232,10 @@ class IntervalScale:
         lows = [low for low, _ in bounds if math.isfinite(low)] + [0.0]
         highs = [high for _, high in bounds if math.isfinite(high)] + [0.0]
         low, high = min(lows), max(highs)
-        span = max(high - low, 1e-9)
+        if high - low < MIN_SPAN:  # all estimates (nearly) equal: a readable unit axis
+            middle = (low + high) / 2
+            low, high = middle - MIN_SPAN / 2, middle + MIN_SPAN / 2
+        span = high - low
         low, high = low - span * pad, high + span * pad
         step = nice_ceiling((high - low) / 6)
         return cls(math.floor(low / step) * step, math.ceil(high / step) * step)
