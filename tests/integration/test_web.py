@@ -243,3 +243,20 @@ async def test_a_forged_signature_warning_is_public_on_the_agent_pages(platform:
         status, listing = await page(api, "/agents")
         assert status == 200
         assert re.search(r'data-agent="trusting">.*?1 warning</span>', listing, re.S)
+
+
+async def test_forms_behind_a_proxy_that_rewrites_host_are_taken_from_the_public_url(
+    platform: Platform,
+) -> None:
+    platform.settings.public_url = "https://arena.example.org/"
+    form = {"token": "wrong", "name": "x", "role": "SCOUT", "endpoint_url": "http://127.0.0.1:9/"}
+    proxied = {"Host": "palaestra-internal:8000"}
+    async with running(platform) as api:
+        status, body, _ = await post_form(
+            api, "/register", form, {**proxied, "Origin": "https://arena.example.org"}
+        )
+        assert (status, "Invalid bearer token" in body) == (400, True)  # past the origin check
+        for other in ("http://arena.example.org", "https://evil.example", "null"):
+            status, body, _ = await post_form(api, "/register", form, {**proxied, "Origin": other})
+            assert status == 403, other
+            assert "another site" in body

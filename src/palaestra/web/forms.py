@@ -25,11 +25,20 @@ FormText = Annotated[str, Form(max_length=4000)]
 
 
 def same_origin(request: Request) -> bool:
-    """True unless the browser says the form came from another site."""
+    """True unless the browser says the form came from another site.
+
+    The arena's own origin is its configured public URL (a proxy in front may rewrite
+    ``Host``); a page opened at the address the request itself names is the arena's too.
+    """
     origin = request.headers.get("origin")
     if origin is None:
         return True  # not sent by every client; the token is required all the same
-    return urlsplit(origin).netloc == request.headers.get("host")
+    sent = urlsplit(origin)
+    platform: Platform = request.app.state.platform
+    public = urlsplit(platform.settings.public_url)
+    if (sent.scheme, sent.netloc) == (public.scheme, public.netloc):
+        return True
+    return sent.netloc == request.headers.get("host")
 
 
 def cross_site(request: Request) -> Response:
