@@ -92,6 +92,11 @@ class Agent(Base):
     #: A fighter whose owner lets other owners start rated matches against it (within the
     #: per-pair cap, when the operator enables owner-rated matches).
     rated_challenges: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    #: A fighter whose owner lets other owners start friendly matches against it (off by
+    #: default for a model fighter that spends its owner's provider key).
+    friendly_challenges: Mapped[bool] = mapped_column(
+        Boolean, default=False, server_default=false()
+    )
     #: The advisory findings of the last finished wizard attempt (e.g. "accepts forged
     #: signatures"): an empty list when it had none, None before any attempt finished.
     wizard_warnings: Mapped[list[str] | None] = mapped_column(JSON)
