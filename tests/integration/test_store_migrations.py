@@ -9,7 +9,9 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import Connection, inspect, text
 
+from palaestra.engine.accounts import authenticate
 from palaestra.platform import Platform
+from palaestra.security import hash_token
 from palaestra.settings import Settings
 from palaestra.store.db import Database, migrate
 from palaestra.store.models import Base
@@ -91,3 +93,28 @@ async def test_fighters_stored_before_consent_keep_taking_friendlies_unless_they
         "remote": False,  # its turns spend its owner's provider key
         "edge": False,  # not a fighter
     }
+
+
+async def test_owners_stored_before_rotation_keep_their_tokens(settings: Settings) -> None:
+    db = await migrated_to(settings, "0008")
+    try:
+        async with db.engine.begin() as connection:
+            await connection.execute(
+                text(
+                    "INSERT INTO owners (id, name, token_hash, created_at) "
+                    "VALUES ('o1', 'bob', :hash, 1.0)"
+                ),
+                {"hash": hash_token("pa_owner_stored-before")},
+            )
+    finally:
+        await db.dispose()
+    platform = await Platform.open(settings)  # migrates to the newest revision
+    try:
+        async with platform.db.engine.connect() as connection:
+            rows = await connection.execute(
+                text("SELECT token_rotated_at, token_revoked_at FROM owners")
+            )
+            assert rows.all() == [(None, None)]
+        assert (await authenticate(platform, "pa_owner_stored-before")).owner_id == "o1"
+    finally:
+        await platform.close()

@@ -59,6 +59,10 @@ class Owner(Base):
     name: Mapped[str] = mapped_column(String(200))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[float] = mapped_column(Float)
+    #: When the current token was issued in place of another; None: the one issued at creation.
+    token_rotated_at: Mapped[float | None] = mapped_column(Float)
+    #: When the owner's token was revoked: no token opens the owner until a new one is issued.
+    token_revoked_at: Mapped[float | None] = mapped_column(Float)
 
 
 class Agent(Base):
