@@ -17,6 +17,7 @@ from palaestra.api import (
     routes_completion,
     routes_fighters,
     routes_matches,
+    routes_owners,
     routes_runs,
     routes_system,
 )
@@ -158,6 +159,7 @@ def create_app(
     app.include_router(routes_completion.router)
     app.include_router(routes_system.router)
     app.include_router(routes_agents.router)
+    app.include_router(routes_owners.router)
     app.include_router(routes_fighters.router)
     app.include_router(leaderboard_router)
     app.include_router(routes_runs.router)

@@ -50,6 +50,7 @@ class Platform:
             egress=egress or EgressClient(settings.egress_policy, clock=clock),
             clock=clock,
             vault=KeyVault(settings.ensure_secret_key()),
+            owner_tokens=OwnerTokens(ttl_s=settings.owner_token_cache_s),
         )
 
     @property

@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Awaitable, Callable
+from functools import partial
 
 from cryptography.fernet import Fernet, InvalidToken
 
@@ -71,32 +72,57 @@ class KeyVault:
 
 
 class OwnerTokens:
-    """The owners whose tokens were seen, by the token's hash: every API request
-    authenticates, and an owner's token names its owner for good (the platform never
-    changes or removes one). A token hash that is not remembered is looked up in the
-    store; whatever changes which owner or admin a token stands for forgets them all
-    (:meth:`forget`). Bounded: past ``limit`` hashes, the oldest half is forgotten."""
+    """The owners whose tokens were seen, by the token's hash, each for ``ttl_s`` seconds:
+    every API request authenticates, and within that time a remembered token needs no
+    query. A token hash that is not remembered is looked up in the store. Whatever changes
+    which owner or admin a token stands for here (a token rotated or revoked, a new admin
+    token) forgets them all at once (:meth:`forget`), and a lookup under way then is not
+    remembered; a change made by another process is seen here within ``ttl_s``. Bounded:
+    past ``limit`` hashes, the oldest half is forgotten."""
 
-    def __init__(self, limit: int = 10_000) -> None:
+    def __init__(self, limit: int = 10_000, ttl_s: float = 5.0) -> None:
         self._limit = limit
-        self._owners: dict[str, str] = {}
+        self._ttl_s = ttl_s
+        #: token hash -> (owner id, remembered until: the clock's monotonic seconds)
+        self._owners: dict[str, tuple[str, float]] = {}
         self._lookups: dict[str, asyncio.Future[Holders]] = {}
+        self._generation = 0
 
     def __len__(self) -> int:
         return len(self._owners)
 
-    def owner(self, token_hash: str) -> str | None:
-        """The owner of the token hashed ``token_hash``, if remembered."""
-        return self._owners.get(token_hash)
+    @property
+    def generation(self) -> int:
+        """Moves on at each :meth:`forget`: a lookup begun before it is not remembered."""
+        return self._generation
 
-    def remember(self, token_hash: str, owner_id: str) -> None:
+    def owner(self, token_hash: str, now: float) -> str | None:
+        """The owner of the token hashed ``token_hash``, if remembered and not stale."""
+        remembered = self._owners.get(token_hash)
+        if remembered is None:
+            return None
+        owner_id, until = remembered
+        if now >= until:
+            del self._owners[token_hash]
+            return None
+        return owner_id
+
+    def remember(self, token_hash: str, owner_id: str, now: float, generation: int) -> None:
+        """Remember an owner looked up since ``generation``, unless something was forgotten
+        since (the lookup may have read the store before a rotation)."""
+        if generation != self._generation or self._ttl_s <= 0:
+            return
         if len(self._owners) >= self._limit:
             for stale in list(self._owners)[: max(1, self._limit // 2)]:
                 del self._owners[stale]
-        self._owners[token_hash] = owner_id
+        self._owners[token_hash] = (owner_id, now + self._ttl_s)
 
     def forget(self) -> None:
+        """Forget every owner, and leave the lookups under way to the requests that wait
+        on them: a request from now on looks its token up afresh."""
         self._owners.clear()
+        self._lookups.clear()
+        self._generation += 1
 
     async def looked_up(self, token_hash: str, lookup: Callable[[], Awaitable[Holders]]) -> Holders:
         """``lookup()`` of ``token_hash`` in the store, shared by the requests that ask for it
@@ -106,5 +132,9 @@ class OwnerTokens:
         pending = self._lookups.get(token_hash)
         if pending is None:
             pending = self._lookups[token_hash] = asyncio.ensure_future(lookup())
-            pending.add_done_callback(lambda _: self._lookups.pop(token_hash, None))
+            pending.add_done_callback(partial(self._done, token_hash))
         return await asyncio.shield(pending)
+
+    def _done(self, token_hash: str, lookup: asyncio.Future[Holders]) -> None:
+        if self._lookups.get(token_hash) is lookup:  # not one begun after a forget
+            del self._lookups[token_hash]

@@ -94,6 +94,17 @@ class Settings(BaseSettings):
         description="The admin bearer token. When unset, one is generated and printed once "
         "at first start; only its hash is kept.",
     )
+    owner_token_cache_s: float = Field(
+        default=5.0,
+        ge=0,
+        le=3600,
+        description="Seconds an API process remembers an owner's token once seen, so that its "
+        "requests authenticate without a query. A token rotated or revoked stops working at "
+        "once in the process that did it (and in the embedded server, whose API, pages and "
+        "forms are that process); every other process (another API process scaled out, a "
+        "server when the command line did it) stops accepting it within this time. "
+        "0 = never remembered: each request looks its token up.",
+    )
     egress_allow: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Address ranges (CIDR) the egress policy allows for development, "

@@ -119,6 +119,8 @@ def profile(created: dict[str, Any], entrant_type: str = "harness", **more: Any)
         "sandbox_attested": False,
         "has_endpoint": False,
         "rated_challenges": False,
+        # Other owners' friendlies: taken unless the turns spend the owner's provider key.
+        "friendly_challenges": entrant_type != "model",
         "attack": UNRATED,
         "defence": UNRATED,
         **more,

@@ -62,12 +62,21 @@ class Entered:
 
 
 async def create_fighter(
-    api: Api, token: str, entrant_type: str, *, model: dict[str, str] | None = None
+    api: Api,
+    token: str,
+    entrant_type: str,
+    *,
+    model: dict[str, str] | None = None,
+    friendly: bool | None = None,
 ) -> Entered:
+    """``friendly``: whether other owners' friendlies may challenge it (a model fighter on
+    a provider takes none unless its owner says so)."""
     body: dict[str, Any] = {"name": f"{entrant_type}-fighter", "entrant_type": entrant_type}
     body["class"] = "academic" if entrant_type == "house" else "rogue"
     if model is not None:
         body["model"] = model
+    if friendly is not None:
+        body["friendly_challenges"] = friendly
     status, created = await api.call("POST", "/api/fighters", token=token, json=body)
     assert status == 201, created
     return Entered(created["fighter_id"], created["claim_code"])
@@ -331,7 +340,7 @@ async def test_a_model_entrant_is_called_with_the_fixed_system_prompt(arena: Pla
     async with running(arena) as api, serve(chat) as provider, serve(CageHarness(injects)) as h:
         alice, bob = await api.owner("alice"), await api.owner("bob")
         model = {"base_url": provider.url("/v1"), "model": "tiny-1", "api_key": MODEL_KEY}
-        defender = await create_fighter(api, bob, "model", model=model)
+        defender = await create_fighter(api, bob, "model", model=model, friendly=True)
         attacker = await register(api, alice, h.url("/"))
         match_id = await start(api, alice, attacker.fighter_id, defender.fighter_id)
         await drain(arena)
@@ -358,7 +367,7 @@ async def test_a_model_entrants_provider_failure_is_its_failed_turn(
     async with running(arena) as api, serve(chat) as provider, serve(CageHarness(injects)) as h:
         alice, bob = await api.owner("alice"), await api.owner("bob")
         model = {"base_url": provider.url("/v1"), "model": "tiny-1", "api_key": MODEL_KEY}
-        defender = await create_fighter(api, bob, "model", model=model)
+        defender = await create_fighter(api, bob, "model", model=model, friendly=True)
         attacker = await register(api, alice, h.url("/"))
         match_id = await start(api, alice, attacker.fighter_id, defender.fighter_id)
         await drain(arena)
@@ -667,7 +676,7 @@ async def against_stored_model(arena: Platform, **stored: Any) -> tuple[dict[str
     async with running(arena) as api, serve(chat) as provider, serve(CageHarness(injects)) as h:
         alice, bob = await api.owner("alice"), await api.owner("bob")
         model = {"base_url": provider.url("/v1"), "model": "tiny-1", "api_key": MODEL_KEY}
-        defender = await create_fighter(api, bob, "model", model=model)
+        defender = await create_fighter(api, bob, "model", model=model, friendly=True)
         async with arena.db.session() as session, session.begin():
             await session.execute(
                 update(Agent).where(Agent.id == defender.fighter_id).values(**stored)

@@ -54,6 +54,13 @@ async def start(api: Api, token: str, attacker: str, defender: str, **more: Any)
     )
 
 
+def rated_form(shown: str, action: str) -> str:
+    """What the page's form posting to ``action`` would set ``accepts`` to."""
+    found = re.search(rf'action="{action}".*?name="accepts" value="(\w+)"', shown, re.DOTALL)
+    assert found is not None, shown
+    return found.group(1)
+
+
 async def rating_rows(platform: Platform) -> tuple[int, int]:
     async with platform.db.session() as session:
         ratings = await session.scalar(select(func.count()).select_from(FighterRating))
@@ -235,9 +242,7 @@ async def test_only_the_fighters_owner_changes_its_consent(arena: Platform) -> N
         for token in (alice, ADMIN_TOKEN):
             status, body = await api.call("PATCH", path, token=token, json=on)
             assert (status, body["code"]) == (403, "forbidden"), body
-            assert body["error"] == (
-                "only the fighter's owner changes whether it accepts rated challenges"
-            )
+            assert body["error"] == "only the fighter's owner changes which challenges it accepts"
         assert (await api.call("PATCH", path, json=on))[0] == 401
         assert (await api.call("PATCH", path, token="wrong", json=on))[0] == 401
         status, body = await api.call("PATCH", "/api/fighters/nope", token=bob, json=on)
@@ -257,7 +262,7 @@ async def test_the_fighters_page_shows_the_consent_and_lets_only_its_owner_chang
         path, form = f"/fighters/{theirs}", f"/fighters/{theirs}/rated-challenges"
         _, shown = await page(api, path)
         assert "no: other owners&#39; matches are friendlies" in shown
-        assert 'name="accepts" value="yes"' in shown
+        assert rated_form(shown, form) == "yes"
         for token, refused in ((alice, 403), (ADMIN_TOKEN, 403), ("wrong", 401)):
             status, body, _ = await post_form(api, form, {"token": token, "accepts": "yes"})
             assert status == refused, body
@@ -271,7 +276,7 @@ async def test_the_fighters_page_shows_the_consent_and_lets_only_its_owner_chang
         assert (status, headers["Location"]) == (303, f"{path}#rated-challenges")
         _, shown = await page(api, path)
         assert '<dd id="rated-challenges">accepted</dd>' in shown
-        assert 'name="accepts" value="no"' in shown
+        assert rated_form(shown, form) == "no"
         assert (await api.call("GET", f"/api/fighters/{theirs}"))[1]["rated_challenges"] is True
         status, _, _ = await post_form(api, form, {"token": bob, "accepts": "no"})
         assert status == 303

@@ -7,10 +7,15 @@ from typing import Any
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import Connection, inspect
+from sqlalchemy import Connection, inspect, text
 
+from palaestra.engine.accounts import authenticate
 from palaestra.platform import Platform
+from palaestra.security import hash_token
+from palaestra.settings import Settings
+from palaestra.store.db import Database, migrate
 from palaestra.store.models import Base
+from tests.integration.platform_fixtures import reset_postgres
 
 pytestmark = pytest.mark.asyncio
 
@@ -33,3 +38,83 @@ async def test_migrating_twice_is_harmless(platform: Platform) -> None:
     await platform.db.migrate()
     async with platform.db.engine.connect() as connection:
         assert await connection.run_sync(_differences) == []
+
+
+async def migrated_to(settings: Settings, revision: str) -> Database:
+    """A fresh database of the test's store, at ``revision``."""
+    if settings.database_url and settings.database_url.startswith("postgresql"):
+        await reset_postgres(settings.database_url)
+    db = Database(settings.effective_database_url)
+    async with db.engine.begin() as connection:
+        await connection.run_sync(lambda c: migrate(c, revision))
+    return db
+
+
+async def test_fighters_stored_before_consent_keep_taking_friendlies_unless_they_spend_a_key(
+    settings: Settings,
+) -> None:
+    db = await migrated_to(settings, "0007")
+    fighters = {
+        "harness": ("cage", "harness", None),
+        "house": ("cage", "house", None),
+        "local": ("cage", "model", None),
+        "remote": ("cage", "model", "sealed-provider-key"),
+        "edge": ("edgearena", None, None),
+    }
+    try:
+        async with db.engine.begin() as connection:
+            await connection.execute(
+                text(
+                    "INSERT INTO owners (id, name, token_hash, created_at) "
+                    "VALUES ('o1', 'bob', :hash, 1.0)"
+                ),
+                {"hash": "0" * 64},
+            )
+            for name, (arena, entrant_type, key) in fighters.items():
+                await connection.execute(
+                    text(
+                        "INSERT INTO agents (id, owner_id, name, arena, entrant_type, "
+                        "provider_key_sealed, sandbox_attested, status, consecutive_failures, "
+                        "hold, reputation, created_at, updated_at) VALUES (:id, 'o1', :id, "
+                        ":arena, :type, :key, false, 'ACTIVE', 0, false, 0.0, 1.0, 1.0)"
+                    ),
+                    {"id": name, "arena": arena, "type": entrant_type, "key": key},
+                )
+        async with db.engine.begin() as connection:
+            await connection.run_sync(lambda c: migrate(c, "0008"))
+            rows = await connection.execute(text("SELECT id, friendly_challenges FROM agents"))
+            accepts = {name: bool(value) for name, value in rows}
+    finally:
+        await db.dispose()
+    assert accepts == {
+        "harness": True,
+        "house": True,
+        "local": True,
+        "remote": False,  # its turns spend its owner's provider key
+        "edge": False,  # not a fighter
+    }
+
+
+async def test_owners_stored_before_rotation_keep_their_tokens(settings: Settings) -> None:
+    db = await migrated_to(settings, "0008")
+    try:
+        async with db.engine.begin() as connection:
+            await connection.execute(
+                text(
+                    "INSERT INTO owners (id, name, token_hash, created_at) "
+                    "VALUES ('o1', 'bob', :hash, 1.0)"
+                ),
+                {"hash": hash_token("pa_owner_stored-before")},
+            )
+    finally:
+        await db.dispose()
+    platform = await Platform.open(settings)  # migrates to the newest revision
+    try:
+        async with platform.db.engine.connect() as connection:
+            rows = await connection.execute(
+                text("SELECT token_rotated_at, token_revoked_at FROM owners")
+            )
+            assert rows.all() == [(None, None)]
+        assert (await authenticate(platform, "pa_owner_stored-before")).owner_id == "o1"
+    finally:
+        await platform.close()

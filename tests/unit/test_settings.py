@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import stat
 from pathlib import Path
 
@@ -125,15 +126,58 @@ def test_tokens_are_random_and_checked_by_hash() -> None:
 
 def test_owner_tokens_are_remembered_by_hash_bounded_and_forgotten_at_once() -> None:
     tokens = OwnerTokens(limit=4)
-    assert tokens.owner(hash_token("pa_owner_a")) is None
-    tokens.remember(hash_token("pa_owner_a"), "owner-a")
-    assert tokens.owner(hash_token("pa_owner_a")) == "owner-a"
-    assert tokens.owner(hash_token("pa_owner_b")) is None
+    now, seen = 100.0, tokens.generation
+    assert tokens.owner(hash_token("pa_owner_a"), now) is None
+    tokens.remember(hash_token("pa_owner_a"), "owner-a", now, seen)
+    assert tokens.owner(hash_token("pa_owner_a"), now) == "owner-a"
+    assert tokens.owner(hash_token("pa_owner_b"), now) is None
     for n in range(10):
-        tokens.remember(hash_token(f"pa_owner_{n}"), f"owner-{n}")
+        tokens.remember(hash_token(f"pa_owner_{n}"), f"owner-{n}", now, seen)
         assert len(tokens) <= 4
-    assert tokens.owner(hash_token("pa_owner_9")) == "owner-9"  # the newest stays
-    assert tokens.owner(hash_token("pa_owner_a")) is None  # the oldest went
+    assert tokens.owner(hash_token("pa_owner_9"), now) == "owner-9"  # the newest stays
+    assert tokens.owner(hash_token("pa_owner_a"), now) is None  # the oldest went
     tokens.forget()
     assert len(tokens) == 0
-    assert tokens.owner(hash_token("pa_owner_9")) is None
+    assert tokens.owner(hash_token("pa_owner_9"), now) is None
+
+
+def test_an_owner_token_is_remembered_for_the_cache_time_only() -> None:
+    tokens = OwnerTokens(ttl_s=5.0)
+    tokens.remember(hash_token("pa_owner_a"), "owner-a", 100.0, tokens.generation)
+    assert tokens.owner(hash_token("pa_owner_a"), 104.9) == "owner-a"
+    assert tokens.owner(hash_token("pa_owner_a"), 105.0) is None  # stale: looked up again
+    assert len(tokens) == 0
+    never = OwnerTokens(ttl_s=0)
+    never.remember(hash_token("pa_owner_a"), "owner-a", 100.0, never.generation)
+    assert never.owner(hash_token("pa_owner_a"), 100.0) is None
+
+
+def test_a_lookup_begun_before_a_forget_is_not_remembered() -> None:
+    """A lookup may have read the store before a token was rotated: its answer is not kept."""
+    tokens = OwnerTokens()
+    before = tokens.generation
+    tokens.forget()
+    tokens.remember(hash_token("pa_owner_a"), "owner-a", 100.0, before)
+    assert tokens.owner(hash_token("pa_owner_a"), 100.0) is None
+    tokens.remember(hash_token("pa_owner_a"), "owner-a", 100.0, tokens.generation)
+    assert tokens.owner(hash_token("pa_owner_a"), 100.0) == "owner-a"
+
+
+async def test_a_request_after_a_forget_does_not_join_a_lookup_begun_before() -> None:
+    tokens = OwnerTokens()
+    release = asyncio.Event()
+    answers = iter([("admin", "owner-old"), ("admin", None)])
+
+    async def lookup() -> tuple[str | None, str | None]:
+        answer = next(answers)
+        if answer[1] is not None:
+            await release.wait()  # the first lookup read the store before the rotation
+        return answer
+
+    early = asyncio.create_task(tokens.looked_up("h", lookup))
+    await asyncio.sleep(0)
+    tokens.forget()  # the token was rotated meanwhile
+    late = await tokens.looked_up("h", lookup)
+    release.set()
+    assert await early == ("admin", "owner-old")
+    assert late == ("admin", None)

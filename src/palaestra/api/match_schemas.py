@@ -20,6 +20,10 @@ __all__ = ["EntrantOut", "MatchCreate", "MatchCreated", "MatchOut", "MatchSummar
 
 
 class MatchCreate(BaseModel):
+    """Two fighters to match. An owner sets one of its fighters against another owner's,
+    which must accept the challenge: friendly matches from other owners
+    (``friendly_challenges``), or rated challenges for a rated one; 403 otherwise."""
+
     model_config = ConfigDict(extra="forbid", str_max_length=64)
 
     attacker: str = Field(description="The attacking fighter's id.")

@@ -37,6 +37,7 @@ async def create(body: FighterCreate, platform: PlatformDep, caller: AnyCaller) 
         body.class_,
         model,
         rated_challenges=body.rated_challenges,
+        friendly_challenges=body.friendly_challenges,
     )
     return FighterCreated(fighter_id=created.fighter.id, claim_code=created.claim_code)
 
@@ -71,10 +72,14 @@ async def profile(fighter_id: str, platform: PlatformDep) -> FighterOut:
 async def change(
     fighter_id: str, body: FighterChange, platform: PlatformDep, caller: AnyCaller
 ) -> FighterOut:
-    """Owner: accept rated challenges from other owners, or stop; the next match started
-    against the fighter reads it."""
-    fighter = await service.set_rated_challenges(
-        platform, caller, fighter_id, body.rated_challenges
+    """Owner: accept rated challenges or friendly matches from other owners, or stop; the
+    next match started against the fighter reads it."""
+    fighter = await service.set_challenges(
+        platform,
+        caller,
+        fighter_id,
+        rated=body.rated_challenges,
+        friendly=body.friendly_challenges,
     )
     return await _with_ratings(platform, fighter)
 

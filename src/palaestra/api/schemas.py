@@ -190,15 +190,38 @@ class FighterCreate(_In):
         "operator enables owner-rated matches, within the per-pair cap); by default their "
         "matches against it are friendlies.",
     )
+    friendly_challenges: bool | None = Field(
+        default=None,
+        description="Let other owners start friendly matches against this fighter. Left "
+        "out (or null): yes, unless it is a model fighter on a remote provider, whose "
+        "turns spend its owner's provider key.",
+    )
 
 
 class FighterChange(_In):
-    """The owner's controls on a fighter."""
+    """The owner's controls on a fighter: which challenges from other owners it accepts.
+    At least one of the two; one left out (or null) is unchanged."""
 
-    rated_challenges: bool = Field(
+    model_config = ConfigDict(json_schema_extra={"minProperties": 1})
+
+    rated_challenges: bool | None = Field(
+        default=None,
         description="Let other owners start rated matches against this fighter; the next "
-        "match started reads it."
+        "match started reads it.",
     )
+    friendly_challenges: bool | None = Field(
+        default=None,
+        description="Let other owners start friendly matches against this fighter; the "
+        "next match started reads it.",
+    )
+
+    @model_validator(mode="after")
+    def _one_at_least(self) -> FighterChange:
+        if not self.model_fields_set:
+            raise PydanticCustomError(
+                "missing_change", "give rated_challenges, friendly_challenges or both"
+            )
+        return self
 
 
 class FighterCreated(BaseModel):
@@ -238,6 +261,9 @@ class FighterOut(BaseModel):
     rated_challenges: bool = Field(
         description="Other owners may start rated matches against it (see POST /api/matches)"
     )
+    friendly_challenges: bool = Field(
+        description="Other owners may start friendly matches against it (see POST /api/matches)"
+    )
     attack: RatingOut | None = None
     defence: RatingOut | None = None
 
@@ -256,6 +282,7 @@ class FighterOut(BaseModel):
             harness_name=fighter.harness_name,
             sandbox_attested=fighter.sandbox_attested,
             rated_challenges=fighter.rated_challenges,
+            friendly_challenges=fighter.friendly_challenges,
             has_endpoint=fighter.endpoint_url is not None,
         )
 

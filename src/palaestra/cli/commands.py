@@ -8,6 +8,7 @@ from palaestra.cli import (  # noqa: F401
     demo,
     matches,
     model,
+    owners,
     ratings,
     rejudge,
     runs,

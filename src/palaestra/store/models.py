@@ -59,6 +59,10 @@ class Owner(Base):
     name: Mapped[str] = mapped_column(String(200))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[float] = mapped_column(Float)
+    #: When the current token was issued in place of another; None: the one issued at creation.
+    token_rotated_at: Mapped[float | None] = mapped_column(Float)
+    #: When the owner's token was revoked: no token opens the owner until a new one is issued.
+    token_revoked_at: Mapped[float | None] = mapped_column(Float)
 
 
 class Agent(Base):
@@ -92,6 +96,11 @@ class Agent(Base):
     #: A fighter whose owner lets other owners start rated matches against it (within the
     #: per-pair cap, when the operator enables owner-rated matches).
     rated_challenges: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    #: A fighter whose owner lets other owners start friendly matches against it (off by
+    #: default for a model fighter that spends its owner's provider key).
+    friendly_challenges: Mapped[bool] = mapped_column(
+        Boolean, default=False, server_default=false()
+    )
     #: The advisory findings of the last finished wizard attempt (e.g. "accepts forged
     #: signatures"): an empty list when it had none, None before any attempt finished.
     wizard_warnings: Mapped[list[str] | None] = mapped_column(JSON)

@@ -14,7 +14,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from palaestra.web import fighters, pages, register
+from palaestra.web import fighters, pages, register, tokens
 from palaestra.web.docs import mount_docs
 from palaestra.web.rendering import STATIC_DIR, render, wants_html
 
@@ -30,6 +30,7 @@ def mount(app: FastAPI, guide_dir: Path | None = None) -> None:
     app.include_router(pages.router)
     app.include_router(register.router)
     app.include_router(fighters.router)
+    app.include_router(tokens.router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     mount_docs(app)
     app.state.guide = guide_dir is not None and (guide_dir / "index.html").is_file()

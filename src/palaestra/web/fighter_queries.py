@@ -23,6 +23,7 @@ class FighterPage:
     harness_name: str | None
     sandbox_attested: bool
     rated_challenges: bool
+    friendly_challenges: bool
     model: str | None
     matches: Page[MatchRow]  # newest first, a page at a time
     record: dict[str, int]  # won, lost, drawn, voided: over all its matches
@@ -43,6 +44,7 @@ async def fighter_page(
         harness_name=fighter.harness_name,
         sandbox_attested=fighter.sandbox_attested,
         rated_challenges=fighter.rated_challenges,
+        friendly_challenges=fighter.friendly_challenges,
         model=str(model) if model else None,
         matches=await matches_page(platform, cursor, fighter_id=fighter_id),
         record=await _record(platform, fighter_id),

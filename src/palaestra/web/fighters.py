@@ -1,6 +1,7 @@
-"""The owner's control on a fighter's page: whether other owners may challenge it rated.
+"""The owner's controls on a fighter's page: whether other owners may challenge it, rated
+and to friendlies.
 
-Like the wizard's form, it carries the owner's token in the post and refuses a
+Like the wizard's form, each carries the owner's token in the post and refuses a
 form sent from another site; wrong tokens count against the guessing throttle.
 """
 
@@ -10,9 +11,10 @@ from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
 from palaestra.engine.accounts import authenticate
-from palaestra.engine.cage.fighters import set_rated_challenges
+from palaestra.engine.cage.fighters import set_challenges
 from palaestra.errors import PalaestraError
 from palaestra.http.deps import PlatformDep, guarded
+from palaestra.platform import Platform
 from palaestra.web.forms import FormText, cross_site, refused, same_origin
 
 __all__ = ["router"]
@@ -29,12 +31,34 @@ async def rated_challenges(
     accepts: FormText = "",
 ) -> Response:
     """Turn rated challenges on (``accepts=yes``) or off, then show the fighter's page."""
+    return await _consent(request, platform, fighter_id, token, "rated-challenges", accepts)
+
+
+@router.post("/fighters/{fighter_id}/friendly-challenges")
+async def friendly_challenges(
+    request: Request,
+    fighter_id: str,
+    platform: PlatformDep,
+    token: FormText = "",
+    accepts: FormText = "",
+) -> Response:
+    """Turn other owners' friendly matches on (``accepts=yes``) or off, then show the page."""
+    return await _consent(request, platform, fighter_id, token, "friendly-challenges", accepts)
+
+
+async def _consent(
+    request: Request, platform: Platform, fighter_id: str, token: str, which: str, accepts: str
+) -> Response:
     if not same_origin(request):
         return cross_site(request)
+    given = accepts == "yes"
     try:
         async with guarded(request):  # a token opens an owner, not this fighter
             caller = await authenticate(platform, token.strip())
-        await set_rated_challenges(platform, caller, fighter_id, accepts == "yes")
+        if which == "rated-challenges":
+            await set_challenges(platform, caller, fighter_id, rated=given)
+        else:
+            await set_challenges(platform, caller, fighter_id, friendly=given)
     except PalaestraError as exc:
         return refused(request, exc)
-    return RedirectResponse(f"/fighters/{fighter_id}#rated-challenges", 303)
+    return RedirectResponse(f"/fighters/{fighter_id}#{which}", 303)

@@ -28,7 +28,7 @@ from palaestra.engine.cage.fighters import (
     claim_endpoint,
     create_fighter,
     get_fighter,
-    set_rated_challenges,
+    set_challenges,
 )
 from palaestra.engine.cage.matches import (
     MatchTranscript,
@@ -87,7 +87,7 @@ __all__ = [
     "material_of",
     "play_match",
     "play_next_turn",
+    "set_challenges",
     "set_paused",
-    "set_rated_challenges",
     "through_referee",
 ]

@@ -17,6 +17,7 @@ from palaestra.protocol import ChallengeRequest, UserAgent, challenge_problem, d
 from palaestra.protocol.constants import CHALLENGE_TIMEOUT_S, Arena
 from palaestra.protocol.urls import require_url
 from palaestra.providers.local import LOCAL_MODEL
+from palaestra.rules.challenges import accepts_friendlies_by_default
 from palaestra.rules.status import Status
 from palaestra.security import hash_token, new_token, token_matches
 from palaestra.store.models import Agent
@@ -29,7 +30,7 @@ __all__ = [
     "claim_endpoint",
     "create_fighter",
     "get_fighter",
-    "set_rated_challenges",
+    "set_challenges",
 ]
 
 
@@ -63,11 +64,12 @@ async def create_fighter(
     model: ModelConfig | None = None,
     *,
     rated_challenges: bool = False,
+    friendly_challenges: bool | None = None,
 ) -> FighterCreated:
     """A new fighter. Harnesses stay PENDING until their endpoint passes the nonce challenge.
 
-    ``rated_challenges``: other owners may start rated matches against it (see
-    :mod:`palaestra.engine.cage.matches`)."""
+    ``rated_challenges``, ``friendly_challenges``: other owners' rated, friendly matches
+    it takes (:mod:`palaestra.rules.challenges`; None: by what its turns spend)."""
     if caller.owner_id is None:
         raise Forbidden("fighters are created by an owner")
     name = name.strip()
@@ -86,6 +88,8 @@ async def create_fighter(
             "for, entrant type model"
         )
     provider, provider_key = _model_provider(platform, model)
+    if friendly_challenges is None:
+        friendly_challenges = accepts_friendlies_by_default(provider_key is not None)
     claim_code = new_token("claim")
     now = platform.clock.now()
     fighter = Agent(
@@ -97,6 +101,7 @@ async def create_fighter(
         fighter_class=fighter_class,
         sandbox_attested=False,
         rated_challenges=rated_challenges,
+        friendly_challenges=friendly_challenges,
         provider=provider,
         provider_key_sealed=provider_key,
         claim_code_hash=hash_token(claim_code),
@@ -144,21 +149,33 @@ async def get_fighter(platform: Platform, fighter_id: str) -> Agent:
     return fighter
 
 
-async def set_rated_challenges(
-    platform: Platform, caller: Caller, fighter_id: str, accepts: bool
+async def set_challenges(
+    platform: Platform,
+    caller: Caller,
+    fighter_id: str,
+    *,
+    rated: bool | None = None,
+    friendly: bool | None = None,
 ) -> Agent:
-    """The owner's consent to rated challenges, read by the next match started against it.
+    """The owner's consent to other owners' rated challenges and friendly matches (None:
+    unchanged), read by the next match started against it.
 
     A fighter's profile is public, so another caller is told it may not, not that it is
-    missing; the consent is the owner's alone (the admin's matches are rated anyway)."""
+    missing; the consent is the owner's alone (the admin's matches need none)."""
     async with platform.db.session() as session, session.begin():
         fighter = await session.get(Agent, fighter_id)
         if fighter is None or fighter.arena != Arena.CAGE:
             raise NotFound(f"Fighter {fighter_id} not found")
         if caller.owner_id is None or fighter.owner_id != caller.owner_id:
-            raise Forbidden("only the fighter's owner changes whether it accepts rated challenges")
-        if fighter.rated_challenges != accepts:
-            fighter.rated_challenges = accepts
+            raise Forbidden("only the fighter's owner changes which challenges it accepts")
+        changed = False
+        if rated is not None and fighter.rated_challenges != rated:
+            fighter.rated_challenges = rated
+            changed = True
+        if friendly is not None and fighter.friendly_challenges != friendly:
+            fighter.friendly_challenges = friendly
+            changed = True
+        if changed:
             fighter.updated_at = platform.clock.now()
     return fighter
 

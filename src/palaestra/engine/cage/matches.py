@@ -3,8 +3,9 @@
 A match is refused unless both fighters are cage fighters, ACTIVE, not held,
 distinct and not co-owned, and every harness among them has proven its
 endpoint with the nonce challenge. An owner may only start matches in which
-one of its own fighters plays (other owners' ``model`` fighters spend their
-owners' provider credit); the admin may pair anyone.
+one of its own fighters plays, against another owner's fighter that consents
+(:mod:`palaestra.rules.challenges`: each of its turns spends what its owner pays
+for, a model fighter's provider key above all); the admin may pair anyone.
 
 Rated play is the arena's: the matchmaker's and the admin's matches are rated, an
 owner's are friendlies. An owner may ask for a rated match only when the operator
@@ -31,6 +32,7 @@ from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol.constants import CAGE_RULESET
 from palaestra.rules.cage_material import Material, draw_material
+from palaestra.rules.challenges import Challenged, challenge_refusal
 from palaestra.rules.matchflow import MatchKind, MatchStatus
 from palaestra.rules.quotas import Quota
 from palaestra.rules.status import Status
@@ -142,18 +144,20 @@ async def _kind(
 ) -> MatchKind:
     if caller.is_admin:
         return MatchKind.FRIENDLY if rated is False else MatchKind.RATED
-    if not rated:
-        return MatchKind.FRIENDLY
-    if not platform.settings.owner_rated_matches:
+    kind = MatchKind.RATED if rated else MatchKind.FRIENDLY
+    if kind is MatchKind.RATED and not platform.settings.owner_rated_matches:
         raise Forbidden(
             "rated matches are the arena's here: an owner's match is a friendly "
             "(the operator has not enabled owner-rated matches)"
         )
     opponent = defender if attacker.owner_id == caller.owner_id else attacker
-    if not opponent.rated_challenges:
-        raise Forbidden(f"fighter {opponent.id} does not accept rated challenges")
-    await _check_pair_cap(platform, attacker.owner_id, defender.owner_id)
-    return MatchKind.RATED
+    challenged = Challenged(opponent.id, opponent.friendly_challenges, opponent.rated_challenges)
+    refusal = challenge_refusal(challenged, kind)
+    if refusal is not None:
+        raise Forbidden(refusal)
+    if kind is MatchKind.RATED:
+        await _check_pair_cap(platform, attacker.owner_id, defender.owner_id)
+    return kind
 
 
 async def _check_pair_cap(platform: Platform, first: str, second: str) -> None:
