@@ -103,8 +103,9 @@ class Settings(BaseSettings):
         default=64,
         ge=1,
         description="Requests to the runs API (/api/runs) handled at once per process; a "
-        "burst beyond it waits its turn, holding only its connection, so that a script "
-        "starting a thousand runs at once costs about half the memory.",
+        "burst beyond it waits its turn, holding only its connection and body, so that a "
+        "script starting a thousand runs at once costs about half the memory. A turn is "
+        "taken only once the caller is authenticated and the body has arrived.",
     )
     max_body_bytes: int = Field(
         default=1_048_576,
