@@ -31,9 +31,9 @@ def private_writer(path: Path) -> BinaryIO:
     return os.fdopen(fd, "wb")
 
 
-def make_private(path: Path, *, create: bool = True) -> None:
+def make_private(path: Path, *, create: bool = True) -> int | None:
     """Narrow ``path`` to 0600 if it is wider; if it is missing, create it empty with mode
-    0600 (unless not ``create``)."""
+    0600 (unless not ``create``). The mode it had, when it was narrowed."""
     try:
         if not create:
             raise FileExistsError
@@ -42,11 +42,13 @@ def make_private(path: Path, *, create: bool = True) -> None:
         try:
             mode = stat.S_IMODE(path.stat().st_mode)
         except FileNotFoundError:
-            return
+            return None
         if mode & ~PRIVATE_FILE:
             path.chmod(PRIVATE_FILE)
+            return mode
     else:
         os.close(fd)
+    return None
 
 
 def private_dir(path: Path) -> None:

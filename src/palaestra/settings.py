@@ -6,17 +6,21 @@ Components receive a :class:`Settings`; nothing else reads the environment.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Annotated, Any
 
+import structlog
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from palaestra.egress.policy import EgressPolicy
 from palaestra.errors import ConfigurationError
-from palaestra.files import private_dir
+from palaestra.files import PRIVATE_FILE, make_private, private_dir
 
 __all__ = ["Settings"]
+
+log = structlog.get_logger(__name__)
 
 _SECRET_FILE = "secret.key"  # noqa: S105 (a file name, not a secret)
 _STRONG_TOKEN = 32  # characters in an admin token short of which start-up warns
@@ -87,7 +91,8 @@ class Settings(BaseSettings):
     secret_key: SecretStr | None = Field(
         default=None,
         description="Key that encrypts agent keys at rest (Fernet, urlsafe base64, 32 bytes). "
-        "Generated into <data_dir>/secret.key (mode 0600) on first start when unset.",
+        "Generated into <data_dir>/secret.key (mode 0600) on first start when unset; a "
+        "key file found readable by other users is narrowed to 0600 with a warning.",
     )
     admin_token: SecretStr | None = Field(
         default=None,
@@ -329,17 +334,22 @@ class Settings(BaseSettings):
             raise ConfigurationError(f"PALAESTRA_EGRESS_ALLOW: {exc}") from exc
 
     def ensure_secret_key(self) -> str:
-        """The encryption key: configured, or read from (or generated into) the data folder."""
+        """The encryption key: configured, or read from (or generated into) the data folder.
+
+        A key file readable by other users is narrowed to 0600 with a warning, as the
+        database is (it opens every agent's and provider's key); one that cannot be
+        narrowed stops the start with a :class:`ConfigurationError`."""
         if self.secret_key is not None:
             return self.secret_key.get_secret_value()
         from cryptography.fernet import Fernet
 
         path = self.data_dir / _SECRET_FILE
         if path.exists():
+            _narrow_secret_file(path)
             return path.read_text().strip()
         private_dir(self.data_dir)
         key = Fernet.generate_key().decode()
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE)
         with os.fdopen(fd, "w") as handle:
             handle.write(key + "\n")
         return key
@@ -374,6 +384,25 @@ class Settings(BaseSettings):
                 shown = _hide_password(value)
             rows.append((f"PALAESTRA_{name.upper()}", shown, field.description or ""))
         return rows
+
+
+def _narrow_secret_file(path: Path) -> None:
+    try:
+        was = make_private(path, create=False)
+    except OSError as exc:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        raise ConfigurationError(
+            f"{path} is readable by other users (mode {oct(mode)}) and cannot be narrowed "
+            f"({exc.strerror}); make it the operator's alone (chmod 600) and start again"
+        ) from exc
+    if was is not None:
+        log.warning(
+            "the secret key file was readable by other users: narrowed to 0600",
+            path=str(path),
+            was=oct(was),
+            advice="whoever could read it can open the agents' and providers' keys "
+            "sealed with it; consider them exposed",
+        )
 
 
 def _hide_password(url: str) -> str:
