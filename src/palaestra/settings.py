@@ -5,22 +5,17 @@ Components receive a :class:`Settings`; nothing else reads the environment.
 
 from __future__ import annotations
 
-import os
-import stat
 from pathlib import Path
 from typing import Annotated, Any
 
-import structlog
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from palaestra.egress.policy import EgressPolicy
 from palaestra.errors import ConfigurationError
-from palaestra.files import PRIVATE_FILE, make_private, private_dir
+from palaestra.files import private_dir, secret_file
 
 __all__ = ["Settings"]
-
-log = structlog.get_logger(__name__)
 
 _SECRET_FILE = "secret.key"  # noqa: S105 (a file name, not a secret)
 _STRONG_TOKEN = 32  # characters in an admin token short of which start-up warns
@@ -117,6 +112,21 @@ class Settings(BaseSettings):
         ge=1024,
         description="Largest request body the API accepts; the agents' completion callback "
         "has a fixed cap of its own (1 MiB), above the protocol's limit on its output.",
+    )
+    request_read_timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="A request must arrive in full (head and body) within this many seconds "
+        "of its connection opening or of the previous response on it; a slower client is "
+        "answered 408 and disconnected, one that sent nothing is disconnected.",
+    )
+    max_connections: int = Field(
+        default=2048,
+        ge=1,
+        description="Connections `palaestra serve` keeps open at once; past it, a new "
+        "connection is answered 503 with Retry-After and closed. Keep it below the "
+        "process's open-file limit (ulimit -n).",
     )
     health_jitter: float = Field(
         default=0.1,
@@ -334,25 +344,14 @@ class Settings(BaseSettings):
             raise ConfigurationError(f"PALAESTRA_EGRESS_ALLOW: {exc}") from exc
 
     def ensure_secret_key(self) -> str:
-        """The encryption key: configured, or read from (or generated into) the data folder.
-
-        A key file readable by other users is narrowed to 0600 with a warning, as the
-        database is (it opens every agent's and provider's key); one that cannot be
-        narrowed stops the start with a :class:`ConfigurationError`."""
+        """The encryption key: configured, or read from (or generated into) the data folder;
+        a key file open to other users is narrowed (see :func:`files.secret_file`)."""
         if self.secret_key is not None:
             return self.secret_key.get_secret_value()
         from cryptography.fernet import Fernet
 
-        path = self.data_dir / _SECRET_FILE
-        if path.exists():
-            _narrow_secret_file(path)
-            return path.read_text().strip()
         private_dir(self.data_dir)
-        key = Fernet.generate_key().decode()
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(key + "\n")
-        return key
+        return secret_file(self.data_dir / _SECRET_FILE, lambda: Fernet.generate_key().decode())
 
     def startup_warnings(self) -> list[str]:
         """What an operator should hear about at start (never a secret itself)."""
@@ -384,25 +383,6 @@ class Settings(BaseSettings):
                 shown = _hide_password(value)
             rows.append((f"PALAESTRA_{name.upper()}", shown, field.description or ""))
         return rows
-
-
-def _narrow_secret_file(path: Path) -> None:
-    try:
-        was = make_private(path, create=False)
-    except OSError as exc:
-        mode = stat.S_IMODE(path.stat().st_mode)
-        raise ConfigurationError(
-            f"{path} is readable by other users (mode {oct(mode)}) and cannot be narrowed "
-            f"({exc.strerror}); make it the operator's alone (chmod 600) and start again"
-        ) from exc
-    if was is not None:
-        log.warning(
-            "the secret key file was readable by other users: narrowed to 0600",
-            path=str(path),
-            was=oct(was),
-            advice="whoever could read it can open the agents' and providers' keys "
-            "sealed with it; consider them exposed",
-        )
 
 
 def _hide_password(url: str) -> str:
