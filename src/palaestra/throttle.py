@@ -179,7 +179,8 @@ class Throttle:
             yield Attempt(self, address, target)
         finally:
             for namespace, key in reversed(held):
-                await self._leave(namespace, key)
+                # Shielded: a request cancelled on its way out still gives its slot back.
+                await asyncio.shield(self._leave(namespace, key))
 
     async def _enter(self, item: RateLimitItem, namespace: str, key: str, where: str) -> None:
         slots = self._slots.setdefault((namespace, key), _Slots())

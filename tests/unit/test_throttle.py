@@ -167,3 +167,25 @@ async def test_a_target_checked_at_once_spends_at_most_its_limit() -> None:
     outcomes, _ = await burst(throttle, 100, right=False, target="agent:a1")
     assert outcomes == {"wrong": 3, "refused": 97}
     assert throttle._slots == {}
+
+
+async def test_an_attempt_cancelled_while_leaving_still_gives_its_slot_back() -> None:
+    throttle = Throttle(limit=2, window_s=60)
+    inside = asyncio.Event()
+
+    async def hung() -> None:
+        async with throttle.attempt("192.0.2.1"):
+            inside.set()
+            await asyncio.Event().wait()
+
+    first = asyncio.create_task(hung())
+    await inside.wait()
+    slots = throttle._slots[("auth-failures", "192.0.2.1")]
+    async with slots.changed:  # the way out is busy: the cancelled attempt waits there
+        first.cancel()
+        await asyncio.sleep(0)
+        first.cancel()  # and is cancelled again while it waits
+        await asyncio.sleep(0)
+    await asyncio.gather(first, return_exceptions=True)
+    await asyncio.sleep(0)
+    assert throttle._slots == {}
