@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import stat
 from pathlib import Path
 
 import pytest
-import structlog.testing
 from cryptography.fernet import Fernet
 from pydantic import SecretStr, ValidationError
 
@@ -53,48 +51,6 @@ def test_secret_key_is_generated_once_with_mode_0600(tmp_path: Path) -> None:
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert settings.ensure_secret_key() == key  # read back, not regenerated
     KeyVault(key)  # a usable Fernet key
-
-
-@pytest.mark.parametrize("wide", [0o644, 0o640, 0o604, 0o660, 0o666])
-def test_an_existing_secret_key_open_to_others_is_narrowed_with_a_warning(
-    tmp_path: Path, wide: int
-) -> None:
-    path = tmp_path / "secret.key"
-    key = Fernet.generate_key().decode()
-    path.write_text(key + "\n")
-    os.chmod(path, wide)
-    with structlog.testing.capture_logs() as logs:
-        assert make(data_dir=tmp_path).ensure_secret_key() == key
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    [warning] = [entry for entry in logs if entry["log_level"] == "warning"]
-    assert warning["event"] == "the secret key file was readable by other users: narrowed to 0600"
-    assert warning["was"] == oct(wide)
-    assert key not in str(logs)
-
-
-def test_a_private_secret_key_is_used_without_a_word(tmp_path: Path) -> None:
-    path = tmp_path / "secret.key"
-    path.write_text(Fernet.generate_key().decode())
-    os.chmod(path, 0o400)
-    with structlog.testing.capture_logs() as logs:
-        make(data_dir=tmp_path).ensure_secret_key()
-    assert logs == []
-    assert stat.S_IMODE(path.stat().st_mode) == 0o400  # narrower than 0600 is left alone
-
-
-def test_a_secret_key_open_to_others_that_cannot_be_narrowed_stops_the_start(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = tmp_path / "secret.key"
-    path.write_text(Fernet.generate_key().decode())
-    os.chmod(path, 0o644)
-
-    def refuse(self: Path, mode: int) -> None:
-        raise PermissionError(1, "Operation not permitted")
-
-    monkeypatch.setattr(Path, "chmod", refuse)
-    with pytest.raises(ConfigurationError, match=r"readable by other users \(mode 0o644\)"):
-        make(data_dir=tmp_path).ensure_secret_key()
 
 
 def test_a_configured_secret_key_wins_and_no_file_is_written(tmp_path: Path) -> None:
