@@ -86,8 +86,7 @@ class Settings(BaseSettings):
     secret_key: SecretStr | None = Field(
         default=None,
         description="Key that encrypts agent keys at rest (Fernet, urlsafe base64, 32 bytes). "
-        "Generated into <data_dir>/secret.key (mode 0600) on first start when unset; a "
-        "key file found readable by other users is narrowed to 0600 with a warning.",
+        "Generated into <data_dir>/secret.key (0600) when unset; a wider one is narrowed.",
     )
     admin_token: SecretStr | None = Field(
         default=None,
@@ -103,9 +102,8 @@ class Settings(BaseSettings):
         default=64,
         ge=1,
         description="Requests to the runs API (/api/runs) handled at once per process; a "
-        "burst beyond it waits its turn, holding only its connection and body, so that a "
-        "script starting a thousand runs at once costs about half the memory. A turn is "
-        "taken only once the caller is authenticated and the body has arrived.",
+        "burst beyond it waits its turn (less memory than all at once); a turn is taken "
+        "only once the caller is authenticated and the request's body has arrived.",
     )
     max_body_bytes: int = Field(
         default=1_048_576,
@@ -116,17 +114,14 @@ class Settings(BaseSettings):
     request_read_timeout_s: float = Field(
         default=30.0,
         gt=0,
-        le=3600,
-        description="A request must arrive in full (head and body) within this many seconds "
-        "of its connection opening or of the previous response on it; a slower client is "
-        "answered 408 and disconnected, one that sent nothing is disconnected.",
+        description="Seconds a request has to arrive in full (head and body) from its "
+        "connection's opening or previous response; a slower client is answered 408 and cut.",
     )
     max_connections: int = Field(
         default=2048,
         ge=1,
-        description="Connections `palaestra serve` keeps open at once; past it, a new "
-        "connection is answered 503 with Retry-After and closed. Keep it below the "
-        "process's open-file limit (ulimit -n).",
+        description="Connections `palaestra serve` keeps open at once (keep it below ulimit -n); "
+        "past it, a new connection is answered 503 with Retry-After and closed.",
     )
     health_jitter: float = Field(
         default=0.1,
@@ -344,8 +339,7 @@ class Settings(BaseSettings):
             raise ConfigurationError(f"PALAESTRA_EGRESS_ALLOW: {exc}") from exc
 
     def ensure_secret_key(self) -> str:
-        """The encryption key: configured, or read from (or generated into) the data folder;
-        a key file open to other users is narrowed (see :func:`files.secret_file`)."""
+        """The encryption key: configured, or read from (or generated into) the data folder."""
         if self.secret_key is not None:
             return self.secret_key.get_secret_value()
         from cryptography.fernet import Fernet
