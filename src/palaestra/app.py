@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 from functools import partial
 
 import structlog
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from palaestra import __version__, runtime, web
 from palaestra.api import (
@@ -154,7 +154,6 @@ def create_app(
     app.add_middleware(
         BodyLimit, max_bytes=settings.max_body_bytes, routes=[routes_completion.BODY_CAP]
     )
-    app.add_middleware(InTurn, prefix=routes_runs.PREFIX, limit=settings.runs_api_concurrency)
     # The agents' completion callback first: the hottest path is matched before the rest.
     app.include_router(routes_completion.router)
     app.include_router(routes_system.router)
@@ -162,7 +161,11 @@ def create_app(
     app.include_router(routes_owners.router)
     app.include_router(routes_fighters.router)
     app.include_router(leaderboard_router)
-    app.include_router(routes_runs.router)
+    # In turns, taken after authentication and the body's arrival (see limits.InTurn).
+    app.state.run_turns = InTurn(settings.runs_api_concurrency)
+    app.include_router(
+        routes_runs.router, dependencies=[Depends(app.state.run_turns, scope="function")]
+    )
     app.include_router(routes_matches.router)
     declare_errors(app)
     web.mount(app, settings.guide_dir)

@@ -52,6 +52,17 @@ class StoreClosed(PalaestraError):
 class EgressRefused(PalaestraError):
     """The egress policy refuses this destination."""
 
+    def __init__(self, message: str | None = None, *, exact: str | None = None) -> None:
+        super().__init__(message)
+        #: The refusal naming the address a host name resolved to, when ``message`` withholds
+        #: it (the platform's DNS is not its users' to map): for the logs, and for tools run
+        #: by the machine's own user.
+        self.exact = exact
+
+    @property
+    def exact_message(self) -> str:
+        return self.exact or self.message
+
 
 class ConfigurationError(PalaestraError):
     """The configuration is invalid."""

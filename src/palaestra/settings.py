@@ -5,7 +5,6 @@ Components receive a :class:`Settings`; nothing else reads the environment.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,7 +13,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from palaestra.egress.policy import EgressPolicy
 from palaestra.errors import ConfigurationError
-from palaestra.files import private_dir
+from palaestra.files import private_dir, secret_file
 
 __all__ = ["Settings"]
 
@@ -87,7 +86,7 @@ class Settings(BaseSettings):
     secret_key: SecretStr | None = Field(
         default=None,
         description="Key that encrypts agent keys at rest (Fernet, urlsafe base64, 32 bytes). "
-        "Generated into <data_dir>/secret.key (mode 0600) on first start when unset.",
+        "Generated into <data_dir>/secret.key (0600) when unset; a wider one is narrowed.",
     )
     admin_token: SecretStr | None = Field(
         default=None,
@@ -114,14 +113,26 @@ class Settings(BaseSettings):
         default=64,
         ge=1,
         description="Requests to the runs API (/api/runs) handled at once per process; a "
-        "burst beyond it waits its turn, holding only its connection, so that a script "
-        "starting a thousand runs at once costs about half the memory.",
+        "burst beyond it waits its turn (less memory than all at once); a turn is taken "
+        "only once the caller is authenticated and the request's body has arrived.",
     )
     max_body_bytes: int = Field(
         default=1_048_576,
         ge=1024,
         description="Largest request body the API accepts; the agents' completion callback "
         "has a fixed cap of its own (1 MiB), above the protocol's limit on its output.",
+    )
+    request_read_timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="Seconds a request has to arrive in full (head and body) from its "
+        "connection's opening or previous response; a slower client is answered 408 and cut.",
+    )
+    max_connections: int = Field(
+        default=2048,
+        ge=1,
+        description="Connections `palaestra serve` keeps open at once (keep it below ulimit -n); "
+        "past it, a new connection is answered 503 with Retry-After and closed.",
     )
     health_jitter: float = Field(
         default=0.1,
@@ -344,15 +355,8 @@ class Settings(BaseSettings):
             return self.secret_key.get_secret_value()
         from cryptography.fernet import Fernet
 
-        path = self.data_dir / _SECRET_FILE
-        if path.exists():
-            return path.read_text().strip()
         private_dir(self.data_dir)
-        key = Fernet.generate_key().decode()
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(key + "\n")
-        return key
+        return secret_file(self.data_dir / _SECRET_FILE, lambda: Fernet.generate_key().decode())
 
     def startup_warnings(self) -> list[str]:
         """What an operator should hear about at start (never a secret itself)."""

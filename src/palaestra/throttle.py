@@ -12,6 +12,13 @@ wait out the window. The counts live in memory (one process, the
 embedded mode) or, given a ``redis://`` URL, in Redis, so that the limit holds
 across every API process. The limiter is the ``limits`` library's.
 
+Credentials checked at once are counted as they come: an attempt holds a slot while its
+credential is looked up, and no more attempts are let in at once than failures are left
+in the window (:meth:`Throttle.attempt`), so a burst of wrong tokens sent together gets
+no more answers than the limit, the rest 429; right ones sent together wait for a slot,
+never refused. The slots are this process's: scaled out, each API process lets in at most
+the remaining failures at once, and the shared count refuses the rest as they land.
+
 The client address is the connection's peer, unless that peer is a trusted proxy
 (``forwarded_allow``): then it is the nearest address of ``X-Forwarded-For`` that is
 not a trusted proxy itself.
@@ -19,9 +26,12 @@ not a trusted proxy itself.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from typing import Any, Final, NoReturn
 
 import structlog
@@ -29,12 +39,13 @@ from limits import RateLimitItem, RateLimitItemPerSecond
 from limits.aio.storage import MemoryStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
 from limits.storage import storage_from_string
+from limits.util import WindowStats
 from redis.asyncio import BlockingConnectionPool, ConnectionPool
 from redis.exceptions import RedisError
 
 from palaestra.errors import ConfigurationError, TooManyRequests
 
-__all__ = ["Throttle", "client_address"]
+__all__ = ["Attempt", "Throttle", "client_address"]
 
 log = structlog.get_logger(__name__)
 
@@ -98,6 +109,28 @@ def _storage(url: str | None, prefix: str) -> tuple[Storage, ConnectionPool | No
     return storage, pool
 
 
+@dataclass(slots=True)
+class _Slots:
+    """The attempts in flight against one key, and their waiting room."""
+
+    users: int = 0  # in flight or waiting: the entry is dropped when none is left
+    in_flight: int = 0
+    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One credential being checked under the throttle (see :meth:`Throttle.attempt`)."""
+
+    throttle: Throttle
+    address: str
+    target: str | None
+
+    async def failed(self) -> None:
+        """The credential was wrong: count it, before its slot is given back."""
+        await self.throttle.failed(self.address, self.target)
+
+
 class Throttle:
     """Failed authentications per client address, and per target (one fighter's claim code,
     one agent's key) across all addresses; a limit of 0 turns its part off."""
@@ -119,9 +152,79 @@ class Throttle:
         self._target_item = RateLimitItemPerSecond(max(target_limit, 1), window_s)
         self._storage, self._pool = _storage(storage_url, prefix)
         self._limiter = MovingWindowRateLimiter(self._storage)
+        self._slots: dict[tuple[str, str], _Slots] = {}
 
     def address_of(self, peer: str | None, forwarded_for: str | None) -> str:
         return client_address(peer, forwarded_for, self.trusted)
+
+    @asynccontextmanager
+    async def attempt(self, address: str, target: str | None = None) -> AsyncIterator[Attempt]:
+        """Check one credential inside the block, holding a slot of ``address`` (and of
+        ``target``) for it; :meth:`Attempt.failed` counts a wrong one.
+
+        Raises :class:`TooManyRequests` before the block while the address (or target) is
+        over its limit. While as many attempts are in flight as failures are left in the
+        window, the next one waits for one of them to end: right, it frees its slot; wrong,
+        it spends a failure, and at the limit the waiting are refused."""
+        keys = []
+        if self.limit:
+            keys.append((self._item, _NAMESPACE, address, "from this address"))
+        if target is not None and self.target_limit:
+            keys.append((self._target_item, _TARGETS, target, "for this credential"))
+        held: list[tuple[str, str]] = []
+        try:
+            for item, namespace, key, where in keys:
+                await self._enter(item, namespace, key, where)
+                held.append((namespace, key))
+            yield Attempt(self, address, target)
+        finally:
+            for namespace, key in reversed(held):
+                # Shielded: a request cancelled on its way out still gives its slot back.
+                await asyncio.shield(self._leave(namespace, key))
+
+    async def _enter(self, item: RateLimitItem, namespace: str, key: str, where: str) -> None:
+        slots = self._slots.setdefault((namespace, key), _Slots())
+        slots.users += 1
+        try:
+            async with slots.changed:
+                while True:
+                    # Read under the condition's lock: an attempt ending counts its failure
+                    # before it gives its slot back, so each is seen in one or the other.
+                    stats = await self._stats(item, namespace, key)
+                    if stats is None:  # the count is unreachable: let the attempt through
+                        break
+                    if stats.remaining <= 0:
+                        raise TooManyRequests(
+                            f"Too many failed authentications {where}; try again later",
+                            # The limiter keeps wall-clock times of its own.
+                            retry_after=stats.reset_time - time.time(),
+                        )
+                    if slots.in_flight < stats.remaining:
+                        break
+                    await slots.changed.wait()
+                slots.in_flight += 1
+        except BaseException:
+            self._release(namespace, key, slots)
+            raise
+
+    async def _leave(self, namespace: str, key: str) -> None:
+        slots = self._slots[(namespace, key)]
+        async with slots.changed:
+            slots.in_flight -= 1
+            slots.changed.notify_all()
+        self._release(namespace, key, slots)
+
+    def _release(self, namespace: str, key: str, slots: _Slots) -> None:
+        slots.users -= 1
+        if not slots.users:
+            del self._slots[(namespace, key)]
+
+    async def _stats(self, item: RateLimitItem, namespace: str, key: str) -> WindowStats | None:
+        try:
+            return await self._limiter.get_window_stats(item, namespace, key)
+        except RedisError as exc:
+            log.warning("the guessing throttle cannot reach Redis", error=type(exc).__name__)
+            return None
 
     async def check(self, address: str, target: str | None = None) -> None:
         """Raise :class:`TooManyRequests` while ``address`` (or ``target``) is over its limit.

@@ -161,6 +161,17 @@ def test_check_without_allow_explains_the_refusal(scout_url: str) -> None:
     assert "--allow 127.0.0.0/8" in result.stderr
 
 
+def test_check_names_the_address_a_name_resolved_to() -> None:
+    """The author's own machine and DNS: unlike the platform, the check names the address."""
+    result = run("check", "https://localhost/agent", "--role", "SCOUT", "--key", KEY, "--json")
+    assert result.returncode == 1
+    report = orjson.loads(result.stdout)
+    assert report["checks"][0]["reason"] in (
+        "Endpoint refused by egress policy: 127.0.0.1 is a loopback address",
+        "Endpoint refused by egress policy: ::1 is a loopback address",
+    )
+
+
 def test_check_needs_a_role_for_edgearena() -> None:
     result = run("check", "https://agent.example.com/")
     assert result.returncode == 2

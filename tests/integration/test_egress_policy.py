@@ -230,6 +230,9 @@ REFUSED_URLS = [
 _RESOLVED_ROWS = {"https://localhost/", "https://ⓛⓞⓒⓐⓛⓗⓞⓢⓣ:8443/"}
 
 
+WITHHELD = "resolves to an address the platform does not reach"
+
+
 def _lookups(url: str) -> list[str]:
     return ["localhost"] if url in _RESOLVED_ROWS else []
 
@@ -246,17 +249,23 @@ async def test_client_refuses_and_sends_nothing(
     strict_client: EgressClient, network: NetworkGuard, url: str, why: str
 ) -> None:
     result = await strict_client.request("GET", url, user_agent=USER_AGENT, deadline=2.0)
-    assert result.reason == REFUSED + why
+    assert result.reason == REFUSED + _told(url, why)
     assert (result.status, result.body) == (None, b"")
     assert network.connects == []
     assert network.lookups == _lookups(url)
+
+
+def _told(url: str, why: str) -> str:
+    """What the platform says of a refused URL: the address a name resolved to withheld."""
+    return f"{_lookups(url)[0]} {WITHHELD}" if _lookups(url) else why
 
 
 @pytest.mark.parametrize(("url", "why"), REFUSED_URLS)
 async def test_resolve_checked_refuses_the_same(network: NetworkGuard, url: str, why: str) -> None:
     with pytest.raises(EgressRefused) as refused:
         await resolve_checked(EgressPolicy(), url)
-    assert refused.value.message == why
+    assert refused.value.message == _told(url, why)
+    assert refused.value.exact_message == why  # for `palaestra url-check`, run locally
     assert network.connects == []
     assert network.lookups == _lookups(url)
 
@@ -293,9 +302,15 @@ async def test_client_refuses_a_name_with_any_refused_address(
         result = await client.request(
             "GET", "https://agent.example/", user_agent=USER_AGENT, deadline=2.0
         )
-    assert result.reason == REFUSED + why
+    assert result.reason == f"{REFUSED}agent.example {WITHHELD}"
     assert resolver.calls == ["agent.example"]
     assert network.connects == []
+    resolver = ScriptedResolver({"agent.example": answers})
+    async with EgressClient(resolver=resolver, reveal_addresses=True) as client:
+        result = await client.request(
+            "GET", "https://agent.example/", user_agent=USER_AGENT, deadline=2.0
+        )
+    assert result.reason == REFUSED + why  # `palaestra check`: the author's own DNS
 
 
 @pytest.mark.parametrize(("answers", "why"), RESOLVED_REFUSALS)
@@ -305,7 +320,8 @@ async def test_resolve_checked_refuses_a_name_with_any_refused_address(
     resolver = ScriptedResolver({"agent.example": answers})
     with pytest.raises(EgressRefused) as refused:
         await resolve_checked(EgressPolicy(), "https://agent.example/", resolver)
-    assert refused.value.message == why
+    assert refused.value.message == f"agent.example {WITHHELD}"
+    assert refused.value.exact_message == why
 
 
 async def test_resolve_checked_reports_a_name_that_does_not_resolve(
@@ -407,11 +423,16 @@ async def test_plain_http_to_a_name_with_a_public_address_is_refused(
 ) -> None:
     """http is judged on the resolved addresses too, not only on literal hosts."""
     resolver = ScriptedResolver({"agent.example": ["8.8.8.8"]})
-    async with EgressClient(loopback_policy, resolver=resolver) as client:
+    async with EgressClient(loopback_policy, resolver=resolver, reveal_addresses=True) as client:
         result = await client.request(
             "GET", "http://agent.example/", user_agent=USER_AGENT, deadline=2.0
         )
     assert result.reason == REFUSED + _ONLY_HTTPS.format("8.8.8.8")
+    async with EgressClient(loopback_policy, resolver=resolver) as client:
+        result = await client.request(
+            "GET", "http://agent.example/", user_agent=USER_AGENT, deadline=2.0
+        )
+    assert result.reason == REFUSED + _ONLY_HTTPS.format("agent.example")  # the platform's
     assert network.connects == []
 
 
@@ -425,7 +446,7 @@ async def test_rebinding_to_a_refused_address_is_caught_on_the_next_connection(
     resolver = ScriptedResolver().then("agent.test", [LOOPBACK], ["127.0.0.2"])
     async with (
         serve(json_reply({"n": 1})) as endpoint,
-        EgressClient(policy, resolver=resolver, keepalive=False) as client,
+        EgressClient(policy, resolver=resolver, keepalive=False, reveal_addresses=True) as client,
     ):
         url = endpoint.url("/task", host="agent.test")
         first = await client.request("GET", url, user_agent=USER_AGENT, deadline=2.0)
@@ -443,7 +464,7 @@ async def test_rebinding_to_a_private_address_is_caught(network: NetworkGuard) -
     resolver = ScriptedResolver().then("agent.test", [LOOPBACK], ["10.0.0.1"])
     async with (
         serve(json_reply({})) as endpoint,
-        EgressClient(policy, resolver=resolver, keepalive=False) as client,
+        EgressClient(policy, resolver=resolver, keepalive=False, reveal_addresses=True) as client,
     ):
         url = endpoint.url(host="agent.test")
         first = await client.request("GET", url, user_agent=USER_AGENT, deadline=2.0)
@@ -460,7 +481,7 @@ async def test_a_mix_of_allowed_and_refused_addresses_is_refused_entirely(
     resolver = ScriptedResolver({"agent.test": [LOOPBACK, "127.0.0.2"]})
     async with (
         serve(json_reply({})) as endpoint,
-        EgressClient(policy, resolver=resolver, keepalive=False) as client,
+        EgressClient(policy, resolver=resolver, keepalive=False, reveal_addresses=True) as client,
     ):
         result = await client.request(
             "GET", endpoint.url(host="agent.test"), user_agent=USER_AGENT, deadline=2.0

@@ -77,6 +77,33 @@ async def test_wrong_tokens_are_throttled_and_a_right_one_works_after_the_window
         assert (await call(api, "GET", "/api/agents", headers=bearer(ADMIN_TOKEN)))[0] == 200
 
 
+async def test_wrong_tokens_sent_at_once_are_counted_as_they_come(throttled: Platform) -> None:
+    """200 wrong tokens in one burst: at most the limit are looked up (401), the rest are
+    refused (429) however the lookups interleave."""
+    async with (
+        running(throttled) as api,
+        aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session,
+    ):
+        burst = Api(api.base, session)
+        answers = await asyncio.gather(
+            *(call(burst, "GET", "/api/agents", headers=bearer(f"pa_g{n}")) for n in range(200))
+        )
+    statuses = [status for status, _, _ in answers]
+    assert statuses.count(401) <= LIMIT
+    assert statuses.count(429) == 200 - statuses.count(401)
+
+
+async def test_right_tokens_sent_at_once_all_pass(throttled: Platform) -> None:
+    async with running(throttled) as api:
+        owner = await api.owner()
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+            burst = Api(api.base, session)
+            answers = await asyncio.gather(
+                *(call(burst, "GET", "/api/agents", headers=bearer(owner)) for _ in range(200))
+            )
+    assert {status for status, _, _ in answers} == {200}
+
+
 async def test_right_tokens_are_never_counted(throttled: Platform) -> None:
     async with running(throttled) as api:
         for _ in range(3 * LIMIT):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import ipaddress
+from typing import Any
 
 import pytest
 from pydantic import SecretStr
@@ -103,3 +106,86 @@ async def test_a_target_limit_of_zero_is_unlimited() -> None:
     for n in range(20):
         await throttle.failed(f"192.0.2.{n}", "agent:a1")
     await throttle.check("192.0.2.1", "agent:a1")
+
+
+async def burst(throttle: Throttle, count: int, *, right: bool, target: str | None = None) -> Any:
+    """``count`` credentials checked at once from one address; what each came to, and the
+    most lookups in flight together."""
+    from palaestra.errors import InvalidCredential, TooManyRequests
+
+    inside = most = 0
+
+    async def one(n: int) -> str:
+        nonlocal inside, most
+        try:
+            async with throttle.attempt("192.0.2.1", target) as attempt:
+                inside += 1
+                most = max(most, inside)
+                await asyncio.sleep(0.001 * (n % 7))  # lookups of uneven length, interleaved
+                inside -= 1
+                if right:
+                    return "right"
+                try:
+                    raise InvalidCredential("wrong")
+                except InvalidCredential:
+                    await attempt.failed()
+                    return "wrong"
+        except TooManyRequests:
+            return "refused"
+
+    outcomes = await asyncio.gather(*(one(n) for n in range(count)))
+    return collections.Counter(outcomes), most
+
+
+async def test_wrong_credentials_checked_at_once_spend_at_most_the_limit() -> None:
+    throttle = Throttle(limit=5, window_s=60)
+    outcomes, most = await burst(throttle, 200, right=False)
+    assert outcomes == {"wrong": 5, "refused": 195}
+    assert most <= 5
+    assert throttle._slots == {}  # nothing left behind
+
+
+async def test_right_credentials_checked_at_once_wait_for_a_slot_and_all_pass() -> None:
+    throttle = Throttle(limit=3, window_s=60)
+    outcomes, most = await burst(throttle, 200, right=True)
+    assert outcomes == {"right": 200}
+    assert most == 3
+    assert throttle._slots == {}
+
+
+async def test_slots_shrink_as_failures_are_spent() -> None:
+    throttle = Throttle(limit=4, window_s=60)
+    for _ in range(3):
+        await throttle.failed("192.0.2.1")
+    outcomes, most = await burst(throttle, 50, right=True)
+    assert outcomes == {"right": 50}
+    assert most == 1  # one failure left: one lookup at a time
+
+
+async def test_a_target_checked_at_once_spends_at_most_its_limit() -> None:
+    throttle = Throttle(limit=0, window_s=60, target_limit=3)
+    outcomes, _ = await burst(throttle, 100, right=False, target="agent:a1")
+    assert outcomes == {"wrong": 3, "refused": 97}
+    assert throttle._slots == {}
+
+
+async def test_an_attempt_cancelled_while_leaving_still_gives_its_slot_back() -> None:
+    throttle = Throttle(limit=2, window_s=60)
+    inside = asyncio.Event()
+
+    async def hung() -> None:
+        async with throttle.attempt("192.0.2.1"):
+            inside.set()
+            await asyncio.Event().wait()
+
+    first = asyncio.create_task(hung())
+    await inside.wait()
+    slots = throttle._slots[("auth-failures", "192.0.2.1")]
+    async with slots.changed:  # the way out is busy: the cancelled attempt waits there
+        first.cancel()
+        await asyncio.sleep(0)
+        first.cancel()  # and is cancelled again while it waits
+        await asyncio.sleep(0)
+    await asyncio.gather(first, return_exceptions=True)
+    await asyncio.sleep(0)
+    assert throttle._slots == {}

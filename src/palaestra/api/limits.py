@@ -4,12 +4,15 @@ are handled at once."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import orjson
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from palaestra.http.deps import AnyCaller
 
 __all__ = ["BodyLimit", "InTurn", "RouteCap"]
 
@@ -92,28 +95,30 @@ async def _refuse(send: Send, cap: int) -> None:
 
 
 class InTurn:
-    """At most ``limit`` requests under ``prefix`` handled at once; the others wait their
-    turn, in order of arrival, before the application sees them.
+    """At most ``limit`` requests handled at once; the others wait their turn, in order of
+    arrival. A request dependency of the runs API (see ``app.create_app``).
 
-    A burst (a script starting a thousand runs at once) is then served ``limit`` at a time:
-    a waiting request holds its connection and its parsed head, a fraction of what one
-    inside the application's handlers holds (its dependencies, its session, its coroutine
-    frames), and a burst is no faster for being handled all at once on one event loop
+    A burst (a script starting a thousand runs at once) is then served ``limit`` at a time
     (1,000 simultaneous run starts grew the process by 30 to 34 MB, 16 to 17 MB in turns
-    of 64).
-    Only routes that touch nothing but the store belong under ``prefix``: a request that
-    waits on an agent (the wizard, a check) or that an agent sends (its completion) must
-    never queue behind a burst.
+    of 64). A turn is taken only once the caller is authenticated and the request's body
+    has arrived (FastAPI reads it before solving the dependencies): a client that sends a
+    request's head and holds back its body, or that has no valid token, holds no turn, so
+    it cannot make the owners' requests wait.
+    Only routes that touch nothing but the store take turns: a request that waits on an
+    agent (the wizard, a check) or that an agent sends (its completion) must never queue
+    behind a burst.
     """
 
-    def __init__(self, app: ASGIApp, prefix: str, limit: int) -> None:
-        self.app = app
-        self.prefix = prefix
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
         self._turns = asyncio.Semaphore(limit)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith(self.prefix):
-            await self.app(scope, receive, send)
-            return
+    async def __call__(self, caller: AnyCaller) -> AsyncIterator[None]:
+        async with self.taken():
+            yield
+
+    @asynccontextmanager
+    async def taken(self) -> AsyncIterator[None]:
+        """Wait for a turn and hold it for the block."""
         async with self._turns:
-            await self.app(scope, receive, send)
+            yield

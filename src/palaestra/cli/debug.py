@@ -64,7 +64,7 @@ def url_check(
         policy = EgressPolicy.allowing(allow or [])
         addresses = asyncio.run(resolve_checked(policy, url))
     except EgressRefused as exc:
-        typer.echo(f"refused: {exc}")
+        typer.echo(f"refused: {exc.exact_message}")
         raise typer.Exit(1) from None
     typer.echo(f"allowed {' '.join(str(a) for a in addresses)}")
 

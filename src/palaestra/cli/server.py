@@ -66,6 +66,7 @@ def serve(
     import uvicorn
 
     from palaestra.app import create_app
+    from palaestra.http.server import server_config
 
     runtime.limit_malloc_arenas()
 
@@ -89,16 +90,8 @@ def serve(
     for warning in settings.startup_warnings():
         typer.echo(f"warning: {warning}", err=True)
     typer.echo(f"Palaestra listening on http://{settings.host}:{settings.port}", err=True)
-    uvicorn.run(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        log_level="warning",
-        timeout_graceful_shutdown=10,
-        # The app reads X-Forwarded-For itself, from PALAESTRA_FORWARDED_ALLOW_IPS only;
-        # uvicorn's own rewriting (which trusts 127.0.0.1 by default) would come first.
-        proxy_headers=False,
-    )
+    # With read timeouts and a connection cap (see http.server).
+    uvicorn.Server(server_config(create_app(settings), settings)).run()
 
 
 @app.command()

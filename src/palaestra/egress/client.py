@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import structlog
 from aiohttp.abc import AbstractResolver
 from yarl import URL
 
@@ -41,6 +42,8 @@ __all__ = ["EgressClient", "EgressResult", "Signer", "hmac_signer"]
 
 #: Builds the signature headers for (url, raw body) right before sending.
 Signer = Callable[[str, bytes], Mapping[str, str]]
+
+log = structlog.get_logger(__name__)
 
 _CHECKED_URLS = 4096  # endpoint URLs remembered as parsed and judged
 
@@ -78,7 +81,10 @@ class EgressClient:
     """Calls out under the egress policy, on connections of its own (:mod:`.wire`).
 
     Use as an async context manager, or call :meth:`close`. ``resolver``
-    replaces the system resolver (tests use it to script DNS answers).
+    replaces the system resolver (tests use it to script DNS answers). A refusal of the
+    address a host name resolved to is given without the address (the platform's DNS is
+    not for its users to map) and logged with it, unless ``reveal_addresses`` (for tools
+    the author runs on their own machine, such as ``palaestra check``).
     """
 
     def __init__(
@@ -91,8 +97,10 @@ class EgressClient:
         max_connections: int = 0,
         keepalive: bool = True,
         cap_bytes: int = RESPONSE_CAP_BYTES,
+        reveal_addresses: bool = False,
     ) -> None:
         self.policy = policy or EgressPolicy()
+        self.reveal_addresses = reveal_addresses
         self.clock = clock or SystemClock()
         self.cap_bytes = cap_bytes
         self._resolver = PolicyResolver(self.policy, resolver)
@@ -118,6 +126,14 @@ class EgressClient:
                 self._resolver, self._ssl, limit=self._max_connections, keepalive=self._keepalive
             )
         return self._connections
+
+    def _refusal(self, target: URL, exc: EgressRefused) -> str:
+        """The reason a refused call gives: the address a name resolved to is named only by
+        a client that reveals it (the author's own tools); the platform's goes to the log."""
+        if self.reveal_addresses or exc.exact is None:
+            return exc.exact_message
+        log.info("egress refused a resolved address", host=target.host, exact=exc.exact)
+        return exc.message
 
     def _target(self, url: str) -> URL:
         """``url`` as it is sent and judged by the policy (:meth:`EgressPolicy.target`); pure,
@@ -230,7 +246,7 @@ class EgressClient:
         except TooLarge:
             return self._done(url, started, failure=Failure.too_large())
         except EgressRefused as exc:
-            return self._done(url, started, failure=Failure.refused(exc.message))
+            return self._done(url, started, failure=Failure.refused(self._refusal(target, exc)))
         except PeerError as exc:
             return self._done(url, started, failure=exc.failure)
         except PEER_ERRORS as exc:

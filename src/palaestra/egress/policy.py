@@ -59,6 +59,8 @@ _SPECIAL_V6: Final[tuple[tuple[Network, str], ...]] = (
     (_V6("ff00::/8"), "a multicast address"),
 )
 _GLOBAL_UNICAST: Final = _V6("2000::/3")
+_UNSPECIFIED: Final = ipaddress.IPv4Address(0)
+_HTTP_RANGES: Final = " (http is for ranges the operator allowed)"
 _NAT64: Final = _V6("64:ff9b::/96")
 _COMPATIBLE: Final = _V6("::/96")
 
@@ -173,6 +175,22 @@ class EgressPolicy:
         if plain_http:
             self.check_plain_http(address)
 
+    def check_resolved(self, host: str, answer: str, *, plain_http: bool = False) -> Address:
+        """:meth:`check_address` for an address the name ``host`` resolved to (``answer``, as
+        the resolver gave it). A refusal names the host, not the address: where a name leads
+        inside the platform's network is not for those who give it the name. The address is
+        kept in the refusal's ``exact`` message."""
+        try:
+            address = parse_address(answer)
+            self.check_address(address, plain_http=plain_http)
+        except EgressRefused as exc:
+            if plain_http and self.refusal(_literal_address(answer) or _UNSPECIFIED) is None:
+                withheld = f"plain http to {host} is not allowed, only https{_HTTP_RANGES}"
+            else:
+                withheld = f"{host} resolves to an address the platform does not reach"
+            raise EgressRefused(withheld, exact=exc.message) from None
+        return address
+
     def check_url(self, url: URL) -> Address | None:
         """Check what can be checked without resolving; return the address of an IP host.
 
@@ -238,10 +256,7 @@ class EgressPolicy:
 
     def check_plain_http(self, address: Address) -> None:
         if not self.is_allowed_range(address):
-            raise EgressRefused(
-                f"plain http to {address} is not allowed, only https "
-                "(http is for ranges the operator allowed)"
-            )
+            raise EgressRefused(f"plain http to {address} is not allowed, only https{_HTTP_RANGES}")
 
 
 def _special_category(address: Address, table: tuple[tuple[Network, str], ...]) -> str | None:

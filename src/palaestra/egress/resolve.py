@@ -16,7 +16,7 @@ from aiohttp.resolver import ThreadedResolver
 from palaestra.errors import EgressRefused
 from palaestra.protocol.hostnames import host_name_problem
 
-from .policy import Address, EgressPolicy, parse_address
+from .policy import Address, EgressPolicy
 
 __all__ = ["PolicyResolver", "plain_http", "resolve_checked"]
 
@@ -47,7 +47,7 @@ class PolicyResolver(AbstractResolver):
             raise OSError(f"{host} has no addresses")
         is_plain = plain_http.get()
         for answer in answers:
-            self.policy.check_address(parse_address(answer["host"]), plain_http=is_plain)
+            self.policy.check_resolved(host, answer["host"], plain_http=is_plain)
         return answers
 
     async def close(self) -> None:
@@ -57,7 +57,8 @@ class PolicyResolver(AbstractResolver):
 async def resolve_checked(
     policy: EgressPolicy, url: str, resolver: AbstractResolver | None = None
 ) -> list[Address]:
-    """The addresses Palaestra would connect to for ``url``, or :class:`EgressRefused`."""
+    """The addresses Palaestra would connect to for ``url``, or :class:`EgressRefused` (whose
+    ``exact_message`` names a refused address the name resolved to)."""
     target = policy.target(url)
     literal = policy.check_url(target)
     if literal is not None:
@@ -71,10 +72,11 @@ async def resolve_checked(
     finally:
         if resolver is None:
             await inner.close()
-    addresses = list(dict.fromkeys(parse_address(answer["host"]) for answer in answers))
-    for address in addresses:
-        policy.check_address(address, plain_http=target.scheme == "http")
-    return addresses
+    is_plain = target.scheme == "http"
+    checked = (
+        policy.check_resolved(host, answer["host"], plain_http=is_plain) for answer in answers
+    )
+    return list(dict.fromkeys(checked))
 
 
 async def _resolve(

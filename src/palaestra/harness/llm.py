@@ -127,7 +127,8 @@ class OpenAIChat:
     def _chat(self) -> ChatProvider:
         # Made on first use, inside the server's event loop.
         if self._provider is None:
-            self._egress = EgressClient(self.policy)
+            # The author's own machine: a refusal may name the address a name resolved to.
+            self._egress = EgressClient(self.policy, reveal_addresses=True)
             self._provider = ChatProvider(
                 self._egress,
                 self.base_url,

@@ -45,9 +45,10 @@ async def guarded(request: Request, target: str | None = None) -> AsyncIterator[
     """Check a credential inside the block under the guessing throttle.
 
     While the client's address is over the limit, :class:`~palaestra.errors.TooManyRequests`
-    is raised before the block runs; a wrong bearer token, agent key or claim code raised
-    inside it counts one failure against the address, and against ``target`` when named
-    (the fighter or agent the credential would open).
+    is raised before the block runs, and the block waits while as many credentials are
+    being checked as failures are left (see ``Throttle.attempt``); a wrong bearer token,
+    agent key or claim code raised inside it counts one failure against the address, and
+    against ``target`` when named (the fighter or agent the credential would open).
     """
     throttle: Throttle | None = getattr(request.app.state, "throttle", None)
     if throttle is None:
@@ -55,12 +56,12 @@ async def guarded(request: Request, target: str | None = None) -> AsyncIterator[
         return
     peer = request.client.host if request.client else None
     address = throttle.address_of(peer, request.headers.get("x-forwarded-for"))
-    await throttle.check(address, target)
-    try:
-        yield
-    except (InvalidCredential, InvalidClaimCode):
-        await throttle.failed(address, target)
-        raise
+    async with throttle.attempt(address, target) as attempt:
+        try:
+            yield
+        except (InvalidCredential, InvalidClaimCode):
+            await attempt.failed()
+            raise
 
 
 async def _caller(
