@@ -103,11 +103,11 @@ QUICK = (
         "scale.py",
         ("postgres", "redis"),
         (
-            r"^ +1 +100 +50 +[\d,]+ +[\d,]+ +(<=|>) \S+ s +(<=|>) \S+ s  (within|BEHIND) schedule$",
-            r"^ +2 +100 +50 +[\d,]+ +[\d,]+ +(<=|>) \S+ s +(<=|>) \S+ s  (within|BEHIND) schedule$",
+            r"^ +1 +100 +100 +[\d,]+ +[\d,]+ +(<=|>) \S+ s +(<=|>) \S+ s  (within|BEHIND) schedule",
+            r"^ +2 +100 +100 +[\d,]+ +[\d,]+ +(<=|>) \S+ s +(<=|>) \S+ s  (within|BEHIND) schedule",
             r"^1 worker process\(es\): ",
             r"^2 worker process\(es\): ",
-            r"^PASS  every ping succeeded, every agent still ACTIVE$",
+            r"^PASS  every ping succeeded and every agent stayed ACTIVE while the workers kept up$",
         ),
     ),
 )

@@ -55,6 +55,7 @@ def measured(
         interval=10.0,
         pings=float(sum(lags.values())),
         failed=failed,
+        failures=f"timeout {failed:g}" if failed else "",
         not_active=not_active,
         backlog=sum(backlog.values()),
         cumulative=tuple(float(d + b) for d, b in zip(done, due, strict=True)),
@@ -66,7 +67,7 @@ def test_pings_done_on_time_are_within_schedule() -> None:
     assert (result.quantile(0.5), result.quantile(0.99)) == (0.25, 1.0)
     assert result.within(2.0)
     assert not result.within(0.5)
-    assert result.problems == []
+    assert result.problems(2.0) == []
 
 
 def test_pings_still_due_count_at_their_lag_so_far() -> None:
@@ -77,7 +78,18 @@ def test_pings_still_due_count_at_their_lag_so_far() -> None:
     assert not result.within(10.0)
 
 
-def test_a_failed_ping_or_an_agent_moved_is_a_problem_not_a_figure() -> None:
-    assert measured({0.25: 10}, failed=1.0).problems == ["1 pings failed"]
-    assert measured({0.25: 10}, not_active=3).problems == ["3 agents no longer ACTIVE"]
-    assert measured({}).problems == ["no ping was done"]
+def test_a_failed_ping_is_not_kept_and_while_on_time_a_fault() -> None:
+    on_time = measured({0.25: 1000}, failed=3.0)
+    assert not on_time.within(2.0)
+    assert on_time.problems(2.0) == ["3 pings failed (timeout 3) on time"]
+    moved = measured({0.25: 1000}, not_active=2)
+    assert not moved.within(2.0)
+    assert moved.problems(2.0) == ["2 agents no longer ACTIVE"]
+    assert measured({}).problems(2.0) == ["no ping was done"]
+
+
+def test_pings_that_fail_behind_schedule_are_a_figure() -> None:
+    # A machine too busy for the workers is too busy to serve the agents in time as well.
+    behind = measured({0.25: 900, 10.0: 100}, failed=30.0, not_active=1)
+    assert not behind.within(2.0)
+    assert behind.problems(2.0) == []
