@@ -102,7 +102,7 @@ def parse_args(
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="a small size that runs in seconds: checks that the benchmark works, not speed",
+        help="the smallest size that takes every path once: whether it works, not how fast",
     )
     unknown = sorted(set(quick) - {action.dest for action in parser._actions})
     if unknown:  # a quick size that names no option would silently leave the full one
