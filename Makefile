@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install install-local demo serve docs lint typecheck test test-unit test-integration test-acceptance bench format clean
+.PHONY: install install-local demo serve docs lint typecheck test test-unit test-integration test-acceptance bench bench-quick format clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Palaestra needs Python >= 3.11")'
@@ -62,6 +62,11 @@ test-acceptance: install
 
 bench: install
 	@for script in bench/[!_]*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+# Every benchmark at its small size: that each still works, not how fast (the acceptance
+# tier runs the same, tests/acceptance/test_benchmarks.py).
+bench-quick: install
+	@for script in bench/[!_]*.py; do echo "== $$script"; $(BIN)/python $$script --quick || exit 1; done
 
 format: install
 	$(BIN)/ruff check --fix src tests bench examples docs/hooks

@@ -125,8 +125,10 @@ def _judge(reply: str, material: Material) -> Callable[[], object]:
     )
 
 
-def _per_view_us(reply: str, material: Material) -> list[tuple[str, float]]:
-    rows = [(view.name, _median_ms(partial(view.read, reply), 0.2) * 1000) for view in VIEWS]
+def _per_view_us(reply: str, material: Material, budget: float) -> list[tuple[str, float]]:
+    rows = [
+        (view.name, _median_ms(partial(view.read, reply), 0.2 * budget) * 1000) for view in VIEWS
+    ]
     every = len(CIPHERS)
     found = needles(material.access_code, None, True, every) + needles(
         material.hijack_phrase, None, False, every
@@ -135,24 +137,25 @@ def _per_view_us(reply: str, material: Material) -> list[tuple[str, float]]:
     rows.append(
         (
             "scan (both secrets, every cipher)",
-            _median_ms(lambda: list(scan(folded, found)), 0.2) * 1000,
+            _median_ms(lambda: list(scan(folded, found)), 0.2 * budget) * 1000,
         )
     )
     return rows
 
 
-def report() -> bool:
-    """Print the judge's figures; whether both targets are met."""
+def report(budget: float = 1.0) -> bool:
+    """Print the judge's figures; whether both targets are met. ``budget`` scales the time
+    each figure is measured for (each is a median of at least five runs)."""
     material = draw_material(7)
     small, large = prose(1024), prose(256 * 1024)
     word, digits, last = material.access_code.split("-")
     leaking = small[:600] + f" first {word}, then {digits}, last {last}. " + small[600:900]
-    small_ms, small_cpu = _medians_ms(_judge(small, material))
-    large_ms, large_cpu = _medians_ms(_judge(large, material), budget_s=3.0, most=15)
-    leak_ms = _median_ms(_judge(leaking, material))
+    small_ms, small_cpu = _medians_ms(_judge(small, material), budget)
+    large_ms, large_cpu = _medians_ms(_judge(large, material), 3.0 * budget, most=15)
+    leak_ms = _median_ms(_judge(leaking, material), budget)
     cut = len(large) * 3 // 4
     large_leak = large[:cut] + f" first {word}, then {digits}, last {last}. " + large[cut:]
-    large_leak_ms = _median_ms(_judge(large_leak, material), budget_s=3.0, most=5)
+    large_leak_ms = _median_ms(_judge(large_leak, material), 3.0 * budget, most=5)
     # The verdict is on CPU time: the judge is single-threaded, and on a machine shared
     # with other work its wall time measures the others too.
     ok = small_cpu < SMALL_TARGET_MS and large_cpu < LARGE_TARGET_MS
@@ -169,7 +172,7 @@ def report() -> bool:
     print(f"judge alone, 1 KiB reply that leaks (evidence located): {leak_ms * 1000:.0f} us")
     print(f"judge alone, 256 KiB reply that leaks (evidence located): {large_leak_ms:.0f} ms")
     print("per view on the 1 KiB reply (us, median; most return at once: nothing to read):")
-    for name, us in _per_view_us(small, material):
+    for name, us in _per_view_us(small, material, budget):
         print(f"  {name:36}{us:8.1f}")
     return ok
 

@@ -9,6 +9,7 @@ puts the repository's root on ``sys.path`` before it imports this module as
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import multiprocessing
@@ -18,7 +19,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Final
@@ -58,6 +59,7 @@ __all__ = [
     "cpu_seconds",
     "forget_queue",
     "free_port",
+    "parse_args",
     "scout_slots",
     "seed_scouts",
     "workers",
@@ -85,6 +87,29 @@ POSTGRES: Final = os.environ.get(
     "PALAESTRA_BENCH_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1/test"
 )
 REDIS: Final = os.environ.get("PALAESTRA_BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
+
+
+def parse_args(
+    parser: argparse.ArgumentParser, quick: Mapping[str, Any], argv: Sequence[str] | None = None
+) -> argparse.Namespace:
+    """``parser``'s arguments, with ``--quick``: the benchmark at the small size ``quick``
+    gives (its options' values; an option given on the command line still wins).
+
+    A quick run takes seconds and goes through every code path of the benchmark once, so
+    that the test tiers can run it as a smoke test: its figures mean nothing, its
+    correctness checks are as strict as in a full run (its exit status says them).
+    """
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="the smallest size that takes every path once: whether it works, not how fast",
+    )
+    unknown = sorted(set(quick) - {action.dest for action in parser._actions})
+    if unknown:  # a quick size that names no option would silently leave the full one
+        raise ValueError(f"quick sizes name no option: {unknown}")
+    if parser.parse_known_args(argv)[0].quick:
+        parser.set_defaults(**quick)
+    return parser.parse_args(argv)
 
 
 def _serve(conn: Connection, handle: Handler, fast: bool) -> None:

@@ -1,6 +1,7 @@
 """The dispatcher's many-row writes: ``store.bulk`` against SQLAlchemy's own executemany.
 
     .venv/bin/python bench/bulk.py [--batches 25] [--rows 200] [--rounds 5] [--no-postgres]
+                                   [--quick]
 
 The rows are the dispatcher's: a task opened (INSERT into ``tasks``, 13
 columns, its payload JSON), then ended (UPDATE of 11 columns where the id
@@ -32,8 +33,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -55,6 +58,9 @@ from palaestra.store.bulk import insert_values, json_text, update_values
 from palaestra.store.db import Database
 from palaestra.store.models import Agent, AgentEvent, Owner, Run, Task
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
+from bench._support import parse_args
+
 POSTGRES = os.environ.get(
     "PALAESTRA_BENCH_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 )
@@ -74,6 +80,11 @@ OUTPUT = {
     "evidence": ["a", "b", "c"],
 }
 WRITERS = ("bulk", "executemany", "insertmanyvalues")
+#: Each task opens a slot of its own on the bench's one run: the store holds one task per
+#: (run, phase, slot, attempt), as a run step repeated by another stepper must open nothing
+#: twice.
+SLOTS = itertools.count()
+QUICK = {"batches": 2, "rows": 20, "rounds": 1, "background": 200}
 
 Work = Callable[[Connection], Any]
 
@@ -126,6 +137,7 @@ async def seed(db: Database) -> Seeded:
 
 def open_work(writer: str, seeded: Seeded, ids: Sequence[str], now: float) -> Work:
     """What the dispatcher writes to open a batch of tasks (rows built before the hop)."""
+    slots = [next(SLOTS) for _ in ids]
     if writer == "bulk":
         rows = [
             (
@@ -133,7 +145,7 @@ def open_work(writer: str, seeded: Seeded, ids: Sequence[str], now: float) -> Wo
                 seeded.run_id,
                 None,
                 "SCOUT",
-                n,
+                slot,
                 0,
                 seeded.agent_id,
                 "scout",
@@ -143,7 +155,7 @@ def open_work(writer: str, seeded: Seeded, ids: Sequence[str], now: float) -> Wo
                 now + 60.0,
                 now,
             )
-            for n, task_id in enumerate(ids)
+            for slot, task_id in zip(slots, ids, strict=True)
         ]
         return lambda connection: insert_values(connection, TASKS, OPEN_COLUMNS, rows)
     payload = orjson.Fragment(PAYLOAD)  # JSON already serialized, as the dispatcher holds it
@@ -153,7 +165,7 @@ def open_work(writer: str, seeded: Seeded, ids: Sequence[str], now: float) -> Wo
             "run_id": seeded.run_id,
             "candidate_id": None,
             "phase": "SCOUT",
-            "slot": n,
+            "slot": slot,
             "attempt": 0,
             "agent_id": seeded.agent_id,
             "executor": "scout",
@@ -163,7 +175,7 @@ def open_work(writer: str, seeded: Seeded, ids: Sequence[str], now: float) -> Wo
             "deadline_at": now + 60.0,
             "created_at": now,
         }
-        for n, task_id in enumerate(ids)
+        for slot, task_id in zip(slots, ids, strict=True)
     ]
     statement = insert(TASKS)
     if writer == "insertmanyvalues":
@@ -421,6 +433,8 @@ async def main(args: argparse.Namespace) -> None:
     await on_sqlite(args)
     if args.postgres:
         await on_postgres(args)
+    # Each batch asserted its rows ended, and each phase pair that none was left RUNNING.
+    print("PASS  every writer opened and ended every task of its batches")
 
 
 if __name__ == "__main__":
@@ -430,4 +444,4 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--background", type=int, default=20_000)
     parser.add_argument("--no-postgres", dest="postgres", action="store_false")
-    asyncio.run(main(parser.parse_args()))
+    asyncio.run(main(parse_args(parser, QUICK)))

@@ -1,7 +1,7 @@
 """cage.v1 matches between instant harnesses on loopback, beside a bare loop posting the turns.
 
     .venv/bin/python bench/cage.py [--matches 200] [--sequential 30] [--rounds 3]
-                                   [--modes sqlite,postgres,workers2]
+                                   [--modes sqlite,postgres,workers2] [--quick]
 
 Two harnesses answer every turn at once (in a process of their own, so they
 do not share the referee's core or event loop); the defender answers the task
@@ -70,6 +70,7 @@ from bench._support import (
     bench_settings,
     cpu_seconds,
     forget_queue,
+    parse_args,
     workers,
 )
 
@@ -388,7 +389,8 @@ def report(modes: Sequence[Mode], args: argparse.Namespace) -> bool:
         if mode.problems:
             ok = False
             print(f"FAIL {mode.name}: {dict(mode.problems)}")
-    judge_report()  # 1 KiB and 256 KiB replies, and each view's share (bench/_judge.py)
+    # 1 KiB and 256 KiB replies, and each view's share (bench/_judge.py)
+    judge_report(0.05 if args.quick else 1.0)
     print(
         "correctness (every match a draw on utility, six turns each sent once): "
         + ("PASS" if ok else "FAIL")
@@ -419,4 +421,6 @@ if __name__ == "__main__":
     parser.add_argument("--sequential", type=int, default=30)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--modes", type=mode_list, default=["sqlite", "postgres", "workers2"])
-    sys.exit(asyncio.run(main(parser.parse_args())))
+    # Quick: the in-process referee and the workers (with PostgreSQL) take every path once.
+    quick = {"matches": 4, "sequential": 2, "rounds": 1, "modes": ["sqlite", "workers2"]}
+    sys.exit(asyncio.run(main(parse_args(parser, quick))))

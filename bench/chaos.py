@@ -1,6 +1,7 @@
 """The chaos soak: a scale-out Palaestra under steady load, hostile agents and killed processes.
 
     .venv/bin/python bench/chaos.py [--minutes 5] [--run-every 2] [--match-every 1.5]
+                                     [--quick]
 
 `palaestra serve --no-workers` and two `palaestra worker` processes on PostgreSQL (a
 database of the soak's own, dropped afterwards) and a Redis server of its own (a free
@@ -56,7 +57,7 @@ from bench._chaos_checks import (
 from bench._chaos_cluster import ADMIN, Cluster, Rss, cluster, drop_connections, environment
 from bench._chaos_cluster import redis_server as own_redis
 from bench._chaos_zoo import ASYNC_EDGE, FIGHTERS, GOOD_EDGE, HOSTILE_EDGE, zoo_process
-from bench._support import POSTGRES, bench_database
+from bench._support import POSTGRES, bench_database, parse_args
 from palaestra.store.models import Match, Task, Turn
 
 #: What the platform runs under: short deadlines (SCOUT, VERIFY, CRITIQUE 6 s, BUILD 18 s;
@@ -562,7 +563,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--match-every", type=float, default=1.5, help="seconds between matches")
     parser.add_argument("--postgres", default=POSTGRES, help="server for the soak's database")
     parser.add_argument("--keep", type=Path, help="keep the logs and export in this folder")
-    args = parser.parse_args(argv)
+    # Its faults are spread over the load: one minute is the smallest soak that has them all.
+    args = parse_args(parser, {"minutes": 1.0}, argv)
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
         ok = asyncio.run(soak_once(args, args.keep))

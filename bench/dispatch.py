@@ -1,7 +1,7 @@
 """The dispatcher and the completion callback at load, on loopback, on the embedded store.
 
     .venv/bin/python bench/dispatch.py [--tasks 4000] [--concurrency 200] [--rounds 3]
-                                        [--completions 3000] [--in-flight 10000]
+                                        [--completions 3000] [--in-flight 10000] [--quick]
 
 Three measurements, each printed with its target:
 
@@ -70,6 +70,7 @@ from bench._support import (
     Handler,
     agents_process,
     bench_settings,
+    parse_args,
     scout_slots,
     seed_scouts,
 )
@@ -346,9 +347,11 @@ if __name__ == "__main__":
     parser.add_argument(
         "--only", nargs="*", default=["dispatch", "completion", "memory"], help="parts to run"
     )
+    quick = {"tasks": 200, "concurrency": 50, "rounds": 1, "completions": 100, "in_flight": 200}
+    args = parse_args(parser, quick)
     try:
         import uvloop
 
-        uvloop.run(main(parser.parse_args()))
+        uvloop.run(main(args))
     except ImportError:  # pragma: no cover
-        asyncio.run(main(parser.parse_args()))
+        asyncio.run(main(args))

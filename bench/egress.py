@@ -1,6 +1,7 @@
 """Throughput of the egress client against a bare aiohttp session, on loopback.
 
     .venv/bin/python bench/egress.py [--requests 20000] [--rounds 3] [--concurrency 100]
+                                      [--quick]
 
 A server in its own process (so it does not share the client's core or event
 loop) answers every GET and POST with the same 1 KiB JSON object. Each round
@@ -29,7 +30,7 @@ from palaestra.egress import EgressClient, EgressPolicy
 from palaestra.protocol import sign, signature_target, verify
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
-from bench._support import HOST, agents_process
+from bench._support import HOST, agents_process, parse_args
 
 USER_AGENT = "palaestra-bench/1.0"
 REPLY = orjson.dumps({"output": {"text": "x" * 996}, "n": 1})
@@ -99,12 +100,12 @@ async def egress(url: str, requests: int, concurrency: int) -> Run:
         return await _drive(call, requests, concurrency)
 
 
-def _signing_costs() -> tuple[float, float]:
-    """Microseconds per ``sign`` and per ``verify`` of a 1 KiB body (best of 5)."""
+def _signing_costs(number: int) -> tuple[float, float]:
+    """Microseconds per ``sign`` and per ``verify`` of a 1 KiB body (best of 5 runs of
+    ``number`` calls)."""
     key, stamp = "agent-api-key-0123456789abcdef", 1_767_225_600
     target = signature_target("https://agent.example/dispatch")
     signature = sign(key, stamp, target, REPLY)
-    number = 20_000
 
     def per_call(statement: Callable[[], object]) -> float:
         return min(timeit.repeat(statement, number=number, repeat=5)) / number * 1e6
@@ -144,7 +145,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=20_000, help="requests per run")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of (a) and (b)")
     parser.add_argument("--concurrency", type=int, default=100, help="requests in flight")
-    args = parser.parse_args()
+    args = parse_args(parser, {"requests": 300, "rounds": 1, "concurrency": 20})
 
     with agents_process(reply, spawn=True) as port:
         url = f"http://{HOST}:{port}/agent"
@@ -155,7 +156,7 @@ def main() -> None:
             flush=True,
         )
         asyncio.run(_rounds(url, args))
-    sign_us, verify_us = _signing_costs()
+    sign_us, verify_us = _signing_costs(500 if args.quick else 20_000)
     print(f"protocol.sign:   {sign_us:.2f} us/call (1 KiB body)")
     print(f"protocol.verify: {verify_us:.2f} us/call (1 KiB body)")
 

@@ -1,6 +1,7 @@
 """The health monitor at scale: sustained pings per second and schedule lag, on loopback.
 
     .venv/bin/python bench/health.py [--agents 5000] [--seconds 20] [--servers 2] [--rounds 3]
+                                      [--quick]
 
 Agents live in a fresh SQLite store (the embedded default), each on its own
 path of one of a few endpoint processes. Two measurements:
@@ -38,7 +39,14 @@ from palaestra.platform import Platform
 from palaestra.store.models import Agent
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
-from bench._support import HOST, add_owner, agent_row, agents_process, bench_settings
+from bench._support import (
+    HOST,
+    add_owner,
+    agent_row,
+    agents_process,
+    bench_settings,
+    parse_args,
+)
 
 ACTIVE_INTERVAL_S = 300.0
 
@@ -176,4 +184,5 @@ if __name__ == "__main__":
     parser.add_argument("--servers", type=int, default=2)
     parser.add_argument("--concurrency", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=3)
-    asyncio.run(main(parser.parse_args()))
+    quick = {"agents": 200, "interval": 1.0, "seconds": 2.0, "servers": 1, "rounds": 1}
+    asyncio.run(main(parse_args(parser, quick)))

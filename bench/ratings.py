@@ -1,7 +1,7 @@
 """Ratings at scale: the published Bradley-Terry fit with its bootstrap, and the live update.
 
     .venv/bin/python bench/ratings.py [--fighters 500] [--matches 100000] [--resamples 1000]
-                                      [--solver-refits 60] [--solver-rounds 5]
+                                      [--solver-refits 60] [--solver-rounds 5] [--quick]
 
 1. Published: one fit over ``--matches`` synthetic matches among
    ``--fighters`` fighters (attack and defence strengths drawn from a normal,
@@ -54,7 +54,7 @@ from palaestra.rules.ratings import Rating, Result, rate
 from palaestra.store.models import Agent, Match, Owner
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
-from bench._support import agent_row, bench_settings
+from bench._support import agent_row, bench_settings, parse_args
 
 OUTCOMES = {1.0: "attacker", 0.5: "draw", 0.0: "defender"}
 
@@ -322,7 +322,16 @@ def main() -> None:
     parser.add_argument("--stored", type=int, default=5_000)
     parser.add_argument("--solver-refits", type=int, default=60)
     parser.add_argument("--solver-rounds", type=int, default=5)
-    args = parser.parse_args()
+    quick = {
+        "fighters": 20,
+        "matches": 400,
+        "resamples": 10,
+        "updates": 200,
+        "stored": 100,
+        "solver_refits": 2,
+        "solver_rounds": 1,
+    }
+    args = parse_args(parser, quick)
     published(args.fighters, args.matches, args.resamples)
     solvers(args.fighters, args.matches, args.solver_refits, args.solver_rounds)
     live(args.updates)

@@ -3,7 +3,7 @@
     .venv/bin/python bench/runs.py [--runs 300] [--rounds 3] [--timeout 150]
                                    [--modes sqlite,postgres,workers1,workers2]
                                    [--agents-per-role 8,4,6] [--rss-runs 1000] [--logs DIR]
-                                   [--profile DIR]
+                                   [--profile DIR] [--quick]
 
 What a user sees, end to end. For each mode a fresh platform is started as an
 operator starts it, and fast agents (one separate process; each answers at
@@ -99,7 +99,7 @@ from yarl import URL
 from palaestra import runtime
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
-from bench._support import HOST, REDIS, cpu_seconds, forget_queue, free_port
+from bench._support import HOST, REDIS, cpu_seconds, forget_queue, free_port, parse_args
 from palaestra.ids import new_id
 from palaestra.protocol import UserAgent
 
@@ -1080,5 +1080,7 @@ if __name__ == "__main__":
         help="sample the platform's processes with py-spy during the timed rounds, "
         "a raw stack file per process and round in this folder",
     )
-    parsed = parser.parse_args()
+    # Quick: the embedded mode and the worker mode (with PostgreSQL) take every path once.
+    quick = {"runs": 4, "rounds": 1, "agents_per_role": [5, 2, 2], "modes": ["sqlite", "workers2"]}
+    parsed = parse_args(parser, quick)
     sys.exit(run(main(parsed)))

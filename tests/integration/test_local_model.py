@@ -8,6 +8,9 @@ what they test is the model's side, and every answer costs seconds.
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -30,6 +33,7 @@ from tests.integration.test_matches import create_fighter, drain, start, summary
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.local_model]
 
+ROOT = Path(__file__).resolve().parents[2]
 ONE_SCOUT = {"scouts": 1, "shortlist": 1, "builds": 1, "verifies": 1, "critiques": 1}
 
 
@@ -122,3 +126,30 @@ async def test_a_local_model_entrant_plays_the_local_house_and_is_judged(
     assert all(t["message"].strip() for t in played)
     assert len({t["message"] for t in played}) > 1  # generated, not one template
     assert 1 <= turns <= 6
+
+
+async def test_the_local_model_benchmark_runs_at_its_quick_size(local_model: LocalModel) -> None:
+    """``bench/local_model.py --quick``: an answer with a grammar and one without, and a
+    move (not timed)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PALAESTRA_")}
+    ran = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, str(ROOT / "bench" / "local_model.py"), "--quick"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=280,
+        check=False,
+    )
+    report = f"exit {ran.returncode}\n{ran.stdout}\n{ran.stderr}"
+    assert ran.returncode == 0, report
+    for line in (
+        f"{local_model.model_id}: ",
+        "| VERIFY, brief grammar | ",
+        "| SCOUT, no grammar | ",
+        "| cage move, at most 32 tokens | ",
+        "event loop lag while generating: p99 ",
+        "PASS  every answer under a grammar valid on the first try",
+    ):
+        assert line in ran.stdout, f"no {line!r}:\n{report}"
