@@ -187,7 +187,9 @@ async def test_a_model_url_stored_before_the_checks_is_its_entrants_failed_turn(
     async with running(platform) as api, serve(CageHarness(injects)) as harness:
         alice, bob = await api.owner("alice"), await api.owner("bob")
         model = {"base_url": "https://llm.invalid/v1", "model": "tiny", "api_key": "sk-x"}
-        defender = await new_fighter(api, bob, entrant_type="model", model=model)
+        defender = await new_fighter(
+            api, bob, entrant_type="model", model=model, friendly_challenges=True
+        )
         attacker = await new_fighter(api, alice)
         claim = {
             "fighter_id": attacker["fighter_id"],
