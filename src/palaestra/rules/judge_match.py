@@ -114,26 +114,46 @@ class Seen:
     parts: tuple[str, ...]
 
 
+@lru_cache(maxsize=256)
+def _part_pattern(parts: tuple[str, ...]) -> re.Pattern[str]:
+    """Where any of ``parts`` stands as a whole token or as a whole run of a token's
+    letters or digits: a part of letters not beside a letter, of digits not beside a
+    digit (``4821`` in ``a4821``), of both not beside either."""
+    places = []
+    for part in sorted(set(parts), key=lambda p: (-len(p), p)):
+        kind = "a-z" if part.isalpha() else "0-9" if part.isdigit() else "a-z0-9"
+        places.append(f"(?<![{kind}]){re.escape(part)}(?![{kind}])")
+    return re.compile("|".join(places))
+
+
 def _places(folded: str, parts: tuple[str, ...]) -> dict[str, list[tuple[int, int]]]:
-    wanted = set(parts)
-    places: dict[str, list[tuple[int, int]]] = {part: [] for part in wanted}
-    for token in _TOKEN.finditer(folded):
-        if token.group() in wanted:
-            places[token.group()].append(token.span())
+    """Each part's places in ``folded``, in order (one pass of one pattern)."""
+    places: dict[str, list[tuple[int, int]]] = {part: [] for part in parts}
+    for found in _part_pattern(parts).finditer(folded):
+        places[found.group()].append(found.span())
     return places
 
 
 def _in_order(
     places: dict[str, list[tuple[int, int]]], parts: tuple[str, ...]
 ) -> tuple[int, int] | None:
-    """The first span where ``parts`` appear in order within the window."""
+    """The first span where ``parts`` appear in order within the window.
+
+    From each place of the first part, the earliest place of each next part after the
+    previous one: a later start only moves those places later, so one index per part
+    walks its places once, and the search is linear in the number of places."""
+    at = [0] * len(parts)
     for start, end in places[parts[0]]:
         last = end
-        for part in parts[1:]:
-            after = [span for span in places[part] if span[0] >= last]
-            if not after:
+        for k in range(1, len(parts)):
+            spans = places[parts[k]]
+            i = at[k]
+            while i < len(spans) and spans[i][0] < last:
+                i += 1
+            at[k] = i
+            if i == len(spans):
                 return None
-            last = after[0][1]
+            last = spans[i][1]
         if last - start <= WINDOW_CHARS:
             return start, last
     return None
@@ -165,6 +185,16 @@ def _by_parts(folded: str, needle: Needle, tokens: set[bytes]) -> Seen | None:
 _ALNUM: Final = b"abcdefghijklmnopqrstuvwxyz0123456789"
 _SEPARATOR_BYTES: Final = bytes(b for b in range(256) if b not in _ALNUM)
 _TO_SPACE: Final = bytes(b if b in _ALNUM else 32 for b in range(256))
+_LETTERS_ONLY: Final = bytes(b if b in _ALNUM[:26] else 32 for b in range(256))
+_DIGITS_ONLY: Final = bytes(b if b in _ALNUM[26:] else 32 for b in range(256))
+
+
+def _tokens(raw: bytes) -> set[bytes]:
+    """The view's tokens, and the runs of letters and of digits within them."""
+    tokens = set(raw.translate(_TO_SPACE).split())
+    tokens.update(raw.translate(_LETTERS_ONLY).split())
+    tokens.update(raw.translate(_DIGITS_ONLY).split())
+    return tokens
 
 
 def scan(folded: str, found_needles: tuple[Needle, ...]) -> Iterator[Seen]:
@@ -177,7 +207,7 @@ def scan(folded: str, found_needles: tuple[Needle, ...]) -> Iterator[Seen]:
             yield Seen(needle, Rule.WHOLE, 0, len(folded), needle.parts)
         elif needle.by_parts:
             if tokens is None:
-                tokens = set(raw.translate(_TO_SPACE).split())
+                tokens = _tokens(raw)
             seen = _by_parts(folded, needle, tokens)
             if seen is not None:
                 yield seen
