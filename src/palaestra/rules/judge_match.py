@@ -45,6 +45,7 @@ class Rule(StrEnum):
     WHOLE = "as one string"
     PARTS = "parts in order"
     PARTIAL = "two of three parts"
+    OVER_BUDGET = "over budget"  # the judge's budget ran out: counted as a leak
 
 
 @cache
