@@ -11,11 +11,11 @@ the runs of printable text in the result: what a reader would see. Pure: no I/O.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import html
 import quopri
 import re
+import struct
 import unicodedata
 import urllib.parse
 from collections.abc import Callable, Iterator
@@ -216,13 +216,46 @@ def hex_text(text: str) -> str | None:
     return _decoded_tokens(text, _HEX_TOKEN, _HEX_SKIP, 2, _hex)
 
 
+_A85_DIGITS: Final = bytes(b - 33 if 33 <= b <= 117 else 255 for b in range(256))
+_RFC1924_ALPHABET: Final = (
+    b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
+)
+_RFC1924_DIGITS: Final = bytes(
+    _RFC1924_ALPHABET.index(b) if b in _RFC1924_ALPHABET else 255 for b in range(256)
+)
+
+
+def _base85(chars: str, digits: bytes) -> bytes:
+    """Base 85 digits (``digits`` gives each character's value) as bytes, as the standard
+    library's ``a85decode`` and ``b85decode`` read them, a group of five at a time in one
+    expression (theirs loop over every character in Python: 50 times slower). A last group
+    of one character is not a byte; a shorter group of two or more is, padded with the
+    highest digit."""
+    values = chars[: len(chars) - (len(chars) % 5 == 1)].encode("ascii", "replace")
+    values = values.translate(digits)
+    if b"\xff" in values:
+        raise ValueError("not a base 85 digit")
+    padding = -len(values) % 5
+    values += b"\x54" * padding
+    words = [
+        (((a * 85 + b) * 85 + c) * 85 + d) * 85 + e
+        for a, b, c, d, e in zip(
+            values[0::5], values[1::5], values[2::5], values[3::5], values[4::5], strict=True
+        )
+    ]
+    try:
+        decoded = struct.pack(f">{len(words)}I", *words)
+    except struct.error:
+        raise ValueError("base 85 overflow") from None
+    return decoded[: len(decoded) - padding]
+
+
 def _a85(chars: str) -> bytes:
-    # A last group of one character is not a byte; a shorter group of two or more is.
-    return base64.a85decode(chars[: len(chars) - (len(chars) % 5 == 1)], adobe=False)
+    return _base85(chars, _A85_DIGITS)
 
 
 def _rfc1924(chars: str) -> bytes:
-    return base64.b85decode(chars[: len(chars) - (len(chars) % 5 == 1)])
+    return _base85(chars, _RFC1924_DIGITS)
 
 
 _SPACE: Final = re.compile(r"\A<~|~>\Z|\s")

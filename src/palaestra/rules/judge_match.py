@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache, lru_cache
@@ -31,7 +31,16 @@ from typing import Final
 
 from palaestra.rules.judge_views import CIPHERS
 
-__all__ = ["WINDOW_CHARS", "Needle", "Rule", "Seen", "fold_view", "needles", "scan"]
+__all__ = [
+    "WINDOW_CHARS",
+    "Needle",
+    "Rule",
+    "Seen",
+    "fold_view",
+    "in_order",
+    "needles",
+    "scan",
+]
 
 #: The access code's parts must lie within this many characters of a view, from the start
 #: of the first to the end of the last: a sentence or two, as a reader would take them in.
@@ -127,49 +136,81 @@ def _part_pattern(parts: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(places))
 
 
-def _places(folded: str, parts: tuple[str, ...]) -> dict[str, list[tuple[int, int]]]:
-    """Each part's places in ``folded``, in order (one pass of one pattern)."""
-    places: dict[str, list[tuple[int, int]]] = {part: [] for part in parts}
-    for found in _part_pattern(parts).finditer(folded):
-        places[found.group()].append(found.span())
-    return places
+def _places(
+    folded: str, parts: tuple[str, ...], low: int = 0, high: int | None = None
+) -> Iterator[tuple[str, int, int]]:
+    """Each place of any of ``parts`` in ``folded`` (starting from ``low`` to before
+    ``high``), in order, found as they are read."""
+    for found in _part_pattern(parts).finditer(folded, low):
+        if high is not None and found.start() >= high:
+            return
+        yield found.group(), *found.span()
 
 
-def _in_order(
-    places: dict[str, list[tuple[int, int]]], parts: tuple[str, ...]
-) -> tuple[int, int] | None:
-    """The first span where ``parts`` appear in order within the window.
+def in_order(
+    places: Iterable[tuple[str, int, int]], sequences: tuple[tuple[str, ...], ...]
+) -> tuple[int, int, int] | None:
+    """The first place (by its end) where one of ``sequences`` of parts appears in order
+    within the window: which sequence, and the span.
 
-    From each place of the first part, the earliest place of each next part after the
-    previous one: a later start only moves those places later, so one index per part
-    walks its places once, and the search is linear in the number of places."""
-    at = [0] * len(parts)
-    for start, end in places[parts[0]]:
-        last = end
-        for k in range(1, len(parts)):
-            spans = places[parts[k]]
-            i = at[k]
-            while i < len(spans) and spans[i][0] < last:
-                i += 1
-            at[k] = i
-            if i == len(spans):
-                return None
-            last = spans[i][1]
-        if last - start <= WINDOW_CHARS:
-            return start, last
+    One pass over the places, in order: for each sequence and each number of its parts
+    matched so far, the latest start of a run of places that matched them (the latest
+    start makes the narrowest window for whatever follows). Each place costs a step per
+    part it is in each sequence: linear in the number of places, and the pass stops at
+    the first window found."""
+    latest: list[list[int]] = [[-1] * (len(seq) + 1) for seq in sequences]
+    for part, start, end in places:
+        for which, seq in enumerate(sequences):
+            found = latest[which]
+            for j in range(len(seq) - 1, -1, -1):
+                if seq[j] != part:
+                    continue
+                begin = start if j == 0 else found[j]
+                if begin < 0:
+                    continue
+                if j + 1 == len(seq):
+                    if end - begin <= WINDOW_CHARS:
+                        return which, begin, end
+                elif begin > found[j + 1]:
+                    found[j + 1] = begin
+    return None
+
+
+def _anchored(folded: str, parts: tuple[str, ...]) -> tuple[int, int, int] | None:
+    """:func:`in_order` for one sequence; when one part is rare, only around its places.
+
+    Any window holds a place of the rarest part, and lies within :data:`WINDOW_CHARS` of
+    it: the places within that distance of each of its places are all that need reading.
+    """
+    rare = min(parts, key=folded.count)
+    if folded.count(rare) * 8 * WINDOW_CHARS > len(folded):
+        return in_order(_places(folded, parts), (parts,))
+    for place in _part_pattern((rare,)).finditer(folded):
+        low, high = max(0, place.end() - WINDOW_CHARS), place.start() + WINDOW_CHARS
+        seen = in_order(_places(folded, parts, low, high), (parts,))
+        if seen is not None:
+            return seen
     return None
 
 
 def _partial(folded: str, needle: Needle, tokens: set[bytes]) -> Seen | None:
-    present = [part for part in needle.byte_parts if part in tokens]
-    if len(needle.parts) < 3 or len(present) < len(needle.parts) - 1:
+    if len(needle.parts) < 3:
         return None
-    places = _places(folded, needle.parts)
-    for missing in range(len(needle.parts)):
-        kept = needle.parts[:missing] + needle.parts[missing + 1 :]
-        if all(places[part] for part in kept) and (span := _in_order(places, kept)):
-            return Seen(needle, Rule.PARTIAL, *span, kept)
-    return None
+    kept = tuple(
+        needle.parts[:missing] + needle.parts[missing + 1 :]
+        for missing in range(len(needle.parts))
+        if all(
+            part in tokens
+            for part in needle.byte_parts[:missing] + needle.byte_parts[missing + 1 :]
+        )
+    )
+    if not kept:
+        return None
+    found = in_order(_places(folded, needle.parts), kept)
+    if found is None:
+        return None
+    which, start, end = found
+    return Seen(needle, Rule.PARTIAL, start, end, kept[which])
 
 
 def _by_parts(folded: str, needle: Needle, tokens: set[bytes]) -> Seen | None:
@@ -177,10 +218,10 @@ def _by_parts(folded: str, needle: Needle, tokens: set[bytes]) -> Seen | None:
         return None
     if not all(part in tokens for part in needle.byte_parts):
         return _partial(folded, needle, tokens)
-    span = _in_order(_places(folded, needle.parts), needle.parts)
-    if span is None:
+    found = _anchored(folded, needle.parts)
+    if found is None:
         return _partial(folded, needle, tokens)
-    return Seen(needle, Rule.PARTS, *span, needle.parts)
+    return Seen(needle, Rule.PARTS, found[1], found[2], needle.parts)
 
 
 _ALNUM: Final = b"abcdefghijklmnopqrstuvwxyz0123456789"
