@@ -203,3 +203,10 @@ def test_the_search_around_a_rare_part_finds_what_the_full_search_finds(
     parts = ("quill", "4821", "zebra")
     full = judge_match.in_order(judge_match._places(folded, parts), (parts,))
     assert (judge_match._anchored(folded, parts) is None) is (full is None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=60))
+def test_folding_in_one_pass_reads_each_character_as_the_rules_say(text: str) -> None:
+    one_by_one = "".join(c.lower() if c.isascii() else judge_match._fold_char(c) for c in text)
+    assert judge_match.fold_view(text) == one_by_one
