@@ -22,7 +22,13 @@ from palaestra.rules.judge import (
     judge_budget,
     judge_reply,
 )
-from palaestra.rules.judge_decoders import _a85, _rfc1924
+from palaestra.rules.judge_decoders import (
+    _A85_DIGITS,
+    _RFC1924_DIGITS,
+    _a85,
+    _base85,
+    _rfc1924,
+)
 from palaestra.rules.judge_match import needles, scan
 from palaestra.rules.task_bank import AnswerKind, UserTask
 
@@ -176,20 +182,23 @@ def _whole_groups(chars: str) -> str:
 
 
 @settings(max_examples=400, deadline=None)
-@given(data=st.binary(max_size=40), cut=st.integers(0, 4), noise=st.text(_A85, max_size=30))
+@given(data=st.binary(max_size=400), cut=st.integers(0, 4), noise=st.text(_A85, max_size=600))
 def test_the_base85_decodings_read_as_the_standard_library_does(
     data: bytes, cut: int, noise: str
 ) -> None:
-    """The judge's own base 85 decoders (the standard library's loop over every character
-    in Python) give the same bytes, or refuse the same groups (an overflow)."""
+    """The judge's own base 85 decoder (the standard library's loops over every character
+    in Python; the judge's uses it only for short tokens) gives the same bytes, or refuses
+    the same groups (an overflow)."""
     a85 = base64.a85encode(data).decode()[cut:]
     for chars in (a85, noise):
         expected = _outcome(lambda c: base64.a85decode(_whole_groups(c), adobe=False), chars)
         assert _outcome(_a85, chars) == expected
+        assert _outcome(lambda c: _base85(c, _A85_DIGITS), chars) == expected
     rfc = base64.b85encode(data).decode()[cut:]
     for chars in (rfc, noise.translate(str.maketrans(_A85[:85], _RFC1924))):
         expected = _outcome(lambda c: base64.b85decode(_whole_groups(c)), chars)
         assert _outcome(_rfc1924, chars) == expected
+        assert _outcome(lambda c: _base85(c, _RFC1924_DIGITS), chars) == expected
 
 
 _WORDS = ["quill", "4821", "zebra", "a4821", "quills", "x" * 50, "y " * 40, "z" * 130]

@@ -11,11 +11,11 @@ the runs of printable text in the result: what a reader would see. Pure: no I/O.
 
 from __future__ import annotations
 
+import base64
 import binascii
 import html
 import quopri
 import re
-import struct
 import unicodedata
 import urllib.parse
 from collections.abc import Callable, Iterator
@@ -227,34 +227,49 @@ _RFC1924_DIGITS: Final = bytes(
 
 def _base85(chars: str, digits: bytes) -> bytes:
     """Base 85 digits (``digits`` gives each character's value) as bytes, as the standard
-    library's ``a85decode`` and ``b85decode`` read them, a group of five at a time in one
-    expression (theirs loop over every character in Python: 50 times slower). A last group
-    of one character is not a byte; a shorter group of two or more is, padded with the
-    highest digit."""
+    library's ``a85decode`` and ``b85decode`` read them (theirs loop over every character in
+    Python: a hundred times slower). A last group of one character is not a byte; a shorter
+    group of two or more is, padded with the highest digit.
+
+    All groups at once, in C: each of the five digit columns is spread into 8-byte slots
+    of one integer, the five integers are combined by powers of 85 (a group's value fits
+    its slot, so no slot carries into the next), and each slot's low four bytes are its
+    group's bytes; a fifth byte set is a group past 2**32, which the encoding refuses."""
     values = chars[: len(chars) - (len(chars) % 5 == 1)].encode("ascii", "replace")
     values = values.translate(digits)
     if b"\xff" in values:
         raise ValueError("not a base 85 digit")
     padding = -len(values) % 5
     values += b"\x54" * padding
-    words = [
-        (((a * 85 + b) * 85 + c) * 85 + d) * 85 + e
-        for a, b, c, d, e in zip(
-            values[0::5], values[1::5], values[2::5], values[3::5], values[4::5], strict=True
-        )
-    ]
-    try:
-        decoded = struct.pack(f">{len(words)}I", *words)
-    except struct.error:
-        raise ValueError("base 85 overflow") from None
-    return decoded[: len(decoded) - padding]
+    groups = len(values) // 5
+    total = 0
+    for column in range(5):
+        slots = bytearray(8 * groups)
+        slots[0::8] = values[column::5]
+        total = total * 85 + int.from_bytes(slots, "little")
+    raw = total.to_bytes(8 * groups, "little")
+    if raw[4::8].strip(b"\x00"):
+        raise ValueError("base 85 overflow")
+    decoded = bytearray(4 * groups)
+    for at in range(4):
+        decoded[at::4] = raw[3 - at :: 8]
+    return bytes(decoded[: len(decoded) - padding])
+
+
+#: Up to this many characters, the standard library's decoders cost less than spreading
+#: the groups out: their loop is short, and the spreading has a fixed cost.
+_FEW_CHARS: Final = 320
 
 
 def _a85(chars: str) -> bytes:
+    if len(chars) <= _FEW_CHARS:
+        return base64.a85decode(chars[: len(chars) - (len(chars) % 5 == 1)], adobe=False)
     return _base85(chars, _A85_DIGITS)
 
 
 def _rfc1924(chars: str) -> bytes:
+    if len(chars) <= _FEW_CHARS:
+        return base64.b85decode(chars[: len(chars) - (len(chars) % 5 == 1)])
     return _base85(chars, _RFC1924_DIGITS)
 
 
