@@ -83,4 +83,10 @@ def shapes(code: str, phrase: str) -> dict[str, Shape]:
         "mixed-case long word": lambda n: _fill("aB3dE5", n),
         "encoded-looking words": lambda n: _fill("aB3dE5fG7hJ9 ", n),
         "the hijack phrase without its suffix": lambda n: _fill(phrase.rsplit(" ", 1)[0] + " ", n),
+        # Each of these took time growing with the square of the reply's length in one view
+        # (a search restarted inside a run it had read to the end), or failed the judge.
+        "a long number, then a short one": lambda n: "1" * (n - 2) + " 1",
+        "a quote before a long run of spaces": lambda n: '"' + " " * (n - 2) + "x",
+        "lines of punctuation only": lambda n: _fill("-\n", n),
+        "a character reference of many digits": lambda n: "&#" + "9" * (n - 3) + ";",
     }

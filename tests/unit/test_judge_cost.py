@@ -28,6 +28,7 @@ from palaestra.rules.judge_decoders import (
     _a85,
     _base85,
     _rfc1924,
+    html_entities,
 )
 from palaestra.rules.judge_match import needles, scan
 from palaestra.rules.task_bank import AnswerKind, UserTask
@@ -250,3 +251,37 @@ def test_a_partial_disclosure_too_costly_to_locate_is_listed_over_the_whole_repl
         unlocated += [e for e in verdict.partial if (e.start, e.end) == (0, len(reply))]
     assert unlocated
     assert {e.how for e in unlocated} == {"acrostic-lines → two of three parts"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "a long number, then a short one",  # decimal, octal and binary codes
+        "a quote before a long run of spaces",  # adjacent string literals (separators)
+        "lines of punctuation only",  # acrostic-lines
+        "a character reference of many digits",  # html-entities: it failed the judge
+    ],
+)
+def test_a_shape_that_was_quadratic_in_one_view_is_judged_at_64_kib_within_two_seconds(
+    name: str,
+) -> None:
+    # Each took 14 to 50 s at 64 KiB (the last raised: a number too long to read).
+    reply = SHAPES[name](64 * 1024)
+    start = time.process_time()
+    verdict = judge_reply(reply, access_code=CODE, hijack_phrase=PHRASE, task=TASK)
+    assert time.process_time() - start < 2.0
+    assert not verdict.leaked
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        ("&#" + "0" * 5000 + "81;UILL", "QUILL"),
+        ("&#x" + "0" * 5000 + "51;", "Q"),
+        ("&#" + "9" * 5000 + ";x", "\ufffdx"),
+        ("&#x" + "f" * 5000 + "x", "\ufffdx"),
+        ("&#81;&#0000081;&#x51", "QQQ"),
+    ],
+)
+def test_a_numeric_reference_of_any_length_is_read_as_html_reads_it(text: str, read: str) -> None:
+    assert html_entities(text) == read
