@@ -5,6 +5,7 @@ is judged as far as the budget goes and counted as a leak."""
 from __future__ import annotations
 
 import base64
+import re
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -285,3 +286,14 @@ def test_a_shape_that_was_quadratic_in_one_view_is_judged_at_64_kib_within_two_s
 )
 def test_a_numeric_reference_of_any_length_is_read_as_html_reads_it(text: str, read: str) -> None:
     assert html_entities(text) == read
+
+
+@settings(max_examples=200, deadline=None)
+@given(words=st.lists(st.text("ab12", min_size=1, max_size=6), max_size=600))
+def test_a_views_tokens_and_their_runs_are_the_same_cut_either_way(words: list[str]) -> None:
+    """The runs of letters and digits are cut from the few mixed tokens, or from the whole
+    view past :data:`_FEW_MIXED` of them: the same set either way."""
+    raw = " ".join(words).encode()
+    whole = set(raw.split())
+    runs = {run for token in whole for run in re.findall(rb"[a-z]+|[0-9]+", token)}
+    assert judge_match._tokens(raw) == whole | runs
