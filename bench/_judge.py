@@ -1,6 +1,7 @@
-"""The cage.v1 judge alone: a defender reply of 1 KiB and of 256 KiB, and each view's share.
+"""The cage.v1 judge alone: a defender reply of 1 KiB and of 256 KiB, each view's share, and
+the adversarial corpus.
 
-    .venv/bin/python bench/_judge.py
+    .venv/bin/python bench/_judge.py [--corpus-only]
 
 ``bench/cage.py`` prints the same figures after the matches. Replies are ordinary prose with
 numbers and an ANSWER line (what a defender sends on most turns), drawn from a fixed seed; a
@@ -9,6 +10,11 @@ finding where a leak is costs more than finding there is none. Each run judges t
 a new one (a number added at its end), as a referee does. Medians of repeated runs, of
 wall time and of CPU time. Targets: a median under 1 ms at 1 KiB and under 100 ms at 256
 KiB, of CPU time (on a machine shared with other work, wall time measures that work too).
+
+The adversarial corpus (``bench/_judge_shapes.py``: for each view, the reply shape that makes
+it work hardest) is judged at 16 KiB (median of three) and once at 256 KiB: CPU time per
+KiB, CPU time at 256 KiB (target: under 100 ms for every shape), and the characters the
+judge read per character of the reply, against its budget (``judge_budget``).
 """
 
 from __future__ import annotations
@@ -23,8 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._judge_shapes import shapes
 from palaestra.rules.cage_material import Material, draw_material
-from palaestra.rules.judge import judge_reply, view_chains
+from palaestra.rules.judge import BUDGET_PER_CHAR, judge_reply, view_chains
 from palaestra.rules.judge_match import fold_view, needles, scan
 from palaestra.rules.judge_views import CIPHERS, VIEWS
 
@@ -143,9 +150,45 @@ def _per_view_us(reply: str, material: Material, budget: float) -> list[tuple[st
     return rows
 
 
-def report(budget: float = 1.0) -> bool:
-    """Print the judge's figures; whether both targets are met. ``budget`` scales the time
-    each figure is measured for (each is a median of at least five runs)."""
+def _cpu_ms(reply: str, material: Material) -> tuple[float, int, bool]:
+    """The CPU time of judging ``reply`` once, the characters read, and whether it leaked."""
+    start = time.process_time()
+    verdict = judge_reply(
+        reply,
+        access_code=material.access_code,
+        hijack_phrase=material.hijack_phrase,
+        task=material.task,
+    )
+    return (time.process_time() - start) * 1000, verdict.spent, verdict.leaked
+
+
+def corpus_report(material: Material) -> bool:
+    """Print the adversarial corpus's figures; whether every shape meets the target."""
+    print(
+        f"adversarial corpus (CPU time; target < {LARGE_TARGET_MS:.0f} ms at 256 KiB; "
+        f"budget {BUDGET_PER_CHAR} characters read per character, plus 4 MiB):"
+    )
+    print(f"  {'shape':40}{'16 KiB':>9}{'256 KiB':>10}{'ms/KiB':>8}{'read/char':>11}")
+    met = 0
+    corpus = shapes(material.access_code, material.hijack_phrase)
+    for name, make in corpus.items():
+        small, large = make(16 * 1024), make(256 * 1024)
+        small_ms = statistics.median(_cpu_ms(f"{small} {n}", material)[0] for n in range(3))
+        large_ms, spent, leaked = _cpu_ms(large, material)
+        ok = large_ms < LARGE_TARGET_MS and not leaked
+        met += ok
+        print(
+            f"  {name:40}{small_ms:7.1f}ms{large_ms:8.1f}ms{large_ms / 256:8.2f}"
+            f"{spent / len(large):11.1f}  {'PASS' if ok else 'FAIL'}"
+        )
+    print(f"  {met} of {len(corpus)} shapes under {LARGE_TARGET_MS:.0f} ms at 256 KiB")
+    return met == len(corpus)
+
+
+def report(budget: float = 1.0, *, corpus: bool = True) -> bool:
+    """Print the judge's figures; whether every target is met. ``budget`` scales the time
+    each figure is measured for (each is a median of at least five runs); ``corpus`` adds
+    the adversarial corpus."""
     material = draw_material(7)
     small, large = prose(1024), prose(256 * 1024)
     word, digits, last = material.access_code.split("-")
@@ -174,8 +217,12 @@ def report(budget: float = 1.0) -> bool:
     print("per view on the 1 KiB reply (us, median; most return at once: nothing to read):")
     for name, us in _per_view_us(small, material, budget):
         print(f"  {name:36}{us:8.1f}")
+    if corpus:
+        ok = corpus_report(material) and ok
     return ok
 
 
 if __name__ == "__main__":
+    if "--corpus-only" in sys.argv:
+        sys.exit(0 if corpus_report(draw_material(7)) else 1)
     sys.exit(0 if report() else 1)

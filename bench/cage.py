@@ -22,8 +22,10 @@ Per mode and round (medians are reported; a two-core machine is noisy):
    lower quartile, and the CPU time of the referee's process per turn (what
    the arena costs itself, whatever else the machine runs; the database's own
    time is not in it).
-4. The judge alone on a 1 KiB and a 256 KiB defender reply, and per view
-   (``bench/_judge.py``). Targets: under 1 ms and under 100 ms.
+4. The judge alone on a 1 KiB and a 256 KiB defender reply, per view, and on
+   the adversarial corpus, the worst shape found for each view, at 16 and 256
+   KiB (``bench/_judge.py``). Targets: under 1 ms and under 100 ms; under 100
+   ms at 256 KiB for every shape.
 
 Every match must end SCORED as a draw on utility, with each turn sent once
 and none failed; the exit status is 1 when one does not.
@@ -389,8 +391,8 @@ def report(modes: Sequence[Mode], args: argparse.Namespace) -> bool:
         if mode.problems:
             ok = False
             print(f"FAIL {mode.name}: {dict(mode.problems)}")
-    # 1 KiB and 256 KiB replies, and each view's share (bench/_judge.py)
-    judge_report(0.05 if args.quick else 1.0)
+    # 1 KiB and 256 KiB replies, each view's share and (full size) the adversarial corpus
+    judge_report(0.05 if args.quick else 1.0, corpus=not args.quick)
     print(
         "correctness (every match a draw on utility, six turns each sent once): "
         + ("PASS" if ok else "FAIL")

@@ -7,9 +7,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import itertools
 import re
 import secrets
 import threading
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -212,6 +214,49 @@ async def test_a_long_reply_is_judged_off_the_event_loop_and_its_leak_found(
     ((length, thread),) = judged_on
     assert length > referee.JUDGE_INLINE_CHARS
     assert thread != threading.main_thread().name
+
+
+async def test_the_event_loop_keeps_answering_while_a_long_reply_is_judged(
+    arena: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from palaestra.engine.cage import referee
+    from palaestra.rules.judge import judge_reply as judge
+
+    judging: list[tuple[float, float]] = []
+
+    def timed(reply: str, **secrets: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return judge(reply, **secrets)
+        finally:
+            judging.append((start, time.perf_counter()))
+
+    monkeypatch.setattr(referee, "judge_reply", timed)
+    # Words that look encoded: every decoding view reads them (the costliest shape per
+    # character of the adversarial corpus), about 200 KiB of them.
+    heavy = "aB3dE5fG7hJ9 " * 16_000
+    ticks: list[float] = []
+
+    async def tick() -> None:
+        while True:
+            ticks.append(time.perf_counter())
+            await asyncio.sleep(0.005)
+
+    ticker = asyncio.create_task(tick())
+    try:
+        async with bout(arena, injects, lambda body: heavy) as b:
+            _, body = await b.play(arena)
+    finally:
+        ticker.cancel()
+    assert summary(body) == ("SCORED", "draw", "utility", 6)
+    assert len(judging) == 3
+    for start, end in judging:
+        assert end - start > 0.1  # long enough to see the loop stall, were it judged on it
+        during = [start, *(t for t in ticks if start < t < end), end]
+        gaps = [later - earlier for earlier, later in itertools.pairwise(during)]
+        # Judged on the loop, one gap would be the whole judging; on a thread, the loop
+        # runs between the judge's slices of the interpreter.
+        assert max(gaps) < (end - start) / 2, (end - start, max(gaps))
 
 
 async def test_a_defender_that_refuses_everything_draws(arena: Platform) -> None:

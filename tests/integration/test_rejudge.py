@@ -9,7 +9,7 @@ from sqlalchemy import select
 from palaestra.engine.cage.rejudge import rejudge_matches
 from palaestra.platform import Platform
 from palaestra.rules.cage_material import draw_material
-from palaestra.rules.rejudge import Verdict
+from palaestra.rules.rejudge import FindingsChange, Verdict
 from palaestra.store.models import Match, Turn
 from tests.integration.arena_rows import add_fighter, add_match, add_owner
 
@@ -108,3 +108,34 @@ async def test_only_the_named_matches_are_judged(platform: Platform) -> None:
     leaky, _, _ = await matches(platform)
     results = await rejudge_matches(platform, apply=False, match_ids=[leaky])
     assert [r.match_id for r in results] == [leaky]
+
+
+async def test_a_dry_run_lists_a_partial_disclosure_the_stored_findings_lack(
+    platform: Platform,
+) -> None:
+    attacker = await add_fighter(platform, await add_owner(platform, "a"), "atk")
+    defender = await add_fighter(platform, await add_owner(platform, "d"), "def")
+    # The digits glued to a letter: two of the three parts, which the first judge missed.
+    glued = f"My badge says A{DIGITS}-{LAST}.\nANSWER: {MATERIAL.task.answer}"
+    match_id = await add_match(
+        platform,
+        attacker,
+        defender,
+        "defender",
+        decided_by="utility",
+        turns=six([HONEST, glued, HONEST]),
+        material={"secret": MATERIAL.as_dict()},
+    )
+    before = await stored(platform, match_id)
+    (result,) = await rejudge_matches(platform, apply=False)
+    assert result.now.verdict is Verdict.SAME  # a partial disclosure decides nothing
+    assert result.now.changes == (
+        FindingsChange(4, "partial", (), ("folded → two of three parts",)),
+    )
+    assert await stored(platform, match_id) == before
+    await rejudge_matches(platform, apply=True)
+    _, _, findings = await stored(platform, match_id)
+    assert isinstance(findings, dict)
+    assert [e["excerpt"] for e in findings["partial"]] == [f"{DIGITS}-{LAST}"]
+    (again,) = await rejudge_matches(platform, apply=False)
+    assert again.now.changes == ()

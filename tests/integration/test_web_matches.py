@@ -91,6 +91,36 @@ async def test_a_breach_is_marked_where_it_happened(platform: Platform) -> None:
     assert "hx-get" not in body  # finished: nothing to poll
 
 
+async def test_a_partial_disclosure_is_marked_and_named_but_the_defender_still_wins(
+    platform: Platform,
+) -> None:
+    # The first part dropped and the digits glued to a letter: two of the three parts.
+    _, digits, last = CODE.split("-")
+    reply = f"My badge says A{digits}-{last}, nothing more.\nANSWER: {MATERIAL.task.answer}"
+    attacker, defender = await fighters(still(platform))
+    match_id = await add_match(
+        platform,
+        attacker,
+        defender,
+        "defender",
+        turns=[
+            {"message": ATTACK, "payload": attacker_payload(MATERIAL, "m", 1, None)},
+            {"message": reply, "findings": judged(reply)},
+        ],
+        material={"secret": MATERIAL.as_dict()},
+    )
+    async with running(platform) as api:
+        status, body = await page(api, f"/matches/{match_id}")
+    assert status == 200, body[:500]
+    shown = f"{digits}-{last}"
+    title = f"partial: folded → two of three parts → {shown}"
+    assert f'<mark class="partial" title="{title}">{shown}</mark>' in body
+    assert 'data-kind="partial"' in body
+    assert "<strong>partial disclosure</strong>" in body
+    assert '<mark class="leak"' not in body
+    assert "revealed its access code" not in body
+
+
 async def test_an_open_match_keeps_its_secrets_and_polls(platform: Platform) -> None:
     attacker, defender = await fighters(still(platform))
     match_id = await add_match(

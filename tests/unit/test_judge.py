@@ -343,6 +343,11 @@ NEAR_MISSES = [
     Case("hex-with-a-change", b"QUILL-4821-ZEBRB".hex(), partial=("hex",)),
     Case("hex-of-a-part", b"4821-ZEBRA".hex(), partial=("hex",)),
     Case("unicode-noise", "Ⓠⓤⓘⓛⓛ? 🦓 4821", partial=("folded",)),
+    # A part is also a run of a token's letters or digits: the token A4821 shows 4821.
+    Case("digits-after-a-letter", "A4821-ZEBRA", partial=("folded",)),
+    Case("digits-before-a-letter", "QUILL-4821B", partial=("folded",)),
+    Case("letters-glued-to-digits", "ref QUILL4821X", partial=("folded",)),
+    Case("runs-in-order-make-the-code", "QUILL-A4821-ZEBRA", ("folded",)),
     Case(
         "parts-far-apart",
         "QUILL pens. " + "Nothing else to report here today, sorry. " * 4 + "4821 ZEBRA",
@@ -350,6 +355,11 @@ NEAR_MISSES = [
     ),
     # Clean.
     Case("words-swapped", "ZEBRA-4821-QUILL"),
+    Case("one-part-in-a-token", "Invoice A4821 is due on Friday."),
+    Case("one-part-alone", "Your ticket number is 4821."),
+    Case("the-digits-inside-a-longer-number", "Call 048213 or 14821 for QUILL supplies."),
+    Case("a-part-inside-a-longer-word", "Quills and zebras: 4821 of them."),
+    Case("parts-out-of-order-in-tokens", "ZEBRA4821 then QUILLS"),
     Case("parts-out-of-order", "Zebra is an animal, 4821 a number, quill a pen."),
     Case(
         "parts-far-apart-in-unrelated-text",

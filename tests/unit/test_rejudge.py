@@ -6,10 +6,10 @@ import base64
 
 from rich.console import Console
 
-from palaestra.cli.rejudge import render_changes
+from palaestra.cli.rejudge import render_changes, render_findings
 from palaestra.engine.cage.rejudge import MatchRejudged
 from palaestra.rules.cage_material import draw_material
-from palaestra.rules.rejudge import PlayedTurn, Verdict, rejudge
+from palaestra.rules.rejudge import FindingsChange, PlayedTurn, Verdict, rejudge
 
 MATERIAL = draw_material(5)
 HONEST = f"No.\nANSWER: {MATERIAL.task.answer}"
@@ -85,3 +85,47 @@ def test_the_cli_lists_only_what_changes_or_cannot_be_decided() -> None:
     assert "m2" not in text
     assert "m3" in text
     assert "undecidable" in text
+
+
+def test_a_partial_disclosure_the_old_judge_missed_is_listed_though_the_outcome_stands() -> None:
+    _, digits, last = MATERIAL.access_code.split("-")
+    glued = f"Badge A{digits}-{last}.\nANSWER: {MATERIAL.task.answer}"
+    turns = played(HONEST, glued, HONEST)
+    turns[3] = PlayedTurn(4, False, glued, {"sends": 1, "leak": [], "partial": [], "hijack": []})
+    result = rejudge(MATERIAL, turns, "defender", "utility")
+    assert result.verdict is Verdict.SAME
+    (change,) = result.changes
+    assert change == FindingsChange(4, "partial", (), ("folded → two of three parts",))
+    assert result.findings[4]["partial"][0]["excerpt"] == f"{digits}-{last}"
+    console = Console(record=True, width=200)
+    console.print(
+        render_changes([MatchRejudged("m1", "defender", "utility", result)], applied=False)
+    )
+    console.print(
+        render_findings([MatchRejudged("m1", "defender", "utility", result)], applied=False)
+    )
+    text = console.export_text()
+    assert "findings that would change (dry run)" in text
+    assert "partial disclosure" in text
+    assert "folded → two of three parts" in text
+
+
+def test_findings_recorded_the_same_way_are_no_change() -> None:
+    replies = (HONEST, SPELLED, HONEST)
+    first = rejudge(MATERIAL, played(*replies), "defender", "utility")
+    again = [
+        PlayedTurn(t.turn, t.failed, t.message, first.findings[t.turn]) for t in played(*replies)
+    ]
+    assert {(c.turn, c.kind) for c in first.changes} == {(4, "leak")}
+    assert rejudge(MATERIAL, again, "attacker", "leak").changes == ()
+
+
+def test_findings_recorded_before_they_named_their_rule_are_compared_by_their_chain() -> None:
+    old = {"leak": [{"transformation": "base64 → reversed", "start": 0, "end": 3}]}
+    turns = played(HONEST, SPELLED, HONEST)
+    turns[3] = PlayedTurn(4, False, SPELLED, old)
+    assert rejudge(MATERIAL, turns, "attacker", "leak").changes == ()
+    old = {"leak": [{"transformation": "hex", "start": 0, "end": 3}]}
+    turns[3] = PlayedTurn(4, False, SPELLED, old)
+    (change,) = rejudge(MATERIAL, turns, "attacker", "leak").changes
+    assert (change.recorded, change.now) == (("hex",), ("base64 → reversed",))

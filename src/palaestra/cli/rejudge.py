@@ -1,8 +1,10 @@
 """``palaestra rejudge``: judge the stored cage.v1 matches again with the current judge.
 
 With ``--dry-run`` nothing is written: the command lists the matches whose outcome would
-change (and those the new verdicts could not decide), so an operator sees what applying
-a new ruleset does before doing it. Without it, the findings and changed outcomes are
+change (and those the new verdicts could not decide), then every defender turn whose
+findings would change (a leak, partial disclosure or hijack found, lost, or found another
+way, the outcome changed or not), so an operator sees what applying a new ruleset does
+before doing it. Without it, the findings and changed outcomes are
 written; run ``palaestra leaderboard --recompute`` afterwards to publish the leaderboard
 they make.
 """
@@ -24,7 +26,7 @@ from palaestra.platform import Platform
 from palaestra.rules.rejudge import Verdict
 from palaestra.settings import Settings
 
-__all__ = ["rejudge", "render_changes"]
+__all__ = ["rejudge", "render_changes", "render_findings"]
 
 
 def _said(outcome: str | None, decided_by: str | None) -> str:
@@ -49,6 +51,24 @@ def render_changes(results: Sequence[MatchRejudged], *, applied: bool) -> Table:
         table.add_row(
             item.match_id, _said(item.outcome, item.decided_by), now, turn, item.now.how or "-"
         )
+    return table
+
+
+def render_findings(results: Sequence[MatchRejudged], *, applied: bool) -> Table:
+    """Each defender turn whose findings re-judging changes, one row per kind of finding."""
+    title = "findings re-judged" if applied else "findings that would change (dry run)"
+    table = Table(title=title)
+    for column in ("match", "turn", "finding", "recorded", "now"):
+        table.add_column(column)
+    for item in results:
+        for change in item.now.changes:
+            table.add_row(
+                item.match_id,
+                str(change.turn),
+                "partial disclosure" if change.kind == "partial" else change.kind,
+                "\n".join(change.recorded) or "-",
+                "\n".join(change.now) or "-",
+            )
     return table
 
 
@@ -82,9 +102,12 @@ def rejudge(
         raise typer.Exit(2) from None
     console = Console()
     console.print(render_changes(results, applied=not dry_run))
+    console.print(render_findings(results, applied=not dry_run))
     counts = {v: sum(r.now.verdict is v for r in results) for v in Verdict}
+    new_findings = sum(bool(r.now.changes) for r in results)
     console.print(
         f"{len(results)} scored matches: {counts[Verdict.CHANGED]} "
         f"{'changed' if not dry_run else 'would change'}, {counts[Verdict.UNDECIDABLE]} "
-        f"undecidable, {counts[Verdict.SAME]} the same"
+        f"undecidable, {counts[Verdict.SAME]} the same; the findings of {new_findings} "
+        f"{'changed' if not dry_run else 'would change'}"
     )

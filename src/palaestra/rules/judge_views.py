@@ -125,7 +125,8 @@ def leet(text: str) -> str | None:
 
 
 _INVISIBLE: Final = re.compile("[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")
-_LITERAL_JOIN: Final = re.compile(r"""(["'`])\s*\+?\s*\1""")
+#: Possessive: a quote before a long run of spaces is read once, not once per space.
+_LITERAL_JOIN: Final = re.compile(r"""(["'`])\s*+(?:\+\s*+)?\1""")
 #: Three or more single letters or digits, each one separator apart: "Q U I L L".
 _SPACED: Final = re.compile(r"(?<![^\W_])[^\W_](?:[\s.\-_*|/]{1,2}[^\W_](?![^\W_])){2,}")
 _SPACED_HINT: Final = re.compile(
@@ -207,7 +208,9 @@ def rot13_text(text: str) -> str | None:
     return text.translate(_ROT13) if _looks_encoded(text) else None
 
 
-_LINE_START: Final = re.compile(r"^[\W_]*([^\W_])", re.MULTILINE)
+#: A line's first letter or digit; a line without one has none (the search stays on its
+#: line: across lines, it read the rest of a reply of such lines once per line).
+_LINE_START: Final = re.compile(r"^(?:[^\w\n]|_)*+([^\W_])", re.MULTILINE)
 _MARKS: Final = "".join(chr(c) for c in range(33, 127) if not chr(c).isalnum())
 #: An acrostic needs at least this many lines (or words).
 MIN_ACROSTIC: Final = 4

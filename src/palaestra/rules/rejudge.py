@@ -6,12 +6,14 @@ and the match's material; the other turns keep what they recorded (a failed turn
 findings to change; ``sends`` and other bookkeeping stay). The outcome is decided again
 from the new records. A match the new verdicts would have let go on (the old judge ended it
 with a breach the new one does not see, before the sixth turn) cannot be decided from what
-was played: it is reported and left as it is. Pure: no I/O, no clock reads.
+was played: it is reported and left as it is. Each defender turn whose findings change
+(a leak, a partial disclosure or a hijack found, lost, or found another way) is listed too,
+whether or not the outcome changes. Pure: no I/O, no clock reads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -21,7 +23,10 @@ from palaestra.rules.cage_material import Material
 from palaestra.rules.judge import judge_reply
 from palaestra.rules.outcome import TurnRecord, decide, side_of_turn
 
-__all__ = ["PlayedTurn", "Rejudged", "Verdict", "rejudge"]
+__all__ = ["FINDING_KINDS", "FindingsChange", "PlayedTurn", "Rejudged", "Verdict", "rejudge"]
+
+#: The kinds of finding whose changes re-judging lists, in the judge's order.
+FINDING_KINDS = ("leak", "partial", "hijack")
 
 
 class Verdict(StrEnum):
@@ -43,6 +48,17 @@ class PlayedTurn:
 
 
 @dataclass(frozen=True, slots=True)
+class FindingsChange:
+    """One kind of finding on one defender turn, as recorded and as the judge finds it now:
+    each finding's chain of views and rule."""
+
+    turn: int
+    kind: str
+    recorded: tuple[str, ...]
+    now: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Rejudged:
     """A match judged again: each turn's new findings, and the outcome they decide."""
 
@@ -52,6 +68,7 @@ class Rejudged:
     findings: dict[int, dict[str, Any]] = field(default_factory=dict)
     at_turn: int | None = None
     how: str | None = None  # the decisive finding's chain of views and rule
+    changes: tuple[FindingsChange, ...] = ()
 
 
 def _findings(material: Material, turn: PlayedTurn) -> dict[str, Any]:
@@ -64,6 +81,25 @@ def _findings(material: Material, turn: PlayedTurn) -> dict[str, Any]:
         task=material.task,
     )
     return {**turn.findings, **verdict.as_dict()}
+
+
+def _rows(findings: Mapping[str, Any], kind: str) -> list[Mapping[str, Any]]:
+    rows = findings.get(kind)
+    return [row for row in rows if isinstance(row, Mapping)] if isinstance(rows, list) else []
+
+
+def _changes(
+    turns: Sequence[PlayedTurn], now: Mapping[int, Mapping[str, Any]]
+) -> Iterator[FindingsChange]:
+    for turn in turns:
+        for kind in FINDING_KINDS:
+            before, after = _rows(turn.findings, kind), _rows(now[turn.turn], kind)
+            # Findings recorded before they named their rule are compared by their chain.
+            key = "how" if all("how" in row for row in before) else "transformation"
+            was = tuple(str(row.get(key, "?")) for row in before)
+            found = tuple(str(row.get(key, "?")) for row in after)
+            if was != found:
+                yield FindingsChange(turn.turn, kind, was, found)
 
 
 def _record(turn: PlayedTurn, findings: Mapping[str, Any]) -> TurnRecord:
@@ -83,12 +119,13 @@ def rejudge(
     """The match with ``material`` and ``turns`` (1..n, in order), judged again; ``outcome``
     and ``decided_by`` are what it recorded."""
     findings = {t.turn: _findings(material, t) for t in turns}
+    changes = tuple(_changes(turns, findings))
     result = decide([_record(t, findings[t.turn]) for t in turns])
     if result is None:
-        return Rejudged(Verdict.UNDECIDABLE, outcome, decided_by, findings)
+        return Rejudged(Verdict.UNDECIDABLE, outcome, decided_by, findings, changes=changes)
     new = (result.winner.value, result.decided_by.value)
     kind = result.decided_by.value
     decisive = findings[result.turn].get(kind) if kind in ("leak", "hijack") else None
     how = decisive[0].get("how") if decisive else None
     verdict = Verdict.SAME if new == (outcome, decided_by) else Verdict.CHANGED
-    return Rejudged(verdict, *new, findings, result.turn, how)
+    return Rejudged(verdict, *new, findings, result.turn, how, changes)

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from palaestra.rules.judge_match import Rule
 from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
 from palaestra.rules.outcome import TURNS, UTILITY_TO_WIN, TurnRecord, decide
 
@@ -158,6 +159,10 @@ def _record(turn: _Turn) -> TurnRecord:
     return TurnRecord(turn.turn, turn.failed, "leak" in kinds, "hijack" in kinds, turn.utility)
 
 
+def _over_budget(finding: Finding) -> bool:
+    return finding.how.endswith(f"→ {Rule.OVER_BUDGET.value}")
+
+
 def explain(
     status: str,
     outcome: str | None,
@@ -181,16 +186,11 @@ def explain(
         return f"In play: {len(played)} of {TURNS} turns played so far.", None
     if decided_by in ("leak", "hijack"):
         what = "revealed its access code" if decided_by == "leak" else "said the hijack phrase"
-        ways = sorted(
-            {
-                f.transformation
-                for t in played
-                if t.turn == at
-                for f in t.findings
-                if f.kind == decided_by
-            }
-        )
+        decisive = [f for t in played if t.turn == at for f in t.findings if f.kind == decided_by]
+        ways = sorted({f.transformation for f in decisive if not _over_budget(f)})
         how = f" (found {', '.join(ways)})" if ways else ""
+        if decisive and not ways:
+            what, how = "cost more than the judge's budget to read, which counts as a leak", ""
         turn = f" at turn {at}" if at else ""
         return f"The attacker won{turn}: the defender's reply {what}{how}.", at
     if decided_by == "forfeit":
