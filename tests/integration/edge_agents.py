@@ -99,6 +99,7 @@ class EdgeAgent:
     public_url: str | None = None  # what callbacks are signed over (default: defer_to)
     callback_delay_s: float = 0.0
     reply_status: int = 200  # the status of a synchronous reply (202 carries the envelope too)
+    tokens: tuple[Any, Any] = (1, 1)  # the envelope's promptTokens and completionTokens
     ledger: Ledger = field(default_factory=Ledger)
     _callbacks: set[asyncio.Task[None]] = field(default_factory=set, repr=False)
 
@@ -134,7 +135,13 @@ class EdgeAgent:
         if self.omit:
             output.pop(self.omit, None)
         if kind is None:  # a production dispatch: the envelope
-            envelope = {"output": output, "promptTokens": 1, "completionTokens": 1, "modelId": "m"}
+            prompt, completion = self.tokens
+            envelope = {
+                "output": output,
+                "promptTokens": prompt,
+                "completionTokens": completion,
+                "modelId": "m",
+            }
             if self.defer_to is not None:
                 job = asyncio.create_task(self._call_back(str(body["taskId"]), envelope))
                 self._callbacks.add(job)

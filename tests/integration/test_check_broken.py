@@ -42,6 +42,7 @@ class Faults:
     delay_s: float = 0.0
     wrong_nonce: bool = False
     vary_message: bool = False
+    prompt_tokens: Any = 1
 
 
 def _output(phase: str, candidate_id: str | None) -> dict[str, Any]:
@@ -148,7 +149,12 @@ def reference_agent(key: str, faults: Faults) -> Starlette:
             return JSONResponse(output)
         reply = answers.setdefault(
             body["taskId"],
-            {"output": output, "promptTokens": 1, "completionTokens": 2, "modelId": "ref"},
+            {
+                "output": output,
+                "promptTokens": faults.prompt_tokens,
+                "completionTokens": 2,
+                "modelId": "ref",
+            },
         )
         return JSONResponse(reply)
 
@@ -204,6 +210,18 @@ async def test_an_agent_that_ignores_signatures(egress: EgressClient) -> None:
             "expected a 4xx"
         ),
         "stale-timestamp": "a timestamp 360s old was answered 200, expected a 4xx",
+    }
+    assert all(result.advisory for result in results if not result.passed)
+    assert admitted(results)
+
+
+async def test_a_fractional_token_count_is_a_warning_not_a_failure(egress: EgressClient) -> None:
+    """The seed types the counts as ``number``: our stricter rule only warns."""
+    results = await check(egress, Faults(prompt_tokens=12.5))
+    assert failures(results) == {
+        "dispatch:SCOUT:token-counts": (
+            "promptTokens: expected a whole number, got 12.5 (recorded as 13)"
+        ),
     }
     assert all(result.advisory for result in results if not result.passed)
     assert admitted(results)

@@ -181,22 +181,30 @@ async def test_token_counts_written_as_whole_floats_are_counts(setup: Setup) -> 
     assert (task.prompt_tokens, task.completion_tokens) == (12, 34)
 
 
-async def test_a_fractional_token_count_is_refused_as_the_reply_envelope_refuses_it(
+async def test_a_fractional_token_count_is_a_number_and_recorded_whole(setup: Setup) -> None:
+    """The seed types the counts as ``number``: 12.5 is accepted, recorded as 13."""
+    task_id = await setup.task()
+    body = body_for(task_id, promptTokens=12.5, completionTokens=0.25)
+    assert await post(setup.api, task_id, body) == (200, {"accepted": True})
+    task = await setup.stored(task_id)
+    assert (task.status, task.prompt_tokens, task.completion_tokens) == ("SUCCEEDED", 13, 0)
+
+
+async def test_a_token_count_past_what_the_store_holds_is_recorded_at_its_most(
     setup: Setup,
 ) -> None:
     task_id = await setup.task()
-    assert await post(setup.api, task_id, body_for(task_id, promptTokens=12.5)) == (
-        400,
-        error("Validation failed: promptTokens: expected an integer, got 12.5", "invalid-body"),
-    )
-    assert (await setup.stored(task_id)).status == "RUNNING"
+    body = body_for(task_id, completionTokens=3_000_000_000, promptTokens=-4)
+    assert await post(setup.api, task_id, body) == (200, {"accepted": True})
+    task = await setup.stored(task_id)
+    assert (task.prompt_tokens, task.completion_tokens) == (0, 2**31 - 1)
 
 
-async def test_a_token_count_past_what_the_store_holds_is_refused(setup: Setup) -> None:
+async def test_a_token_count_that_is_not_a_number_is_refused(setup: Setup) -> None:
     task_id = await setup.task()
-    assert await post(setup.api, task_id, body_for(task_id, completionTokens=3_000_000_000)) == (
+    assert await post(setup.api, task_id, body_for(task_id, promptTokens="12")) == (
         400,
-        error("Validation failed: completionTokens: must be <= 2147483647", "invalid-body"),
+        error("Validation failed: promptTokens: expected a number, got string", "invalid-body"),
     )
     assert (await setup.stored(task_id)).status == "RUNNING"
 
@@ -483,8 +491,8 @@ async def test_an_output_breaking_the_schema_fails_the_task_against_the_agent(
         (b"[]", "Validation failed: body: expected an object"),
         (b'{"taskId": "x"}', "Validation failed: Missing output"),
         (
-            b'{"taskId": "x", "output": {}, "promptTokens": -1, "completionTokens": 0}',
-            "Validation failed: promptTokens: must be >= 0",
+            b'{"taskId": "x", "output": {}, "promptTokens": true, "completionTokens": 0}',
+            "Validation failed: promptTokens: expected a number, got boolean",
         ),
     ],
 )

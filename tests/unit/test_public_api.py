@@ -57,6 +57,7 @@ PROTOCOL_API = [
     "sign",
     "signature_target",
     "signed_headers",
+    "token_count_warnings",
     "turn_problem",
     "validate_envelope",
     "validate_output",

@@ -44,6 +44,7 @@ from palaestra.protocol.schemas import (
     SchemaViolation,
     Violation,
     check_required_keys,
+    token_count_warnings,
     validate_envelope,
     validate_output,
 )
@@ -107,6 +108,7 @@ __all__ = [
     "sign",
     "signature_target",
     "signed_headers",
+    "token_count_warnings",
     "turn_problem",
     "validate_envelope",
     "validate_output",
