@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from sqlalchemy import func, select
 
@@ -111,7 +113,7 @@ async def test_a_failed_verify_counts_toward_the_consecutive_failures(
         async with serve(agent) as endpoint:
             agent_id, key = await admit(api, token, agent, endpoint.url("/agent"))
             agent.get_status = 405  # only POST handled: the seed's common failure
-            answers = []
+            answers: list[tuple[Any, Any]] = []
             for _ in range(3):
                 status, body = await api.call(
                     "POST", f"/api/agents/{agent_id}/verify", headers={"X-Agent-Key": key}

@@ -153,7 +153,7 @@ async def _read_tasks(platform: Platform, ids: list[str]) -> list[_Task | None]:
     )
     async with platform.db.read() as connection:
         rows = (await connection.execute(query)).all()
-    found = {row.id: _Task(*row) for row in rows}
+    found = {row.id: _Task(**row._mapping) for row in rows}
     return [found.get(task_id) for task_id in ids]
 
 
