@@ -44,6 +44,7 @@ class Faults:
     vary_message: bool = False
     prompt_tokens: Any = 1
     simulation_pad: int = 0  # bytes of padding in a simulation's reply (an extra key)
+    message: Any = None  # a turn's message in place of the usual text
 
 
 def _output(phase: str, candidate_id: str | None) -> dict[str, Any]:
@@ -132,7 +133,8 @@ def reference_agent(key: str, faults: Faults) -> Starlette:
             idempotency = headers["idempotency-key"]
             if idempotency not in answers or faults.vary_message:
                 moves += 1
-                answers[idempotency] = {"message": f"move {moves} as {body['your_role']}"}
+                text = f"move {moves} as {body['your_role']}"
+                answers[idempotency] = {"message": faults.message or text}
             return JSONResponse(answers[idempotency])
         await asyncio.sleep(faults.delay_s)
         if "taskId" in body:
@@ -262,6 +264,14 @@ async def test_a_simulation_reply_too_large_to_read_was_reached_and_answered_2xx
     }
     passed = {result.name for result in results if result.passed}
     assert {"simulation:reachable", "simulation:accepts-post", "simulation:timing"} <= passed
+
+
+async def test_a_turn_message_that_is_not_a_string_is_a_warning(egress: EgressClient) -> None:
+    """The seed fails only a missing message: a number is a move; our rule only warns."""
+    results = await check(egress, Faults(message=7), role=None)
+    warning = "message: expected a string, got number (taken as its JSON text)"
+    assert failures(results) == {"turn:attacker:message": warning, "turn:defender:message": warning}
+    assert admitted(results)
 
 
 async def test_an_agent_that_answers_get_with_405(egress: EgressClient) -> None:

@@ -13,7 +13,9 @@ from palaestra.protocol.cage import (
     challenge_problem,
     idempotency_key,
     parse_cage_request,
+    turn_message,
     turn_problem,
+    turn_warning,
 )
 from palaestra.protocol.constants import (
     CAGE_RULESET,
@@ -109,7 +111,9 @@ __all__ = [
     "signature_target",
     "signed_headers",
     "token_count_warnings",
+    "turn_message",
     "turn_problem",
+    "turn_warning",
     "validate_envelope",
     "validate_output",
     "verify",
