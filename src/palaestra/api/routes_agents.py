@@ -77,6 +77,7 @@ async def agents(
 
 @router.get("/agents/{agent_id}", response_model=AgentOut, tags=["agents"])
 async def agent(agent_id: str, platform: PlatformDep, caller: AnyCaller) -> AgentOut:
+    """The agent's status, failures, cooldown and hold (its owner, or the admin)."""
     return AgentOut.of(await service.get_agent(platform, caller, agent_id))
 
 

@@ -186,19 +186,8 @@ class CompletionDesk:
             raise _bad("taskId in body must match path parameter", "task-id-mismatch")
         if len(dumps(body.output)) > RESPONSE_CAP_BYTES:
             raise _bad(_OVERSIZED, "output-too-large")
-        task = await self._lookups.submit(task_id)
-        if task is None:
-            raise _bad(f"Task {task_id} not found", "task-not-found")
-        late = await self._late(task, arrived)
-        if task.status != TaskStatus.RUNNING.value or late:
-            if signature is not None and await self._seen(task_id, signature):
-                raise _denied(_REPLAY, "replay")
-            raise _bad(f"Task {task_id} is not in RUNNING state", "not-running")
-        if task.agent_id is None and task.executor in HOUSE_EXECUTORS:
-            raise _bad(f"Task {task_id} was not dispatched to an external agent", "not-external")
-        if task.key_sealed is None:  # its agent was removed (the task keeps its name)
-            raise _bad("Agent not found for this task", "agent-not-found")
-        self._verify(platform.vault.open(task.key_sealed), task_id, raw, signature, timestamp)
+        task, key = await self._task(task_id, signature, arrived)
+        self._verify(key, task_id, raw, signature, timestamp)
         assert signature is not None  # verified
         phase = Phase(task.phase)
         now = platform.clock.now()
@@ -214,7 +203,7 @@ class CompletionDesk:
             "prompt_tokens": body.prompt_tokens,
             "completion_tokens": body.completion_tokens,
             "model_id": (body.model_id or "")[:200],
-            "late": late,
+            "late": False,  # a late one was refused above (the recorder checks again)
         }
         problem = None
         try:
@@ -234,6 +223,22 @@ class CompletionDesk:
         if problem is not None:
             platform.metrics.call_failures.labels(CallFailure.SCHEMA).inc()
             raise _bad(problem, "validation-failed")
+
+    async def _task(self, task_id: str, signature: str | None, arrived: float) -> tuple[_Task, str]:
+        """Steps 4-7: the task, RUNNING and on time, sent to an agent that still exists;
+        and that agent's key."""
+        task = await self._lookups.submit(task_id)
+        if task is None:
+            raise _bad(f"Task {task_id} not found", "task-not-found")
+        if task.status != TaskStatus.RUNNING.value or await self._late(task, arrived):
+            if signature is not None and await self._seen(task_id, signature):
+                raise _denied(_REPLAY, "replay")
+            raise _bad(f"Task {task_id} is not in RUNNING state", "not-running")
+        if task.agent_id is None and task.executor in HOUSE_EXECUTORS:
+            raise _bad(f"Task {task_id} was not dispatched to an external agent", "not-external")
+        if task.key_sealed is None:  # its agent was removed (the task keeps its name)
+            raise _bad("Agent not found for this task", "agent-not-found")
+        return task, self.platform.vault.open(task.key_sealed)
 
     async def _seen(self, task_id: str, signature: str) -> bool:
         """Whether this (taskId, signature) pair was accepted before: a replay."""
