@@ -151,7 +151,11 @@ class DispatchReply(WireModel):
 class CompletionBody(WireModel):
     """The body of an async completion callback."""
 
-    task_id: str = Field(alias="taskId")
+    task_id: str = Field(
+        alias="taskId",
+        description="Must equal the path's task_id (400 taskId in body must match path "
+        "parameter otherwise).",
+    )
     output: dict[str, Any]
     prompt_tokens: TokenCount = Field(alias="promptTokens")
     completion_tokens: TokenCount = Field(alias="completionTokens")
