@@ -100,6 +100,7 @@ class EdgeAgent:
     callback_delay_s: float = 0.0
     reply_status: int = 200  # the status of a synchronous reply (202 carries the envelope too)
     tokens: tuple[Any, Any] = (1, 1)  # the envelope's promptTokens and completionTokens
+    simulation_pad: int = 0  # bytes of padding (an extra key) in a simulation's reply
     ledger: Ledger = field(default_factory=Ledger)
     _callbacks: set[asyncio.Task[None]] = field(default_factory=set, repr=False)
 
@@ -148,6 +149,8 @@ class EdgeAgent:
                 job.add_done_callback(self._callbacks.discard)
                 return web.json_response({"queued": True}, status=202)
             return web.json_response(envelope, status=self.reply_status)
+        if self.simulation_pad:
+            output["pad"] = "x" * self.simulation_pad
         return web.json_response(output)
 
     def _note_dispatch(self, request: web.BaseRequest, raw: bytes) -> None:
