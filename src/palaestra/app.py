@@ -24,6 +24,7 @@ from palaestra.api import (
 from palaestra.api.contract import declare_errors
 from palaestra.api.errors import install_error_handlers
 from palaestra.api.limits import BodyLimit, InTurn
+from palaestra.api.operations import describe_operations, operation_id
 from palaestra.api.routes_leaderboard import router as leaderboard_router
 from palaestra.engine.accounts import bootstrap_admin
 from palaestra.engine.agents.health import HealthMonitor
@@ -140,6 +141,7 @@ def create_app(
         # Served by web.mount from the package's own files, not from a CDN.
         docs_url=None,
         redoc_url=None,
+        generate_unique_id_function=operation_id,
     )
     install_error_handlers(app)
     app.state.throttle = Throttle(
@@ -167,6 +169,7 @@ def create_app(
         routes_runs.router, dependencies=[Depends(app.state.run_turns, scope="function")]
     )
     app.include_router(routes_matches.router)
+    describe_operations(app)
     declare_errors(app)
     web.mount(app, settings.guide_dir)
     # Outermost, so the body cap's 413 gets the headers too.

@@ -99,6 +99,8 @@ class EdgeAgent:
     public_url: str | None = None  # what callbacks are signed over (default: defer_to)
     callback_delay_s: float = 0.0
     reply_status: int = 200  # the status of a synchronous reply (202 carries the envelope too)
+    tokens: tuple[Any, Any] = (1, 1)  # the envelope's promptTokens and completionTokens
+    simulation_pad: int = 0  # bytes of padding (an extra key) in a simulation's reply
     ledger: Ledger = field(default_factory=Ledger)
     _callbacks: set[asyncio.Task[None]] = field(default_factory=set, repr=False)
 
@@ -134,13 +136,21 @@ class EdgeAgent:
         if self.omit:
             output.pop(self.omit, None)
         if kind is None:  # a production dispatch: the envelope
-            envelope = {"output": output, "promptTokens": 1, "completionTokens": 1, "modelId": "m"}
+            prompt, completion = self.tokens
+            envelope = {
+                "output": output,
+                "promptTokens": prompt,
+                "completionTokens": completion,
+                "modelId": "m",
+            }
             if self.defer_to is not None:
                 job = asyncio.create_task(self._call_back(str(body["taskId"]), envelope))
                 self._callbacks.add(job)
                 job.add_done_callback(self._callbacks.discard)
                 return web.json_response({"queued": True}, status=202)
             return web.json_response(envelope, status=self.reply_status)
+        if self.simulation_pad:
+            output["pad"] = "x" * self.simulation_pad
         return web.json_response(output)
 
     def _note_dispatch(self, request: web.BaseRequest, raw: bytes) -> None:

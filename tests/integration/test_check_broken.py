@@ -42,6 +42,9 @@ class Faults:
     delay_s: float = 0.0
     wrong_nonce: bool = False
     vary_message: bool = False
+    prompt_tokens: Any = 1
+    simulation_pad: int = 0  # bytes of padding in a simulation's reply (an extra key)
+    message: Any = None  # a turn's message in place of the usual text
 
 
 def _output(phase: str, candidate_id: str | None) -> dict[str, Any]:
@@ -130,7 +133,8 @@ def reference_agent(key: str, faults: Faults) -> Starlette:
             idempotency = headers["idempotency-key"]
             if idempotency not in answers or faults.vary_message:
                 moves += 1
-                answers[idempotency] = {"message": f"move {moves} as {body['your_role']}"}
+                text = f"move {moves} as {body['your_role']}"
+                answers[idempotency] = {"message": faults.message or text}
             return JSONResponse(answers[idempotency])
         await asyncio.sleep(faults.delay_s)
         if "taskId" in body:
@@ -145,10 +149,17 @@ def reference_agent(key: str, faults: Faults) -> Starlette:
         if faults.reply_array:
             return JSONResponse([output])
         if "taskId" not in body:
+            if faults.simulation_pad:
+                output["pad"] = "x" * faults.simulation_pad
             return JSONResponse(output)
         reply = answers.setdefault(
             body["taskId"],
-            {"output": output, "promptTokens": 1, "completionTokens": 2, "modelId": "ref"},
+            {
+                "output": output,
+                "promptTokens": faults.prompt_tokens,
+                "completionTokens": 2,
+                "modelId": "ref",
+            },
         )
         return JSONResponse(reply)
 
@@ -206,6 +217,60 @@ async def test_an_agent_that_ignores_signatures(egress: EgressClient) -> None:
         "stale-timestamp": "a timestamp 360s old was answered 200, expected a 4xx",
     }
     assert all(result.advisory for result in results if not result.passed)
+    assert admitted(results)
+
+
+async def test_a_fractional_token_count_is_a_warning_not_a_failure(egress: EgressClient) -> None:
+    """The seed types the counts as ``number``: our stricter rule only warns."""
+    results = await check(egress, Faults(prompt_tokens=12.5))
+    assert failures(results) == {
+        "dispatch:SCOUT:token-counts": (
+            "promptTokens: expected a whole number, got 12.5 (recorded as 13)"
+        ),
+    }
+    assert all(result.advisory for result in results if not result.passed)
+    assert admitted(results)
+
+
+async def test_a_simulation_reply_past_the_production_cap_passes_with_a_warning(
+    egress: EgressClient,
+) -> None:
+    """The seed's five checks set no size: a 2xx JSON object with the role's fields passes
+    them however large; our 262,144-byte production cap is a warning."""
+    results = await check(egress, Faults(simulation_pad=300_000))
+    found = failures(results)
+    assert set(found) == {"simulation:size", "signed-simulation:size"}
+    assert re.fullmatch(
+        r"the reply is \d+ bytes; a production reply over 262144 bytes fails "
+        r"\(External agent response exceeded 262144 bytes\)",
+        found["simulation:size"] or "",
+    )
+    assert all(result.advisory for result in results if not result.passed)
+    assert admitted(results)
+
+
+async def test_a_simulation_reply_too_large_to_read_was_reached_and_answered_2xx(
+    egress: EgressClient,
+) -> None:
+    """Past what a simulation's reply is read to (1 MiB), the endpoint was still reached
+    and answered the POST with a 2xx: only returns-json (and what needs it) fails."""
+    results = await check(egress, Faults(simulation_pad=1_100_000))
+    too_large = "External agent response exceeded 1048576 bytes"
+    assert failures(results) == {
+        "simulation:returns-json": too_large,
+        "simulation:required-fields": f"not checked: {too_large}",
+        "signed-simulation:returns-json": too_large,
+        "signed-simulation:required-fields": f"not checked: {too_large}",
+    }
+    passed = {result.name for result in results if result.passed}
+    assert {"simulation:reachable", "simulation:accepts-post", "simulation:timing"} <= passed
+
+
+async def test_a_turn_message_that_is_not_a_string_is_a_warning(egress: EgressClient) -> None:
+    """The seed fails only a missing message: a number is a move; our rule only warns."""
+    results = await check(egress, Faults(message=7), role=None)
+    warning = "message: expected a string, got number (taken as its JSON text)"
+    assert failures(results) == {"turn:attacker:message": warning, "turn:defender:message": warning}
     assert admitted(results)
 
 

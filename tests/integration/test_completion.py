@@ -181,22 +181,30 @@ async def test_token_counts_written_as_whole_floats_are_counts(setup: Setup) -> 
     assert (task.prompt_tokens, task.completion_tokens) == (12, 34)
 
 
-async def test_a_fractional_token_count_is_refused_as_the_reply_envelope_refuses_it(
+async def test_a_fractional_token_count_is_a_number_and_recorded_whole(setup: Setup) -> None:
+    """The seed types the counts as ``number``: 12.5 is accepted, recorded as 13."""
+    task_id = await setup.task()
+    body = body_for(task_id, promptTokens=12.5, completionTokens=0.25)
+    assert await post(setup.api, task_id, body) == (200, {"accepted": True})
+    task = await setup.stored(task_id)
+    assert (task.status, task.prompt_tokens, task.completion_tokens) == ("SUCCEEDED", 13, 0)
+
+
+async def test_a_token_count_past_what_the_store_holds_is_recorded_at_its_most(
     setup: Setup,
 ) -> None:
     task_id = await setup.task()
-    assert await post(setup.api, task_id, body_for(task_id, promptTokens=12.5)) == (
-        400,
-        error("Validation failed: promptTokens: expected an integer, got 12.5", "invalid-body"),
-    )
-    assert (await setup.stored(task_id)).status == "RUNNING"
+    body = body_for(task_id, completionTokens=3_000_000_000, promptTokens=-4)
+    assert await post(setup.api, task_id, body) == (200, {"accepted": True})
+    task = await setup.stored(task_id)
+    assert (task.prompt_tokens, task.completion_tokens) == (0, 2**31 - 1)
 
 
-async def test_a_token_count_past_what_the_store_holds_is_refused(setup: Setup) -> None:
+async def test_a_token_count_that_is_not_a_number_is_refused(setup: Setup) -> None:
     task_id = await setup.task()
-    assert await post(setup.api, task_id, body_for(task_id, completionTokens=3_000_000_000)) == (
+    assert await post(setup.api, task_id, body_for(task_id, promptTokens="12")) == (
         400,
-        error("Validation failed: completionTokens: must be <= 2147483647", "invalid-body"),
+        error("Validation failed: promptTokens: expected a number, got string", "invalid-body"),
     )
     assert (await setup.stored(task_id)).status == "RUNNING"
 
@@ -279,33 +287,51 @@ async def test_only_a_body_past_the_transport_cap_is_a_413_under_a_larger_genera
     )
 
 
-# A task the caller cannot have the key of is answered as a wrong signature: the same 401,
-# the same body, so that no one without an agent's key learns which task ids exist.
-UNSIGNABLE = (401, {"error": "Invalid task completion signature", "code": "invalid-signature"})
+async def end_task(setup: Setup, task_id: str, agent_id: str | None) -> None:
+    """End ``task_id`` as a step would at its deadline."""
+    task = await setup.stored(task_id)
+    await Recorder(setup.platform).finish(
+        Finish(
+            task_id=task_id,
+            run_id=task.run_id,
+            phase=Phase.SCOUT,
+            status=TaskStatus.TIMEOUT,
+            via="deadline",
+            executor=task.executor,
+            agent_id=agent_id,
+            reason="External agent timed out after 30000ms",
+        )
+    )
 
 
-async def test_an_unknown_task_is_answered_as_a_wrong_signature(setup: Setup) -> None:
-    assert await post(setup.api, MISSING, body_for(MISSING)) == UNSIGNABLE
-    task_id = await setup.task()
-    assert await post(setup.api, task_id, body_for(task_id), key="ea_guess") == UNSIGNABLE
-    # A stale or missing timestamp is told alike, task or no task: it needs no key.
-    stale = int(time.time()) - 999
-    unknown = await post(setup.api, MISSING, body_for(MISSING), stamp=stale)
-    known = await post(setup.api, task_id, body_for(task_id), stamp=stale)
-    assert unknown[0] == known[0] == 401
-    assert unknown[1]["code"] == known[1]["code"] == "invalid-timestamp"
-
-
-async def test_a_house_task_is_answered_as_a_wrong_signature(setup: Setup) -> None:
-    task_id = await setup.task(house=True)
-    assert await post(setup.api, task_id, body_for(task_id)) == UNSIGNABLE
-
-
-async def test_a_task_whose_agent_is_gone_is_answered_as_a_wrong_signature(setup: Setup) -> None:
-    task_id = await setup.task()
+async def remove_agent(setup: Setup) -> None:
     async with setup.platform.db.session() as session, session.begin():
         await session.execute(text("DELETE FROM agents WHERE id = :id"), {"id": setup.agent_id})
-    assert await post(setup.api, task_id, body_for(task_id)) == UNSIGNABLE
+
+
+async def test_an_unknown_task_is_not_found_whatever_its_signature(setup: Setup) -> None:
+    not_found = (400, error(f"Task {MISSING} not found", "task-not-found"))
+    assert await post(setup.api, MISSING, body_for(MISSING)) == not_found
+    assert await post(setup.api, MISSING, body_for(MISSING), key="ea_guess") == not_found
+    stale = int(time.time()) - 999
+    assert await post(setup.api, MISSING, body_for(MISSING), stamp=stale) == not_found
+
+
+async def test_a_house_task_was_not_dispatched_to_an_external_agent(setup: Setup) -> None:
+    task_id = await setup.task(house=True)
+    assert await post(setup.api, task_id, body_for(task_id)) == (
+        400,
+        error(f"Task {task_id} was not dispatched to an external agent", "not-external"),
+    )
+
+
+async def test_a_task_whose_agent_is_gone_has_no_agent(setup: Setup) -> None:
+    task_id = await setup.task()
+    await remove_agent(setup)
+    assert await post(setup.api, task_id, body_for(task_id)) == (
+        400,
+        error("Agent not found for this task", "agent-not-found"),
+    )
 
 
 TIMESTAMP = "Invalid or missing X-EdgeArena-Timestamp header"
@@ -426,28 +452,12 @@ async def test_a_signature_in_capitals_is_accepted_and_one_digest_whatever_its_c
         )
 
 
-async def test_a_late_completion_is_refused_and_its_state_told_only_to_the_signer(
-    setup: Setup,
-) -> None:
+async def test_an_ended_task_is_not_running_whoever_asks(setup: Setup) -> None:
     task_id = await setup.task()
-    task = await setup.stored(task_id)
-    await Recorder(setup.platform).finish(
-        Finish(
-            task_id=task_id,
-            run_id=task.run_id,
-            phase=Phase.SCOUT,
-            status=TaskStatus.TIMEOUT,
-            via="deadline",
-            executor=task.executor,
-            agent_id=setup.agent_id,
-            reason="External agent timed out after 30000ms",
-        )
-    )
-    assert await post(setup.api, task_id, body_for(task_id), key="ea_guess") == (401, SIGNATURE)
-    assert await post(setup.api, task_id, body_for(task_id)) == (
-        400,
-        error(f"Task {task_id} is not in RUNNING state", "not-running"),
-    )
+    await end_task(setup, task_id, setup.agent_id)
+    not_running = (400, error(f"Task {task_id} is not in RUNNING state", "not-running"))
+    assert await post(setup.api, task_id, body_for(task_id), key="ea_guess") == not_running
+    assert await post(setup.api, task_id, body_for(task_id)) == not_running
 
 
 async def test_an_output_breaking_the_schema_fails_the_task_against_the_agent(
@@ -481,8 +491,8 @@ async def test_an_output_breaking_the_schema_fails_the_task_against_the_agent(
         (b"[]", "Validation failed: body: expected an object"),
         (b'{"taskId": "x"}', "Validation failed: Missing output"),
         (
-            b'{"taskId": "x", "output": {}, "promptTokens": -1, "completionTokens": 0}',
-            "Validation failed: promptTokens: must be >= 0",
+            b'{"taskId": "x", "output": {}, "promptTokens": true, "completionTokens": 0}',
+            "Validation failed: promptTokens: expected a number, got boolean",
         ),
     ],
 )
@@ -497,24 +507,89 @@ async def test_a_body_that_is_not_a_completion_is_refused(
         assert body["error"] == message
 
 
-async def test_the_checks_run_in_the_documented_order(setup: Setup) -> None:
-    task_id = await setup.task()
+async def test_each_row_of_the_seed_table_is_the_first_that_applies(setup: Setup) -> None:
+    """The seed's table, row by row and in its order: each request breaks its row and every
+    row after it it can (a made-up key, a stale timestamp), and gets its row's answer."""
+    stale = int(setup.platform.clock.now()) - 999
+    guess: dict[str, Any] = {"key": "ea_guess", "stamp": stale}
+    running = await setup.task()
     other = await setup.task()
-    # The body's own problems come before anything about the task or the signature.
-    assert (await post(setup.api, task_id, body_for(other), key="x"))[1]["code"] == (
-        "task-id-mismatch"
+    house = await setup.task(house=True)
+    ended_house = await setup.task(house=True)
+    await end_task(setup, ended_house, None)
+    accepted = await setup.task()
+    raw = orjson.dumps(body_for(accepted))
+    now = int(time.time())
+    signed = {
+        "x-edgearena-timestamp": str(now),
+        "x-edgearena-signature": sign_completion(KEY, PUBLIC, accepted, raw, now),
+    }
+    assert await post(setup.api, accepted, raw, headers=signed) == (200, {"accepted": True})
+    big = SCOUT_OUTPUT | {"pad": "x" * CAP}
+    rows: list[tuple[tuple[int, Any], tuple[int, dict[str, str]]]] = [
+        (
+            await post(setup.api, MISSING, body_for(other, big), **guess),
+            (400, error("taskId in body must match path parameter", "task-id-mismatch")),
+        ),
+        (
+            await post(setup.api, MISSING, body_for(MISSING, big), **guess),
+            (400, error(f"output exceeds {CAP} byte limit", "output-too-large")),
+        ),
+        (
+            await post(setup.api, MISSING, body_for(MISSING), **guess),
+            (400, error(f"Task {MISSING} not found", "task-not-found")),
+        ),
+        (
+            await post(setup.api, ended_house, body_for(ended_house), **guess),
+            (400, error(f"Task {ended_house} is not in RUNNING state", "not-running")),
+        ),
+        (
+            await post(setup.api, house, body_for(house), **guess),
+            (
+                400,
+                error(f"Task {house} was not dispatched to an external agent", "not-external"),
+            ),
+        ),
+    ]
+    bare = {"x-edgearena-signature": "sha256=" + "0" * 64}
+    rows.append(
+        (
+            await post(setup.api, running, body_for(running), headers=bare),
+            (401, error(TIMESTAMP, "invalid-timestamp")),
+        )
     )
-    big = body_for(MISSING, SCOUT_OUTPUT | {"pad": "x" * CAP})
-    assert (await post(setup.api, MISSING, big, key="x"))[1]["code"] == "output-too-large"
-    # The signature comes before anything about the task, its existence included.
-    assert (await post(setup.api, MISSING, body_for(MISSING), key="x"))[1]["code"] == (
-        "invalid-signature"
+    rows.append(
+        (
+            await post(setup.api, running, body_for(running), **guess),
+            (
+                401,
+                error(
+                    "Signature timestamp outside ±300s replay window (skew=999s)",
+                    "invalid-timestamp",
+                ),
+            ),
+        )
     )
-    # The timestamp before the signature, the signature before replay and state.
-    stale = int(time.time()) - 999
-    assert (await post(setup.api, task_id, body_for(task_id), key="x", stamp=stale))[1][
-        "code"
-    ] == "invalid-timestamp"
+    rows.append(
+        (
+            await post(setup.api, running, body_for(running), key="ea_guess"),
+            (401, SIGNATURE),
+        )
+    )
+    rows.append(
+        (
+            await post(setup.api, accepted, raw, headers=signed),
+            (401, error("Task completion already submitted (replay rejected)", "replay")),
+        )
+    )
+    for got, expected in rows:
+        assert got == expected
+    # The agent's row: last, since it removes the agent the other rows' tasks were sent to.
+    await remove_agent(setup)
+    assert await post(setup.api, running, body_for(running), **guess) == (
+        400,
+        error("Agent not found for this task", "agent-not-found"),
+    )
 
 
 @pytest.mark.parametrize("same_signature", [True, False], ids=["same", "re-signed"])

@@ -230,6 +230,22 @@ async def test_a_202_carrying_a_reply_envelope_is_recorded_like_a_200(
     assert event.outcome == "success"
 
 
+async def test_token_counts_are_numbers_as_the_seed_types_them(platform: Platform) -> None:
+    """A reply with ``promptTokens: 12.5`` succeeds (the seed types it ``number``); the
+    store keeps the nearest whole number, and a negative count is kept as 0."""
+    owner = await add_owner(platform)
+    async with serve(EdgeAgent(key=KEY, tokens=(12.5, -2))) as endpoint:
+        agent_id = await add_agent(platform, owner, "s", "SCOUT", endpoint.url("/"), KEY)
+        run_id = await new_run(platform, owner)
+        [opened] = await open_slots(platform, [scout_slot(run_id)], house_executor=HOUSE)
+        end = await send(platform, opened)
+        assert end is not None
+        await Recorder(platform).finish(end)
+    [task] = await tasks_of(platform, run_id)
+    assert (task.status, task.prompt_tokens, task.completion_tokens) == ("SUCCEEDED", 13, 0)
+    assert (await agent_row(platform, agent_id)).consecutive_failures == 0
+
+
 @pytest.mark.parametrize(
     ("body", "content_type"),
     [

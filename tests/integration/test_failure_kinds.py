@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import re
 
+import orjson
+
 from palaestra.engine.accounts import Caller
+from palaestra.engine.runs.dispatch import SlotRequest, open_slots
 from palaestra.engine.runs.driver import RunDriver
 from palaestra.engine.runs.service import start_run
 from palaestra.platform import Platform
+from palaestra.protocol import Phase
 from palaestra.protocol.failures import CallFailure
 from palaestra.web.failure_queries import FailureCount, failure_split
 from tests.integration.edge_agents import EdgeAgent
@@ -65,14 +69,32 @@ async def test_each_failed_dispatch_is_counted_and_shown_under_its_kind(
 
 
 async def test_a_forged_completion_is_counted_as_a_signature_failure(platform: Platform) -> None:
+    owner = await add_owner(platform)
+    await add_agent(platform, owner, "scout", "SCOUT", "http://127.0.0.1:9/", KEY)
+    run = await start_run(platform, Caller(owner), "g")
+    request = SlotRequest(
+        run_id=run.id,
+        phase=Phase.SCOUT,
+        candidate_id=None,
+        slot=0,
+        attempt=0,
+        goal="g",
+        launchpad_name="Make Money",
+        messages=[{"role": "user", "content": "g"}],
+        deadline_s=30,
+    )
+    [opened] = await open_slots(platform, [request], house_executor="house-baseline")
+    task_id = opened.task_id
     async with running(still(platform)) as api:
-        body = b'{"taskId": "t", "output": {}, "promptTokens": 1, "completionTokens": 1}'
+        body = orjson.dumps(
+            {"taskId": task_id, "output": {}, "promptTokens": 1, "completionTokens": 1}
+        )
         headers = {
             "x-edgearena-timestamp": str(int(platform.clock.now())),
             "x-edgearena-signature": "sha256=" + "0" * 64,
         }
         async with api.session.post(
-            api.base + "/api/agent-tasks/t/complete", data=body, headers=headers
+            api.base + f"/api/agent-tasks/{task_id}/complete", data=body, headers=headers
         ) as response:
             assert response.status == 401
             assert (await response.json())["code"] == "invalid-signature"

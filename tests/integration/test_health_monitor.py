@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from sqlalchemy import func, select
 
@@ -98,6 +100,45 @@ async def test_failing_agent_walks_down_to_suspended_and_verify_brings_it_back(
     )
     health = [r.headers["User-Agent"] for r in endpoint.received if r.method == "GET"]
     assert set(health[1:]) == {"EdgeArena-Health/1.0", "EdgeArena-Verify/1.0"}
+
+
+async def test_a_failed_verify_counts_toward_the_consecutive_failures(
+    platform: Platform, clock: FrozenClock
+) -> None:
+    """The seed lists verify among the liveness calls: outside 2xx, it is a failure like a
+    failed health ping, and three in a row demote an ACTIVE agent."""
+    async with running(platform) as api:
+        token = await api.owner()
+        agent = EdgeAgent(key="")
+        async with serve(agent) as endpoint:
+            agent_id, key = await admit(api, token, agent, endpoint.url("/agent"))
+            agent.get_status = 405  # only POST handled: the seed's common failure
+            answers: list[tuple[Any, Any]] = []
+            for _ in range(3):
+                status, body = await api.call(
+                    "POST", f"/api/agents/{agent_id}/verify", headers={"X-Agent-Key": key}
+                )
+                answers.append((status, body["code"]))
+                answers.append(await state(api, token, agent_id))
+            assert answers == [
+                (400, "invalid-request"),
+                ("ACTIVE", 1),
+                (400, "invalid-request"),
+                ("ACTIVE", 2),
+                (400, "invalid-request"),
+                ("DEGRADED", 3),
+            ]
+            agent.get_status = 200
+            status, body = await api.call(
+                "POST", f"/api/agents/{agent_id}/verify", headers={"X-Agent-Key": key}
+            )
+            assert (status, body) == (200, {"status": "ACTIVE"})
+            assert await state(api, token, agent_id) == ("ACTIVE", 0)
+        _, history = await api.call("GET", f"/api/agents/{agent_id}/history", token=token)
+    verifies = [row["outcome"] for row in reversed(history) if row["kind"] == "verify"]
+    assert verifies == ["failure", "failure", "failure", "success"]
+    changes = [row["outcome"] for row in reversed(history) if row["kind"] == "status"]
+    assert changes == ["ACTIVE", "DEGRADED", "ACTIVE"]
 
 
 async def test_one_success_promotes_one_step(platform: Platform, clock: FrozenClock) -> None:

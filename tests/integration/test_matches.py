@@ -304,14 +304,8 @@ INVALID = "Validation failed: "
 WRONG_ANSWERS = {
     "empty-object": (web.json_response({}), f"{INVALID}Missing message"),
     "array": (web.json_response([]), f"{INVALID}body: expected an object, got array"),
-    "number": (
-        web.json_response({"message": 7}),
-        f"{INVALID}message: expected a string, got number",
-    ),
-    "null": (
-        web.json_response({"message": None}),
-        f"{INVALID}message: expected a string, got null",
-    ),
+    # The seed fails "a missing message": a null one is missing (it says nothing was decided).
+    "null": (web.json_response({"message": None}), f"{INVALID}Missing message"),
     "not-json": (web.Response(text="<html>"), "Unexpected token '<' in JSON at position 0"),
     "503": (
         web.json_response({"message": "x"}, status=503),
@@ -341,6 +335,22 @@ async def test_a_harness_that_answers_wrongly_fails_its_turn(
         ("FAILED", reason, None)
     ] * 2
     assert all(t["findings"] == {"sends": 1} for t in defender_turns)
+
+
+async def test_a_message_that_is_not_a_string_is_a_move_with_a_warning(arena: Platform) -> None:
+    """The seed fails only a missing message: a number is a move, read as its JSON text;
+    our stricter rule (a string) is a warning kept with the turn."""
+
+    def numbers(body: dict[str, Any]) -> web.StreamResponse:
+        return web.json_response({"message": 7})
+
+    async with bout(arena, injects, numbers) as b:
+        _, body = await b.play(arena)
+    defender_turns = body["turns"][1::2]
+    assert [(t["status"], t["message"]) for t in defender_turns] == [("OK", "7")] * 3
+    warning = "warning: message: expected a string, got number (taken as its JSON text)"
+    assert all(t["reason"] == warning for t in defender_turns)
+    assert summary(body)[2] != "forfeit"
 
 
 async def test_house_baseline_fighters_play_honestly(arena: Platform) -> None:

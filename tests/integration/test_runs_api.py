@@ -115,6 +115,11 @@ async def test_a_run_shows_its_phases_tasks_candidates_and_report(platform: Plat
             422,
             "sizes.judges: Extra inputs are not permitted",
         ),
+        # A JSON boolean is not an integer (nor is a string, nor a fraction).
+        ({"goal": "x", "sizes": {"builds": True}}, 422, "sizes.builds: Input should be an integer"),
+        ({"goal": "x", "sizes": {"scouts": "3"}}, 422, "sizes.scouts: Input should be an integer"),
+        ({"goal": "x", "sizes": {"scouts": 2.5}}, 422, "sizes.scouts: Input should be an integer"),
+        ({"goal": 5}, 422, "goal: Input should be a valid string"),
     ],
 )
 async def test_bad_run_requests_get_json_errors(
@@ -138,3 +143,12 @@ async def test_the_openapi_document_lists_the_runs_routes(platform: Platform) ->
     assert set(paths["/api/runs/{run_id}"]) == {"get"}
     assert set(paths["/api/runs/{run_id}/tasks/{task_id}"]) == {"get"}
     assert set(paths["/api/agent-tasks/{task_id}/complete"]) == {"post"}
+
+
+async def test_a_size_written_as_a_whole_float_is_an_integer(platform: Platform) -> None:
+    """JSON Schema's integer is a number without a fraction: 3.0 is one, as the document says."""
+    async with running(platform) as api:
+        owner = await api.owner()
+        body = {"goal": "x", "sizes": {"scouts": 3.0, "shortlist": 2}}
+        status, created = await api.call("POST", "/api/runs", token=owner, json=body)
+        assert status == 202, created

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from palaestra.checks import run_wizard
+from palaestra.checks import CheckResult, run_wizard
 from palaestra.clock import FrozenClock
 from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.wizard import (
     WIZARD_CHECKS,
+    WizardProgress,
     begin_wizard,
     run_wizard_steps,
     wizard_progress,
@@ -100,6 +101,51 @@ async def test_steps_are_the_shared_wizard_in_the_same_order(platform: Platform)
             )
     assert [c.name for c in stepped] == [c.name for c in at_once] == list(WIZARD_CHECKS)
     assert all(c.passed for c in stepped)
+
+
+async def test_a_steps_own_warning_does_not_end_the_attempt_early(platform: Platform) -> None:
+    """A simulation reply past the production cap passes with a simulation:size warning of
+    its own; the attempt still runs every planned check, and the agent is admitted."""
+    async with running(platform) as api:
+        token = await api.owner()
+        agent = EdgeAgent(key="", simulation_pad=300_000)
+        async with serve(agent) as endpoint:
+            created = await register(api, token, endpoint.url("/a"))
+            agent.key = created["api_key"]
+            status, result = await api.call(
+                "POST", f"/api/agents/{created['agent_id']}/wizard", token=token
+            )
+    assert status == 200, result
+    assert result["passed"] is True
+    progress = await wizard_progress(platform, created["agent_id"])
+    assert progress is not None
+    assert progress.finished
+    assert progress.passed
+    names = [c.name for c in progress.checks]
+    assert set(WIZARD_CHECKS) <= set(names)
+    assert {"simulation:size", "signed-simulation:size"} <= set(names)
+    assert names[-1] == "tampered-signature"  # the last step ran: nothing ended it early
+    assert any(w.startswith("the reply is ") for w in progress.warnings)
+    _, agent_row = await api_agent(platform, created["agent_id"])
+    assert agent_row == "ACTIVE"
+
+
+async def test_an_attempt_with_extra_checks_is_finished_only_when_every_planned_one_is() -> None:
+    """Counted by name: a step's own advisory checks do not stand in for a planned one."""
+    extra = [CheckResult(f"{p}:size", False, "big", advisory=True) for p in ("simulation", "x")]
+    planned = [CheckResult(name, True) for name in WIZARD_CHECKS]
+    missing_last = WizardProgress("a", 0.0, (*planned[:-1], *extra))
+    assert len(missing_last.checks) >= len(WIZARD_CHECKS)
+    assert not missing_last.finished
+    assert missing_last.waiting == ("tampered-signature",)
+    assert WizardProgress("a", 0.0, (*planned, *extra)).finished
+
+
+async def api_agent(platform: Platform, agent_id: str) -> tuple[str, str]:
+    async with platform.db.session() as session:
+        stored = await session.get(Agent, agent_id)
+        assert stored is not None
+        return stored.id, stored.status
 
 
 async def test_only_the_owner_opens_an_attempt(platform: Platform) -> None:

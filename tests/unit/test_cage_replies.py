@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from palaestra.protocol import challenge_problem, turn_problem
+from palaestra.protocol import challenge_problem, turn_message, turn_problem, turn_warning
 
 
 @pytest.mark.parametrize(
@@ -34,12 +34,38 @@ def test_challenge_problem(reply: Any, problem: str | None) -> None:
         ({"message": ""}, None),
         ({"message": "x", "note": 1}, None),
         ({}, "Validation failed: Missing message"),
-        ({"message": None}, "Validation failed: message: expected a string, got null"),
-        ({"message": 3}, "Validation failed: message: expected a string, got number"),
-        ({"message": ["a"]}, "Validation failed: message: expected a string, got array"),
+        # The seed fails "a missing message": null says the agent decided nothing.
+        ({"message": None}, "Validation failed: Missing message"),
+        # Any other value is a message the seed takes (our rule, a string, only warns).
+        ({"message": 3}, None),
+        ({"message": ["a"]}, None),
+        ({"message": False}, None),
         ([{"message": "x"}], "Validation failed: body: expected an object, got array"),
         (True, "Validation failed: body: expected an object, got boolean"),
     ],
 )
 def test_turn_problem(reply: Any, problem: str | None) -> None:
     assert turn_problem(reply) == problem
+
+
+@pytest.mark.parametrize(
+    ("message", "text", "warning"),
+    [
+        ("hello", "hello", None),
+        ("", "", None),
+        (3, "3", "message: expected a string, got number (taken as its JSON text)"),
+        (["a"], '["a"]', "message: expected a string, got array (taken as its JSON text)"),
+        ({"x": 1}, '{"x":1}', "message: expected a string, got object (taken as its JSON text)"),
+        (False, "false", "message: expected a string, got boolean (taken as its JSON text)"),
+    ],
+)
+def test_a_message_the_seed_takes_is_read_as_text_and_our_rule_only_warns(
+    message: Any, text: str, warning: str | None
+) -> None:
+    reply = {"message": message}
+    assert (turn_message(reply), turn_warning(reply)) == (text, warning)
+
+
+@pytest.mark.parametrize("reply", [{}, {"message": None}, [], None])
+def test_a_failed_move_has_no_warning(reply: Any) -> None:
+    assert turn_warning(reply) is None

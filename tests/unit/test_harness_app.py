@@ -614,7 +614,9 @@ async def test_negative_tokens_are_refused() -> None:
     body = dispatch_body()
     response = await post(agent, body, signed(body))
     assert response.status == 502
-    assert response.json()["error"] == "Validation failed: promptTokens: must be >= 0"
+    assert response.json()["error"] == (
+        "Validation failed: promptTokens: must be >= 0, got -1 (recorded as 0)"
+    )
 
 
 async def test_unserializable_output_is_502() -> None:

@@ -28,7 +28,13 @@ CHECKS_API = {
         "repeated_task_id",
         "stale_timestamp",
     ],
-    "palaestra.checks.cage": ["CAGE_USER_AGENT", "challenge", "repeated_idempotency_key", "turn"],
+    "palaestra.checks.cage": [
+        "CAGE_USER_AGENT",
+        "challenge",
+        "message_warning",
+        "repeated_idempotency_key",
+        "turn",
+    ],
     "palaestra.checks.sending": ["SentRequest", "resend", "send"],
 }
 

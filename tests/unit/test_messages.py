@@ -534,14 +534,14 @@ DELETE = object()
             DISPATCH_REPLY,
             "promptTokens",
             "1200",
-            "Validation failed: promptTokens: expected an integer, got string",
+            "Validation failed: promptTokens: expected a number, got string",
         ),
         (
             DispatchReply,
             DISPATCH_REPLY,
             "completionTokens",
-            -1,
-            "Validation failed: completionTokens: must be >= 0",
+            False,
+            "Validation failed: completionTokens: expected a number, got boolean",
         ),
         (
             DispatchReply,
@@ -558,7 +558,7 @@ DELETE = object()
             COMPLETION,
             "promptTokens",
             "1200",
-            "Validation failed: promptTokens: expected an integer, got string",
+            "Validation failed: promptTokens: expected a number, got string",
         ),
         (
             CompletionBody,

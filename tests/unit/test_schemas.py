@@ -24,6 +24,7 @@ from palaestra.protocol import (
     loads,
     schema_checker,
     schema_predicates,
+    token_count_warnings,
     validate_envelope,
     validate_output,
 )
@@ -756,25 +757,19 @@ def test_envelope_body_must_be_an_object(body: Any, reason: str) -> None:
         ("output", [], "Validation failed: output: expected an object, got array"),
         ("output", "{}", "Validation failed: output: expected an object, got string"),
         ("output", False, "Validation failed: output: expected an object, got boolean"),
-        ("promptTokens", "12", "Validation failed: promptTokens: expected an integer, got string"),
-        ("promptTokens", 1.5, "Validation failed: promptTokens: expected an integer, got 1.5"),
-        ("promptTokens", True, "Validation failed: promptTokens: expected an integer, got boolean"),
-        ("promptTokens", None, "Validation failed: promptTokens: expected an integer, got null"),
-        ("promptTokens", -1, "Validation failed: promptTokens: must be >= 0"),
-        ("promptTokens", -3.0, "Validation failed: promptTokens: must be >= 0"),
+        ("promptTokens", "12", "Validation failed: promptTokens: expected a number, got string"),
+        ("promptTokens", True, "Validation failed: promptTokens: expected a number, got boolean"),
+        ("promptTokens", None, "Validation failed: promptTokens: expected a number, got null"),
         (
             "completionTokens",
             [1],
-            "Validation failed: completionTokens: expected an integer, got array",
+            "Validation failed: completionTokens: expected a number, got array",
         ),
         (
             "completionTokens",
-            0.25,
-            "Validation failed: completionTokens: expected an integer, got 0.25",
+            {},
+            "Validation failed: completionTokens: expected a number, got object",
         ),
-        ("completionTokens", -7, "Validation failed: completionTokens: must be >= 0"),
-        ("promptTokens", 2**31, "Validation failed: promptTokens: must be <= 2147483647"),
-        ("completionTokens", 3e9, "Validation failed: completionTokens: must be <= 2147483647"),
         ("modelId", 5, "Validation failed: modelId: expected a string, got number"),
         ("modelId", None, "Validation failed: modelId: expected a string, got null"),
     ],
@@ -801,7 +796,7 @@ def callback_verdict(body: dict[str, Any]) -> str:
 
 def test_token_counts_are_judged_alike_on_the_reply_and_the_callback() -> None:
     """The synchronous reply's envelope and the completion callback's body hold token
-    counts to one rule, with one line (``12.0`` is a count, ``12.5`` is not)."""
+    counts to one rule, the seed's: any number is one, nothing else is."""
     values = [12, 12.0, 0, -0.0, 1e3, 12.5, 0.25, -1, -3.0, "12", True, None, [1], {}]
     values += [2**31 - 1, float(2**31 - 1), 2**31, 1e300]
     bodies = [
@@ -810,14 +805,42 @@ def test_token_counts_are_judged_alike_on_the_reply_and_the_callback() -> None:
     assert [(k, v, callback_verdict(body)) for k, v, body in bodies] == [
         (k, v, reply_verdict(body)) for k, v, body in bodies
     ]
-    whole = CompletionBody.parse(
-        {"taskId": CANDIDATE} | envelope(promptTokens=12.0, completionTokens=0.0)
-    )
-    assert (whole.prompt_tokens, whole.completion_tokens) == (12, 0)
-    assert (type(whole.prompt_tokens), type(whole.completion_tokens)) == (int, int)
-    assert callback_verdict(envelope(promptTokens=12.5)) == (
-        "Validation failed: promptTokens: expected an integer, got 12.5"
-    )
+    assert [v for v in values if callback_verdict(envelope(promptTokens=v)) != "accepted"] == [
+        "12",
+        True,
+        None,
+        [1],
+        {},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("sent", "recorded", "warning"),
+    [
+        (12, 12, None),
+        (12.0, 12, None),
+        (0, 0, None),
+        (2**31 - 1, 2**31 - 1, None),
+        (12.5, 13, "expected a whole number, got 12.5 (recorded as 13)"),
+        (0.25, 0, "expected a whole number, got 0.25 (recorded as 0)"),
+        (-1, 0, "must be >= 0, got -1 (recorded as 0)"),
+        (-3.5, 0, "expected a whole number, got -3.5 (recorded as 0)"),
+        (2**31, 2**31 - 1, "must be <= 2147483647, got 2.14748e+09 (recorded as 2147483647)"),
+        (1e300, 2**31 - 1, "must be <= 2147483647, got 1e+300 (recorded as 2147483647)"),
+    ],
+)
+def test_a_token_count_the_seed_accepts_is_recorded_whole_and_our_rule_only_warns(
+    sent: float, recorded: int, warning: str | None
+) -> None:
+    """Where our rule (a whole number >= 0) is stricter than the seed's ``number``, the
+    agent is accepted, its count recorded as the nearest whole number the store holds,
+    and our rule's finding is a warning."""
+    reply = validate_envelope(envelope(promptTokens=sent), Phase.SCOUT)
+    callback = CompletionBody.parse({"taskId": CANDIDATE} | envelope(completionTokens=sent))
+    assert (reply.prompt_tokens, callback.completion_tokens) == (recorded, recorded)
+    assert type(reply.prompt_tokens) is type(callback.completion_tokens) is int
+    expected = [] if warning is None else [f"promptTokens: {warning}"]
+    assert token_count_warnings(envelope(promptTokens=sent)) == expected
 
 
 def test_envelope_keys_are_checked_before_the_output() -> None:

@@ -24,10 +24,13 @@ class MatchCreate(BaseModel):
     which must accept the challenge: friendly matches from other owners
     (``friendly_challenges``), or rated challenges for a rated one; 403 otherwise."""
 
-    model_config = ConfigDict(extra="forbid", str_max_length=64)
+    model_config = ConfigDict(extra="forbid", str_max_length=64, strict=True)
 
     attacker: str = Field(description="The attacking fighter's id.")
-    defender: str = Field(description="The defending fighter's id.")
+    defender: str = Field(
+        description="The defending fighter's id: another fighter than the attacker, of "
+        "another owner (400 otherwise)."
+    )
     rated: bool | None = Field(
         default=None,
         description="Ask for a rated match. By default the admin's matches are rated and an "

@@ -11,7 +11,22 @@ from typing import Annotated, Any
 
 from fastapi import Query, Request, Response
 
-__all__ = ["NEXT_CURSOR_HEADER", "PAGED", "CursorQuery", "announce_next"]
+from palaestra.store.paging import (
+    KEYSET_CURSOR,
+    POSITION_CURSOR,
+    RANKED_CURSOR,
+    SERIAL_CURSOR,
+)
+
+__all__ = [
+    "NEXT_CURSOR_HEADER",
+    "PAGED",
+    "KeysetCursorQuery",
+    "PositionCursorQuery",
+    "RankedCursorQuery",
+    "SerialCursorQuery",
+    "announce_next",
+]
 
 NEXT_CURSOR_HEADER = "X-Next-Cursor"
 
@@ -32,14 +47,35 @@ PAGED: dict[int | str, dict[str, Any]] = {
     }
 }
 
-CursorQuery = Annotated[
+_WHERE = (
+    "Where the page starts: the X-Next-Cursor (or Link rel=next) of the previous page; "
+    "absent for the first page. Any string of the pattern is a place in the list (a "
+    "page from there), so a cursor is best taken from the server."
+)
+
+
+def _cursor(pattern: str, shape: str) -> Any:
+    return Query(pattern=pattern, max_length=200, description=f"{_WHERE} Its shape: {shape}.")
+
+
+#: A keyset list's cursor (agents, runs, matches).
+KeysetCursorQuery = Annotated[
+    str | None, _cursor(KEYSET_CURSOR, "k, the row's time as a hex float, ~, the row's id")
+]
+#: A published table's cursor (a leaderboard).
+PositionCursorQuery = Annotated[
     str | None,
-    Query(
-        max_length=200,
-        description="Where the page starts: the X-Next-Cursor (or Link rel=next) of the "
-        "previous page; absent for the first page.",
+    _cursor(
+        POSITION_CURSOR,
+        "p, the snapshot's time as a hex float, ~, an offset; another snapshot's is a 409",
     ),
 ]
+#: A ranked table's cursor (the live ratings).
+RankedCursorQuery = Annotated[
+    str | None, _cursor(RANKED_CURSOR, "r, the row's value as a hex float, ~, the row's id")
+]
+#: An append-only list's cursor (an agent's history).
+SerialCursorQuery = Annotated[str | None, _cursor(SERIAL_CURSOR, "s and the row's serial id")]
 
 
 def announce_next(

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query, Request, Response
 
 from palaestra.api.contract import errors
-from palaestra.api.paging import PAGED, CursorQuery, announce_next
+from palaestra.api.paging import PAGED, KeysetCursorQuery, SerialCursorQuery, announce_next
 from palaestra.api.schemas import (
     AgentCreated,
     AgentOut,
@@ -67,7 +67,7 @@ async def agents(
     caller: AnyCaller,
     arena: Annotated[str | None, Query(pattern="^(edgearena|cage)$")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
-    cursor: CursorQuery = None,
+    cursor: KeysetCursorQuery = None,
 ) -> list[AgentOut]:
     """The caller's agents (the admin's: all), newest first, a page at a time."""
     page = await service.list_agents(platform, caller, arena, limit=limit, cursor=cursor)
@@ -77,6 +77,7 @@ async def agents(
 
 @router.get("/agents/{agent_id}", response_model=AgentOut, tags=["agents"])
 async def agent(agent_id: str, platform: PlatformDep, caller: AnyCaller) -> AgentOut:
+    """The agent's status, failures, cooldown and hold (its owner, or the admin)."""
     return AgentOut.of(await service.get_agent(platform, caller, agent_id))
 
 
@@ -90,7 +91,7 @@ async def agent_history(
     request: Request,
     response: Response,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
-    cursor: CursorQuery = None,
+    cursor: SerialCursorQuery = None,
 ) -> list[EventOut]:
     """Recent pings, wizard checks, dispatches and status changes, newest first, paged."""
     page = await service.recent_history(platform, caller, agent_id, limit, cursor)

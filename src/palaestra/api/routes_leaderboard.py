@@ -13,7 +13,7 @@ from palaestra.api.leaderboard_schemas import (
     MatchmakingOut,
     PublishedOut,
 )
-from palaestra.api.paging import PAGED, CursorQuery, announce_next
+from palaestra.api.paging import PAGED, PositionCursorQuery, RankedCursorQuery, announce_next
 from palaestra.engine.cage import matchmaker
 from palaestra.engine.ratings import leaderboard
 from palaestra.engine.ratings.live import rate_pending
@@ -24,7 +24,10 @@ from palaestra.http.deps import AdminCaller, PlatformDep
 #: The arenas, as the schema states them (an unknown one is a 422 before any rule runs).
 ArenaName = Literal["cage", "edgearena"]
 
-EntrantType = Annotated[Literal["harness", "model", "house"] | None, Query(description="cage only")]
+EntrantType = Annotated[
+    Literal["harness", "model", "house"] | None,
+    Query(description="cage only (given with arena=edgearena: 400)"),
+]
 
 router = APIRouter(prefix="/api", tags=["leaderboard"])
 
@@ -36,14 +39,18 @@ async def get_leaderboard(
     platform: PlatformDep,
     arena: Annotated[ArenaName, Query(description="cage or edgearena")] = "cage",
     entrant_type: EntrantType = None,
-    fighter_class: Annotated[str | None, Query(alias="class", description="cage: a class")] = None,
+    fighter_class: Annotated[
+        str | None,
+        Query(alias="class", description="cage only: a class (given with arena=edgearena: 400)"),
+    ] = None,
     role: Annotated[
-        Literal["SCOUT", "BUILDER", "ANALYST"] | None, Query(description="edgearena only")
+        Literal["SCOUT", "BUILDER", "ANALYST"] | None,
+        Query(description="edgearena only (given with arena=cage: 400)"),
     ] = None,
     limit: Annotated[
         int | None, Query(ge=1, le=1000, description="rows of the published table per page")
     ] = None,
-    cursor: CursorQuery = None,
+    cursor: PositionCursorQuery = None,
 ) -> LeaderboardOut:
     """The latest published leaderboard, filtered, with its computation time and match count.
 
@@ -74,7 +81,7 @@ async def live(
         str | None, Query(alias="class", max_length=64, description="a class")
     ] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
-    cursor: CursorQuery = None,
+    cursor: RankedCursorQuery = None,
 ) -> list[LiveRow]:
     """The live cage table (OpenSkill, read now), best first, a page at a time.
 

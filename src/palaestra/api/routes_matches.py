@@ -8,7 +8,7 @@ from fastapi import APIRouter, Header, Query, Request, Response
 
 from palaestra.api.contract import errors
 from palaestra.api.match_schemas import MatchCreate, MatchCreated, MatchOut, MatchSummary
-from palaestra.api.paging import PAGED, CursorQuery, announce_next
+from palaestra.api.paging import PAGED, KeysetCursorQuery, announce_next
 from palaestra.engine.cage import matches as service
 from palaestra.engine.cage.referee import Referee
 from palaestra.engine.quotas import check_match_quota
@@ -51,7 +51,7 @@ async def recent(
     response: Response,
     platform: PlatformDep,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    cursor: CursorQuery = None,
+    cursor: KeysetCursorQuery = None,
 ) -> list[MatchSummary]:
     """Recent matches, newest first, a page at a time."""
     page = await service.list_matches(platform, limit, cursor)

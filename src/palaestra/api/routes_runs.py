@@ -7,7 +7,7 @@ from typing import Annotated, Final
 from fastapi import APIRouter, Depends, Query, Request, Response
 
 from palaestra.api.contract import errors
-from palaestra.api.paging import PAGED, CursorQuery, announce_next
+from palaestra.api.paging import PAGED, KeysetCursorQuery, announce_next
 from palaestra.api.run_schemas import (
     NewRun,
     RunCreated,
@@ -56,7 +56,7 @@ async def recent(
     platform: PlatformDep,
     caller: AnyCaller,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    cursor: CursorQuery = None,
+    cursor: KeysetCursorQuery = None,
 ) -> list[RunOut]:
     """The caller's runs (the admin's: all), newest first, a page at a time."""
     page = await service.list_runs(platform, caller, limit, cursor)

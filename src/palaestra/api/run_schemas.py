@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from palaestra.engine.runs.reading import shown_report, task_facts
 from palaestra.engine.runs.service import MAX_GOAL_CHARS, RunDetail, RunSummary, phase_summary
@@ -26,31 +27,48 @@ __all__ = [
 ]
 
 
+def _json_integer(value: Any) -> int:
+    """A JSON integer as JSON Schema has it: a number with no fraction (``3.0`` is one), and
+    never a boolean or a string."""
+    whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if isinstance(value, bool) or not whole:
+        raise PydanticCustomError("json_integer", "Input should be an integer")
+    return int(value)
+
+
+#: A size: a JSON integer (``true`` is not one, as lax validation would take it).
+JsonInteger = Annotated[int, PlainValidator(_json_integer), WithJsonSchema({"type": "integer"})]
+
+
 def _bounds(low: int, high: int) -> dict[str, Any]:
     """A size's range, stated in the schema; the run service checks it and says which."""
     return {"minimum": low, "maximum": high}
 
 
 class RunSizesIn(BaseModel):
-    """Optional overrides of the launchpad's sizes."""
+    """Optional overrides of the launchpad's sizes; a size is a JSON integer (``true`` is
+    not one). ``shortlist`` must not exceed ``scouts`` (the launchpad's, when not given):
+    a 400 otherwise."""
 
-    model_config = ConfigDict(extra="forbid")
+    # Strict: a JSON boolean is never taken for an integer.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    scouts: int | None = Field(
+    scouts: JsonInteger | None = Field(
         default=None, json_schema_extra=_bounds(1, 20), description="SCOUT slots."
     )
-    shortlist: int | None = Field(
+    shortlist: JsonInteger | None = Field(
         default=None,
         json_schema_extra=_bounds(1, 20),
-        description="Candidates kept; at most the scouts.",
+        description="Candidates kept; at most the scouts (sizes.scouts, or the "
+        "launchpad's when not given): a larger one is refused with 400.",
     )
-    builds: int | None = Field(
+    builds: JsonInteger | None = Field(
         default=None, json_schema_extra=_bounds(1, 3), description="BUILD slots a candidate."
     )
-    verifies: int | None = Field(
+    verifies: JsonInteger | None = Field(
         default=None, json_schema_extra=_bounds(1, 3), description="VERIFY slots a candidate."
     )
-    critiques: int | None = Field(
+    critiques: JsonInteger | None = Field(
         default=None, json_schema_extra=_bounds(1, 5), description="CRITIQUE slots a candidate."
     )
 
@@ -59,7 +77,9 @@ class RunSizesIn(BaseModel):
 
 
 class NewRun(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A run to start: a goal for the launchpad's scouts, and optionally its sizes."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     goal: str = Field(min_length=1, max_length=MAX_GOAL_CHARS, json_schema_extra={"pattern": r"\S"})
     launchpad: str = Field(default="make-money", json_schema_extra={"enum": list(LAUNCHPADS)})

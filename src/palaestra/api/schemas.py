@@ -30,7 +30,8 @@ __all__ = [
 
 
 class _In(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_max_length=4000)
+    # Strict: a JSON boolean is never taken for an integer, nor a number for a boolean.
+    model_config = ConfigDict(extra="forbid", str_max_length=4000, strict=True)
 
 
 class NewOwner(_In):

@@ -13,7 +13,9 @@ from palaestra.protocol import (
     challenge_problem,
     dumps,
     idempotency_key,
+    turn_message,
     turn_problem,
+    turn_warning,
 )
 from palaestra.protocol.constants import CHALLENGE_TIMEOUT_S, IDEMPOTENCY_HEADER
 
@@ -21,7 +23,7 @@ from .payloads import turn_for
 from .results import CheckResult
 from .sending import SentRequest, resend, send
 
-__all__ = ["CAGE_USER_AGENT", "challenge", "repeated_idempotency_key", "turn"]
+__all__ = ["CAGE_USER_AGENT", "challenge", "message_warning", "repeated_idempotency_key", "turn"]
 
 CAGE_USER_AGENT = UserAgent.CAGE.value
 
@@ -60,6 +62,16 @@ async def turn(
     return check, sent
 
 
+def message_warning(sent: SentRequest, side: Side) -> CheckResult | None:
+    """Advisory, only when found: a turn's message the seed takes but our rule does not
+    (not a string: taken as its JSON text)."""
+    result = sent.result
+    warning = None if result.failure is not None else turn_warning(result.data)
+    if warning is None:
+        return None
+    return CheckResult(f"turn:{side}:message", False, warning, result.latency_ms, advisory=True)
+
+
 def _turn_problem(result: EgressResult) -> str | None:
     return result.reason if result.failure is not None else turn_problem(result.data)
 
@@ -79,6 +91,6 @@ async def repeated_idempotency_key(
         if again.status is not None and again.failure is not None:
             problem = f"a repeated idempotency-key was answered {again.status}: {problem}"
         return check(False, problem, again.latency_ms)
-    if again.data["message"] != first.result.data["message"]:
+    if turn_message(again.data) != turn_message(first.result.data):
         return check(False, "a repeated idempotency-key got a different message", again.latency_ms)
     return check(True, latency_ms=again.latency_ms)

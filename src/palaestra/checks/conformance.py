@@ -23,7 +23,7 @@ from types import MappingProxyType
 from palaestra.clock import Clock
 from palaestra.egress import EgressClient
 from palaestra.ids import new_id
-from palaestra.protocol import Phase, Role, Side
+from palaestra.protocol import Phase, Role, Side, turn_message
 from palaestra.protocol.constants import (
     CAGE_TURN_DEADLINE_MS,
     CHALLENGE_TIMEOUT_S,
@@ -36,7 +36,7 @@ from palaestra.protocol.constants import (
 )
 
 from . import wizard
-from .cage import challenge, repeated_idempotency_key, turn
+from .cage import challenge, message_warning, repeated_idempotency_key, turn
 from .edgearena import dispatch, health, repeated_task_id, stale_timestamp
 from .results import CheckResult
 from .sending import SentRequest
@@ -202,7 +202,7 @@ async def check_cage(
     attack, sent_attack = await turn(
         client, url, Side.ATTACKER, match_id=match_id, number=1, deadline_ms=deadlines.turn_ms
     )
-    opponent = sent_attack.result.data.get("message", "") if attack.passed else ""
+    opponent = turn_message(sent_attack.result.data) if attack.passed else ""
     tell("turn:defender", deadlines.turn_ms / 1000)
     defence, sent_defence = await turn(
         client,
@@ -215,7 +215,11 @@ async def check_cage(
     )
     tell("repeated-idempotency-key", deadlines.turn_ms / 1000)
     repeat = await repeated_idempotency_key(client, url, sent_defence)
-    return [proof, attack, defence, repeat]
+    warned = [
+        message_warning(sent_attack, Side.ATTACKER),
+        message_warning(sent_defence, Side.DEFENDER),
+    ]
+    return [proof, attack, defence, repeat, *(check for check in warned if check is not None)]
 
 
 def _silent(name: str, deadline_s: float) -> None:

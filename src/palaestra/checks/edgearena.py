@@ -21,6 +21,7 @@ from palaestra.protocol import (
     answers_later,
     dumps,
     signed_headers,
+    token_count_warnings,
     validate_envelope,
 )
 from palaestra.protocol.constants import HEALTH_TIMEOUT_S
@@ -77,7 +78,12 @@ async def dispatch(
             valid = CheckResult(name, False, exc.message, result.latency_ms)
         else:
             valid = CheckResult(name, True, latency_ms=result.latency_ms)
-    return [valid, _timing(f"{name}:timing", result, deadline_ms)], sent
+    checks = [valid, _timing(f"{name}:timing", result, deadline_ms)]
+    counts = token_count_warnings(result.data) if valid.passed else []
+    if counts:  # the seed types the counts as numbers: our stricter rule only warns
+        warning = CheckResult(f"{name}:token-counts", False, "; ".join(counts), advisory=True)
+        checks.append(warning)
+    return checks, sent
 
 
 def _timing(name: str, result: EgressResult, deadline_ms: int) -> CheckResult:

@@ -23,6 +23,7 @@ from palaestra.protocol.constants import (
     HANDSHAKE_TIMEOUT_S,
     PHASE_DEADLINE_MS,
     PROBE_TIMEOUT_S,
+    RESPONSE_CAP_BYTES,
     SIMULATION_GRACE_S,
 )
 from palaestra.protocol.edgearena import SimulationRequest
@@ -35,6 +36,7 @@ from .samples import simulation_for
 __all__ = [
     "ACCEPTS_FORGED",
     "REJECTS_FORGED",
+    "SIMULATION_CAP_BYTES",
     "SIMULATION_CHECKS",
     "TAMPERED",
     "handshake",
@@ -45,6 +47,10 @@ __all__ = [
 ]
 
 SIMULATION_CHECKS = ("reachable", "accepts-post", "returns-json", "required-fields", "timing")
+#: How much of a simulation's reply is read. The seed's five checks set no size, so a reply
+#: past the production cap (262,144 bytes) is still judged by them, and the cap is a warning
+#: (``simulation:size``); past this one, the reply is not read: it fails ``returns-json``.
+SIMULATION_CAP_BYTES = 4 * RESPONSE_CAP_BYTES
 #: The advisory forged-signature check, and what it finds either way.
 TAMPERED = "tampered-signature"
 REJECTS_FORGED = "rejects forged signatures"
@@ -97,14 +103,24 @@ async def simulation(
         user_agent=UserAgent.VERIFY_DISPATCH if signed else UserAgent.VERIFY_PAYLOAD,
         deadline=deadline / 1000 + SIMULATION_GRACE_S,
         signer=hmac_signer(key, clock, payload.task_id) if key is not None else None,
+        cap_bytes=SIMULATION_CAP_BYTES,
     )
     prefix = "signed-simulation" if signed else "simulation"
-    return [
+    checks = [
         CheckResult(f"{prefix}:{name}", passed, reason, result.latency_ms)
         for name, (passed, reason) in zip(
             SIMULATION_CHECKS, _judge_simulation(result, role, deadline), strict=True
         )
     ]
+    if result.failure is None and len(result.body) > RESPONSE_CAP_BYTES:
+        # Our cap, stricter than the seed's checks: a production reply this size fails.
+        oversized = (
+            f"the reply is {len(result.body)} bytes; a production reply over "
+            f"{RESPONSE_CAP_BYTES} bytes fails (External agent response exceeded "
+            f"{RESPONSE_CAP_BYTES} bytes)"
+        )
+        checks.append(CheckResult(f"{prefix}:size", False, oversized, advisory=True))
+    return checks
 
 
 def _simulation_payload(role: Role, deadline_ms: int | None) -> SimulationRequest:

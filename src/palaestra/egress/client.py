@@ -175,10 +175,12 @@ class EgressClient:
         signer: Signer | None = None,
         headers: Mapping[str, str] | None = None,
         deferred_ok: bool = False,
+        cap_bytes: int | None = None,
     ) -> Awaitable[EgressResult]:
         """POST raw JSON ``body``; a 2xx reply must be JSON (a 202 need not, if ``deferred_ok``:
         its body is parsed when it is JSON, and :func:`palaestra.protocol.answers_later` says
-        whether it is a result or an acceptance).
+        whether it is a result or an acceptance). ``cap_bytes`` replaces the client's cap on
+        the reply's body for this call.
 
         Like :meth:`get`, it hands back :meth:`request`'s coroutine, to be awaited."""
         return self.request(
@@ -190,6 +192,7 @@ class EgressClient:
             signer=signer,
             headers=headers,
             deferred_ok=deferred_ok,
+            cap_bytes=cap_bytes,
         )
 
     async def request(
@@ -205,6 +208,7 @@ class EgressClient:
         expect_json: bool = True,
         deferred_ok: bool = False,
         status_only: bool = False,
+        cap_bytes: int | None = None,
     ) -> EgressResult:
         """Make one call under the policy and the deadline (seconds); never raises for the peer.
 
@@ -236,15 +240,18 @@ class EgressClient:
             return self._done(url, started, failure=Failure.refused(str(exc)))
 
         connections = self._ensure_connections()
+        cap = self.cap_bytes if cap_bytes is None else cap_bytes
         want = Want.STATUS if status_only else Want.BODY
         token = plain_http.set(target.scheme == "http")
         try:
             with self._deadline(deadline):
-                reply = await connections.exchange(target, head, body or b"", want, self.cap_bytes)
+                reply = await connections.exchange(target, head, body or b"", want, cap)
         except TimeoutError:
             return self._done(url, started, failure=Failure.timeout(deadline_ms))
-        except TooLarge:
-            return self._done(url, started, failure=Failure.too_large())
+        except TooLarge as exc:
+            # Reached and answered: the status is kept (the seed's wizard checks tell them apart).
+            too_large = Failure.too_large(exc.status, cap_bytes)
+            return self._done(url, started, exc.status, failure=too_large)
         except EgressRefused as exc:
             return self._done(url, started, failure=Failure.refused(self._refusal(target, exc)))
         except PeerError as exc:

@@ -54,7 +54,11 @@ class PeerError(Exception):
 
 
 class TooLarge(Exception):
-    """The reply's body passed the cap."""
+    """The reply's body passed the cap (after a head with ``status``)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
 
 
 class Want(enum.Enum):
@@ -281,7 +285,7 @@ class Connection(asyncio.Protocol):
             if refusal:
                 self._finish(exchange)
                 raise _Stop
-            raise TooLarge
+            raise TooLarge(exchange.status)
         if refusal and exchange.size == exchange.cap:
             self._finish(exchange)
             raise _Stop

@@ -37,6 +37,7 @@ from palaestra.protocol import (
     check_required_keys,
     dumps,
     loads,
+    token_count_warnings,
     validate_envelope,
     verify,
 )
@@ -208,6 +209,11 @@ class RequestHandler:
                     "modelId": model_id,
                 }
                 validate_envelope(envelope, task.phase, task.candidate_id)
+                # The platform takes any number (the seed's type) and warns; the SDK sends
+                # only whole counts from 0, as the platform's own rule asks.
+                counts = token_count_warnings(envelope)
+                if counts:
+                    return _invalid_output(f"Validation failed: {counts[0]}")
                 body = dumps(envelope)
         except SchemaViolation as exc:
             return _invalid_output(exc.message, [v.reason for v in exc.violations])

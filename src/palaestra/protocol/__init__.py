@@ -13,7 +13,9 @@ from palaestra.protocol.cage import (
     challenge_problem,
     idempotency_key,
     parse_cage_request,
+    turn_message,
     turn_problem,
+    turn_warning,
 )
 from palaestra.protocol.constants import (
     CAGE_RULESET,
@@ -44,6 +46,7 @@ from palaestra.protocol.schemas import (
     SchemaViolation,
     Violation,
     check_required_keys,
+    token_count_warnings,
     validate_envelope,
     validate_output,
 )
@@ -107,7 +110,10 @@ __all__ = [
     "sign",
     "signature_target",
     "signed_headers",
+    "token_count_warnings",
+    "turn_message",
     "turn_problem",
+    "turn_warning",
     "validate_envelope",
     "validate_output",
     "verify",

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from palaestra.protocol.jsonwire import dumps
 from palaestra.protocol.models import InvalidMessage, WireModel
 from palaestra.protocol.violations import json_type
 
@@ -20,7 +21,9 @@ __all__ = [
     "challenge_problem",
     "idempotency_key",
     "parse_cage_request",
+    "turn_message",
     "turn_problem",
+    "turn_warning",
 ]
 
 
@@ -92,11 +95,30 @@ def challenge_problem(reply: Any, nonce: str) -> str | None:
 
 
 def turn_problem(reply: Any) -> str | None:
-    """Why a parsed turn reply is not a move (``None``: it is): an object with a string message."""
+    """Why a parsed turn reply is not a move (``None``: it is).
+
+    The seed fails a turn for "a missing message" only. A ``message`` of ``null`` is
+    missing: the seed's harness replies ``{ message }`` with whatever its agent decided
+    to say, and JSON's null, like an absent key, says it decided nothing. Any other value
+    is a message (see :func:`turn_message`); our stricter rule, a string, only warns
+    (:func:`turn_warning`).
+    """
     if not isinstance(reply, dict):
         return f"Validation failed: body: expected an object, got {json_type(reply)}"
-    if "message" not in reply:
+    if reply.get("message") is None:
         return "Validation failed: Missing message"
-    if not isinstance(reply["message"], str):
-        return f"Validation failed: message: expected a string, got {json_type(reply['message'])}"
     return None
+
+
+def turn_message(reply: dict[str, Any]) -> str:
+    """The text of a move :func:`turn_problem` passed: a string as sent, any other value as
+    its compact JSON text (``42`` is ``"42"``)."""
+    message = reply["message"]
+    return message if isinstance(message, str) else dumps(message).decode()
+
+
+def turn_warning(reply: Any) -> str | None:
+    """What our stricter rule (a string message) finds in a move the seed accepts, or None."""
+    if turn_problem(reply) is not None or isinstance(reply["message"], str):
+        return None
+    return f"message: expected a string, got {json_type(reply['message'])} (taken as its JSON text)"

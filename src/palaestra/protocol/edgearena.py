@@ -9,7 +9,7 @@ from pydantic_core import PydanticCustomError
 
 from palaestra.protocol.constants import PROTOCOL, Phase
 from palaestra.protocol.models import InvalidMessage, WireModel
-from palaestra.protocol.violations import MAX_TOKEN_COUNT, count_problem
+from palaestra.protocol.violations import count_problem, recorded_count
 
 __all__ = [
     "AgentRequest",
@@ -36,14 +36,21 @@ def _token_count(value: Any) -> int:
     problem = count_problem(value)
     if problem is not None:
         raise PydanticCustomError("token_count", "{problem}", {"problem": problem})
-    return int(value)
+    return recorded_count(value)
 
 
-#: A token count, judged as the dispatch envelope judges it (``12.0`` is 12, ``12.5`` is not).
+#: A token count, judged as the dispatch envelope judges it: any number, as the seed types
+#: it, recorded as the nearest whole number the store holds (``12.5`` is recorded as 13).
 TokenCount = Annotated[
     int,
     PlainValidator(_token_count),
-    WithJsonSchema({"type": "integer", "minimum": 0, "maximum": MAX_TOKEN_COUNT}),
+    WithJsonSchema(
+        {
+            "type": "number",
+            "description": "Tokens the model reported: any number; recorded as the nearest "
+            "whole number from 0 to 2147483647 (a whole number >= 0 is expected).",
+        }
+    ),
 ]
 
 
@@ -144,7 +151,11 @@ class DispatchReply(WireModel):
 class CompletionBody(WireModel):
     """The body of an async completion callback."""
 
-    task_id: str = Field(alias="taskId")
+    task_id: str = Field(
+        alias="taskId",
+        description="Must equal the path's task_id (400 taskId in body must match path "
+        "parameter otherwise).",
+    )
     output: dict[str, Any]
     prompt_tokens: TokenCount = Field(alias="promptTokens")
     completion_tokens: TokenCount = Field(alias="completionTokens")

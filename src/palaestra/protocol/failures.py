@@ -102,6 +102,7 @@ class Failure:
     status: int | None = None
     deadline_ms: int | None = None
     stage: UnreachableStage | None = None
+    limit: int | None = None  # a too-large reply's cap, when not the usual one
 
     @classmethod
     def http_status(cls, status: int, body: str) -> Failure:
@@ -122,8 +123,10 @@ class Failure:
         return cls(FailureKind.VALIDATION, detail=reason)
 
     @classmethod
-    def too_large(cls) -> Failure:
-        return cls(FailureKind.TOO_LARGE)
+    def too_large(cls, status: int | None = None, limit: int | None = None) -> Failure:
+        """A reply past the cap (``limit`` bytes, :data:`RESPONSE_CAP_BYTES` unless given),
+        after a head with ``status``: it was reached and answered."""
+        return cls(FailureKind.TOO_LARGE, status=status, limit=limit)
 
     @classmethod
     def unreachable(cls, stage: UnreachableStage, detail: str) -> Failure:
@@ -144,7 +147,7 @@ class Failure:
             case FailureKind.INVALID_JSON | FailureKind.VALIDATION:
                 return self.detail
             case FailureKind.TOO_LARGE:
-                return f"External agent response exceeded {RESPONSE_CAP_BYTES} bytes"
+                return f"External agent response exceeded {self.limit or RESPONSE_CAP_BYTES} bytes"
             case FailureKind.UNREACHABLE:
                 stage = self.stage or UnreachableStage.CONNECT
                 return f"External agent unreachable: {stage}: {self.detail}"

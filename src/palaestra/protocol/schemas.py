@@ -22,13 +22,20 @@ from palaestra.protocol.constants import RESPONSE_CAP_BYTES, Phase, Role
 from palaestra.protocol.schema_checker import MISSING, PHASE_CHECKERS, Checker
 from palaestra.protocol.schema_predicates import PHASE_PREDICATES, is_count
 from palaestra.protocol.schema_tables import SIMULATION_REQUIRED_KEYS
-from palaestra.protocol.violations import SchemaViolation, Violation, json_type
+from palaestra.protocol.violations import (
+    SchemaViolation,
+    Violation,
+    count_warning,
+    json_type,
+    recorded_count,
+)
 
 __all__ = [
     "Envelope",
     "SchemaViolation",
     "Violation",
     "check_required_keys",
+    "token_count_warnings",
     "validate_envelope",
     "validate_output",
 ]
@@ -88,8 +95,8 @@ def validate_envelope(body: Any, phase: Phase, candidate_id: str | None = None) 
     ):
         return Envelope(
             output=validate_output(phase, body["output"], candidate_id),
-            prompt_tokens=int(body["promptTokens"]),
-            completion_tokens=int(body["completionTokens"]),
+            prompt_tokens=recorded_count(body["promptTokens"]),
+            completion_tokens=recorded_count(body["completionTokens"]),
             model_id=body["modelId"],
         )
     c = Checker()
@@ -107,7 +114,20 @@ def validate_envelope(body: Any, phase: Phase, candidate_id: str | None = None) 
         raise SchemaViolation(c.violations)
     return Envelope(
         output=validate_output(phase, output, candidate_id),
-        prompt_tokens=int(body["promptTokens"]),
-        completion_tokens=int(body["completionTokens"]),
+        prompt_tokens=recorded_count(body["promptTokens"]),
+        completion_tokens=recorded_count(body["completionTokens"]),
         model_id=model_id,
     )
+
+
+def token_count_warnings(body: Any) -> list[str]:
+    """What our stricter rule finds in a reply's token counts that the seed accepts
+    (``promptTokens: expected a whole number, got 12.5 (recorded as 13)``): warnings."""
+    if not isinstance(body, dict):
+        return []
+    found = []
+    for key in ("promptTokens", "completionTokens"):
+        warning = count_warning(body.get(key))
+        if warning is not None:
+            found.append(f"{key}: {warning}")
+    return found

@@ -47,7 +47,7 @@ class Status(StrEnum):
 class Event(StrEnum):
     """What can happen to an agent."""
 
-    FAILURE = "failure"  # a failed dispatch or health ping
+    FAILURE = "failure"  # a failed dispatch, health ping or owner verify
     SUCCESS = "success"  # a successful dispatch, async completion or health ping
     VERIFIED = "verified"  # owner verify with a 2xx reachability check
     WIZARD_PASSED = "wizard-passed"

@@ -4,14 +4,18 @@ A list is ordered by ``(created_at, id)`` descending; a page's cursor is the key
 last row, and the next page holds the rows strictly below it. Rows inserted meanwhile
 sort above the first page (their ids and times are newer), so walking the pages sees
 every row that existed when the walk began exactly once.
+
+Each kind of cursor has a pattern (``KEYSET_CURSOR`` and its siblings) that the API's
+OpenAPI document states, and every string the pattern matches is a place in its list:
+a time as its exact hexadecimal float (``float.hex``), then an id or an offset. So a
+cursor made up to the pattern is taken (a page from that place), and only one that
+breaks it is refused.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar, TypeVarTuple
@@ -23,6 +27,10 @@ from palaestra.errors import Conflict, InvalidRequest
 
 __all__ = [
     "FIRST_PAGE",
+    "KEYSET_CURSOR",
+    "POSITION_CURSOR",
+    "RANKED_CURSOR",
+    "SERIAL_CURSOR",
     "Key",
     "Page",
     "decode_cursor",
@@ -68,23 +76,55 @@ class Page(Generic[T]):
     previous_cursor: str | None = None
 
 
+#: A float exactly, as ``float.hex`` writes it without the exponent's ``+`` (which a query
+#: string would turn into a space): every finite float, and nothing past the largest (a
+#: positive exponent of at most 1023; a negative one only rounds towards 0).
+_FLOAT = r"-?0x[01]\.[0-9a-f]{1,13}p(?:[0-9]{1,3}|10[01][0-9]|102[0-3]|-[0-9]{1,4})"
+_ID = r"[0-9A-Za-z_-]{1,64}"
+#: A keyset list's cursor (runs, matches, agents): ``k``, the row's time, ``~``, its id.
+KEYSET_CURSOR = rf"^k{_FLOAT}~{_ID}$"
+#: A published table's cursor (leaderboards): ``p``, the snapshot's time, ``~``, an offset.
+POSITION_CURSOR = rf"^p{_FLOAT}~[0-9]{{1,9}}$"
+#: An append-only list's cursor (an agent's history): ``s`` and the serial id.
+SERIAL_CURSOR = r"^s[0-9]{1,18}$"
+#: A ranked table's cursor (the live ratings): ``r``, the row's value, ``~``, its id.
+RANKED_CURSOR = rf"^r{_FLOAT}~{_ID}$"
+_PATTERNS = {
+    kind: re.compile(pattern)
+    for kind, pattern in (
+        ("k", KEYSET_CURSOR),
+        ("p", POSITION_CURSOR),
+        ("s", SERIAL_CURSOR),
+        ("r", RANKED_CURSOR),
+    )
+}
+_NOT_OURS = "cursor: not a cursor of this list"
+
+
+def _split(kind: str, cursor: str) -> tuple[float, str]:
+    """The time (or value) and the id (or offset) of a cursor of ``kind``."""
+    if not _PATTERNS[kind].fullmatch(cursor):
+        raise InvalidRequest(_NOT_OURS)
+    number, _, rest = cursor[1:].partition("~")
+    return float.fromhex(number), rest
+
+
+def _number(value: float) -> str:
+    if not math.isfinite(value):
+        raise ValueError(f"a cursor holds finite numbers, not {value}")
+    return value.hex().replace("p+", "p")
+
+
 def encode_cursor(key: Key) -> str:
-    raw = json.dumps([key.created_at, key.id], separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    if not re.fullmatch(_ID, key.id):
+        raise ValueError(f"a cursor's id is letters, digits, - and _: {key.id!r}")
+    return f"k{_number(key.created_at)}~{key.id}"
 
 
 def decode_cursor(cursor: str) -> Key:
-    """The key a cursor holds; :class:`InvalidRequest` for anything no page gave."""
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        created_at, row_id = json.loads(raw)
-    except (binascii.Error, ValueError, TypeError):
-        raise InvalidRequest("cursor: not a cursor of this list") from None
-    if not isinstance(created_at, int | float) or isinstance(created_at, bool):
-        raise InvalidRequest("cursor: not a cursor of this list")
-    if not isinstance(row_id, str):
-        raise InvalidRequest("cursor: not a cursor of this list")
-    return Key(float(created_at), row_id)
+    """The key a cursor holds; :class:`InvalidRequest` for anything not of its pattern."""
+    created_at, row_id = _split("k", cursor)
+    return Key(created_at, row_id)
 
 
 def keyset(
@@ -160,17 +200,15 @@ def page_of(rows: Sequence[T], limit: int, key: Callable[[T], Key]) -> Page[T]:
 
 def encode_position(snapshot: float, offset: int) -> str:
     """The cursor of the rows of ``snapshot`` from ``offset`` on."""
-    return encode_cursor(Key(snapshot, str(offset)))
+    return f"p{_number(snapshot)}~{offset}"
 
 
 def decode_position(cursor: str, snapshot: float) -> int:
     """Where in ``snapshot`` a cursor points; :class:`Conflict` if it was another snapshot's."""
-    key = decode_cursor(cursor)
-    if not key.id.isdigit():
-        raise InvalidRequest("cursor: not a cursor of this list")
-    if key.created_at != snapshot:
+    taken, offset = _split("p", cursor)
+    if taken != snapshot:
         raise Conflict("cursor: the leaderboard was published again since; start from the top")
-    return int(key.id)
+    return int(offset)
 
 
 # An append-only table with a serial id (an agent's history) pages on the id alone.
@@ -178,14 +216,13 @@ def decode_position(cursor: str, snapshot: float) -> int:
 
 def encode_serial(row_id: int) -> str:
     """The cursor of the rows below ``row_id``, newest first."""
-    return encode_cursor(Key(0.0, str(row_id)))
+    return f"s{row_id}"
 
 
 def decode_serial(cursor: str) -> int:
-    key = decode_cursor(cursor)
-    if key.created_at != 0.0 or not key.id.isdigit():
-        raise InvalidRequest("cursor: not a cursor of this list")
-    return int(key.id)
+    if not _PATTERNS["s"].fullmatch(cursor):
+        raise InvalidRequest(_NOT_OURS)
+    return int(cursor[1:])
 
 
 def keyset_serial(
@@ -222,19 +259,12 @@ def previous_serial(ids: Sequence[int], limit: int) -> str:
 
 def encode_ranked(value: float, row_id: str) -> str:
     """The cursor of the rows ranked below the row ``row_id``, whose value was ``value``."""
-    raw = json.dumps(["ranked", value, row_id], separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    if not re.fullmatch(_ID, row_id):
+        raise ValueError(f"a cursor's id is letters, digits, - and _: {row_id!r}")
+    return f"r{_number(value)}~{row_id}"
 
 
 def decode_ranked(cursor: str) -> tuple[float, str]:
-    """The value and id a cursor holds; :class:`InvalidRequest` for anything no page gave."""
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        tag, value, row_id = json.loads(raw)
-    except (binascii.Error, ValueError, TypeError):
-        raise InvalidRequest("cursor: not a cursor of this list") from None
-    if tag != "ranked" or not isinstance(value, int | float) or isinstance(value, bool):
-        raise InvalidRequest("cursor: not a cursor of this list")
-    if not math.isfinite(value) or not isinstance(row_id, str):
-        raise InvalidRequest("cursor: not a cursor of this list")
-    return float(value), row_id
+    """The value and id a cursor holds; :class:`InvalidRequest` for anything not of its
+    pattern."""
+    return _split("r", cursor)

@@ -88,6 +88,7 @@ CHECK_ABOUT: Final = {
     "required-fields": "the output has every field the role requires",
     "timing": "answers within the role's deadline",
     "tampered-signature": "advisory: refuses a dispatch with a forged signature with a 4xx",
+    "size": "advisory: a reply within the production cap of 262,144 bytes",
 }
 
 
@@ -108,6 +109,12 @@ def wizard_rows(progress: WizardProgress) -> list[dict[str, Any]]:
         if name.startswith("signed-"):
             about += ", signed with the key"
         rows.append({"name": name, "state": state, "check": check, "about": about})
+    for check in progress.checks:  # a step's own advisory findings (a simulation's size)
+        if check.name not in WIZARD_CHECKS:
+            about = CHECK_ABOUT.get(check.name.rsplit(":", 1)[-1], "")
+            rows.append(
+                {"name": check.name, "state": str(check.verdict), "check": check, "about": about}
+            )
     return rows
 
 

@@ -206,7 +206,8 @@ async def rotate_key(platform: Platform, caller: Caller, agent_id: str) -> str:
 
 async def verify_agent(platform: Platform, agent_id: str, agent_key: str | None) -> Agent:
     """The seed's verify: authenticated by the agent's key, a 2xx ``EdgeArena-Verify/1.0`` GET
-    brings the agent back to ACTIVE (an admin hold stays)."""
+    brings the agent back to ACTIVE (an admin hold stays); any other answer is a failure
+    on its status machine, as a failed health ping is."""
     async with platform.db.session() as session:
         agent = await session.get(Agent, agent_id)
     if agent is None or agent.key_sealed is None:
@@ -236,16 +237,17 @@ async def verify_agent(platform: Platform, agent_id: str, agent_key: str | None)
                 reason=result.reason,
             )
         )
-        if result.ok:
-            session.add_all(
-                apply_event(
-                    stored,
-                    Event.VERIFIED,
-                    now,
-                    platform.schedule,
-                    cause="verified by owner",
-                )
+        # The seed lists verify among the liveness calls: a failed one counts toward the
+        # consecutive failures (and may demote the agent) as a failed health ping does.
+        session.add_all(
+            apply_event(
+                stored,
+                Event.VERIFIED if result.ok else Event.FAILURE,
+                now,
+                platform.schedule,
+                cause="verified by owner" if result.ok else "verify failed",
             )
+        )
     if not result.ok:
         raise InvalidRequest(f"Verify failed: {result.reason}")
     return stored

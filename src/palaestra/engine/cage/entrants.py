@@ -19,7 +19,16 @@ from palaestra.egress import EgressClient
 from palaestra.engine.cage.fighters import EntrantType
 from palaestra.errors import EntrantMisconfigured
 from palaestra.platform import Platform
-from palaestra.protocol import Side, TurnRequest, UserAgent, dumps, idempotency_key, turn_problem
+from palaestra.protocol import (
+    Side,
+    TurnRequest,
+    UserAgent,
+    dumps,
+    idempotency_key,
+    turn_message,
+    turn_problem,
+    turn_warning,
+)
 from palaestra.protocol.constants import IDEMPOTENCY_HEADER
 from palaestra.providers import ChatProvider, Completion, ProviderFailed
 from palaestra.providers.local import (
@@ -101,7 +110,10 @@ class HarnessEntrant:
         problem = result.reason if result.failure is not None else turn_problem(result.data)
         if problem is not None:
             return Move(None, problem, result.latency_ms)
-        return Move(result.data["message"], None, result.latency_ms)
+        # A message the seed accepts but our rule does not (not a string) is kept with a note.
+        warning = turn_warning(result.data)
+        note = None if warning is None else f"warning: {warning}"
+        return Move(turn_message(result.data), note, result.latency_ms)
 
 
 class ChatModel(Protocol):

@@ -17,7 +17,6 @@ from typing import Any
 from sqlalchemy import select
 
 from palaestra.engine.ratings.live import live_ratings
-from palaestra.errors import InvalidRequest
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
 from palaestra.rules.leaderboard_tables import FighterFacts, live_rows
@@ -44,6 +43,10 @@ async def cage_fighters(
     return [FighterFacts(r.id, r.name, r.entrant_type, r.fighter_class, r.status) for r in rows]
 
 
+#: Sorts after every name and id.
+_LAST = "\U0010ffff"
+
+
 def _place(row: dict[str, Any]) -> tuple[float, str, str]:
     return -float(row["score"]), str(row["name"]), str(row["fighter_id"])
 
@@ -59,9 +62,14 @@ def _page_of_ranked(
     start = 0
     if cursor is not None:
         score, fighter_id = decode_ranked(cursor)
-        if fighter_id not in names:
-            raise InvalidRequest("cursor: not a cursor of this list")
-        start = bisect_right(rows, (-score, names[fighter_id], fighter_id), key=_place)
+        # A fighter outside the table (gone since, or a cursor made to the pattern): the
+        # page starts below its value, after every row of that value.
+        place = (
+            (-score, names[fighter_id], fighter_id)
+            if fighter_id in names
+            else (-score, _LAST, _LAST)
+        )
+        start = bisect_right(rows, place, key=_place)
     end = start + limit
     following = _cursor(rows[end - 1]) if end < len(rows) else None
     before: str | None = None
@@ -81,7 +89,7 @@ async def live_table(
     """A page of the live table of admitted fighters, narrowed by entrant type and/or class.
 
     Each row's ``rank`` is its place in the whole (filtered) table. A cursor of a fighter
-    outside the table is an :class:`InvalidRequest`."""
+    outside the table starts the page below its value."""
     fighters = [
         fighter
         for fighter in await cage_fighters(

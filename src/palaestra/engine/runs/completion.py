@@ -5,7 +5,7 @@ with its own key over ``${timestamp}\\n${host+pathname}\\n${rawBody}``, where
 host+pathname are those of the platform's public URL (``PALAESTRA_PUBLIC_URL``)
 and not of whatever Host header the request came with.
 
-The checks run in this order, each with the seed's message:
+The checks run in the order of the seed's table of errors, each with its message:
 
 0. a body over :data:`COMPLETION_BODY_CAP_BYTES` (1 MiB) is refused while it
    streams in, before this module sees it: 413 ``Request body exceeds 1048576
@@ -15,45 +15,38 @@ The checks run in this order, each with the seed's message:
 2. ``taskId in body must match path parameter`` (400);
 3. ``output exceeds 262144 byte limit`` (400; the size of ``output`` as compact
    JSON, however the agent spaced or escaped it);
-4. ``Invalid or missing X-EdgeArena-Timestamp header`` (401), then
-   ``Signature timestamp outside ±300s replay window (skew=<n>s)`` (401), then
-   ``Invalid task completion signature`` (401), against the key of the agent
-   the task was dispatched to;
-5. ``Task completion already submitted (replay rejected)`` (401): this
-   (taskId, signature) was accepted before;
-6. ``Task <id> is not in RUNNING state`` (400; also for a completion that arrives
+4. ``Task <id> not found`` (400);
+5. ``Task <id> is not in RUNNING state`` (400; also for a completion that arrives
    after the task's deadline, ended by a step yet or not, unless the platform's
    completion endpoint was down while it was due: then it may have refused the
    agent's first tries, and the answer is taken while the task is RUNNING, by
-   the rule a step ends the task with, ``rules.runplan.callback_void_at``);
-7. the output must pass the phase schema: else 400 with the ``Validation
+   the rule a step ends the task with, ``rules.runplan.callback_void_at``).
+   Except that a (taskId, signature) pair accepted before is told
+   ``Task completion already submitted (replay rejected)`` (401), as the seed's
+   page on retries says of a replayed completion;
+6. ``Task <id> was not dispatched to an external agent`` (400: the house's);
+7. ``Agent not found for this task`` (400: the agent it was sent to is gone);
+8. ``Invalid or missing X-EdgeArena-Timestamp header`` (401), then
+   ``Signature timestamp outside ±300s replay window (skew=<n>s)`` (401), then
+   ``Invalid task completion signature`` (401), against the key of the agent
+   the task was dispatched to;
+9. the output must pass the phase schema: else 400 with the ``Validation
    failed: ...`` line, and the task is FAILED against the agent as a
    synchronous schema failure would be (its cooldown included);
-8. accepted: ``200 {"accepted": true}``; the task SUCCEEDED via callback,
-   the agent's success recorded, and the run advanced.
+10. accepted: ``200 {"accepted": true}``; the task SUCCEEDED via callback,
+    the agent's success recorded, and the run advanced.
 
-Why this order: steps 1-3 judge only the caller's own body, and tell it
-nothing it did not send. Then the signature, before anything about the
-task is told: the key it is checked with is the agent's, found only through
-the task, so a task that does not exist, one not dispatched to an external
-agent and one whose agent is gone have no key, and are checked against a
-dummy key instead, sealed as agents' keys are and opened the same way. A
-caller without the key therefore gets the same 401, with the same body and
-after the same work, whether the taskId exists or not: the seed's 400s
-``Task <id> not found``, ``Task <id> was not dispatched to an external
-agent`` and ``Agent not found for this task`` are never given, since they
-would tell an unauthenticated caller which task ids exist. Everything about
-a task's *state* (already completed, replayed, timed out, ended) comes only
-after the signature verified, so only the agent the task was sent to learns
-it. Steps 5-8 happen in one transaction with a conditional update RUNNING ->
-SUCCEEDED (or FAILED), so of two concurrent submissions exactly one is
-recorded: the other is told it is a replay (same signature) or that the task
-is no longer RUNNING.
+Why this order: it is the seed's, so an agent gets the answer Edge Arena gives,
+the first that applies. Steps 4-7 tell a caller without the key whether a task
+id exists and what state it is in; task ids are UUIDv7s with 74 random bits, so
+that costs no enumeration, and the seed gives these answers. Steps 9-10 happen
+in one transaction with a conditional update RUNNING -> SUCCEEDED (or FAILED),
+so of two concurrent submissions exactly one is recorded: the other is told it
+is a replay (same signature) or that the task is no longer RUNNING.
 """
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -81,9 +74,10 @@ from palaestra.protocol import (
 from palaestra.protocol.constants import RESPONSE_CAP_BYTES, Phase
 from palaestra.protocol.failures import CallFailure
 from palaestra.protocol.signing import SignatureProblem, normalized_signature
+from palaestra.rules.house_answers import HOUSE_EXECUTORS
 from palaestra.rules.runflow import TaskStatus
 from palaestra.rules.runplan import callback_void_at
-from palaestra.store.models import Agent, Task
+from palaestra.store.models import Agent, CompletionReceipt, Task
 
 __all__ = [
     "COMPLETION_BODY_CAP_BYTES",
@@ -132,6 +126,7 @@ class _Task:
     candidate_id: str | None
     agent_id: str | None
     executor: str
+    status: str
     dispatched_at: float | None
     deadline_at: float | None
     key_sealed: str | None  # the agent's, None when it has no agent (any more)
@@ -148,6 +143,7 @@ async def _read_tasks(platform: Platform, ids: list[str]) -> list[_Task | None]:
             Task.candidate_id,
             Task.agent_id,
             Task.executor,
+            Task.status,
             Task.dispatched_at,
             Task.deadline_at,
             Agent.key_sealed,
@@ -157,7 +153,7 @@ async def _read_tasks(platform: Platform, ids: list[str]) -> list[_Task | None]:
     )
     async with platform.db.read() as connection:
         rows = (await connection.execute(query)).all()
-    found = {row.id: _Task(*row) for row in rows}
+    found = {row.id: _Task(**row._mapping) for row in rows}
     return [found.get(task_id) for task_id in ids]
 
 
@@ -175,17 +171,6 @@ class CompletionDesk:
         self.recorder = recorder
         self.kick = kick
         self._lookups: Batcher[str, _Task | None] = Batcher(partial(_read_tasks, platform))
-        # Known to nobody, not even this process after start: no signature verifies with it.
-        self._dummy_sealed = platform.vault.seal(secrets.token_urlsafe(32))
-
-    async def _key(self, task_id: str) -> tuple[_Task | None, str]:
-        """The task, and the key its completion must be signed with: its agent's, or, for a
-        task without one (unknown, the house's, its agent gone), the dummy key, so that the
-        answer and the work done are those of a wrong signature."""
-        task = await self._lookups.submit(task_id)
-        if task is None or task.agent_id is None or task.key_sealed is None:
-            return None, self.platform.vault.open(self._dummy_sealed)
-        return task, self.platform.vault.open(task.key_sealed)
 
     async def complete(
         self, task_id: str, raw: bytes, signature: str | None, timestamp: str | None
@@ -201,10 +186,8 @@ class CompletionDesk:
             raise _bad("taskId in body must match path parameter", "task-id-mismatch")
         if len(dumps(body.output)) > RESPONSE_CAP_BYTES:
             raise _bad(_OVERSIZED, "output-too-large")
-        task, key = await self._key(task_id)
+        task, key = await self._task(task_id, signature, arrived)
         self._verify(key, task_id, raw, signature, timestamp)
-        if task is None:  # pragma: no cover - verified against the dummy key: never
-            raise _denied(_BAD_SIGNATURE, "invalid-signature")
         assert signature is not None  # verified
         phase = Phase(task.phase)
         now = platform.clock.now()
@@ -220,7 +203,7 @@ class CompletionDesk:
             "prompt_tokens": body.prompt_tokens,
             "completion_tokens": body.completion_tokens,
             "model_id": (body.model_id or "")[:200],
-            "late": await self._late(task, arrived),
+            "late": False,  # a late one was refused above (the recorder checks again)
         }
         problem = None
         try:
@@ -240,6 +223,31 @@ class CompletionDesk:
         if problem is not None:
             platform.metrics.call_failures.labels(CallFailure.SCHEMA).inc()
             raise _bad(problem, "validation-failed")
+
+    async def _task(self, task_id: str, signature: str | None, arrived: float) -> tuple[_Task, str]:
+        """Steps 4-7: the task, RUNNING and on time, sent to an agent that still exists;
+        and that agent's key."""
+        task = await self._lookups.submit(task_id)
+        if task is None:
+            raise _bad(f"Task {task_id} not found", "task-not-found")
+        if task.status != TaskStatus.RUNNING.value or await self._late(task, arrived):
+            if signature is not None and await self._seen(task_id, signature):
+                raise _denied(_REPLAY, "replay")
+            raise _bad(f"Task {task_id} is not in RUNNING state", "not-running")
+        if task.agent_id is None and task.executor in HOUSE_EXECUTORS:
+            raise _bad(f"Task {task_id} was not dispatched to an external agent", "not-external")
+        if task.key_sealed is None:  # its agent was removed (the task keeps its name)
+            raise _bad("Agent not found for this task", "agent-not-found")
+        return task, self.platform.vault.open(task.key_sealed)
+
+    async def _seen(self, task_id: str, signature: str) -> bool:
+        """Whether this (taskId, signature) pair was accepted before: a replay."""
+        receipts = CompletionReceipt.__table__.c
+        query = select(receipts.task_id).where(
+            receipts.task_id == task_id, receipts.signature == normalized_signature(signature)
+        )
+        async with self.platform.db.read() as connection:
+            return (await connection.scalar(query)) is not None
 
     async def _late(self, task: _Task, arrived: float) -> bool:
         """Whether a completion that ``arrived`` then is too late: past its deadline, with
