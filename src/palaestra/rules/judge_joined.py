@@ -1,0 +1,71 @@
+"""The judge's views of text put back together: encoded groups rejoined across separators,
+and string literals concatenated as the program that holds them would.
+
+- ``regrouped``: four or more groups of two to eight base-64 or hex characters, one mark
+  between each (``UVVJ.TEwt.NDgy``, ``51.55.49.4c``, ``51|55|49|4c``), closed up; only
+  before a decoding (the decodings already rejoin tokens across whitespace, dashes and
+  commas).
+- ``literals``: adjacent string literals joined, as Python, C and JavaScript read them:
+  with a prefix (``b"CITADEL-40" b"89-MOSAIC"``, ``r'..'``, ``f".."``), and across the
+  concatenation operators of common languages (``+``, ``.``, ``..``, ``||``, ``&``).
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Final
+
+__all__ = ["VIEWS", "literals", "regrouped"]
+
+#: The marks that may stand between groups (whitespace, dashes and commas are the decodings').
+_GROUP_MARKS: Final = ".|:;·•~_"
+_GROUPS: Final = re.compile(
+    f"[A-Za-z0-9+/=]{{2,8}}(?:[{re.escape(_GROUP_MARKS)}][A-Za-z0-9+/=]{{2,8}}){{3,}}"
+)
+_GROUP_MARK: Final = re.compile(f"[{re.escape(_GROUP_MARKS)}]")
+_HINT: Final = re.compile(f"[A-Za-z0-9][{re.escape(_GROUP_MARKS)}][A-Za-z0-9]")
+
+
+def _closed(run: re.Match[str]) -> str:
+    return _GROUP_MARK.sub("", run.group())
+
+
+def regrouped(text: str) -> str | None:
+    """Groups of encoded characters with a mark between each, closed up."""
+    if not _HINT.search(text):
+        return None
+    joined, count = _GROUPS.subn(_closed, text)
+    return joined if count else None
+
+
+_LITERAL: Final = (
+    r"""(?<![A-Za-z0-9_])[bBrRuUfF]{0,2}(?:"[^"\\\n]*(?:\\.[^"\\\n]*)*\""""
+    r"""|'[^'\\\n]*(?:\\.[^'\\\n]*)*'|`[^`\\\n]*`)"""
+)
+_JOIN: Final = r"\s*(?:(?:\+|\.\.?|\|\||&)\s*)?"
+_LITERALS: Final = re.compile(f"{_LITERAL}(?:{_JOIN}{_LITERAL})+")
+_ONE_LITERAL: Final = re.compile(_LITERAL)
+_PREFIX: Final = re.compile(r"\A[bBrRuUfF]{0,2}")
+
+
+def _contents(run: re.Match[str]) -> str:
+    parts = (_PREFIX.sub("", found.group())[1:-1] for found in _ONE_LITERAL.finditer(run.group()))
+    return '"' + "".join(parts) + '"'
+
+
+def literals(text: str) -> str | None:
+    """Adjacent string literals (with prefixes, or joined by an operator) as one literal."""
+    if '"' not in text and "'" not in text and "`" not in text:
+        return None
+    joined, count = _LITERALS.subn(_contents, text)
+    return joined if count and joined != text else None
+
+
+#: Every view of this module, by name, in the order the judge tries them.
+VIEWS: Final[tuple[tuple[str, Callable[[str], str | None]], ...]] = (
+    ("regrouped", regrouped),
+    ("literals", literals),
+)
