@@ -28,7 +28,7 @@ from typing import Final
 import base2048 as _base2048
 import ecoji as _ecoji
 
-from palaestra.rules.judge_decoders import char_classes, printable_runs
+from palaestra.rules.judge_decoders import char_classes, long_words, printable_runs
 
 __all__ = [
     "VIEWS",
@@ -51,19 +51,23 @@ def _base2048_alphabet() -> str:
     return "".join(sorted(chars))
 
 
+_MIN_BASE2048: Final = "8,"
+
+
 @cache
 def _base2048_run() -> re.Pattern[str]:
-    return re.compile(f"[{re.escape(_base2048_alphabet())}]{{4,}}")
+    """Runs of eight or more characters (eleven bytes: a secret is at least ten): a word of
+    Greek or Russian prose is mostly shorter, and each one read would cost a decoding."""
+    return re.compile(f"[{re.escape(_base2048_alphabet())}]{{{_MIN_BASE2048}}}")
 
 
 def base2048(text: str) -> str | None:
-    """Runs of four or more Base2048 characters, each decoded (a run that is not a whole
+    """Runs of eight or more Base2048 characters, each decoded (a run that is not a whole
     encoding, as a word of Russian prose may be, decodes to noise or not at all)."""
     if text.isascii():
         return None
     runs: list[str] = []
-    for found in _base2048_run().finditer(text):
-        run = found.group()
+    for run in dict.fromkeys(_base2048_run().findall(text)):
         for chars in (run, run[:-1]):  # a last character may be another run's tail
             try:
                 raw = _base2048.decode(chars)
@@ -76,31 +80,52 @@ def base2048(text: str) -> str | None:
 
 
 @cache
-def _ecoji_run() -> re.Pattern[str]:
-    emojis = [*_ecoji.EMOJIS, _ecoji.PADDING, _ecoji.PADDING40, _ecoji.PADDING41]
-    emojis += [_ecoji.PADDING42, _ecoji.PADDING43]
-    return re.compile(f"(?:{'|'.join(map(re.escape, emojis))}){{4,}}")
+def _ecoji_alphabet() -> frozenset[str]:
+    paddings = (_ecoji.PADDING, _ecoji.PADDING40, _ecoji.PADDING41, _ecoji.PADDING42)
+    return frozenset((*_ecoji.EMOJIS, *paddings, _ecoji.PADDING43))
+
+
+#: Runs of emoji-block characters (every Ecoji emoji is one code point in these blocks); a
+#: class of the 1,029 emoji themselves would be tried one by one at every character.
+_EMOJI_RUN: Final = re.compile("[\u2100-\u2bff\U0001f000-\U0001faff]{4,}")
 
 
 def ecoji(text: str) -> str | None:
     """Runs of four or more Ecoji (version 1) emoji, each decoded."""
     if text.isascii():
         return None
+    alphabet = _ecoji_alphabet()
     runs: list[str] = []
-    for found in _ecoji_run().finditer(text):
-        out = io.BytesIO()
-        try:
-            _ecoji.decode(io.StringIO(found.group()), out)
-        except (_ecoji.EcojiError, ValueError, IndexError):
-            continue
-        if (printable := printable_runs(out.getvalue())) is not None:
-            runs.append(printable)
+    for found in dict.fromkeys(_EMOJI_RUN.findall(text)):
+        for run in _runs_of(found, alphabet):
+            out = io.BytesIO()
+            try:
+                _ecoji.decode(io.StringIO(run), out)
+            except (_ecoji.EcojiError, ValueError, IndexError):
+                continue
+            if (printable := printable_runs(out.getvalue())) is not None:
+                runs.append(printable)
     return "\n".join(runs) if runs else None
 
 
-#: A uuencoded line: its length character (space to ``M``, 0 to 45 bytes), then at least one
-#: group of four characters from space to backtick.
-_UU_LINE: Final = re.compile(r"^[!-M][ -`]{4,84}$", re.MULTILINE)
+def _runs_of(text: str, alphabet: frozenset[str]) -> list[str]:
+    """The runs of four or more characters of ``alphabet`` in ``text``."""
+    runs: list[str] = []
+    start = 0
+    for at, char in enumerate(text):
+        if char not in alphabet:
+            if at - start >= 4:
+                runs.append(text[start:at])
+            start = at + 1
+    if len(text) - start >= 4:
+        runs.append(text[start:])
+    return runs
+
+
+#: A uuencoded line: its length character (``!`` to ``M``, 1 to 45 bytes), then at least one
+#: group of four characters from space to backtick. Looked for after a line break (a
+#: literal the search skips to; the text is read with one put before it).
+_UU_AFTER_BREAK: Final = re.compile(r"\n([!-M][ -`]{4,84})(?=\r?\n|\Z)")
 
 
 def _uu_line(line: str) -> bytes | None:
@@ -115,20 +140,18 @@ def _uu_line(line: str) -> bytes | None:
 
 def uuencode(text: str) -> str | None:
     """``uuencode`` lines, those in a row decoded together; ``begin``/``end`` optional."""
-    if "\n" not in text and not text.startswith(tuple("!\"#$%&'()*+,-./0123456789:;<=>?@AM")):
-        return None
     raw = bytearray()
     runs: list[str] = []
-    last_end = -1
-    for found in _UU_LINE.finditer(text):
-        decoded = _uu_line(found.group())
+    last_end = -2
+    for found in _UU_AFTER_BREAK.finditer("\n" + text):
+        decoded = _uu_line(found.group(1))
         if decoded is None:
             continue
-        if found.start() != last_end + 1 and raw:
+        if found.start(1) > last_end + 2 and raw:  # not the next line: another text
             runs += [r for r in [printable_runs(bytes(raw))] if r is not None]
             raw.clear()
         raw += decoded
-        last_end = found.end()
+        last_end = found.end(1)
     if raw:
         runs += [r for r in [printable_runs(bytes(raw))] if r is not None]
     return "\n".join(runs) if runs else None
@@ -139,31 +162,38 @@ def uuencode(text: str) -> str | None:
 _READABLE: Final = re.compile(
     "[\\x20-\\x7e\\u00a0-\\u024f\\u0370-\\u04ff\\uff01-\\uff5e\\U0001d400-\\U0001d7ff]{4,}"
 )
-_UNICODE_FORMS: Final = ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")
+_UNICODE_FORMS: Final = (("utf-16-le", 2), ("utf-16-be", 2), ("utf-32-le", 4), ("utf-32-be", 4))
 
 
 def _unicode_readings(raw: bytes) -> list[str]:
     """The readable runs of ``raw`` read as UTF-8 (only when it holds characters outside
-    ASCII: the plain decodings read the rest), UTF-16 and UTF-32, from each byte offset
-    within a code unit."""
+    ASCII and mostly decodes: the plain decodings read the rest), as UTF-16 when a quarter
+    of it is zero bytes or it holds a byte order mark, as UTF-32 when two thirds are."""
     runs: list[str] = []
     if max(raw, default=0) >= 0x80:
         text = raw.decode("utf-8", "replace")
-        runs += [r for r in _READABLE.findall(text) if not r.isascii()]
-    if raw.count(0) * 8 >= len(raw) or b"\xff\xfe" in raw or b"\xfe\xff" in raw:
-        for form in _UNICODE_FORMS:
-            unit = 4 if "32" in form else 2
-            for offset in range(unit):
-                chunk = raw[offset:]
-                text = chunk[: len(chunk) - len(chunk) % unit].decode(form, "replace")
-                runs += _READABLE.findall(text.replace("\ufeff", ""))
+        if text.count("\ufffd") * 8 < len(text):
+            runs += [r for r in _READABLE.findall(text) if not r.isascii()]
+    zeros = raw.count(0)
+    marked = raw.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00\x00\xfe\xff" in raw[:8]
+    for form, unit in _UNICODE_FORMS:
+        if zeros * (4 if unit == 2 else 3) < len(raw) * (1 if unit == 2 else 2) and not marked:
+            continue
+        for offset in range(unit if unit == 4 else 2):
+            chunk = raw[offset:]
+            text = chunk[: len(chunk) - len(chunk) % unit].decode(form, "replace")
+            runs += _READABLE.findall(text.replace("\ufeff", ""))
     return runs
 
 
 _B64_SIGNS: Final = (b"lu", b"ld", b"dl", b"du", b"ud", b"uul")
-_HEX_SIGNS: Final = (b"ld", b"dl", b"ud", b"du", b"dddd")
+#: Hex of text has a word of twelve or more with a digit between letters, a letter between
+#: digits or eight digits in a row; or pairs apart; or UTF-16 code units of ASCII
+#: (``0051 0055``). Prose seldom has any of them.
+_HEX_SIGNS: Final = (b"ldl", b"dld", b"udu", b"dud", b"d" * 8)
+_CODE_UNITS: Final = re.compile(r"00[0-9A-Fa-f]{2}[\s,:.]+00[0-9A-Fa-f]{2}")
 #: A word of base 64 (its groups may be rejoined first: the ``regrouped`` view).
-_B64_TOKEN: Final = re.compile(r"[A-Za-z0-9+/_\-]{8,}")
+_B64_TOKEN: Final = re.compile(r"[A-Za-z0-9+/_\-]{12,}")
 _URLSAFE: Final = str.maketrans("-_", "+/")
 
 
@@ -191,15 +221,19 @@ _CLASSES: Final = bytes(
 
 def base64_unicode(text: str) -> str | None:
     """Base 64 of text in UTF-16, UTF-32, or UTF-8 outside ASCII (full-width letters)."""
-    classes = char_classes(text)
-    if not any(sign in classes for sign in _B64_SIGNS):
+    # Only a word of twelve or more characters (ten bytes) with a sign of base 64 in it:
+    # one look at the long words the other views have already cut.
+    words = b"s".join(long_words(text, 12))
+    if not any(sign in words for sign in _B64_SIGNS):
         return None
     runs: list[str] = []
-    for found in _B64_TOKEN.finditer(text):
-        chars = found.group().translate(_URLSAFE)
+    for token in dict.fromkeys(_B64_TOKEN.findall(text)):
+        chars = token.translate(_URLSAFE)
         if not any(sign in _word_classes(chars) for sign in _B64_SIGNS):
             continue
-        for offset in range(4):
+        # A whole token decodes from its start; from a later offset only when its length
+        # says something may be glued before it.
+        for offset in range(1 if len(chars) % 4 == 0 else 4):
             try:
                 raw = _b64_bytes(chars[offset:])
             except binascii.Error:
@@ -208,11 +242,13 @@ def base64_unicode(text: str) -> str | None:
     return "\n".join(dict.fromkeys(runs)) if runs else None
 
 
-#: Hex digits in pairs or code units, a separator or two (or a ``0x``) between them allowed.
+#: Hex digits in pairs or code units, separators (or a ``0x``) between them allowed; a digit
+#: among the first 25 (prose has runs of the letters a to f, hex of text has digits: even
+#: full-width letters in UTF-8 give at most 24 hex letters in a row).
 #: (Each repetition has one way to match: a quantifier inside a quantifier over a run of
 #: spaces would try every way to cut it.)
 _HEX_TOKEN: Final = re.compile(
-    r"(?:0[xX]|\\[xX])?[0-9A-Fa-f]{2,}"
+    r"(?:0[xX]|\\[xX])?[A-Fa-f]{0,24}[0-9][0-9A-Fa-f]*"
     r"(?:(?:[\s:,.\-]+(?:0[xX]|\\[xX])?|0[xX]|\\[xX])[0-9A-Fa-f]{2,})*"
 )
 _NOT_HEX: Final = re.compile(r"0[xX]|\\[xX]|[^0-9A-Fa-f]")
@@ -231,15 +267,21 @@ def _code_points(text: str) -> list[str]:
 def hex_unicode(text: str) -> str | None:
     """Hex of text in UTF-16, UTF-32 or UTF-8 outside ASCII, UTF-16 code units written one
     by one (``0051 0055``), and code points (``U+0051 U+0055``)."""
-    classes = char_classes(text)
-    if not any(sign in classes for sign in _HEX_SIGNS):
+    words = b"s".join(long_words(text, 12))
+    signed = (
+        any(sign in words for sign in _HEX_SIGNS)
+        or b"ddsddsdd" in char_classes(text)
+        or bool(_CODE_UNITS.search(text))
+    )
+    if not signed and "+" not in text:
         return None
     runs: list[str] = []
-    for found in _HEX_TOKEN.finditer(text):
-        chars = _NOT_HEX.sub("", found.group())
-        if len(chars) < 8 or chars.isalpha():
+    for token in dict.fromkeys(_HEX_TOKEN.findall(text) if signed else ()):
+        chars = _NOT_HEX.sub("", token)
+        if len(chars) < 8:
             continue
-        for offset in range(2):
+        # From the second digit too only when a stray one may be glued before the bytes.
+        for offset in range(1 + len(chars) % 2):
             digits = chars[offset:]
             runs += _unicode_readings(bytes.fromhex(digits[: len(digits) - len(digits) % 2]))
     if "+" in text:
@@ -247,7 +289,6 @@ def hex_unicode(text: str) -> str | None:
     return "\n".join(dict.fromkeys(runs)) if runs else None
 
 
-_WORD: Final = re.compile(r"[A-Za-z0-9+/_\-]+=*")
 _B32_WORD: Final = re.compile(r"[A-Z2-7]{8,}=*|[a-z2-7]{8,}=*|[A-Z2-7]{2,}=+|[a-z2-7]{2,}=+")
 _HEX_WORD: Final = re.compile(r"(?:[0-9a-f]{2}){3,}|(?:[0-9A-F]{2}){3,}")
 _PRINTABLE: Final = re.compile(rb"[\x20-\x7e]+")
@@ -283,38 +324,53 @@ def _b32(word: str) -> bytes:
     return value.to_bytes(bits // 8, "big")
 
 
-_WORD_SIGNS: Final = re.compile(rb"ld|dl|lu|du|ud|uul|u{8}|d{6}")
-_PADDED: Final = re.compile(r"[A-Za-z2-7]{4,}=")
-_WORD_RUN: Final = re.compile(r"[A-Za-z0-9+/_\-]*=*")
-_WORD_RUN_BACK: Final = re.compile(r"=*[A-Za-z0-9+/_\-]*")
+#: Each character's class for finding encoded words: ``l`` ``u`` ``d`` as
+#: :func:`char_classes` has them, ``w`` the other characters of base 64 and its padding.
+_WORD_CLASSES: Final = bytes(
+    ord("l")
+    if chr(b).islower() and b < 128
+    else ord("u")
+    if chr(b).isupper() and b < 128
+    else ord("d")
+    if chr(b).isdigit() and b < 128
+    else ord("w")
+    if chr(b) in "+/_-="
+    else 32
+    for b in range(256)
+)
+#: A word of six to forty such characters that looks encoded: letters beside digits, mixed
+#: case inside it, eight capitals, six digits, or padding after four capitals. The
+#: look-ahead is bounded, so each place costs at most forty steps; and a text without any
+#: of these signs is not searched.
+_SIGNED_WORD: Final = re.compile(
+    rb"(?<![ludw])(?=[ludw]{0,38}(?:ld|dl|lu|du|ud|uul|u{8}|d{6}|u{4}w))"
+    rb"[ludw]{6,40}(?![ludw])"
+)
+
+
+_WORD_SIGNS: Final = (b"ld", b"dl", b"lu", b"du", b"ud", b"uul", b"u" * 8, b"d" * 6, b"uuuuw")
+#: The signs looked for first, in the classes every view shares (padding is looked for apart).
+_QUICK_SIGNS: Final = (b"ld", b"dl", b"lu", b"du", b"ud", b"u" * 8, b"d" * 6)
 
 
 def _signed_words(text: str) -> list[str]:
-    """The words of ``text`` that look encoded (letters beside digits, mixed case inside a
-    word, eight capitals, six digits), in order: found from the signs in the text's
-    character classes, so that a reply of prose costs one search."""
-    words: list[str] = []
-    reverse: str | None = None
-    last = -1
-    signs = [sign.start() for sign in _WORD_SIGNS.finditer(char_classes(text))]
-    if "=" in text:  # padded base 32 of a short word: "GQYDQOI="
-        signs = sorted({*signs, *(found.start() for found in _PADDED.finditer(text))})
-    for start in signs:
-        if start < last:
-            continue
-        reverse = reverse if reverse is not None else text[::-1]
-        end = _WORD_RUN.match(text, start).end()  # type: ignore[union-attr]
-        back = _WORD_RUN_BACK.match(reverse, len(text) - start)
-        start = len(text) - back.end()  # type: ignore[union-attr]
-        words.append(text[start:end])
-        last = end
-    return words
+    """The words of ``text`` that look encoded, in order, found in one pass over the
+    text's character classes."""
+    shared = char_classes(text)
+    if not any(sign in shared for sign in _QUICK_SIGNS) and "=" not in text:
+        return []
+    classes = text.encode("ascii", "replace").translate(_WORD_CLASSES)
+    if not any(sign in classes for sign in _WORD_SIGNS):
+        return []
+    return [text[found.start() : found.end()] for found in _SIGNED_WORD.finditer(classes)]
 
 
 def words_decoded(text: str) -> str | None:
     """Each word of base 64, base 32 or hex decoded on its own, in order, when two or more
     read as printable text: a code whose parts were encoded one by one reads as its parts."""
-    read = [r for word in _signed_words(text) if len(word) >= 6 and (r := _word_reading(word))]
+    words = _signed_words(text)
+    readings = {w: _word_reading(w) for w in set(words)}
+    read = [r for w in words if (r := readings.get(w))]
     return " ".join(read) if len(read) >= 2 else None
 
 

@@ -21,6 +21,10 @@ from palaestra.rules.judge_decoders import printable_runs
 __all__ = ["VIEWS", "tag_characters", "variation_selectors", "zero_width_binary"]
 
 _TAGS: Final = re.compile("[\U000e0000-\U000e007f]+")
+_TAG_TABLE: Final = {
+    code: chr(code - 0xE0000) if 0xE0020 <= code <= 0xE007E else "\n"
+    for code in range(0xE0000, 0xE0080)
+}
 
 
 def tag_characters(text: str) -> str | None:
@@ -31,17 +35,17 @@ def tag_characters(text: str) -> str | None:
     runs = _TAGS.findall(text)
     if not runs:
         return None
-    hidden = "".join(runs)
-    read = "".join(chr(ord(c) - 0xE0000) if 0xE0020 <= ord(c) <= 0xE007E else "\n" for c in hidden)
+    read = "".join(runs).translate(_TAG_TABLE)
     return read if read.strip() else None
 
 
 _SELECTORS: Final = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]+")
 
 
-def _selector_byte(char: str) -> int:
-    code = ord(char)
-    return code - 0xFE00 if code <= 0xFE0F else code - 0xE0100 + 16
+_SELECTOR_TABLE: Final = {
+    **{0xFE00 + b: chr(b) for b in range(16)},
+    **{0xE0100 + b: chr(b + 16) for b in range(240)},
+}
 
 
 def variation_selectors(text: str) -> str | None:
@@ -53,7 +57,7 @@ def variation_selectors(text: str) -> str | None:
     runs = _SELECTORS.findall(text)
     if not runs or sum(map(len, runs)) < 4:
         return None
-    raw = bytes(_selector_byte(c) for c in "".join(runs))
+    raw = "".join(runs).translate(_SELECTOR_TABLE).encode("latin-1")
     return printable_runs(raw)
 
 
@@ -70,23 +74,26 @@ _MAX_BITS: Final = 65_536
 
 
 def _bit_readings(stream: str, zero: str, one: str) -> list[str]:
-    """``stream`` with ``zero`` and ``one`` as the bits (other characters dropped), read
-    most-significant bit first and last, as bytes: the printable runs of each."""
+    """``stream`` with ``zero`` and ``one`` as the bits (other characters dropped), either
+    way round, read most-significant bit first and last, as bytes: the printable runs of
+    each."""
     bits = stream.translate(_DROP_ZERO_WIDTH | {ord(zero): "0", ord(one): "1"})
     runs: list[str] = []
-    for order in (bits, _lsb_first(bits)):
-        whole = len(order) - len(order) % 8
-        if not whole:
-            continue
-        raw = int(order[:whole], 2).to_bytes(whole // 8, "big")
-        if (run := printable_runs(raw)) is not None:
+    whole = len(bits) - len(bits) % 8
+    if not whole:
+        return runs
+    raw = int(bits[:whole], 2).to_bytes(whole // 8, "big")
+    # Most-significant bit first or last; and each of those with the bits swapped (the two
+    # characters the other way round).
+    reversed_bits = raw.translate(_REVERSED_BITS)
+    for read in (raw, reversed_bits, raw.translate(_INVERTED), reversed_bits.translate(_INVERTED)):
+        if (run := printable_runs(read)) is not None:
             runs.append(run)
     return runs
 
 
-def _lsb_first(bits: str) -> str:
-    """Each byte's bits reversed: a byte written least-significant bit first, read back."""
-    return "".join(bits[at : at + 8][::-1] for at in range(0, len(bits) - len(bits) % 8, 8))
+_REVERSED_BITS: Final = bytes(int(f"{b:08b}"[::-1], 2) for b in range(256))
+_INVERTED: Final = bytes(255 - b for b in range(256))
 
 
 def _split_readings(stream: str, separator: str) -> list[str]:
@@ -118,7 +125,7 @@ def zero_width_binary(text: str) -> str | None:
     counts = {c: stream.count(c) for c in set(stream)}
     used = sorted(c for c, n in counts.items() if n >= 4)
     read: list[str] = []
-    for zero, one in itertools.permutations(used, 2):
+    for zero, one in itertools.combinations(used, 2):
         read += _bit_readings(stream, zero, one)
     if len(used) == 3:
         for separator in used:

@@ -37,33 +37,28 @@ _BRAILLE_LETTERS: Final = dict(
     )
 )
 _NUMBER_SIGN: Final = "\u283c"
-_DIGITS: Final = dict(zip("abcdefghij", "1234567890", strict=True))
-#: Cells that are read as nothing: the capital sign, the letter (Grade 1) sign.
-_SILENT: Final = frozenset("\u2820\u2830")
 _HYPHEN: Final = "\u2824"
 _BRAILLE_RUN: Final = re.compile("[\u2800-\u28ff][\u2800-\u28ff \\-]*")
 
 
+#: Each cell as a letter, the number sign as ``#``, the letter sign as ``;`` (it ends a
+#: number), the capital sign as nothing, the hyphen as ``-``; any other cell a space.
+_CELLS: Final = {
+    **dict.fromkeys(range(0x2800, 0x2900), " "),
+    **{ord(cell): letter for cell, letter in _BRAILLE_LETTERS.items()},
+    ord(_NUMBER_SIGN): " #",
+    ord("\u2830"): ";",
+    ord("\u2820"): "",
+    ord(_HYPHEN): "-",
+}
+_NUMBER: Final = re.compile(r"#([a-j]+)")
+_AS_DIGITS: Final = str.maketrans("abcdefghij", "1234567890")
+_AS_BYTES: Final = {code: chr(code - 0x2800) for code in range(0x2800, 0x2900)}
+
+
 def _braille_run(run: re.Match[str]) -> str:
-    out: list[str] = []
-    digits = False
-    for cell in run.group():
-        letter = _BRAILLE_LETTERS.get(cell)
-        if cell == _NUMBER_SIGN:
-            digits = True
-            out.append(" ")
-        elif cell in _SILENT:
-            digits = False
-        elif letter is not None:
-            if digits and letter in _DIGITS:
-                out.append(_DIGITS[letter])
-            else:
-                digits = False
-                out.append(letter)
-        else:
-            digits = False
-            out.append("-" if cell in (_HYPHEN, "-") else " ")
-    return "".join(out)
+    letters = run.group().translate(_CELLS)
+    return _NUMBER.sub(lambda n: n.group(1).translate(_AS_DIGITS), letters).replace(";", "")
 
 
 def braille(text: str) -> str | None:
@@ -75,9 +70,12 @@ def braille(text: str) -> str | None:
     if not runs:
         return None
     letters = _BRAILLE_RUN.sub(_braille_run, text)
-    cells = "".join(c for run in runs for c in run if "\u2800" <= c <= "\u28ff")
-    as_bytes = printable_runs(bytes(ord(c) - 0x2800 for c in cells))
+    cells = _NOT_CELL.sub("", "".join(runs))
+    as_bytes = printable_runs(cells.translate(_AS_BYTES).encode("latin-1"))
     return letters if as_bytes is None else f"{letters}\n{as_bytes}"
+
+
+_NOT_CELL: Final = re.compile("[^\u2800-\u28ff]+")
 
 
 _NAMES: Final = {
@@ -124,10 +122,14 @@ def letter_names(text: str) -> str | None:
     """Runs of three or more English letter names (and digit words) as letters and digits:
     ``pee double-u en ee dee`` reads ``pwned``; a letter run and a digit run stay apart."""
     lower = text.lower()
-    counts = Counter(lower.encode("ascii", "replace").translate(_NOT_LETTER).split())
-    if sum(counts[w] for w in _LETTER_BYTES) < _MIN_LETTERS:
+    words = lower.encode("ascii", "replace").translate(_NOT_LETTER).split()
+    named = _LETTER_BYTES.intersection(words)
+    if not named:
         return None
-    present = {w.decode() for w in _NAME_BYTES if counts[w]}
+    counts = Counter(w for w in words if w in _NAME_BYTES)
+    if sum(counts[w] for w in named) < _MIN_LETTERS:
+        return None
+    present = {w.decode() for w in counts}
     names = frozenset(present)
     written = _names_run(names).sub(_spelled, lower)
     return written if written != lower else None

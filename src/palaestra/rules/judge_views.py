@@ -132,7 +132,7 @@ def skeleton(text: str) -> str:
     # TR39's own reading first where NFKD would change a character: NFKD makes the lunate
     # sigmas Ϲ ϲ (which imitate C) the sigmas Σ ς.
     decomposed = unicodedata.normalize("NFKD", text.translate(_before_nfkd()))
-    bare = "".join(c for c in decomposed if not unicodedata.combining(c))
+    bare = decomposed.translate(_combining_marks())
     return bare.translate(_capitals_table()).lower().translate(_skeleton_table())
 
 
@@ -147,6 +147,13 @@ def _capitals_table() -> dict[int, str]:
         for code, target in table.items()
         if chr(code).lower() != chr(code) and ord(chr(code).lower()[0]) not in table
     }
+
+
+@cache
+def _combining_marks() -> dict[int, None]:
+    """Every combining mark (accents; none lie above the first two planes), to be deleted
+    in one ``str.translate``."""
+    return {code: None for code in range(0x20000) if unicodedata.combining(chr(code))}
 
 
 def confusables(text: str) -> str | None:
