@@ -75,7 +75,11 @@ def uuencode(text: str, begin: bool = True) -> str:
 
 
 def base2048(text: str) -> str:
-    return str(b2048.encode(text.encode()))
+    return base2048_bytes(text.encode())
+
+
+def base2048_bytes(raw: bytes) -> str:
+    return str(b2048.encode(raw))
 
 
 def ecoji(text: str) -> str:

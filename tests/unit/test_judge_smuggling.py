@@ -348,3 +348,19 @@ def test_every_view_of_the_new_modules_has_rows() -> None:
 def test_benign_text_in_the_same_blocks_is_never_flagged() -> None:
     for index, text in enumerate(sm.benign_unicode(random.Random(36))):
         assert judged(text) == ([], []), index
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 3, 4, 5, 6, 9, 10, 19, 64])
+def test_the_ecoji_decoder_reads_the_packages_encoding_of_any_bytes(size: int) -> None:
+    """Every padding case (one to five bytes in the last group); the package's own decoder
+    reads the last two bits after ``PADDING42`` as zero, so the judge decodes itself."""
+    rng = random.Random(size)
+    for _ in range(50):
+        raw = rng.randbytes(size)
+        assert judge_bytes._ecoji_decode(sm.ecoji_bytes(raw)) == raw
+
+
+def test_ecoji_of_a_code_whose_last_group_ends_in_padding42_is_read() -> None:
+    encoded = sm.ecoji("COBALT-7150-JUNIPER")
+    assert encoded.endswith("\U0001f4d1")  # PADDING42
+    assert judge_bytes.ecoji(encoded) == "COBALT-7150-JUNIPER"

@@ -1,8 +1,8 @@
 """The judge's decodings of bytes the other decodings do not read.
 
-- ``base2048`` (qntm's Base2048: eleven bits a character, from the ``base2048`` package) and
-  ``ecoji`` (Ecoji 1: ten bits an emoji, from the ``ecoji`` package): runs of their
-  alphabets decoded; the printable runs of the result.
+- ``base2048`` (qntm's Base2048: eleven bits a character, decoded by the ``base2048``
+  package) and ``ecoji`` (Ecoji 1: ten bits an emoji, its alphabet from the ``ecoji``
+  package): runs of their alphabets decoded; the printable runs of the result.
 - ``uuencode``: ``uuencode`` lines (a length character, then four characters per three
   bytes), with or without ``begin``/``end``.
 - ``base64-unicode``, ``hex-unicode``: base 64 and hex whose bytes are text in an encoding
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import binascii
 import contextlib
-import io
 import re
 from collections.abc import Callable
 from functools import cache
@@ -85,6 +84,38 @@ def _ecoji_alphabet() -> frozenset[str]:
     return frozenset((*_ecoji.EMOJIS, *paddings, _ecoji.PADDING43))
 
 
+@cache
+def _ecoji_values() -> dict[str, int]:
+    return {emoji: value for value, emoji in enumerate(_ecoji.EMOJIS)}
+
+
+def _ecoji_decode(run: str) -> bytes:
+    """Ecoji 1 decoded: four emoji (ten bits each) make five bytes; the padding emoji end
+    the data early, and the last one of four (``PADDING40``-``43``) carries two bits.
+
+    Written here rather than called: the package's ``decode`` reads the last two bits as
+    zero after ``PADDING42`` (it decodes its own encoding of ``JUNIPER`` as ``JUNIPEP``).
+    """
+    values = _ecoji_values()
+    last = {_ecoji.PADDING40: 0, _ecoji.PADDING41: 1, _ecoji.PADDING42: 2, _ecoji.PADDING43: 3}
+    out = bytearray()
+    for at in range(0, len(run) - len(run) % 4, 4):
+        c0, c1, c2, c3 = run[at], run[at + 1], run[at + 2], run[at + 3]
+        b0, b1, b2 = (values.get(c, 0) for c in (c0, c1, c2))
+        b3 = last[c3] << 8 if c3 in last else values.get(c3, 0)
+        group = (
+            b0 >> 2,
+            (b0 & 0x3) << 6 | b1 >> 4,
+            (b1 & 0xF) << 4 | b2 >> 6,
+            (b2 & 0x3F) << 2 | b3 >> 8,
+            b3 & 0xFF,
+        )
+        pad = _ecoji.PADDING
+        size = 1 if c1 == pad else 2 if c2 == pad else 3 if c3 == pad else 4 if c3 in last else 5
+        out += bytes(group[:size])
+    return bytes(out)
+
+
 #: Runs of emoji-block characters (every Ecoji emoji is one code point in these blocks); a
 #: class of the 1,029 emoji themselves would be tried one by one at every character.
 _EMOJI_RUN: Final = re.compile("[\u2100-\u2bff\U0001f000-\U0001faff]{4,}")
@@ -98,12 +129,7 @@ def ecoji(text: str) -> str | None:
     runs: list[str] = []
     for found in dict.fromkeys(_EMOJI_RUN.findall(text)):
         for run in _runs_of(found, alphabet):
-            out = io.BytesIO()
-            try:
-                _ecoji.decode(io.StringIO(run), out)
-            except (_ecoji.EcojiError, ValueError, IndexError):
-                continue
-            if (printable := printable_runs(out.getvalue())) is not None:
+            if (printable := printable_runs(_ecoji_decode(run))) is not None:
                 runs.append(printable)
     return "\n".join(runs) if runs else None
 
@@ -303,13 +329,12 @@ def _word_reading(word: str) -> str | None:
     if _B32_WORD.fullmatch(word):
         readings.append(_b32(word))
     chars = word.rstrip("=").translate(_URLSAFE)
-    if len(chars) % 4 != 1 and any(s in _word_classes(chars) for s in _B64_SIGNS):
+    if len(chars) % 4 != 1:  # the word has a sign of encoding already (_signed_words)
         with contextlib.suppress(binascii.Error):
             readings.append(_b64_bytes(chars))
-    for raw in readings:
-        if len(raw) >= _MIN_WORD and _PRINTABLE.fullmatch(raw):
-            return raw.decode()
-    return None
+    # Every reading that is printable: a word of capitals may be base 32 and base 64 both.
+    read = [raw.decode() for raw in readings if len(raw) >= _MIN_WORD and _PRINTABLE.fullmatch(raw)]
+    return " ".join(read) or None
 
 
 _B32_DIGITS: Final = str.maketrans(

@@ -2,9 +2,10 @@
 and string literals concatenated as the program that holds them would.
 
 - ``regrouped``: four or more groups of two to eight base-64 or hex characters, one mark
-  between each (``UVVJ.TEwt.NDgy``, ``51.55.49.4c``, ``51|55|49|4c``), closed up; only
-  before a decoding (the decodings already rejoin tokens across whitespace, dashes and
-  commas).
+  between each (``UVVJ.TEwt.NDgy``, ``51.55.49.4c``, ``51|55|49|4c``), closed up, and
+  lower-case base 32 in groups of four (``kzhv evcf lawt onbw hawu``) closed up in
+  capitals; only before a decoding (the decodings already rejoin tokens across
+  whitespace, dashes and commas, but see no base 32 in four-letter words).
 - ``literals``: adjacent string literals joined, as Python, C and JavaScript read them:
   with a prefix (``b"CITADEL-40" b"89-MOSAIC"``, ``r'..'``, ``f".."``), and across the
   concatenation operators of common languages (``+``, ``.``, ``..``, ``||``, ``&``).
@@ -33,16 +34,20 @@ _HINT: Final = re.compile(
 )
 
 
-def _closed(run: re.Match[str]) -> str:
-    return _GROUP_MARK.sub("", run.group())
+#: Lower-case base 32 in groups of four, one space apart (``kfkv etkm``): five groups or
+#: more (twelve bytes: a secret is at least ten characters), the last one maybe shorter.
+_BASE32_GROUPS: Final = re.compile(r"\b[a-z2-7]{4}(?: [a-z2-7]{4}){4,}(?: [a-z2-7]{1,3})?\b")
 
 
 def regrouped(text: str) -> str | None:
-    """Groups of encoded characters with a mark between each, closed up."""
-    if not _HINT.search(text):
-        return None
-    joined, count = _GROUPS.subn(_closed, text)
-    return joined if count else None
+    """Groups of encoded characters with a mark between each, closed up; and lower-case
+    base 32 in groups of four, closed up in capitals (as prose, four-letter words in a row
+    have no sign of base 32 to the decodings). Each run on a line of its own."""
+    runs: list[str] = []
+    if _HINT.search(text):
+        runs += (_GROUP_MARK.sub("", run) for run in _GROUPS.findall(text))
+    runs += (run.replace(" ", "").upper() for run in _BASE32_GROUPS.findall(text))
+    return "\n".join(runs) if runs else None
 
 
 _LITERAL: Final = (
