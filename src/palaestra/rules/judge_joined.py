@@ -19,6 +19,8 @@ import re
 from collections.abc import Callable
 from typing import Final
 
+from palaestra.rules.judge_decoders import char_classes
+
 __all__ = ["VIEWS", "literals", "regrouped"]
 
 #: The marks that may stand between groups (whitespace, dashes and commas are the decodings').
@@ -36,7 +38,14 @@ _HINT: Final = re.compile(
 
 #: Lower-case base 32 in groups of four, one space apart (``kfkv etkm``): five groups or
 #: more (twelve bytes: a secret is at least ten characters), the last one maybe shorter.
-_BASE32_GROUPS: Final = re.compile(r"\b[a-z2-7]{4}(?: [a-z2-7]{4}){4,}(?: [a-z2-7]{1,3})?\b")
+#: (The pattern starts with its first group, not a word boundary, so that the search can
+#: skip; a run that starts inside a word is left out after.)
+_BASE32_GROUPS: Final = re.compile(
+    r"[a-z2-7]{4}(?: [a-z2-7]{4}){4,}(?: [a-z2-7]{1,3})?(?![a-z2-7])"
+)
+
+
+_FIVE_GROUPS: Final = b"llllsllllsllllsllllsllll"
 
 
 def regrouped(text: str) -> str | None:
@@ -46,7 +55,12 @@ def regrouped(text: str) -> str | None:
     runs: list[str] = []
     if _HINT.search(text):
         runs += (_GROUP_MARK.sub("", run) for run in _GROUPS.findall(text))
-    runs += (run.replace(" ", "").upper() for run in _BASE32_GROUPS.findall(text))
+    if _FIVE_GROUPS in char_classes(text):  # with a digit, base 32 already shows as such
+        runs += (
+            found.group().replace(" ", "").upper()
+            for found in _BASE32_GROUPS.finditer(text)
+            if not (found.start() and text[found.start() - 1].isalnum())
+        )
     return "\n".join(runs) if runs else None
 
 
