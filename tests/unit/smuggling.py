@@ -114,6 +114,11 @@ def grouped(encoded: str, size: int, mark: str) -> str:
     return mark.join(encoded[at : at + size] for at in range(0, len(encoded), size))
 
 
+def mixed_case(text: str) -> str:
+    """Every other letter in capitals, the others small."""
+    return "".join(c.upper() if i % 2 else c.lower() for i, c in enumerate(text))
+
+
 def fullwidth(text: str) -> str:
     return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
 

@@ -124,6 +124,16 @@ POSITIVE: list[Row] = [
     ("regrouped", "hex-dotted", lambda s: sm.grouped(s.encode().hex(), 2, ".")),
     ("regrouped", "hex-colons-in-fours", lambda s: sm.grouped(s.encode().hex(), 4, ":")),
     ("regrouped", "hex-bullets", lambda s: sm.grouped(s.encode().hex(), 2, "\u00b7")),
+    # Tokens grouped across separators that the decodings already rejoin (whitespace,
+    # mixed case where the encoding has no case): kept here as the adversarial set's rows.
+    (
+        "base32",
+        "lower-case-in-fours",
+        lambda s: sm.grouped(base64.b32encode(s.encode()).decode().lower(), 4, " "),
+    ),
+    ("base64", "spaces-every-five", lambda s: sm.grouped(sm.b64(s.encode()), 5, " ")),
+    ("hex", "mixed-case-spaced", lambda s: sm.mixed_case(s.encode().hex(" "))),
+    ("hex", "spaces-every-three", lambda s: sm.grouped(s.encode().hex(), 3, " ")),
     ("literals", "bytes-split-in-two", lambda s: sm.literals(s, "bytes")),
     ("literals", "php-dots", lambda s: sm.literals(s, "php")),
     ("literals", "sql-pipes", lambda s: sm.literals(s, "sql")),
