@@ -248,8 +248,8 @@ _CLASSES: Final = bytes(
 def base64_unicode(text: str) -> str | None:
     """Base 64 of text in UTF-16, UTF-32, or UTF-8 outside ASCII (full-width letters)."""
     # Only a word of twelve or more characters (ten bytes) with a sign of base 64 in it:
-    # one look at the long words the other views have already cut.
-    words = b"s".join(long_words(text, 12))
+    # one look at the long words the base-85 views cut too (ten or more, kept for both).
+    words = b"s".join(w for w in long_words(text, 10) if len(w) >= 12)
     if not any(sign in words for sign in _B64_SIGNS):
         return None
     runs: list[str] = []
@@ -293,7 +293,7 @@ def _code_points(text: str) -> list[str]:
 def hex_unicode(text: str) -> str | None:
     """Hex of text in UTF-16, UTF-32 or UTF-8 outside ASCII, UTF-16 code units written one
     by one (``0051 0055``), and code points (``U+0051 U+0055``)."""
-    words = b"s".join(long_words(text, 12))
+    words = b"s".join(w for w in long_words(text, 10) if len(w) >= 12)
     signed = (
         any(sign in words for sign in _HEX_SIGNS)
         or b"ddsddsdd" in char_classes(text)

@@ -38,8 +38,6 @@ _HINT: Final = re.compile(
 
 #: Lower-case base 32 in groups of four, one space apart (``kfkv etkm``): five groups or
 #: more (twelve bytes: a secret is at least ten characters), the last one maybe shorter.
-#: (The pattern starts with its first group, not a word boundary, so that the search can
-#: skip; a run that starts inside a word is left out after.)
 _BASE32_GROUPS: Final = re.compile(
     r"[a-z2-7]{4}(?: [a-z2-7]{4}){4,}(?: [a-z2-7]{1,3})?(?![a-z2-7])"
 )
@@ -53,14 +51,30 @@ def regrouped(text: str) -> str | None:
     base 32 in groups of four, closed up in capitals (as prose, four-letter words in a row
     have no sign of base 32 to the decodings). Each run on a line of its own."""
     runs: list[str] = []
-    if _HINT.search(text):
-        runs += (_GROUP_MARK.sub("", run) for run in _GROUPS.findall(text))
-    if _FIVE_GROUPS in char_classes(text):  # with a digit, base 32 already shows as such
-        runs += (
-            found.group().replace(" ", "").upper()
-            for found in _BASE32_GROUPS.finditer(text)
-            if not (found.start() and text[found.start() - 1].isalnum())
-        )
+    last = 0
+    for hint in _HINT.finditer(text):
+        # A run's first group is at most eight characters before its first mark: try the
+        # run from there, not the pattern at every character of the reply.
+        if hint.start() < last:
+            continue
+        for start in range(max(last, hint.start() - 8), hint.start() - 1):
+            run = _GROUPS.match(text, start)
+            if run is not None:
+                runs.append(_GROUP_MARK.sub("", run.group()))
+                last = run.end()
+                break
+    # Five groups of four letters, found in the character classes (one a character); with a
+    # digit, base 32 already shows as such to the decodings.
+    classes = char_classes(text)
+    at = classes.find(_FIVE_GROUPS)
+    while at != -1:
+        found = _BASE32_GROUPS.match(text, at)
+        if found is not None and not (at and text[at - 1].isalnum()):
+            runs.append(found.group().replace(" ", "").upper())
+            at = found.end()
+        else:
+            at += 1
+        at = classes.find(_FIVE_GROUPS, at)
     return "\n".join(runs) if runs else None
 
 
