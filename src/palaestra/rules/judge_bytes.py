@@ -41,13 +41,13 @@ __all__ = [
 
 
 @cache
-def _base2048_alphabet() -> str:
+def _base2048_alphabet() -> frozenset[str]:
     """Base2048's 2,048 characters and its 8 tail characters, as the package encodes them:
     eleven bits ``k`` make the character ``k``."""
     chars = {_base2048.encode((k << 5).to_bytes(2, "big"))[0] for k in range(2048)}
     # A last character of two or three bits (after 3 or 10 bytes) is a tail character.
     chars |= {_base2048.encode(bytes(9) + bytes([bits]))[-1] for bits in range(8)}
-    return "".join(sorted(chars))
+    return frozenset(chars)
 
 
 _MIN_BASE2048: Final = "8,"
@@ -57,7 +57,8 @@ _MIN_BASE2048: Final = "8,"
 def _base2048_run() -> re.Pattern[str]:
     """Runs of eight or more characters (eleven bytes: a secret is at least ten): a word of
     Greek or Russian prose is mostly shorter, and each one read would cost a decoding."""
-    return re.compile(f"[{re.escape(_base2048_alphabet())}]{{{_MIN_BASE2048}}}")
+    alphabet = "".join(sorted(_base2048_alphabet()))
+    return re.compile(f"[{re.escape(alphabet)}]{{{_MIN_BASE2048}}}")
 
 
 def base2048(text: str) -> str | None:

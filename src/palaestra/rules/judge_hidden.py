@@ -20,6 +20,7 @@ from palaestra.rules.judge_decoders import printable_runs
 
 __all__ = ["VIEWS", "tag_characters", "variation_selectors", "zero_width_binary"]
 
+
 _TAGS: Final = re.compile("[\U000e0000-\U000e007f]+")
 _TAG_TABLE: Final = {
     code: chr(code - 0xE0000) if 0xE0020 <= code <= 0xE007E else "\n"
@@ -42,6 +43,7 @@ def tag_characters(text: str) -> str | None:
 _SELECTORS: Final = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]+")
 
 
+_DATA_SELECTOR: Final = re.compile("[\ufe00-\ufe0d\U000e0100-\U000e01ef]")
 _SELECTOR_TABLE: Final = {
     **{0xFE00 + b: chr(b) for b in range(16)},
     **{0xE0100 + b: chr(b + 16) for b in range(240)},
@@ -52,7 +54,8 @@ def variation_selectors(text: str) -> str | None:
     """Variation selectors read as bytes (``U+FE00``-``U+FE0F`` as 0-15, ``U+E0100``-``U+E01EF``
     as 16-255); the printable runs of those bytes. An emoji's own selector (``U+FE0F``, 15)
     reads as a control byte and breaks no run of text into one."""
-    if text.isascii():
+    # Bytes as selectors hold more than the two an emoji takes (U+FE0E text, U+FE0F emoji).
+    if text.isascii() or not _DATA_SELECTOR.search(text):
         return None
     runs = _SELECTORS.findall(text)
     if not runs or sum(map(len, runs)) < 4:

@@ -62,14 +62,16 @@ def _braille_run(run: re.Match[str]) -> str:
 
 
 def braille(text: str) -> str | None:
-    """Braille cells as Grade 1 letters and digits (``⠟⠥⠊⠇⠇ ⠼⠙⠓⠃⠁`` reads ``quill 4821``),
-    and, on a line after, the cells read as bytes."""
+    """The runs of Braille cells as Grade 1 letters and digits (``⠟⠥⠊⠇⠇ ⠼⠙⠓⠃⠁`` reads
+    ``quill 4821``), and, on a line after, the cells read as bytes."""
     if text.isascii():
         return None
     runs = _BRAILLE_RUN.findall(text)
     if not runs:
         return None
-    letters = _BRAILLE_RUN.sub(_braille_run, text)
+    # The runs alone, in order: the rest of the reply is the other views' to read, and a
+    # reading as long as the reply would be read again by every decoding.
+    letters = " ".join(_braille_run(run) for run in _BRAILLE_RUN.finditer(text))
     cells = _NOT_CELL.sub("", "".join(runs))
     as_bytes = printable_runs(cells.translate(_AS_BYTES).encode("latin-1"))
     return letters if as_bytes is None else f"{letters}\n{as_bytes}"
@@ -132,7 +134,8 @@ def letter_names(text: str) -> str | None:
     present = {w.decode() for w in counts}
     names = frozenset(present)
     written = _names_run(names).sub(_spelled, lower)
-    return written if written != lower else None
+    # ASCII, as the Braille reading (other characters are another view's).
+    return written.encode("ascii", "replace").decode() if written != lower else None
 
 
 #: Look-alikes that TR39 leaves out (it maps these to no ASCII letter), read as the Latin
