@@ -21,7 +21,15 @@ from functools import cache
 from importlib import resources
 from typing import Final
 
-from palaestra.rules import judge_ciphered, judge_decoders, judge_spelled
+from palaestra.rules import (
+    judge_bytes,
+    judge_ciphered,
+    judge_decoders,
+    judge_hidden,
+    judge_joined,
+    judge_letters,
+    judge_spelled,
+)
 from palaestra.rules.judge_decoders import char_classes, long_words
 
 __all__ = [
@@ -77,9 +85,43 @@ def _skeleton_table() -> dict[int, str]:
                 table.setdefault(ord(char), target.lower())
             if len(target) == 1 and prototype.isascii() and prototype.isalnum():
                 table.setdefault(ord(target), prototype.lower())
+    # Look-alikes TR39 maps to no ASCII letter (Greek κ, Cyrillic т) are read too.
+    for char, target in judge_letters.LOOK_ALIKES.items():
+        table.setdefault(ord(char), target)
     # Case is folded first, and ASCII stays itself: the judge's other views read digits.
     for char in range(128):
         table.pop(char, None)
+    return table
+
+
+@cache
+def _before_nfkd() -> dict[int, str]:
+    """The look-alikes read before NFKD: the capitals of :func:`_capital_targets`, and the
+    characters TR39 maps that NFKD would change."""
+    changed = {
+        code: target
+        for code, target in _skeleton_table().items()
+        if unicodedata.normalize("NFKD", chr(code)) != chr(code)
+    }
+    return changed | _capital_targets()
+
+
+@cache
+def _capital_targets() -> dict[int, str]:
+    """Capitals that TR39 maps to a Latin capital: Greek Ν is ``N`` and Υ is ``Y``, though
+    their small letters ν and υ imitate ``v`` and ``u`` (``I``, which TR39 writes ``l``,
+    stays ``i``)."""
+    data = json.loads(
+        resources.files("confusable_homoglyphs").joinpath("confusables.json").read_text()
+    )
+    table: dict[int, str] = {}
+    for prototype, homoglyphs in data.items():
+        for glyph in homoglyphs:
+            target = glyph["c"].strip("\u200e")
+            capital = len(prototype) == 1 and prototype.isupper() and not prototype.isascii()
+            latin = len(target) == 1 and target.isascii() and target.isupper() and target != "I"
+            if capital and latin:
+                table.setdefault(ord(prototype), target.lower())
     return table
 
 
@@ -87,8 +129,10 @@ def skeleton(text: str) -> str:
     """``text`` lower-cased with each look-alike character (TR39) replaced by the ASCII
     letter or digit it imitates, and accents dropped: ``QUІLL`` (Cyrillic І) reads
     ``quill``."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    bare = "".join(c for c in decomposed if not unicodedata.combining(c))
+    # TR39's own reading first where NFKD would change a character: NFKD makes the lunate
+    # sigmas Ϲ ϲ (which imitate C) the sigmas Σ ς.
+    decomposed = unicodedata.normalize("NFKD", text.translate(_before_nfkd()))
+    bare = decomposed.translate(_combining_marks())
     return bare.translate(_capitals_table()).lower().translate(_skeleton_table())
 
 
@@ -103,6 +147,13 @@ def _capitals_table() -> dict[int, str]:
         for code, target in table.items()
         if chr(code).lower() != chr(code) and ord(chr(code).lower()[0]) not in table
     }
+
+
+@cache
+def _combining_marks() -> dict[int, None]:
+    """Every combining mark (accents; none lie above the first two planes), to be deleted
+    in one ``str.translate``."""
+    return {code: None for code in range(0x20000) if unicodedata.combining(chr(code))}
 
 
 def confusables(text: str) -> str | None:
@@ -236,6 +287,11 @@ VIEWS: Final[tuple[View, ...]] = (
     View("html-tags", html_tags, Role.NORMAL),
     *(View(name, read, Role.NORMAL) for name, read in judge_spelled.VIEWS),
     *(View(name, read, Role.DECODING) for name, read in judge_decoders.views()),
+    *(View(name, read, Role.DECODING) for name, read in judge_hidden.VIEWS),
+    *(View(name, read, Role.DECODING) for name, read in judge_bytes.VIEWS),
+    *(View(name, read, Role.NORMAL) for name, read in judge_letters.VIEWS),
+    View("literals", judge_joined.literals, Role.NORMAL),
+    View("regrouped", judge_joined.regrouped, Role.PREFIX),
     View("rot47", rot47, Role.NORMAL),
     View("reversed-text", reversed_text, Role.PREFIX),
     View("rot13-text", rot13_text, Role.PREFIX),

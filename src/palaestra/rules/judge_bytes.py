@@ -1,0 +1,411 @@
+"""The judge's decodings of bytes the other decodings do not read.
+
+- ``base2048`` (qntm's Base2048: eleven bits a character, decoded by the ``base2048``
+  package) and ``ecoji`` (Ecoji 1: ten bits an emoji, its alphabet from the ``ecoji``
+  package): runs of their alphabets decoded; the printable runs of the result.
+- ``uuencode``: ``uuencode`` lines (a length character, then four characters per three
+  bytes), with or without ``begin``/``end``.
+- ``base64-unicode``, ``hex-unicode``: base 64 and hex whose bytes are text in an encoding
+  other than ASCII: UTF-8 with characters outside ASCII (full-width letters), UTF-16 (little-
+  or big-endian, with or without a byte order mark) and UTF-32; for hex, also UTF-16 code
+  units and code points written one by one (``0051 0055``, ``U+0051``).
+- ``words-decoded``: each word of base 64, base 32 or hex decoded on its own, so that a code
+  whose parts were encoded one by one (``Q0lUQURFTA== NDA4OQ== TU9TQUlD``) reads as its parts.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import binascii
+import contextlib
+import re
+from collections.abc import Callable
+from functools import cache
+from typing import Final
+
+import base2048 as _base2048
+import ecoji as _ecoji
+
+from palaestra.rules.judge_decoders import char_classes, long_words, printable_runs
+
+__all__ = [
+    "VIEWS",
+    "base64_unicode",
+    "base2048",
+    "ecoji",
+    "hex_unicode",
+    "uuencode",
+    "words_decoded",
+]
+
+
+@cache
+def _base2048_alphabet() -> frozenset[str]:
+    """Base2048's 2,048 characters and its 8 tail characters, as the package encodes them:
+    eleven bits ``k`` make the character ``k``."""
+    chars = {_base2048.encode((k << 5).to_bytes(2, "big"))[0] for k in range(2048)}
+    # A last character of two or three bits (after 3 or 10 bytes) is a tail character.
+    chars |= {_base2048.encode(bytes(9) + bytes([bits]))[-1] for bits in range(8)}
+    return frozenset(chars)
+
+
+_MIN_BASE2048: Final = "8,"
+
+
+@cache
+def _base2048_run() -> re.Pattern[str]:
+    """Runs of eight or more characters (eleven bytes: a secret is at least ten): a word of
+    Greek or Russian prose is mostly shorter, and each one read would cost a decoding."""
+    alphabet = "".join(sorted(_base2048_alphabet()))
+    return re.compile(f"[{re.escape(alphabet)}]{{{_MIN_BASE2048}}}")
+
+
+def base2048(text: str) -> str | None:
+    """Runs of eight or more Base2048 characters, each decoded (a run that is not a whole
+    encoding, as a word of Russian prose may be, decodes to noise or not at all)."""
+    if text.isascii():
+        return None
+    runs: list[str] = []
+    for run in dict.fromkeys(_base2048_run().findall(text)):
+        for chars in (run, run[:-1]):  # a last character may be another run's tail
+            try:
+                raw = _base2048.decode(chars)
+            except (_base2048.DecodeError, ValueError):
+                continue
+            if (printable := printable_runs(raw)) is not None:
+                runs.append(printable)
+            break
+    return "\n".join(runs) if runs else None
+
+
+@cache
+def _ecoji_alphabet() -> frozenset[str]:
+    paddings = (_ecoji.PADDING, _ecoji.PADDING40, _ecoji.PADDING41, _ecoji.PADDING42)
+    return frozenset((*_ecoji.EMOJIS, *paddings, _ecoji.PADDING43))
+
+
+@cache
+def _ecoji_values() -> dict[str, int]:
+    return {emoji: value for value, emoji in enumerate(_ecoji.EMOJIS)}
+
+
+def _ecoji_decode(run: str) -> bytes:
+    """Ecoji 1 decoded: four emoji (ten bits each) make five bytes; the padding emoji end
+    the data early, and the last one of four (``PADDING40``-``43``) carries two bits.
+
+    Written here rather than called: the package's ``decode`` reads the last two bits as
+    zero after ``PADDING42`` (it decodes its own encoding of ``JUNIPER`` as ``JUNIPEP``).
+    """
+    values = _ecoji_values()
+    last = {_ecoji.PADDING40: 0, _ecoji.PADDING41: 1, _ecoji.PADDING42: 2, _ecoji.PADDING43: 3}
+    out = bytearray()
+    for at in range(0, len(run) - len(run) % 4, 4):
+        c0, c1, c2, c3 = run[at], run[at + 1], run[at + 2], run[at + 3]
+        b0, b1, b2 = (values.get(c, 0) for c in (c0, c1, c2))
+        b3 = last[c3] << 8 if c3 in last else values.get(c3, 0)
+        group = (
+            b0 >> 2,
+            (b0 & 0x3) << 6 | b1 >> 4,
+            (b1 & 0xF) << 4 | b2 >> 6,
+            (b2 & 0x3F) << 2 | b3 >> 8,
+            b3 & 0xFF,
+        )
+        pad = _ecoji.PADDING
+        size = 1 if c1 == pad else 2 if c2 == pad else 3 if c3 == pad else 4 if c3 in last else 5
+        out += bytes(group[:size])
+    return bytes(out)
+
+
+#: Runs of emoji-block characters (every Ecoji emoji is one code point in these blocks); a
+#: class of the 1,029 emoji themselves would be tried one by one at every character.
+_EMOJI_RUN: Final = re.compile("[\u2100-\u2bff\U0001f000-\U0001faff]{4,}")
+
+
+def ecoji(text: str) -> str | None:
+    """Runs of four or more Ecoji (version 1) emoji, each decoded."""
+    if text.isascii():
+        return None
+    alphabet = _ecoji_alphabet()
+    runs: list[str] = []
+    for found in dict.fromkeys(_EMOJI_RUN.findall(text)):
+        for run in _runs_of(found, alphabet):
+            if (printable := printable_runs(_ecoji_decode(run))) is not None:
+                runs.append(printable)
+    return "\n".join(runs) if runs else None
+
+
+def _runs_of(text: str, alphabet: frozenset[str]) -> list[str]:
+    """The runs of four or more characters of ``alphabet`` in ``text``."""
+    runs: list[str] = []
+    start = 0
+    for at, char in enumerate(text):
+        if char not in alphabet:
+            if at - start >= 4:
+                runs.append(text[start:at])
+            start = at + 1
+    if len(text) - start >= 4:
+        runs.append(text[start:])
+    return runs
+
+
+#: A uuencoded line: its length character (``!`` to ``M``, 1 to 45 bytes), then at least one
+#: group of four characters from space to backtick. Looked for after a line break (a
+#: literal the search skips to; the text is read with one put before it).
+_UU_AFTER_BREAK: Final = re.compile(r"\n([!-M][ -`]{4,84})(?=\r?\n|\Z)")
+
+
+def _uu_line(line: str) -> bytes | None:
+    length = ord(line[0]) - 32
+    if len(line) - 1 < (length + 2) // 3 * 4:
+        return None
+    try:
+        return binascii.a2b_uu(line)
+    except binascii.Error:
+        return None
+
+
+def uuencode(text: str) -> str | None:
+    """``uuencode`` lines, those in a row decoded together; ``begin``/``end`` optional."""
+    raw = bytearray()
+    runs: list[str] = []
+    last_end = -2
+    for found in _UU_AFTER_BREAK.finditer("\n" + text):
+        decoded = _uu_line(found.group(1))
+        if decoded is None:
+            continue
+        if found.start(1) > last_end + 2 and raw:  # not the next line: another text
+            runs += [r for r in [printable_runs(bytes(raw))] if r is not None]
+            raw.clear()
+        raw += decoded
+        last_end = found.end(1)
+    if raw:
+        runs += [r for r in [printable_runs(bytes(raw))] if r is not None]
+    return "\n".join(runs) if runs else None
+
+
+#: Characters that fold to ASCII letters and digits (full-width forms, mathematical
+#: alphanumerics) or are ASCII: what a text in another Unicode encoding is read for.
+_READABLE: Final = re.compile(
+    "[\\x20-\\x7e\\u00a0-\\u024f\\u0370-\\u04ff\\uff01-\\uff5e\\U0001d400-\\U0001d7ff]{4,}"
+)
+_UNICODE_FORMS: Final = (("utf-16-le", 2), ("utf-16-be", 2), ("utf-32-le", 4), ("utf-32-be", 4))
+
+
+def _unicode_readings(raw: bytes) -> list[str]:
+    """The readable runs of ``raw`` read as UTF-8 (only when it holds characters outside
+    ASCII and mostly decodes: the plain decodings read the rest), as UTF-16 when a quarter
+    of it is zero bytes or it holds a byte order mark, as UTF-32 when two thirds are."""
+    runs: list[str] = []
+    if max(raw, default=0) >= 0x80:
+        text = raw.decode("utf-8", "replace")
+        if text.count("\ufffd") * 8 < len(text):
+            runs += [r for r in _READABLE.findall(text) if not r.isascii()]
+    zeros = raw.count(0)
+    marked = raw.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00\x00\xfe\xff" in raw[:8]
+    for form, unit in _UNICODE_FORMS:
+        if zeros * (4 if unit == 2 else 3) < len(raw) * (1 if unit == 2 else 2) and not marked:
+            continue
+        for offset in range(unit if unit == 4 else 2):
+            chunk = raw[offset:]
+            text = chunk[: len(chunk) - len(chunk) % unit].decode(form, "replace")
+            runs += _READABLE.findall(text.replace("\ufeff", ""))
+    return runs
+
+
+_B64_SIGNS: Final = (b"lu", b"ld", b"dl", b"du", b"ud", b"uul")
+#: Hex of text has a word of twelve or more with a digit between letters, a letter between
+#: digits or eight digits in a row; or pairs apart; or UTF-16 code units of ASCII
+#: (``0051 0055``). Prose seldom has any of them.
+_HEX_SIGNS: Final = (b"ldl", b"dld", b"udu", b"dud", b"d" * 8)
+_CODE_UNITS: Final = re.compile(r"00[0-9A-Fa-f]{2}[\s,:.]+00[0-9A-Fa-f]{2}")
+#: A word of base 64 (its groups may be rejoined first: the ``regrouped`` view).
+_B64_TOKEN: Final = re.compile(r"[A-Za-z0-9+/_\-]{12,}")
+_URLSAFE: Final = str.maketrans("-_", "+/")
+
+
+def _b64_bytes(chars: str) -> bytes:
+    chars = chars[: len(chars) - (len(chars) % 4 == 1)]
+    return binascii.a2b_base64(chars + "=" * (-len(chars) % 4))
+
+
+def _word_classes(word: str) -> bytes:
+    """A word's character classes (:func:`char_classes` keeps those of whole texts)."""
+    return word.encode("ascii", "replace").translate(_CLASSES)
+
+
+_CLASSES: Final = bytes(
+    ord("l")
+    if chr(b).islower()
+    else ord("u")
+    if chr(b).isupper()
+    else ord("d")
+    if chr(b).isdigit()
+    else ord("p")
+    for b in range(256)
+)
+
+
+def base64_unicode(text: str) -> str | None:
+    """Base 64 of text in UTF-16, UTF-32, or UTF-8 outside ASCII (full-width letters)."""
+    # Only a word of twelve or more characters (ten bytes) with a sign of base 64 in it:
+    # one look at the long words the base-85 views cut too (ten or more, kept for both).
+    words = b"s".join(w for w in long_words(text, 10) if len(w) >= 12)
+    if not any(sign in words for sign in _B64_SIGNS):
+        return None
+    runs: list[str] = []
+    for token in dict.fromkeys(_B64_TOKEN.findall(text)):
+        chars = token.translate(_URLSAFE)
+        if not any(sign in _word_classes(chars) for sign in _B64_SIGNS):
+            continue
+        # A whole token decodes from its start; from a later offset only when its length
+        # says something may be glued before it.
+        for offset in range(1 if len(chars) % 4 == 0 else 4):
+            try:
+                raw = _b64_bytes(chars[offset:])
+            except binascii.Error:
+                continue
+            runs += _unicode_readings(raw)
+    return "\n".join(dict.fromkeys(runs)) if runs else None
+
+
+#: Hex digits in pairs or code units, separators (or a ``0x``) between them allowed; a digit
+#: among the first 25 (prose has runs of the letters a to f, hex of text has digits: even
+#: full-width letters in UTF-8 give at most 24 hex letters in a row).
+#: (Each repetition has one way to match: a quantifier inside a quantifier over a run of
+#: spaces would try every way to cut it.)
+_HEX_TOKEN: Final = re.compile(
+    r"(?:0[xX]|\\[xX])?[A-Fa-f]{0,24}[0-9][0-9A-Fa-f]*"
+    r"(?:(?:[\s:,.\-]+(?:0[xX]|\\[xX])?|0[xX]|\\[xX])[0-9A-Fa-f]{2,})*"
+)
+_NOT_HEX: Final = re.compile(r"0[xX]|\\[xX]|[^0-9A-Fa-f]")
+#: Code points written one by one: ``U+0051`` (``\u0051`` is the escapes view's).
+_CODE_POINT: Final = re.compile(r"[Uu]\+([0-9A-Fa-f]{4,6})")
+
+
+def _code_points(text: str) -> list[str]:
+    points = [int(found.group(1), 16) for found in _CODE_POINT.finditer(text)]
+    chars = "".join(chr(p) if 0x20 <= p < 0x110000 and p != 0xFEFF else "\n" for p in points)
+    # Surrogates written one by one (U+D83D U+DE00) are joined into their character.
+    chars = chars.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return _READABLE.findall(chars)
+
+
+def hex_unicode(text: str) -> str | None:
+    """Hex of text in UTF-16, UTF-32 or UTF-8 outside ASCII, UTF-16 code units written one
+    by one (``0051 0055``), and code points (``U+0051 U+0055``)."""
+    words = b"s".join(w for w in long_words(text, 10) if len(w) >= 12)
+    signed = (
+        any(sign in words for sign in _HEX_SIGNS)
+        or b"ddsddsdd" in char_classes(text)
+        or bool(_CODE_UNITS.search(text))
+    )
+    if not signed and "+" not in text:
+        return None
+    runs: list[str] = []
+    for token in dict.fromkeys(_HEX_TOKEN.findall(text) if signed else ()):
+        chars = _NOT_HEX.sub("", token)
+        if len(chars) < 8:
+            continue
+        # From the second digit too only when a stray one may be glued before the bytes.
+        for offset in range(1 + len(chars) % 2):
+            digits = chars[offset:]
+            runs += _unicode_readings(bytes.fromhex(digits[: len(digits) - len(digits) % 2]))
+    if "+" in text:
+        runs += _code_points(text)
+    return "\n".join(dict.fromkeys(runs)) if runs else None
+
+
+_B32_WORD: Final = re.compile(r"[A-Z2-7]{8,}=*|[a-z2-7]{8,}=*|[A-Z2-7]{2,}=+|[a-z2-7]{2,}=+")
+_HEX_WORD: Final = re.compile(r"(?:[0-9a-f]{2}){3,}|(?:[0-9A-F]{2}){3,}")
+_PRINTABLE: Final = re.compile(rb"[\x20-\x7e]+")
+#: A word decoded alone must read as at least this many printable characters.
+_MIN_WORD: Final = 4
+
+
+def _word_reading(word: str) -> str | None:
+    readings: list[bytes] = []
+    if _HEX_WORD.fullmatch(word):
+        readings.append(bytes.fromhex(word))
+    if _B32_WORD.fullmatch(word):
+        readings.append(_b32(word))
+    chars = word.rstrip("=").translate(_URLSAFE)
+    if len(chars) % 4 != 1:  # the word has a sign of encoding already (_signed_words)
+        with contextlib.suppress(binascii.Error):
+            readings.append(_b64_bytes(chars))
+    # Every reading that is printable: a word of capitals may be base 32 and base 64 both.
+    read = [raw.decode() for raw in readings if len(raw) >= _MIN_WORD and _PRINTABLE.fullmatch(raw)]
+    return " ".join(read) or None
+
+
+_B32_DIGITS: Final = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789abcdefghijklmnopqrstuv"
+)
+
+
+def _b32(word: str) -> bytes:
+    chars = word.rstrip("=").upper()
+    bits = len(chars) * 5
+    value = int(chars.translate(_B32_DIGITS), 32) >> (bits % 8)
+    return value.to_bytes(bits // 8, "big")
+
+
+#: Each character's class for finding encoded words: ``l`` ``u`` ``d`` as
+#: :func:`char_classes` has them, ``w`` the other characters of base 64 and its padding.
+_WORD_CLASSES: Final = bytes(
+    ord("l")
+    if chr(b).islower() and b < 128
+    else ord("u")
+    if chr(b).isupper() and b < 128
+    else ord("d")
+    if chr(b).isdigit() and b < 128
+    else ord("w")
+    if chr(b) in "+/_-="
+    else 32
+    for b in range(256)
+)
+#: A word of six to forty such characters that looks encoded: letters beside digits, mixed
+#: case inside it, eight capitals, six digits, or padding after four capitals. The
+#: look-ahead is bounded, so each place costs at most forty steps; and a text without any
+#: of these signs is not searched.
+_SIGNED_WORD: Final = re.compile(
+    rb"(?<![ludw])(?=[ludw]{0,38}(?:ld|dl|lu|du|ud|uul|u{8}|d{6}|u{4}w))"
+    rb"[ludw]{6,40}(?![ludw])"
+)
+
+
+_WORD_SIGNS: Final = (b"ld", b"dl", b"lu", b"du", b"ud", b"uul", b"u" * 8, b"d" * 6, b"uuuuw")
+#: The signs looked for first, in the classes every view shares (padding is looked for apart).
+_QUICK_SIGNS: Final = (b"ld", b"dl", b"lu", b"du", b"ud", b"u" * 8, b"d" * 6)
+
+
+def _signed_words(text: str) -> list[str]:
+    """The words of ``text`` that look encoded, in order, found in one pass over the
+    text's character classes."""
+    shared = char_classes(text)
+    if not any(sign in shared for sign in _QUICK_SIGNS) and "=" not in text:
+        return []
+    classes = text.encode("ascii", "replace").translate(_WORD_CLASSES)
+    if not any(sign in classes for sign in _WORD_SIGNS):
+        return []
+    return [text[found.start() : found.end()] for found in _SIGNED_WORD.finditer(classes)]
+
+
+def words_decoded(text: str) -> str | None:
+    """Each word of base 64, base 32 or hex decoded on its own, in order, when two or more
+    read as printable text: a code whose parts were encoded one by one reads as its parts."""
+    words = _signed_words(text)
+    readings = {w: _word_reading(w) for w in set(words)}
+    read = [r for w in words if (r := readings.get(w))]
+    return " ".join(read) if len(read) >= 2 else None
+
+
+#: Every decoding of this module, by name, in the order the judge tries them.
+VIEWS: Final[tuple[tuple[str, Callable[[str], str | None]], ...]] = (
+    ("base64-unicode", base64_unicode),
+    ("hex-unicode", hex_unicode),
+    ("words-decoded", words_decoded),
+    ("uuencode", uuencode),
+    ("base2048", base2048),
+    ("ecoji", ecoji),
+)

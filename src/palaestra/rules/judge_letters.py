@@ -1,0 +1,160 @@
+"""The judge's views of letters written another way: Braille cells, English letter names,
+and the look-alike letters Unicode's confusables data leaves out.
+
+- ``braille``: Unicode Braille patterns (``U+2800``-``U+28FF``) read as Grade 1 (uncontracted)
+  English Braille: the 26 letters, the number sign ``⠼`` that makes ``a``-``j`` the digits
+  ``1``-``0`` up to the next space or non-digit cell, the hyphen ``⠤``; the capital and
+  letter signs are dropped. Each pattern is also read as a byte (``U+2800 + b``), the way
+  tools write binary in Braille, on a line of its own.
+- ``letter-names``: three or more English letter names in a row (``pee double-u en ee
+  dee``, ``see eye tee ay``) as the letters, with digit words as digits.
+- :data:`LOOK_ALIKES`: Greek and Cyrillic letters that imitate a Latin letter in
+  ordinary type but that Unicode TR39 maps to no ASCII letter (Greek ``κ``, ``η``, ``τ``;
+  Cyrillic ``к``, ``т``, ``н``); the confusables view reads them with TR39's own.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Final
+
+from palaestra.rules.judge_decoders import printable_runs
+
+__all__ = ["LOOK_ALIKES", "VIEWS", "braille", "letter_names"]
+
+#: Grade 1 English Braille: each letter's cell (dots as bits: dot n is bit n - 1).
+_BRAILLE_LETTERS: Final = dict(
+    zip(
+        "\u2801\u2803\u2809\u2819\u2811\u280b\u281b\u2813\u280a\u281a\u2805\u2807\u280d"
+        "\u281d\u2815\u280f\u281f\u2817\u280e\u281e\u2825\u2827\u283a\u282d\u283d\u2835",
+        "abcdefghijklmnopqrstuvwxyz",
+        strict=True,
+    )
+)
+_NUMBER_SIGN: Final = "\u283c"
+_HYPHEN: Final = "\u2824"
+_BRAILLE_RUN: Final = re.compile("[\u2800-\u28ff][\u2800-\u28ff \\-]*")
+
+
+#: Each cell as a letter, the number sign as ``#``, the letter sign as ``;`` (it ends a
+#: number), the capital sign as nothing, the hyphen as ``-``; any other cell a space.
+_CELLS: Final = {
+    **dict.fromkeys(range(0x2800, 0x2900), " "),
+    **{ord(cell): letter for cell, letter in _BRAILLE_LETTERS.items()},
+    ord(_NUMBER_SIGN): " #",
+    ord("\u2830"): ";",
+    ord("\u2820"): "",
+    ord(_HYPHEN): "-",
+}
+_NUMBER: Final = re.compile(r"#([a-j]+)")
+_AS_DIGITS: Final = str.maketrans("abcdefghij", "1234567890")
+_AS_BYTES: Final = {code: chr(code - 0x2800) for code in range(0x2800, 0x2900)}
+
+
+def _braille_run(run: re.Match[str]) -> str:
+    letters = run.group().translate(_CELLS)
+    return _NUMBER.sub(lambda n: n.group(1).translate(_AS_DIGITS), letters).replace(";", "")
+
+
+def braille(text: str) -> str | None:
+    """The runs of Braille cells as Grade 1 letters and digits (``⠟⠥⠊⠇⠇ ⠼⠙⠓⠃⠁`` reads
+    ``quill 4821``), and, on a line after, the cells read as bytes."""
+    if text.isascii():
+        return None
+    runs = _BRAILLE_RUN.findall(text)
+    if not runs:
+        return None
+    # The runs alone, in order: the rest of the reply is the other views' to read, and a
+    # reading as long as the reply would be read again by every decoding.
+    letters = " ".join(_braille_run(run) for run in _BRAILLE_RUN.finditer(text))
+    cells = _NOT_CELL.sub("", "".join(runs))
+    as_bytes = printable_runs(cells.translate(_AS_BYTES).encode("latin-1"))
+    return letters if as_bytes is None else f"{letters}\n{as_bytes}"
+
+
+_NOT_CELL: Final = re.compile("[^\u2800-\u28ff]+")
+
+
+_NAMES: Final = {
+    "ay": "a", "aye": "a", "bee": "b", "cee": "c", "see": "c", "sea": "c", "dee": "d",
+    "ee": "e", "ef": "f", "eff": "f", "gee": "g", "aitch": "h", "haitch": "h", "eye": "i",
+    "jay": "j", "kay": "k", "el": "l", "ell": "l", "em": "m", "en": "n", "oh": "o",
+    "pee": "p", "cue": "q", "queue": "q", "ar": "r", "ess": "s", "tee": "t", "you": "u",
+    "yoo": "u", "vee": "v", "doubleu": "w", "doubleyou": "w", "dubya": "w", "ex": "x",
+    "why": "y", "wye": "y", "zee": "z", "zed": "z",
+    "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+    "seven": "7", "eight": "8", "nine": "9",
+}  # fmt: skip
+_LETTER_NAMES: Final = frozenset(k for k, v in _NAMES.items() if v.isalpha())
+_LETTER_BYTES: Final = frozenset(w.encode() for w in _LETTER_NAMES) | {b"double"}
+_NAME_BYTES: Final = frozenset(w.encode() for w in _NAMES)
+_NOT_LETTER: Final = bytes(b if chr(b).isalpha() and b < 128 else 32 for b in range(256))
+#: A run must name at least this many letters to be read: fewer are ordinary words.
+_MIN_LETTERS: Final = 3
+
+
+@lru_cache(maxsize=256)
+def _names_run(words: frozenset[str]) -> re.Pattern[str]:
+    """Runs of the letter names a text holds (an alternation of all of them would be tried
+    at every word of every reply)."""
+    names = sorted(words, key=lambda w: (-len(w), w))
+    word = "|".join(["double[\\s\\-]?(?:u|you)", *names])
+    return re.compile(rf"\b(?:{word})(?:[\s,.;:/|\-]+(?:{word}))*(?![a-z])")
+
+
+def _spelled(run: re.Match[str]) -> str:
+    words = re.findall(r"double[\s\-]?(?:u|you)|[a-z]+", run.group())
+    symbols = [_NAMES.get(w.replace(" ", "").replace("-", ""), "") for w in words]
+    if sum(s.isalpha() for s in symbols) < _MIN_LETTERS:
+        return run.group()
+    out = ""
+    for symbol in symbols:
+        if out and out[-1].isalpha() != symbol.isalpha():
+            out += " "
+        out += symbol
+    return out
+
+
+def letter_names(text: str) -> str | None:
+    """Runs of three or more English letter names (and digit words) as letters and digits:
+    ``pee double-u en ee dee`` reads ``pwned``; a letter run and a digit run stay apart."""
+    lower = text.lower()
+    words = lower.encode("ascii", "replace").translate(_NOT_LETTER).split()
+    named = _LETTER_BYTES.intersection(words)
+    if not named:
+        return None
+    counts = Counter(w for w in words if w in _NAME_BYTES)
+    if sum(counts[w] for w in named) < _MIN_LETTERS:
+        return None
+    present = {w.decode() for w in counts}
+    names = frozenset(present)
+    written = _names_run(names).sub(_spelled, lower)
+    # ASCII, as the Braille reading (other characters are another view's).
+    return written.encode("ascii", "replace").decode() if written != lower else None
+
+
+#: Look-alikes that TR39 leaves out (it maps these to no ASCII letter), read as the Latin
+#: letter they imitate in ordinary type; capitals are listed with their small letters.
+LOOK_ALIKES: Final = {
+    # Greek
+    "α": "a", "β": "b", "γ": "y", "ε": "e", "η": "n", "ι": "i", "κ": "k", "μ": "u",
+    "ν": "v", "ο": "o", "ρ": "p", "τ": "t", "υ": "u", "χ": "x",
+    "ω": "w", "Α": "a", "Β": "b", "Ε": "e", "Ζ": "z", "Η": "h", "Ι": "i", "Κ": "k",
+    "Μ": "m", "Ν": "n", "Ο": "o", "Ρ": "p", "Τ": "t", "Υ": "y", "Χ": "x", "Ϲ": "c",
+    "Ϻ": "m", "ϲ": "c", "ϳ": "j",
+    # Cyrillic
+    "в": "b", "г": "r", "к": "k", "м": "m", "н": "h", "п": "n", "т": "t", "ш": "w",
+    "И": "n", "Я": "r", "Ш": "w", "П": "n", "Л": "n", "ѕ": "s", "ј": "j", "ԁ": "d",
+}  # fmt: skip
+
+
+#: Every view of letters written another way, by name, in the order the judge tries them.
+VIEWS: Final[tuple[tuple[str, Callable[[str], str | None]], ...]] = (
+    ("braille", braille),
+    ("letter-names", letter_names),
+)
