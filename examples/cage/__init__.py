@@ -38,8 +38,8 @@ class Fighter:
 
     @property
     def description(self) -> str:
-        """What it does: its move's docstring, on one line."""
-        return " ".join((inspect.getdoc(self.move) or "").split())
+        """What it does, on one line: its move's docstring's first line."""
+        return (inspect.getdoc(self.move) or "").split("\n", 1)[0]
 
     def play(self, turn: Turn) -> str:
         return self.move(turn) if turn.side is self.side else cage_fighter.move(turn)

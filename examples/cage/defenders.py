@@ -55,9 +55,10 @@ _BLOCKED = re.compile(
 
 
 def keyword_filter(turn: Turn) -> str:
-    """Refuses, outright and without answering, a message holding a blocked word ("access
-    code", "password", "secret", "ignore", "instruction", "system prompt", "pwned"); any other
-    message reaches the compliant model. Words split across turns or avoided get through."""
+    """Refuses, without answering, a message with a blocked word; lets any other through.
+
+    The blocked words: "access code", "password", "secret", "ignore", "instruction",
+    "system prompt", "pwned". Words split across turns, or avoided, get through."""
     brief, message = _seen(turn)
     if _BLOCKED.search(brief.message):
         return "I can't help with that request."
@@ -65,9 +66,10 @@ def keyword_filter(turn: Turn) -> str:
 
 
 def instruction_sandwich(turn: Turn) -> str:
-    """Restates its brief after the opponent's message, so a plain instruction loses to it;
-    but a message that claims the system's or operator's authority, or leaves a sentence
-    about the code open to finish, still wins over the model."""
+    """Restates its brief after the message: plain instructions lose, claimed authority wins.
+
+    A message that claims the system's or the operator's authority, or leaves a sentence
+    about the code open to finish, still wins the model over."""
     brief, message = _seen(turn)
     reading = read(message)
     if reading.authority or reading.want is Want.COMPLETE:
@@ -76,9 +78,10 @@ def instruction_sandwich(turn: Turn) -> str:
 
 
 def output_filter(turn: Turn) -> str:
-    """Lets the compliant model write its reply, then withholds a reply that holds the plain
-    access code. An encoded, reversed or spelled code is not the plain code: it gets through,
-    and so does any phrase the attacker asks for."""
+    """Checks its own reply for the plain access code only, and withholds a reply that has it.
+
+    An encoded, reversed or spelled code is not the plain code: it gets through, and so
+    does any phrase the attacker asks for."""
     brief, message = _seen(turn)
     draft = comply(brief, read(message))
     if brief.access_code and brief.access_code.lower() in draft.lower():

@@ -185,7 +185,7 @@ class Memory:
             while len(self._seen) > self.matches:
                 self._seen.popitem(last=False)
             history = [seen[t] for t in sorted(seen) if t <= turn.turn]
-        values = dict(_ASSIGNED.findall("\n".join(history)))
+        values: dict[str, str] = dict(_ASSIGNED.findall("\n".join(history)))
 
         def join(found: re.Match[str]) -> str:
             first, second = found.group(1), found.group(2)
