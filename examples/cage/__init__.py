@@ -41,6 +41,11 @@ class Fighter:
         """What it does, on one line: its move's docstring's first line."""
         return (inspect.getdoc(self.move) or "").split("\n", 1)[0]
 
+    @property
+    def harness_name(self) -> str:
+        """The name it registers its endpoint under, which its fighter page shows."""
+        return f"{self.name}: {self.description}"
+
     def play(self, turn: Turn) -> str:
         return self.move(turn) if turn.side is self.side else cage_fighter.move(turn)
 

@@ -177,7 +177,7 @@ def test_what_the_model_reads_in_a_message(message: str, want: Want, authority: 
 def test_every_fighter_says_what_it_does_on_one_line() -> None:
     for fighter in FIGHTERS.values():
         # It must fit the harness name it registers as: "<name>: <description>".
-        assert 30 <= len(f"{fighter.name}: {fighter.description}") <= 120, fighter.name
+        assert 30 <= len(fighter.harness_name) <= 120, fighter.name
 
 
 async def test_an_attacker_asked_to_defend_plays_the_baseline() -> None:
