@@ -5,7 +5,8 @@ and defenders of graded strength. Deterministic: no model is needed.
     palaestra check http://127.0.0.1:9010/direct-override --arena cage --allow 127.0.0.0/8
 
 One process serves the whole library, each fighter on its own path
-(``/direct-override``, ``/naive-echo``, ...); ``GET /`` lists them. The
+(``/direct-override``, ``/naive-echo``, ...); ``GET /`` lists them, with the
+harness name each registers under (``<name>: <what it does>``). The
 arena swaps seats, so every fighter plays both sides: its technique on its
 own side, and on the other the plain baseline of ``examples/cage_fighter.py``
 (which refuses everything as defender: a draw at best).
@@ -94,7 +95,10 @@ class Library:
 
     def __init__(self, names: tuple[str, ...] = tuple(FIGHTERS), **options: Any) -> None:
         self.apps: dict[str, AgentApp] = {n: create_agent(n, **options).app() for n in names}
-        listing = [{"name": n, "side": FIGHTERS[n].side.value} for n in names]
+        listing = [
+            {"name": n, "side": FIGHTERS[n].side.value, "harness_name": FIGHTERS[n].harness_name}
+            for n in names
+        ]
         self._listing = orjson.dumps({"ok": True, "fighters": listing})
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
