@@ -9,6 +9,7 @@ for whatever task a match draws.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Final
 
 import orjson
@@ -200,3 +201,13 @@ async def test_the_library_serves_each_fighter_on_its_own_path() -> None:
     missing = await call(LIBRARY, "POST", "/no-such-fighter", body=challenge)
     assert missing.status == 404
     assert "error" in missing.json()
+
+
+def test_the_docs_show_the_matrix_as_it_is() -> None:
+    page = Path(__file__).parents[2] / "docs" / "agents" / "cage-library.md"
+    rows = {}
+    for line in page.read_text().splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if cells[0] in MATRIX:
+            rows[cells[0]] = tuple(cells[1:])
+    assert rows == MATRIX
