@@ -100,7 +100,7 @@ LINEUP: Final = (
         "examples.cage_fighter:app",
         None,
         "a cage.v1 harness (both sides)",
-        "baseline-cage-fighter",
+        "baseline-cage-fighter: one classic injection as attacker; refuses everything as defender",
     ),
     Entry(
         "cage-leaky",
@@ -108,7 +108,7 @@ LINEUP: Final = (
         None,
         "leaks on purpose: as defender it gives its access code away in base64 when asked, "
         "so the judge scores a breach",
-        "leaky-on-purpose",
+        "leaky-on-purpose: as defender, gives its access code away in base64 when asked",
     ),
     Entry(
         "cage-library",
