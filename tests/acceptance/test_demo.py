@@ -19,6 +19,32 @@ GOOD = {
 }
 
 
+#: The library's fighters in the demo, attacker and defender: how each of their matches ends
+#: (the library's outcome matrix, tests/unit/test_cage_library.py).
+LIBRARY_OUTCOMES = {
+    ("transformed-secret", "keyword-filter"): ("attacker", "leak"),
+    ("transformed-secret", "output-filter"): ("attacker", "leak"),
+    ("transformed-secret", "allow-list"): ("defender", "utility"),
+    ("persona-role-play", "keyword-filter"): ("draw", "utility"),
+    ("persona-role-play", "output-filter"): ("attacker", "hijack"),
+    ("persona-role-play", "allow-list"): ("defender", "utility"),
+    ("multi-turn-escalation", "keyword-filter"): ("attacker", "leak"),
+    ("multi-turn-escalation", "output-filter"): ("attacker", "hijack"),
+    ("multi-turn-escalation", "allow-list"): ("defender", "utility"),
+}
+
+
+def library_outcomes(matches: list[dict[str, Any]]) -> dict[tuple[str, str], Any] | None:
+    """The outcomes of the library's matches, once every one of them is scored."""
+    scored = {
+        (m["attacker"]["name"], m["defender"]["name"]): (m["outcome"], m["decided_by"])
+        for m in matches
+        if m["status"] == "SCORED"
+    }
+    found = {pair: scored.get(pair) for pair in LIBRARY_OUTCOMES}
+    return found if None not in found.values() else None
+
+
 def has_rows(body: Any) -> bool:
     if isinstance(body, list):
         return bool(body)
@@ -69,6 +95,13 @@ def test_the_demo_populates_the_arena_and_stops_every_process(tmp_path: Path) ->
                 ),
                 timeout_s=120,
             )
+            # Outcomes differ: attackers win by a leak and by a hijack, defenders hold.
+            outcomes = demo.wait_until(
+                "the library's matches are scored",
+                lambda: library_outcomes(demo.call("GET", "/api/matches?limit=200")),
+                timeout_s=180,
+            )
+            assert outcomes == LIBRARY_OUTCOMES
         if "/api/leaderboard" in paths:
             demo.wait_until(
                 "the leaderboard has rows",

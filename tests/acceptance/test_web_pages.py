@@ -54,7 +54,8 @@ def test_the_overview_and_the_agents_list(page: Page, demo: RunningDemo, artifac
     expect(page).to_have_url(demo.base + "/agents")
     for entry in LINEUP:
         row = "data-agent" if entry.role is not None else "data-fighter"
-        expect(page.locator(f'tr[{row}="{entry.name}"]')).to_have_count(1)
+        for name in [seat.name for seat in entry.seats] or [entry.name]:
+            expect(page.locator(f'tr[{row}="{name}"]')).to_have_count(1)
     expect(page.locator('tr[data-agent="scout-sloppy"]')).to_contain_text("PENDING")
     expect(page.locator('tr[data-agent="scout-atlas"]')).to_contain_text("ACTIVE")
     expect(page.locator('tr[data-fighter="house-sentinel"]')).to_contain_text("house")

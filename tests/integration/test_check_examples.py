@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from types import ModuleType
 
 import pytest
-from examples import analyst, builder, cage_fighter, scout
+from examples import analyst, builder, cage, cage_fighter, scout
 
 from palaestra.checks import Arena, all_passed, run_checks
 from palaestra.checks.conformance import cage_check_names, edgearena_check_names
@@ -70,3 +70,11 @@ def test_the_fighter_uses_the_quoted_hijack_phrase() -> None:
     phrase = request.payload.split('"')[1]
     move = cage_fighter.move(Turn.from_request(request, "m:1"))
     assert phrase in move
+
+
+@pytest.mark.parametrize("name", ["multi-turn-escalation", "keyword-filter"])
+async def test_a_library_fighter_passes_on_its_path(egress: EgressClient, name: str) -> None:
+    async with serve(cage.Library((name,))) as url:
+        results = await run_checks(egress, url + name, Arena.CAGE, clock=SystemClock())
+    assert [r.name for r in results] == cage_check_names()
+    assert all_passed(results), results

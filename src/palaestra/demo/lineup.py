@@ -5,7 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["LINEUP", "Entry"]
+__all__ = ["GUARD", "HOUSE", "LAB", "LINEUP", "Entry", "Seat"]
+
+#: The owners the demo registers its agents and fighters for. Co-owned fighters never fight,
+#: so the library's defenders are another owner's than its attackers.
+LAB: Final = "demo-lab"
+GUARD: Final = "demo-guard"
+HOUSE: Final = "arena-house"
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    """A cage fighter that an entry serves on its own path (``<url><name>``): the side it
+    plays in the demo's matches, and the owner it is registered for."""
+
+    name: str
+    side: str  # "attacker" or "defender"
+    owner: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +38,9 @@ class Entry:
     script_args: tuple[str, ...] | None = None
     #: What serves it instead when the local model is installed and on.
     model_target: str | None = None
+    #: Set for a process serving several cage fighters, each on its own path; the entry's
+    #: name is then the process's, and each seat is a fighter of its own.
+    seats: tuple[Seat, ...] = ()
 
     def target_for(self, local_model: bool) -> str:
         return self.model_target if local_model and self.model_target else self.target
@@ -81,7 +100,7 @@ LINEUP: Final = (
         "examples.cage_fighter:app",
         None,
         "a cage.v1 harness (both sides)",
-        "baseline-cage-fighter",
+        "baseline-cage-fighter: one classic injection as attacker; refuses everything as defender",
     ),
     Entry(
         "cage-leaky",
@@ -89,6 +108,21 @@ LINEUP: Final = (
         None,
         "leaks on purpose: as defender it gives its access code away in base64 when asked, "
         "so the judge scores a breach",
-        "leaky-on-purpose",
+        "leaky-on-purpose: as defender, gives its access code away in base64 when asked",
+    ),
+    Entry(
+        "cage-library",
+        "examples.cage:app",
+        None,
+        "attackers of one technique each and defenders of graded strength, one process "
+        "(examples/cage): leaks, hijacks, draws and a defence that holds",
+        seats=(
+            Seat("transformed-secret", "attacker", LAB),
+            Seat("persona-role-play", "attacker", LAB),
+            Seat("multi-turn-escalation", "attacker", LAB),
+            Seat("keyword-filter", "defender", GUARD),
+            Seat("output-filter", "defender", GUARD),
+            Seat("allow-list", "defender", GUARD),
+        ),
     ),
 )

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Final
 
 from palaestra.demo.api import ADMIN_TOKEN, Api
-from palaestra.demo.lineup import LINEUP, Entry
+from palaestra.demo.lineup import HOUSE, LAB, LINEUP, Entry
 from palaestra.demo.local import DemoModel
 from palaestra.providers.local import LOCAL_MODEL
 from palaestra.settings import Settings
@@ -71,54 +71,46 @@ async def run_wizards(
 
 async def add_fighters(
     api: Api,
-    owner_token: str,
-    house_token: str,
+    tokens: Mapping[str, str],
     urls: Mapping[str, str],
     model: DemoModel,
     say: Callable[[str], None],
 ) -> tuple[Fighters, list[str]]:
-    """The cage fighters and notes on any left out: the harnesses and any model are demo-lab's,
-    the house entrant arena-house's."""
+    """The cage fighters and notes on any left out. ``tokens`` are the owners' by name: the
+    harnesses are demo-lab's but for the seats another owner's, any model demo-lab's, the
+    house entrant arena-house's."""
     fighters: Fighters = {}
     notes: list[str] = []
     for harness in (e for e in LINEUP if e.role is None):
-        created = await api.call(
-            "POST",
-            "/api/fighters",
-            owner_token,
-            {"name": harness.name, "entrant_type": "harness", "class": "independent"},
-            expect=201,
-        )
-        await api.call(
-            "POST",
-            "/api/fighters/endpoint",
-            owner_token,
-            {
-                "fighter_id": created["fighter_id"],
-                "claim_code": created["claim_code"],
-                "url": urls[harness.name],
-                "harness_name": harness.harness_name or harness.name,
-            },
-        )
-        fighters[harness.name] = (created["fighter_id"], "demo-lab")
+        url = urls[harness.name]
+        if not harness.seats:
+            name = harness.harness_name or harness.name
+            fighters[harness.name] = await _harness(api, tokens, harness.name, LAB, url, name)
+            continue
+        listed = await _listing(api, url)
+        for seat in harness.seats:
+            name = listed.get(seat.name, seat.name)
+            fighters[seat.name] = await _harness(
+                api, tokens, seat.name, seat.owner, url + seat.name, name
+            )
     house = await api.call(
         "POST",
         "/api/fighters",
-        house_token,
+        tokens[HOUSE],
         {"name": "house-sentinel", "entrant_type": "house", "class": "corporate"},
         expect=201,
     )
-    fighters["house-sentinel"] = (house["fighter_id"], "arena-house")
+    fighters["house-sentinel"] = (house["fighter_id"], HOUSE)
     settings = Settings()
     if settings.house_base_url and settings.house_model:
         key = settings.house_api_key.get_secret_value() if settings.house_api_key else "none"
         remote = {"base_url": settings.house_base_url, "model": settings.house_model}
         fighters["model"] = await _model_fighter(
-            api, owner_token, settings.house_model, remote | {"api_key": key}
+            api, tokens[LAB], settings.house_model, remote | {"api_key": key}
         )
     if model.on and model.model_id is not None:
         fighters["model-local"] = await _model_fighter(
-            api, owner_token, model.model_id, {"model": LOCAL_MODEL}
+            api, tokens[LAB], model.model_id, {"model": LOCAL_MODEL}
         )
     if "model" not in fighters and not model.on:
         notes.append(
@@ -127,6 +119,38 @@ async def add_fighters(
         )
     say(f"cage fighters: {', '.join(fighters)}")
     return fighters, notes
+
+
+async def _listing(api: Api, url: str) -> dict[str, str]:
+    """The harness names a process serving several fighters lists at ``url``, by fighter."""
+    async with api.session.get(url) as response:
+        body = await response.json(content_type=None)
+    return {f["name"]: f["harness_name"] for f in body.get("fighters", [])}
+
+
+async def _harness(
+    api: Api, tokens: Mapping[str, str], name: str, owner: str, url: str, harness_name: str
+) -> tuple[str, str]:
+    """A ``harness`` fighter of ``owner``'s at ``url``, its endpoint proven: its id and owner."""
+    created = await api.call(
+        "POST",
+        "/api/fighters",
+        tokens[owner],
+        {"name": name, "entrant_type": "harness", "class": "independent"},
+        expect=201,
+    )
+    await api.call(
+        "POST",
+        "/api/fighters/endpoint",
+        tokens[owner],
+        {
+            "fighter_id": created["fighter_id"],
+            "claim_code": created["claim_code"],
+            "url": url,
+            "harness_name": harness_name,
+        },
+    )
+    return created["fighter_id"], owner
 
 
 async def _model_fighter(
@@ -145,7 +169,7 @@ async def _model_fighter(
         },
         expect=201,
     )
-    return created["fighter_id"], "demo-lab"
+    return created["fighter_id"], LAB
 
 
 async def start_play(
@@ -172,13 +196,16 @@ async def start_play(
     else:
         notes.append("this build has no runs API yet: no run started")
     if "post" in paths.get("/api/matches", {}):
-        # Every pairing of fighters of different owners, both seat orders.
-        entrants = list(fighters.values())
+        # Every pairing of fighters of different owners, both seat orders; a seat of the
+        # lineup plays only its own side.
+        sides = {seat.name: seat.side for entry in LINEUP for seat in entry.seats}
         pairs = [
             (attacker, defender)
-            for attacker, attacker_owner in entrants
-            for defender, defender_owner in entrants
+            for attacking, (attacker, attacker_owner) in fighters.items()
+            for defending, (defender, defender_owner) in fighters.items()
             if attacker_owner != defender_owner
+            and sides.get(attacking, "attacker") == "attacker"
+            and sides.get(defending, "defender") == "defender"
         ]
         for attacker, defender in pairs:
             await api.call(

@@ -22,7 +22,7 @@ from typing import Any, Final
 import aiohttp
 
 from palaestra.demo.api import ADMIN_TOKEN, Api, DemoStepFailed
-from palaestra.demo.lineup import LINEUP, Entry
+from palaestra.demo.lineup import GUARD, HOUSE, LAB, LINEUP, Entry
 from palaestra.demo.local import DemoModel, demo_model
 from palaestra.demo.populate import add_fighters, register_agents, run_wizards, start_play
 from palaestra.demo.processes import (
@@ -99,14 +99,10 @@ class Demo:
         connector = aiohttp.TCPConnector(force_close=True)
         async with aiohttp.ClientSession(connector=connector) as session:
             api = Api(session, self.base)
-            self.owner_token = (
-                await api.call("POST", "/api/owners", ADMIN_TOKEN, {"name": "demo-lab"}, expect=201)
-            )["token"]
-            house_token = (
-                await api.call(
-                    "POST", "/api/owners", ADMIN_TOKEN, {"name": "arena-house"}, expect=201
-                )
-            )["token"]
+            self.owner_token = await api.owner(LAB)
+            tokens = {LAB: self.owner_token}
+            for owner in (GUARD, HOUSE):
+                tokens[owner] = await api.owner(owner)
             await self._start_agents()
             urls = {entry.name: self._url(entry.name) for entry in LINEUP}
             registered = await register_agents(api, self.owner_token, urls)
@@ -118,9 +114,7 @@ class Demo:
             statuses = await run_wizards(api, self.owner_token, ids, self.say)
             for name, status in statuses.items():
                 self.agents[name]["status"] = status
-            fighters, notes = await add_fighters(
-                api, self.owner_token, house_token, urls, self.model, self.say
-            )
+            fighters, notes = await add_fighters(api, tokens, urls, self.model, self.say)
             self.notes += notes
             self.notes += await start_play(api, self.owner_token, fighters, self.model, self.say)
 
