@@ -304,8 +304,6 @@ INVALID = "Validation failed: "
 WRONG_ANSWERS = {
     "empty-object": (web.json_response({}), f"{INVALID}Missing message"),
     "array": (web.json_response([]), f"{INVALID}body: expected an object, got array"),
-    # The seed fails "a missing message": a null one is missing (it says nothing was decided).
-    "null": (web.json_response({"message": None}), f"{INVALID}Missing message"),
     "not-json": (web.Response(text="<html>"), "Unexpected token '<' in JSON at position 0"),
     "503": (
         web.json_response({"message": "x"}, status=503),
@@ -338,18 +336,21 @@ async def test_a_harness_that_answers_wrongly_fails_its_turn(
 
 
 async def test_a_message_that_is_not_a_string_is_a_move_with_a_warning(arena: Platform) -> None:
-    """The seed fails only a missing message: a number is a move, read as its JSON text;
-    our stricter rule (a string) is a warning kept with the turn."""
+    """The seed fails only a missing message: a number is a move, read as its JSON text, and
+    null an empty one; our stricter rule (a string) is a warning kept with the turn."""
+    replies = iter([7, None, 7])
 
     def numbers(body: dict[str, Any]) -> web.StreamResponse:
-        return web.json_response({"message": 7})
+        return web.json_response({"message": next(replies)})
 
     async with bout(arena, injects, numbers) as b:
         _, body = await b.play(arena)
     defender_turns = body["turns"][1::2]
-    assert [(t["status"], t["message"]) for t in defender_turns] == [("OK", "7")] * 3
-    warning = "warning: message: expected a string, got number (taken as its JSON text)"
-    assert all(t["reason"] == warning for t in defender_turns)
+    moves = [(t["status"], t["message"]) for t in defender_turns]
+    assert moves == [("OK", "7"), ("OK", ""), ("OK", "7")]
+    number = "warning: message: expected a string, got number (taken as its JSON text)"
+    null = "warning: message: expected a string, got null (taken as an empty message)"
+    assert [t["reason"] for t in defender_turns] == [number, null, number]
     assert summary(body)[2] != "forfeit"
 
 

@@ -34,9 +34,9 @@ def test_challenge_problem(reply: Any, problem: str | None) -> None:
         ({"message": ""}, None),
         ({"message": "x", "note": 1}, None),
         ({}, "Validation failed: Missing message"),
-        # The seed fails "a missing message": null says the agent decided nothing.
-        ({"message": None}, "Validation failed: Missing message"),
-        # Any other value is a message the seed takes (our rule, a string, only warns).
+        # The seed fails only "a missing message": any value the key holds is a message
+        # (our rule, a string, only warns), null included.
+        ({"message": None}, None),
         ({"message": 3}, None),
         ({"message": ["a"]}, None),
         ({"message": False}, None),
@@ -53,6 +53,7 @@ def test_turn_problem(reply: Any, problem: str | None) -> None:
     [
         ("hello", "hello", None),
         ("", "", None),
+        (None, "", "message: expected a string, got null (taken as an empty message)"),
         (3, "3", "message: expected a string, got number (taken as its JSON text)"),
         (["a"], '["a"]', "message: expected a string, got array (taken as its JSON text)"),
         ({"x": 1}, '{"x":1}', "message: expected a string, got object (taken as its JSON text)"),
@@ -66,6 +67,6 @@ def test_a_message_the_seed_takes_is_read_as_text_and_our_rule_only_warns(
     assert (turn_message(reply), turn_warning(reply)) == (text, warning)
 
 
-@pytest.mark.parametrize("reply", [{}, {"message": None}, [], None])
+@pytest.mark.parametrize("reply", [{}, {"note": "no message"}, [], None])
 def test_a_failed_move_has_no_warning(reply: Any) -> None:
     assert turn_warning(reply) is None

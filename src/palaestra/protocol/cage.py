@@ -97,23 +97,23 @@ def challenge_problem(reply: Any, nonce: str) -> str | None:
 def turn_problem(reply: Any) -> str | None:
     """Why a parsed turn reply is not a move (``None``: it is).
 
-    The seed fails a turn for "a missing message" only. A ``message`` of ``null`` is
-    missing: the seed's harness replies ``{ message }`` with whatever its agent decided
-    to say, and JSON's null, like an absent key, says it decided nothing. Any other value
-    is a message (see :func:`turn_message`); our stricter rule, a string, only warns
-    (:func:`turn_warning`).
+    The seed fails a turn for "a missing message" only: a reply without the key. Any
+    value it holds is a message (see :func:`turn_message`), ``null`` included (an empty
+    one); our stricter rule, a string, only warns (:func:`turn_warning`).
     """
     if not isinstance(reply, dict):
         return f"Validation failed: body: expected an object, got {json_type(reply)}"
-    if reply.get("message") is None:
+    if "message" not in reply:
         return "Validation failed: Missing message"
     return None
 
 
 def turn_message(reply: dict[str, Any]) -> str:
-    """The text of a move :func:`turn_problem` passed: a string as sent, any other value as
-    its compact JSON text (``42`` is ``"42"``)."""
+    """The text of a move :func:`turn_problem` passed: a string as sent, ``null`` as an
+    empty message, any other value as its compact JSON text (``42`` is ``"42"``)."""
     message = reply["message"]
+    if message is None:
+        return ""
     return message if isinstance(message, str) else dumps(message).decode()
 
 
@@ -121,4 +121,6 @@ def turn_warning(reply: Any) -> str | None:
     """What our stricter rule (a string message) finds in a move the seed accepts, or None."""
     if turn_problem(reply) is not None or isinstance(reply["message"], str):
         return None
+    if reply["message"] is None:
+        return "message: expected a string, got null (taken as an empty message)"
     return f"message: expected a string, got {json_type(reply['message'])} (taken as its JSON text)"
