@@ -41,10 +41,10 @@ class CageRow(_Out):
 
     ``rank`` is 1 + the number of fighters whose overall interval lies wholly
     above this one's. A side never played has no interval (``null``), and
-    then neither has ``overall``.
+    then neither has ``overall`` nor ``rank``: such fighters come last.
     """
 
-    rank: int
+    rank: int | None
     fighter_id: str
     name: str
     entrant_type: str | None

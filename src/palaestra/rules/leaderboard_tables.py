@@ -142,9 +142,13 @@ def filter_cage(
         if (entrant_type is None or row["entrant_type"] == entrant_type)
         and (fighter_class is None or row["class"] == fighter_class)
     ]
-    low = np.array([r["overall"]["low"] if r["overall"] else -np.inf for r in rows], dtype=float)
-    high = np.array([r["overall"]["high"] if r["overall"] else np.inf for r in rows], dtype=float)
-    for row, rank in zip(rows, bt.interval_ranks(low, high), strict=True):
+    # A fighter with no overall interval (one side never played) has no rank, and comes last.
+    rated = [row for row in rows if row["overall"]]
+    low = np.array([r["overall"]["low"] for r in rated], dtype=float)
+    high = np.array([r["overall"]["high"] for r in rated], dtype=float)
+    for row in rows:
+        row["rank"] = None
+    for row, rank in zip(rated, bt.interval_ranks(low, high), strict=True):
         row["rank"] = int(rank)
     rows.sort(key=_cage_order)
     summaries = data.get("summaries", {})
@@ -159,9 +163,10 @@ def filter_cage(
     }
 
 
-def _cage_order(row: Mapping[str, Any]) -> tuple[int, float, str]:
-    value = row["overall"]["value"] if row["overall"] else -np.inf
-    return int(row["rank"]), -float(value), str(row["name"])
+def _cage_order(row: Mapping[str, Any]) -> tuple[bool, int, float, str]:
+    if row["rank"] is None:
+        return True, 0, 0.0, str(row["name"])
+    return False, int(row["rank"]), -float(row["overall"]["value"]), str(row["name"])
 
 
 def live_rows(
