@@ -27,9 +27,13 @@ from palaestra.rules.judge_decoders import (
     _A85_DIGITS,
     _RFC1924_DIGITS,
     _a85,
+    _a85_many,
     _base85,
+    _each,
     _rfc1924,
+    _rfc1924_many,
     html_entities,
+    printable_runs,
 )
 from palaestra.rules.judge_match import needles, scan
 from palaestra.rules.task_bank import AnswerKind, UserTask
@@ -201,6 +205,32 @@ def test_the_base85_decodings_read_as_the_standard_library_does(
         expected = _outcome(lambda c: base64.b85decode(_whole_groups(c)), chars)
         assert _outcome(_rfc1924, chars) == expected
         assert _outcome(lambda c: _base85(c, _RFC1924_DIGITS), chars) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.lists(st.tuples(st.binary(max_size=80), st.integers(0, 4)), max_size=12),
+    noise=st.lists(st.text(_A85, min_size=2, max_size=60), max_size=6),
+)
+def test_the_base85_decodings_of_many_pieces_at_once_read_as_one_at_a_time(
+    data: list[tuple[bytes, int]], noise: list[str]
+) -> None:
+    """All of a view's pieces decoded at once (numpy) show the same runs as each piece
+    decoded alone, a refused piece (an overflow) showing none."""
+    a85 = [base64.a85encode(raw).decode()[cut:] for raw, cut in data]
+    a85 = [piece for piece in a85 + noise if len(piece) >= 2]
+    assert printable_runs(_a85_many(a85)) == printable_runs(_each(_a85)(a85))
+    table = str.maketrans(_A85[:85], _RFC1924)
+    rfc = [base64.b85encode(raw).decode()[cut:] for raw, cut in data]
+    rfc = [piece for piece in rfc + [n.translate(table) for n in noise] if len(piece) >= 2]
+    assert printable_runs(_rfc1924_many(rfc)) == printable_runs(_each(_rfc1924)(rfc))
+
+
+def test_a_piece_with_a_group_past_two_to_the_32_shows_nothing_when_decoded_with_others() -> None:
+    plain = base64.a85encode(b"HELLO WORLD").decode()
+    refused = "uuuuu" + plain  # the encoding refuses the first group, so the whole piece
+    assert printable_runs(_a85_many([refused, plain])) == "HELLO WORLD"
+    assert printable_runs(_a85_many([refused])) is None
 
 
 _WORDS = ["quill", "4821", "zebra", "a4821", "quills", "x" * 50, "y " * 40, "z" * 130]

@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Final
 
+import numpy as np
+
 __all__ = [
     "ascii85",
     "base32",
@@ -158,62 +160,73 @@ def _decoded_tokens(
     token: re.Pattern[str],
     drop: re.Pattern[str],
     block: int,
-    decode: Callable[[str], bytes],
+    decode: Callable[[list[str]], bytes],
     signed: Callable[[str], bool] | None = None,
 ) -> str | None:
-    runs: list[str] = []
+    """The printable runs of each token decoded from every offset within one block: every
+    decoding is gathered first and decoded at once (``decode``), then searched for runs in
+    one pass (a call per token and offset cost more than the decoding itself)."""
+    pieces: list[str] = []
     for found in token.finditer(text):
         if signed is not None and not signed(found.group()):
             continue  # a long word of prose, not an encoded token
         chars = drop.sub("", found.group())
         if len(chars) < 2 * block:
             continue
-        runs += _decodings(chars, block, decode)
+        pieces += _offsets(chars, block)
         if "-" in chars or "_" in chars:  # URL-safe characters, or dashes between groups
-            runs += _decodings(chars.replace("-", "").replace("_", ""), block, decode)
+            pieces += _offsets(chars.replace("-", "").replace("_", ""), block)
         tail = _SHORT_TAIL.search(found.group(), max(0, len(found.group()) - 2 * block))
         if tail is not None and len(tail.group().strip()) < block:
             # A short word after the token ("... ANRX gb") is rejoined to it, and its bits
             # would add a character to the end of what the token says: read it without.
-            runs += _decodings(drop.sub("", found.group()[: tail.start()]), block, decode)
-    return "\n".join(runs) if runs else None
+            pieces += _offsets(drop.sub("", found.group()[: tail.start()]), block)
+    return printable_runs(decode(pieces)) if pieces else None
 
 
 _SHORT_TAIL: Final = re.compile(r"\s\S{1,7}\s*\Z")
 
 
-def _decodings(chars: str, block: int, decode: Callable[[str], bytes]) -> list[str]:
-    """The printable runs of ``chars`` decoded from every offset within one block."""
-    runs: list[str] = []
-    for offset in range(min(block, max(len(chars) - 1, 0))):
-        try:
-            run = printable_runs(decode(chars[offset:]))
-        except (binascii.Error, ValueError):
-            continue
-        if run is not None:
-            runs.append(run)
-    return runs
+def _offsets(chars: str, block: int) -> list[str]:
+    """``chars`` from every offset within one block (a last character alone is no byte)."""
+    return [chars[offset:] for offset in range(min(block, max(len(chars) - 1, 0)))]
+
+
+def _each(decode: Callable[[str], bytes]) -> Callable[[list[str]], bytes]:
+    """A decoder of one piece made a decoder of many: the pieces' bytes, one zero byte
+    (never in a printable run) between two; a piece the decoder refuses gives none."""
+
+    def decoded(pieces: list[str]) -> bytes:
+        out: list[bytes] = []
+        for piece in pieces:
+            try:
+                out.append(decode(piece))
+            except (binascii.Error, ValueError):
+                continue
+        return b"\x00".join(out)
+
+    return decoded
 
 
 def base64_text(text: str) -> str | None:
     """Base 64, standard and URL-safe alphabets, padding optional."""
     if not _signed(text, _SIGNS["base64"]):
         return None
-    return _decoded_tokens(text, _B64_TOKEN, _NOT_B64, 4, _b64)
+    return _decoded_tokens(text, _B64_TOKEN, _NOT_B64, 4, _each(_b64))
 
 
 def base32(text: str) -> str | None:
     """Base 32 (RFC 4648), either case, padding optional."""
     if not _signed(text, _SIGNS["base32"]):
         return None
-    return _decoded_tokens(text, _B32_TOKEN, _NOT_B32, 8, _b32)
+    return _decoded_tokens(text, _B32_TOKEN, _NOT_B32, 8, _each(_b32))
 
 
 def hex_text(text: str) -> str | None:
     """Hexadecimal bytes, with or without ``0x``/``\\x`` prefixes and separators."""
     if not _signed(text, _SIGNS["hex"]):
         return None
-    return _decoded_tokens(text, _HEX_TOKEN, _HEX_SKIP, 2, _hex)
+    return _decoded_tokens(text, _HEX_TOKEN, _HEX_SKIP, 2, _each(_hex))
 
 
 _A85_DIGITS: Final = bytes(b - 33 if 33 <= b <= 117 else 255 for b in range(256))
@@ -273,6 +286,52 @@ def _rfc1924(chars: str) -> bytes:
     return _base85(chars, _RFC1924_DIGITS)
 
 
+def _base85_many(pieces: list[str], digits: bytes) -> bytes:
+    """Each piece decoded as :func:`_base85` does, all at once with numpy: the pieces' bytes,
+    zero bytes (never in a printable run) after each; a piece with a group past 2**32 (or a
+    character not a digit) gives zeros, as the encoding refuses it.
+
+    The pieces' digits are laid out in groups of five, each piece from a group of its own
+    and followed by a group of zeros; a short last group is padded with the highest digit,
+    and the bytes that padding makes are zeroed, as are those of a last character alone."""
+    count = len(pieces)
+    lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=count)
+    kept = lengths - (lengths % 5 == 1)
+    groups = (kept + 4) // 5
+    first_group = np.cumsum(groups + 1) - (groups + 1)
+    source = np.frombuffer(
+        "".join(pieces).encode("ascii", "replace").translate(digits), dtype=np.uint8
+    )
+    owner = np.repeat(np.arange(count), lengths)
+    at = np.arange(len(source)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    used = at < kept[owner]
+    values = np.full((int(groups.sum()) + count) * 5, 84, dtype=np.uint8)
+    values[(5 * first_group)[owner[used]] + at[used]] = source[used]
+    table = values.reshape(-1, 5)
+    table[first_group + groups] = 0
+    total = table[:, 0].astype(np.uint64)
+    for column in range(1, 5):
+        total = total * 85 + table[:, column]
+    refused = np.zeros(count, dtype=bool)
+    refused[owner[used & (source == 255)]] = True
+    group_owner = np.repeat(np.arange(count), groups + 1)
+    refused[group_owner[total > 0xFFFFFFFF]] = True
+    out = total.astype(">u4").view(np.uint8).reshape(-1, 4)
+    out[refused[group_owner]] = 0
+    last = first_group + groups - 1
+    for short in (2, 3, 4):
+        out[last[kept % 5 == short], short - 1 :] = 0
+    return out.tobytes()
+
+
+def _a85_many(pieces: list[str]) -> bytes:
+    return _base85_many(pieces, _A85_DIGITS)
+
+
+def _rfc1924_many(pieces: list[str]) -> bytes:
+    return _base85_many(pieces, _RFC1924_DIGITS)
+
+
 _SPACE: Final = re.compile(r"\A<~|~>\Z|\s")
 
 
@@ -280,14 +339,14 @@ def ascii85(text: str) -> str | None:
     """Ascii85 (Adobe's, ``<~ ~>`` optional)."""
     if not _base85_signed(text):
         return None
-    return _decoded_tokens(text, _B85_TOKEN, _SPACE, 5, _a85, _base85_token)
+    return _decoded_tokens(text, _B85_TOKEN, _SPACE, 5, _a85_many, _base85_token)
 
 
 def base85(text: str) -> str | None:
     """Base 85 in RFC 1924's alphabet (Python's and git's ``b85``)."""
     if not _base85_signed(text):
         return None
-    return _decoded_tokens(text, _RFC1924_TOKEN, _SPACE, 5, _rfc1924, _base85_token)
+    return _decoded_tokens(text, _RFC1924_TOKEN, _SPACE, 5, _rfc1924_many, _base85_token)
 
 
 _PERCENT: Final = re.compile(r"%[0-9A-Fa-f]{2}")
