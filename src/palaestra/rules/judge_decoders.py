@@ -167,21 +167,37 @@ def _decoded_tokens(
     decoding is gathered first and decoded at once (``decode``), then searched for runs in
     one pass (a call per token and offset cost more than the decoding itself)."""
     pieces: list[str] = []
+    # A token said again is cut into the same pieces: each distinct one is cut once (a
+    # reply of one short token repeated holds tens of thousands).
+    cut: dict[str, list[str]] = {}
     for found in token.finditer(text):
-        if signed is not None and not signed(found.group()):
-            continue  # a long word of prose, not an encoded token
-        chars = drop.sub("", found.group())
-        if len(chars) < 2 * block:
-            continue
-        pieces += _offsets(chars, block)
-        if "-" in chars or "_" in chars:  # URL-safe characters, or dashes between groups
-            pieces += _offsets(chars.replace("-", "").replace("_", ""), block)
-        tail = _SHORT_TAIL.search(found.group(), max(0, len(found.group()) - 2 * block))
-        if tail is not None and len(tail.group().strip()) < block:
-            # A short word after the token ("... ANRX gb") is rejoined to it, and its bits
-            # would add a character to the end of what the token says: read it without.
-            pieces += _offsets(drop.sub("", found.group()[: tail.start()]), block)
+        group = found.group()
+        known = cut.get(group)
+        if known is None:
+            known = cut[group] = _pieces(group, drop, block, signed)
+        pieces += known
     return printable_runs(decode(pieces)) if pieces else None
+
+
+def _pieces(
+    group: str, drop: re.Pattern[str], block: int, signed: Callable[[str], bool] | None
+) -> list[str]:
+    """What one token is decoded as: from every offset within one block, and again without
+    its dashes, or without a short last word."""
+    if signed is not None and not signed(group):
+        return []  # a long word of prose, not an encoded token
+    chars = drop.sub("", group)
+    if len(chars) < 2 * block:
+        return []
+    pieces = _offsets(chars, block)
+    if "-" in chars or "_" in chars:  # URL-safe characters, or dashes between groups
+        pieces += _offsets(chars.replace("-", "").replace("_", ""), block)
+    tail = _SHORT_TAIL.search(group, max(0, len(group) - 2 * block))
+    if tail is not None and len(tail.group().strip()) < block:
+        # A short word after the token ("... ANRX gb") is rejoined to it, and its bits
+        # would add a character to the end of what the token says: read it without.
+        pieces += _offsets(drop.sub("", group[: tail.start()]), block)
+    return pieces
 
 
 _SHORT_TAIL: Final = re.compile(r"\s\S{1,7}\s*\Z")
