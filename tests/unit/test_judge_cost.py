@@ -28,8 +28,14 @@ from palaestra.rules.judge_decoders import (
     _RFC1924_DIGITS,
     _a85,
     _a85_many,
+    _b32,
+    _b32_many,
+    _b64,
+    _b64_many,
     _base85,
     _each,
+    _hex,
+    _hex_many,
     _rfc1924,
     _rfc1924_many,
     html_entities,
@@ -224,6 +230,29 @@ def test_the_base85_decodings_of_many_pieces_at_once_read_as_one_at_a_time(
     rfc = [base64.b85encode(raw).decode()[cut:] for raw, cut in data]
     rfc = [piece for piece in rfc + [n.translate(table) for n in noise] if len(piece) >= 2]
     assert printable_runs(_rfc1924_many(rfc)) == printable_runs(_each(_rfc1924)(rfc))
+
+
+_B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.lists(st.tuples(st.binary(max_size=60), st.integers(0, 7)), max_size=10),
+    noise=st.lists(st.text(_B64, min_size=2, max_size=50), max_size=6),
+)
+def test_base64_base32_and_hex_of_many_pieces_at_once_read_as_one_at_a_time(
+    data: list[tuple[bytes, int]], noise: list[str]
+) -> None:
+    b64 = [base64.b64encode(raw).decode().rstrip("=")[cut:] for raw, cut in data]
+    b64 += [base64.urlsafe_b64encode(raw).decode().rstrip("=")[cut:] for raw, cut in data]
+    b64 = [piece for piece in b64 + noise if len(piece) >= 2]
+    assert printable_runs(_b64_many(b64)) == printable_runs(_each(_b64)(b64))
+    b32 = [base64.b32encode(raw).decode().rstrip("=")[cut:] for raw, cut in data]
+    b32 = [p for p in b32 + [p.lower() for p in b32] if len(p) >= 2]
+    assert printable_runs(_b32_many(b32)) == printable_runs(_each(_b32)(b32))
+    hexes = [raw.hex()[cut:] for raw, cut in data] + [raw.hex().upper() for raw, _ in data]
+    hexes = [piece for piece in hexes if len(piece) >= 2]
+    assert printable_runs(_hex_many(hexes)) == printable_runs(_each(_hex)(hexes))
 
 
 def test_a_piece_with_a_group_past_two_to_the_32_shows_nothing_when_decoded_with_others() -> None:

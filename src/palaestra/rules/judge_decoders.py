@@ -228,21 +228,21 @@ def base64_text(text: str) -> str | None:
     """Base 64, standard and URL-safe alphabets, padding optional."""
     if not _signed(text, _SIGNS["base64"]):
         return None
-    return _decoded_tokens(text, _B64_TOKEN, _NOT_B64, 4, _each(_b64))
+    return _decoded_tokens(text, _B64_TOKEN, _NOT_B64, 4, _b64_many)
 
 
 def base32(text: str) -> str | None:
     """Base 32 (RFC 4648), either case, padding optional."""
     if not _signed(text, _SIGNS["base32"]):
         return None
-    return _decoded_tokens(text, _B32_TOKEN, _NOT_B32, 8, _each(_b32))
+    return _decoded_tokens(text, _B32_TOKEN, _NOT_B32, 8, _b32_many)
 
 
 def hex_text(text: str) -> str | None:
     """Hexadecimal bytes, with or without ``0x``/``\\x`` prefixes and separators."""
     if not _signed(text, _SIGNS["hex"]):
         return None
-    return _decoded_tokens(text, _HEX_TOKEN, _HEX_SKIP, 2, _each(_hex))
+    return _decoded_tokens(text, _HEX_TOKEN, _HEX_SKIP, 2, _hex_many)
 
 
 _A85_DIGITS: Final = bytes(b - 33 if 33 <= b <= 117 else 255 for b in range(256))
@@ -302,50 +302,108 @@ def _rfc1924(chars: str) -> bytes:
     return _base85(chars, _RFC1924_DIGITS)
 
 
-def _base85_many(pieces: list[str], digits: bytes) -> bytes:
-    """Each piece decoded as :func:`_base85` does, all at once with numpy: the pieces' bytes,
-    zero bytes (never in a printable run) after each; a piece with a group past 2**32 (or a
-    character not a digit) gives zeros, as the encoding refuses it.
+def _groups_many(pieces: list[str], digits: bytes, base: int, block: int, size: int) -> bytes:
+    """Each piece decoded as a string of digits in ``base`` (``digits`` gives each
+    character's value), ``block`` of them for ``size`` bytes, as the one-piece decoders
+    read it; all at once with numpy: the pieces' bytes, zero bytes (never in a printable
+    run) after each. Base 85 refuses a piece with a group past 2**32, and reads no byte
+    from a last character alone; a refused piece (or one with a character not a digit)
+    gives zeros.
 
-    The pieces' digits are laid out in groups of five, each piece from a group of its own
-    and followed by a group of zeros; a short last group is padded with the highest digit,
-    and the bytes that padding makes are zeroed, as are those of a last character alone."""
+    The pieces' digits are laid out in blocks, each piece from a block of its own and
+    followed by a block of zeros; a short last block is padded (base 85 with its highest
+    digit, as the standard library does; other bases with zero bits), and the bytes that
+    padding makes are zeroed."""
     count = len(pieces)
-    lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=count)
-    kept = lengths - (lengths % 5 == 1)
-    groups = (kept + 4) // 5
-    first_group = np.cumsum(groups + 1) - (groups + 1)
+    lengths = np.fromiter(map(len, pieces), dtype=np.int32, count=count)
+    groups = (lengths + (block - 1)) // block
+    first_group = np.cumsum(groups + 1, dtype=np.int32) - (groups + 1)
     source = np.frombuffer(
         "".join(pieces).encode("ascii", "replace").translate(digits), dtype=np.uint8
     )
-    owner = np.repeat(np.arange(count), lengths)
-    at = np.arange(len(source)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    used = at < kept[owner]
-    values = np.full((int(groups.sum()) + count) * 5, 84, dtype=np.uint8)
-    values[(5 * first_group)[owner[used]] + at[used]] = source[used]
-    table = values.reshape(-1, 5)
+    # Each character's place: its own, moved by how far its piece's first block is.
+    shift = np.repeat(block * first_group - (np.cumsum(lengths, dtype=np.int32) - lengths), lengths)
+    shift += np.arange(len(source), dtype=np.int32)
+    values = np.full((int(groups.sum()) + count) * block, base - 1 if base == 85 else 0, np.uint8)
+    values[shift] = source
+    table = values.reshape(-1, block)
     table[first_group + groups] = 0
-    total = table[:, 0].astype(np.uint64)
-    for column in range(1, 5):
-        total = total * 85 + table[:, column]
-    refused = np.zeros(count, dtype=bool)
-    refused[owner[used & (source == 255)]] = True
-    group_owner = np.repeat(np.arange(count), groups + 1)
-    refused[group_owner[total > 0xFFFFFFFF]] = True
-    out = total.astype(">u4").view(np.uint8).reshape(-1, 4)
-    out[refused[group_owner]] = 0
     last = first_group + groups - 1
-    for short in (2, 3, 4):
-        out[last[kept % 5 == short], short - 1 :] = 0
+    if base == 85:
+        # A last character alone is no byte, and its padding must not refuse the piece.
+        table[last[lengths % block == 1], 0] = 0
+    total = table[:, 0].astype(np.uint64)
+    for column in range(1, block):
+        total *= base
+        total += table[:, column]
+    refused = np.zeros(count, dtype=bool)
+    if 255 in source:
+        refused[np.searchsorted(np.cumsum(lengths), np.flatnonzero(source == 255), "right")] = True
+    if base == 85:
+        over = np.flatnonzero(total > 0xFFFFFFFF)
+        refused[np.searchsorted(first_group, over, "right") - 1] = True
+    out = np.ascontiguousarray(total.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - size :])
+    if refused.any():
+        out[np.repeat(refused, groups + 1)] = 0
+    bits = base.bit_length() - 1
+    for short in range(1, block):
+        whole = short - 1 if base == 85 else short * bits // 8
+        out[last[lengths % block == short], whole:] = 0
     return out.tobytes()
 
 
+def _digit_table(alphabet: bytes, *, either_case: bool = False, also: bytes = b"") -> bytes:
+    """Each byte's value as a digit of ``alphabet`` (and of ``also``, read as its last
+    digits), 255 for a byte that is none."""
+    table = bytearray(b"\xff" * 256)
+    for value, char in enumerate(alphabet):
+        table[char] = value
+        if either_case:
+            table[ord(chr(char).lower())] = value
+    for value, char in enumerate(also, len(alphabet) - len(also)):
+        table[char] = value
+    return bytes(table)
+
+
+#: Base 64's digits, the URL-safe ``-`` and ``_`` read as ``+`` and ``/``.
+_B64_DIGITS: Final = _digit_table(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", also=b"-_"
+)
+
+
+#: Up to this many pieces, each is decoded apart (in C, for base 64 and hex): numpy's
+#: passes over the digits cost more than a few calls.
+_FEW_PIECES: Final = 64
+
+
+def _b64_many(pieces: list[str]) -> bytes:
+    if len(pieces) <= _FEW_PIECES:
+        return _each(_b64)(pieces)
+    return _groups_many(pieces, _B64_DIGITS, 64, 4, 3)
+
+
+def _b32_many(pieces: list[str]) -> bytes:
+    if len(pieces) <= _FEW_PIECES:
+        return _each(_b32)(pieces)
+    return _groups_many(pieces, _B32_TABLE, 32, 8, 5)
+
+
+def _hex_many(pieces: list[str]) -> bytes:
+    if len(pieces) <= _FEW_PIECES:
+        return _each(_hex)(pieces)
+    return _groups_many(pieces, _HEX_TABLE, 16, 2, 1)
+
+
+_B32_TABLE: Final = _digit_table(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", either_case=True)
+_HEX_TABLE: Final = _digit_table(b"0123456789ABCDEF", either_case=True)
+
+
 def _a85_many(pieces: list[str]) -> bytes:
-    return _base85_many(pieces, _A85_DIGITS)
+    return _groups_many(pieces, _A85_DIGITS, 85, 5, 4)
 
 
 def _rfc1924_many(pieces: list[str]) -> bytes:
-    return _base85_many(pieces, _RFC1924_DIGITS)
+    return _groups_many(pieces, _RFC1924_DIGITS, 85, 5, 4)
 
 
 _SPACE: Final = re.compile(r"\A<~|~>\Z|\s")
