@@ -122,14 +122,18 @@ _NATO_WORDS: Final = frozenset(w.encode() for w in _SPELLED if "-" not in w) | {
 _SPELLED_TOKEN: Final = re.compile(r"x-ray|[a-z]+", re.IGNORECASE)
 
 
-@lru_cache(maxsize=512)
-def _nato_run(words: frozenset[str]) -> re.Pattern[str]:
-    word = _alternation(words | ({"x-ray"} if "x" in words else set()))
-    return re.compile(rf"(?:{word})(?:[\s,.;:/|\-]+(?:{word}))*(?![a-z])")
-
-
 #: A run of NATO words must spell at least this many letters to be read.
 _MIN_NATO_LETTERS: Final = 3
+
+
+@lru_cache(maxsize=512)
+def _nato_run(words: frozenset[str]) -> re.Pattern[str]:
+    """Runs of at least :data:`_MIN_NATO_LETTERS` words: a shorter one spells too few
+    letters to be read, and matching each (``x`` in ``\\x41``, thousands of times) cost a
+    call of Python apiece."""
+    word = _alternation(words | ({"x-ray"} if "x" in words else set()))
+    more = _MIN_NATO_LETTERS - 1
+    return re.compile(rf"(?:{word})(?:[\s,.;:/|\-]+(?:{word})){{{more},}}(?![a-z])")
 
 
 def _spelled(run: re.Match[str]) -> str:
