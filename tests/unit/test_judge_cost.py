@@ -16,7 +16,7 @@ from bench._judge_shapes import shapes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palaestra.rules import judge_match, judge_views
+from palaestra.rules import judge_decoders, judge_match, judge_views
 from palaestra.rules.judge import (
     BUDGET_PER_CHAR,
     Rule,
@@ -382,3 +382,18 @@ def test_a_skeleton_drops_marks_and_reads_capitals_in_one_pass_as_in_three(text:
         .translate(judge_views._skeleton_table())
     )
     assert judge_views.skeleton(text) == expected
+
+
+_TOKENISH = "aZ09+/_-xX~<> \t\n\x0b\x1c\\\u00ad\u200b\u3000\x85\u00e9"
+
+
+@settings(max_examples=400, deadline=None)
+@given(group=st.text(_TOKENISH, max_size=30))
+def test_a_tokens_separators_are_dropped_in_bytes_as_the_pattern_drops_them(group: str) -> None:
+    for drop in (
+        judge_decoders._NOT_B64,
+        judge_decoders._NOT_B32,
+        judge_decoders._HEX_SKIP,
+        judge_decoders._SPACE,
+    ):
+        assert judge_decoders._dropped(group, drop) == drop.sub("", group)
