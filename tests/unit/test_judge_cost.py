@@ -28,7 +28,6 @@ from palaestra.rules.judge_decoders import (
     _A85_DIGITS,
     _RFC1924_DIGITS,
     _a85,
-    _a85_many,
     _b32,
     _b32_many,
     _b64,
@@ -38,7 +37,6 @@ from palaestra.rules.judge_decoders import (
     _hex,
     _hex_many,
     _rfc1924,
-    _rfc1924_many,
     html_entities,
     printable_runs,
 )
@@ -226,11 +224,15 @@ def test_the_base85_decodings_of_many_pieces_at_once_read_as_one_at_a_time(
     decoded alone, a refused piece (an overflow) showing none."""
     a85 = [base64.a85encode(raw).decode()[cut:] for raw, cut in data]
     a85 = [piece for piece in a85 + noise if len(piece) >= 2]
-    assert printable_runs(_a85_many(a85)) == printable_runs(_each(_a85)(a85))
+    expected = printable_runs(_each(_a85)(a85))
+    for decode in (judge_decoders._groups_many, judge_decoders._groups_few):
+        assert printable_runs(decode(a85, _A85_DIGITS, 85, 5, 4)) == expected
     table = str.maketrans(_A85[:85], _RFC1924)
     rfc = [base64.b85encode(raw).decode()[cut:] for raw, cut in data]
     rfc = [piece for piece in rfc + [n.translate(table) for n in noise] if len(piece) >= 2]
-    assert printable_runs(_rfc1924_many(rfc)) == printable_runs(_each(_rfc1924)(rfc))
+    expected = printable_runs(_each(_rfc1924)(rfc))
+    for decode in (judge_decoders._groups_many, judge_decoders._groups_few):
+        assert printable_runs(decode(rfc, _RFC1924_DIGITS, 85, 5, 4)) == expected
 
 
 _B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"
@@ -259,8 +261,9 @@ def test_base64_base32_and_hex_of_many_pieces_at_once_read_as_one_at_a_time(
 def test_a_piece_with_a_group_past_two_to_the_32_shows_nothing_when_decoded_with_others() -> None:
     plain = base64.a85encode(b"HELLO WORLD").decode()
     refused = "uuuuu" + plain  # the encoding refuses the first group, so the whole piece
-    assert printable_runs(_a85_many([refused, plain])) == "HELLO WORLD"
-    assert printable_runs(_a85_many([refused])) is None
+    for decode in (judge_decoders._groups_many, judge_decoders._groups_few):
+        assert printable_runs(decode([refused, plain], _A85_DIGITS, 85, 5, 4)) == "HELLO WORLD"
+        assert printable_runs(decode([refused], _A85_DIGITS, 85, 5, 4)) is None
 
 
 _WORDS = ["quill", "4821", "zebra", "a4821", "quills", "x" * 50, "y " * 40, "z" * 130]

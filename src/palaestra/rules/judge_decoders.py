@@ -209,8 +209,13 @@ def _dropped(group: str, drop: re.Pattern[str]) -> str:
     translation instead: a pattern tried at each character of a long token cost more."""
     if drop is _HEX_SKIP and ("x" in group or "X" in group):
         return drop.sub("", group)
-    if drop is _SPACE and ("~" in group or not group.isascii()):
-        return drop.sub("", group)
+    if drop is _SPACE:
+        if not group.isascii():
+            return drop.sub("", group)
+        # "<~" at the start and "~>" at the end, as the pattern finds them.
+        start = 2 if group.startswith("<~") else 0
+        end = len(group) - 2 if group.endswith("~>") and len(group) - 2 >= start else None
+        group = group[start:end]
     deleted = _DELETED.get(drop)
     if deleted is None:
         return drop.sub("", group)
@@ -366,6 +371,36 @@ def _groups_many(pieces: list[str], digits: bytes, base: int, block: int, size: 
     return out.tobytes()
 
 
+def _groups_few(pieces: list[str], digits: bytes, base: int, block: int, size: int) -> bytes:
+    """:func:`_groups_many` for a few long pieces, one at a time: laying the pieces out
+    together costs more than a few calls when they are the same long token from each
+    offset."""
+    bits = base.bit_length() - 1
+    out: list[bytes] = []
+    for piece in pieces:
+        values = np.frombuffer(piece.encode("ascii", "replace").translate(digits), np.uint8)
+        if base == 85 and len(values) % block == 1:
+            values = values[:-1]  # a last character alone is no byte
+        if 255 in values:
+            continue
+        short = len(values) % block
+        table = np.full(-(-len(values) // block) * block, base - 1 if base == 85 else 0, np.uint8)
+        table[: len(values)] = values
+        table = table.reshape(-1, block)
+        total = table[:, 0].astype(np.uint64)
+        for column in range(1, block):
+            total *= base
+            total += table[:, column]
+        if base == 85 and (total > 0xFFFFFFFF).any():
+            continue
+        raw = total.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - size :].tobytes()
+        if short:
+            whole = short - 1 if base == 85 else short * bits // 8
+            raw = raw[: len(raw) - size + whole]
+        out.append(raw)
+    return b"\x00".join(out)
+
+
 def _digit_table(alphabet: bytes, *, either_case: bool = False, also: bytes = b"") -> bytes:
     """Each byte's value as a digit of ``alphabet`` (and of ``also``, read as its last
     digits), 255 for a byte that is none."""
@@ -413,11 +448,13 @@ _HEX_TABLE: Final = _digit_table(b"0123456789ABCDEF", either_case=True)
 
 
 def _a85_many(pieces: list[str]) -> bytes:
-    return _groups_many(pieces, _A85_DIGITS, 85, 5, 4)
+    decode = _groups_few if len(pieces) <= _FEW_PIECES else _groups_many
+    return decode(pieces, _A85_DIGITS, 85, 5, 4)
 
 
 def _rfc1924_many(pieces: list[str]) -> bytes:
-    return _groups_many(pieces, _RFC1924_DIGITS, 85, 5, 4)
+    decode = _groups_few if len(pieces) <= _FEW_PIECES else _groups_many
+    return decode(pieces, _RFC1924_DIGITS, 85, 5, 4)
 
 
 _SPACE: Final = re.compile(r"\A<~|~>\Z|\s")
