@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import re
 import time
-import unicodedata
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -373,18 +372,6 @@ def test_the_first_letters_of_words_are_those_of_the_words_split_cuts(text: str)
     firsts = [word.lstrip(judge_views._MARKS)[:1] for word in text.split()]
     expected = "".join(firsts) if len(firsts) >= judge_views.MIN_ACROSTIC else None
     assert judge_views.acrostic_words(text) == expected
-
-
-@settings(max_examples=400, deadline=None)
-@given(text=st.text(_WORDY, max_size=40))
-def test_a_skeleton_drops_marks_and_reads_capitals_in_one_pass_as_in_three(text: str) -> None:
-    bare = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-    expected = (
-        bare.translate(judge_views._capitals_table())
-        .lower()
-        .translate(judge_views._skeleton_table())
-    )
-    assert judge_views.skeleton(text) == expected
 
 
 _TOKENISH = "aZ09+/_-xX~<> \t\n\x0b\x1c\\\u00ad\u200b\u3000\x85\u00e9"

@@ -87,23 +87,9 @@ def skeleton(text: str) -> str:
     """``text`` lower-cased with each look-alike character (TR39) replaced by the ASCII
     letter or digit it imitates, and accents dropped: ``QUІLL`` (Cyrillic І) reads
     ``quill``."""
-    bare = unicodedata.normalize("NFKD", text).translate(_BARE)
-    return bare.lower().translate(_skeleton_table())
-
-
-class _Bare(dict[int, str | None]):
-    """For ``str.translate``: each combining mark dropped, then each capital read as
-    :func:`_capitals_table` says, any other character kept; each character worked out on
-    first sight (a Python loop over a reply's characters, and a pass for each step, cost
-    many times one C pass)."""
-
-    def __missing__(self, code: int) -> str | None:
-        kept = None if unicodedata.combining(chr(code)) else _capitals_table().get(code, chr(code))
-        self[code] = kept
-        return kept
-
-
-_BARE: Final = _Bare()
+    decomposed = unicodedata.normalize("NFKD", text)
+    bare = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return bare.translate(_capitals_table()).lower().translate(_skeleton_table())
 
 
 @cache
