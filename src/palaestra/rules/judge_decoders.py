@@ -184,6 +184,8 @@ def _pieces(
 ) -> list[str]:
     """What one token is decoded as: from every offset within one block, and again without
     its dashes, or without a short last word."""
+    if len(group) < 2 * block:
+        return []  # what is dropped only makes it shorter
     if signed is not None and not signed(group):
         return []  # a long word of prose, not an encoded token
     chars = _dropped(group, drop)
