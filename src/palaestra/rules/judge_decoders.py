@@ -386,9 +386,9 @@ def _groups_few(pieces: list[str], digits: bytes, base: int, block: int, size: i
         if 255 in values:
             continue
         short = len(values) % block
-        table = np.full(-(-len(values) // block) * block, base - 1 if base == 85 else 0, np.uint8)
-        table[: len(values)] = values
-        table = table.reshape(-1, block)
+        padded = np.full(-(-len(values) // block) * block, base - 1 if base == 85 else 0, np.uint8)
+        padded[: len(values)] = values
+        table = padded.reshape(-1, block)
         total = table[:, 0].astype(np.uint64)
         for column in range(1, block):
             total *= base
