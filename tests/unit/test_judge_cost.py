@@ -387,3 +387,21 @@ def test_a_tokens_separators_are_dropped_in_bytes_as_the_pattern_drops_them(grou
         judge_decoders._SPACE,
     ):
         assert judge_decoders._dropped(group, drop) == drop.sub("", group)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    text=st.text("abcXYZ 019.,", max_size=300),
+    others=st.lists(
+        st.tuples(
+            st.integers(0, 300), st.sampled_from("\u0130\u212a\u00df\ufb01\u0661\u00e9\u0301\uff21")
+        ),
+        max_size=4,
+    ),
+)
+def test_a_view_with_few_characters_outside_ascii_folds_as_one_with_many(
+    text: str, others: list[tuple[int, str]]
+) -> None:
+    for at, char in others:
+        text = text[:at] + char + text[at:]
+    assert judge_match.fold_view(text) == text.translate(judge_match._FOLD_TABLE)
