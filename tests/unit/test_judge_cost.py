@@ -394,7 +394,8 @@ def test_a_tokens_separators_are_dropped_in_bytes_as_the_pattern_drops_them(grou
     text=st.text("abcXYZ 019.,", max_size=300),
     others=st.lists(
         st.tuples(
-            st.integers(0, 300), st.sampled_from("\u0130\u212a\u00df\ufb01\u0661\u00e9\u0301\uff21")
+            st.integers(0, 300),
+            st.sampled_from("\u0130\u212a\u00df\ufb01\u0661\u00e9\u0301\uff21\ud800"),
         ),
         max_size=4,
     ),

@@ -80,8 +80,8 @@ _FOLD_TABLE: Final = _FoldTable({code: chr(code).lower() for code in range(128)}
 
 
 _OUTSIDE_ASCII: Final = re.compile("[^\x00-\x7f]+")
-#: A text with fewer characters outside ASCII than one in this many (counted by the bytes
-#: UTF-8 adds) has only those runs translated: a translation looks up every character.
+#: A text with fewer characters outside ASCII than one in this many has only those runs
+#: translated: a translation looks up every character.
 _FEW_OUTSIDE: Final = 64
 
 
@@ -89,7 +89,7 @@ def fold_view(text: str) -> str:
     """``text`` case-folded, with each character outside ASCII folded as the rules say."""
     if text.isascii():
         return text.lower()
-    if (len(text.encode()) - len(text)) * _FEW_OUTSIDE < len(text):
+    if (len(text) - len(text.encode("ascii", "ignore"))) * _FEW_OUTSIDE < len(text):
         # Folded, a character outside ASCII is ASCII, which lower() leaves as it is.
         return _OUTSIDE_ASCII.sub(_folded_run, text).lower()
     return text.translate(_FOLD_TABLE)
