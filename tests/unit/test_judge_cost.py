@@ -15,7 +15,7 @@ from bench._judge_shapes import shapes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palaestra.rules import judge_match
+from palaestra.rules import judge_decoders, judge_match, judge_views
 from palaestra.rules.judge import (
     BUDGET_PER_CHAR,
     Rule,
@@ -27,9 +27,17 @@ from palaestra.rules.judge_decoders import (
     _A85_DIGITS,
     _RFC1924_DIGITS,
     _a85,
+    _b32,
+    _b32_many,
+    _b64,
+    _b64_many,
     _base85,
+    _each,
+    _hex,
+    _hex_many,
     _rfc1924,
     html_entities,
+    printable_runs,
 )
 from palaestra.rules.judge_match import needles, scan
 from palaestra.rules.task_bank import AnswerKind, UserTask
@@ -203,6 +211,60 @@ def test_the_base85_decodings_read_as_the_standard_library_does(
         assert _outcome(lambda c: _base85(c, _RFC1924_DIGITS), chars) == expected
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.lists(st.tuples(st.binary(max_size=80), st.integers(0, 4)), max_size=12),
+    noise=st.lists(st.text(_A85, min_size=2, max_size=60), max_size=6),
+)
+def test_the_base85_decodings_of_many_pieces_at_once_read_as_one_at_a_time(
+    data: list[tuple[bytes, int]], noise: list[str]
+) -> None:
+    """All of a view's pieces decoded at once (numpy) show the same runs as each piece
+    decoded alone, a refused piece (an overflow) showing none."""
+    a85 = [base64.a85encode(raw).decode()[cut:] for raw, cut in data]
+    a85 = [piece for piece in a85 + noise if len(piece) >= 2]
+    expected = printable_runs(_each(_a85)(a85))
+    for decode in (judge_decoders._groups_many, judge_decoders._groups_few):
+        assert printable_runs(decode(a85, _A85_DIGITS, 85, 5, 4)) == expected
+    table = str.maketrans(_A85[:85], _RFC1924)
+    rfc = [base64.b85encode(raw).decode()[cut:] for raw, cut in data]
+    rfc = [piece for piece in rfc + [n.translate(table) for n in noise] if len(piece) >= 2]
+    expected = printable_runs(_each(_rfc1924)(rfc))
+    for decode in (judge_decoders._groups_many, judge_decoders._groups_few):
+        assert printable_runs(decode(rfc, _RFC1924_DIGITS, 85, 5, 4)) == expected
+
+
+_B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.lists(st.tuples(st.binary(max_size=60), st.integers(0, 7)), max_size=10),
+    noise=st.lists(st.text(_B64, min_size=2, max_size=50), max_size=6),
+)
+def test_base64_base32_and_hex_of_many_pieces_at_once_read_as_one_at_a_time(
+    data: list[tuple[bytes, int]], noise: list[str]
+) -> None:
+    b64 = [base64.b64encode(raw).decode().rstrip("=")[cut:] for raw, cut in data]
+    b64 += [base64.urlsafe_b64encode(raw).decode().rstrip("=")[cut:] for raw, cut in data]
+    b64 = [piece for piece in b64 + noise if len(piece) >= 2]
+    assert printable_runs(_b64_many(b64)) == printable_runs(_each(_b64)(b64))
+    b32 = [base64.b32encode(raw).decode().rstrip("=")[cut:] for raw, cut in data]
+    b32 = [p for p in b32 + [p.lower() for p in b32] if len(p) >= 2]
+    assert printable_runs(_b32_many(b32)) == printable_runs(_each(_b32)(b32))
+    hexes = [raw.hex()[cut:] for raw, cut in data] + [raw.hex().upper() for raw, _ in data]
+    hexes = [piece for piece in hexes if len(piece) >= 2]
+    assert printable_runs(_hex_many(hexes)) == printable_runs(_each(_hex)(hexes))
+
+
+def test_a_piece_with_a_group_past_two_to_the_32_shows_nothing_when_decoded_with_others() -> None:
+    plain = base64.a85encode(b"HELLO WORLD").decode()
+    refused = "uuuuu" + plain  # the encoding refuses the first group, so the whole piece
+    for decode in (judge_decoders._groups_many, judge_decoders._groups_few):
+        assert printable_runs(decode([refused, plain], _A85_DIGITS, 85, 5, 4)) == "HELLO WORLD"
+        assert printable_runs(decode([refused], _A85_DIGITS, 85, 5, 4)) is None
+
+
 _WORDS = ["quill", "4821", "zebra", "a4821", "quills", "x" * 50, "y " * 40, "z" * 130]
 
 
@@ -297,3 +359,50 @@ def test_a_views_tokens_and_their_runs_are_the_same_cut_either_way(words: list[s
     whole = set(raw.split())
     runs = {run for token in whole for run in re.findall(rb"[a-z]+|[0-9]+", token)}
     assert judge_match._tokens(raw) == whole | runs
+
+
+_WORDY = 'ab1-.!?"( )\n\t\u00e9\u0301\u0430\u2003\u3000\x1c\x85\u03a3\u0392\u0130\ufb01\u0406'
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(_WORDY, max_size=40))
+def test_the_first_letters_of_words_are_those_of_the_words_split_cuts(text: str) -> None:
+    """One pattern finds each word's first character after its marks, where a Python loop
+    over ``str.split``'s words was slow; the same ones, empty ones (marks only) counted."""
+    firsts = [word.lstrip(judge_views._MARKS)[:1] for word in text.split()]
+    expected = "".join(firsts) if len(firsts) >= judge_views.MIN_ACROSTIC else None
+    assert judge_views.acrostic_words(text) == expected
+
+
+_TOKENISH = "aZ09+/_-xX~<> \t\n\x0b\x1c\\\u00ad\u200b\u3000\x85\u00e9"
+
+
+@settings(max_examples=400, deadline=None)
+@given(group=st.text(_TOKENISH, max_size=30))
+def test_a_tokens_separators_are_dropped_in_bytes_as_the_pattern_drops_them(group: str) -> None:
+    for drop in (
+        judge_decoders._NOT_B64,
+        judge_decoders._NOT_B32,
+        judge_decoders._HEX_SKIP,
+        judge_decoders._SPACE,
+    ):
+        assert judge_decoders._dropped(group, drop) == drop.sub("", group)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    text=st.text("abcXYZ 019.,", max_size=300),
+    others=st.lists(
+        st.tuples(
+            st.integers(0, 300),
+            st.sampled_from("\u0130\u212a\u00df\ufb01\u0661\u00e9\u0301\uff21\ud800"),
+        ),
+        max_size=4,
+    ),
+)
+def test_a_view_with_few_characters_outside_ascii_folds_as_one_with_many(
+    text: str, others: list[tuple[int, str]]
+) -> None:
+    for at, char in others:
+        text = text[:at] + char + text[at:]
+    assert judge_match.fold_view(text) == text.translate(judge_match._FOLD_TABLE)

@@ -221,14 +221,22 @@ def _fits(text: str) -> tuple[tuple[str, int], ...]:
     """Each token of ``text`` with the mask of the ciphers it fits under; found once for
     both views."""
     found = []
+    known: dict[str, int] = {}  # a token said again fits the same ciphers
     for token in _tokens(text):
-        fits = 0
-        for encoding, shape, masks in _prepared():
-            if len(token) >= 2 * encoding.block:
-                fits |= _fitting(token, encoding, shape, masks)
+        fits = known.get(token)
+        if fits is None:
+            fits = known[token] = _token_fits(token)
         if fits:
             found.append((token, fits))
     return tuple(found)
+
+
+def _token_fits(token: str) -> int:
+    fits = 0
+    for encoding, shape, masks in _prepared():
+        if len(token) >= 2 * encoding.block:
+            fits |= _fitting(token, encoding, shape, masks)
+    return fits
 
 
 def _view(ciphers: int) -> Callable[[str], str | None]:

@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Final
 
+import numpy as np
+
 __all__ = [
     "ascii85",
     "base32",
@@ -158,62 +160,110 @@ def _decoded_tokens(
     token: re.Pattern[str],
     drop: re.Pattern[str],
     block: int,
-    decode: Callable[[str], bytes],
+    decode: Callable[[list[str]], bytes],
     signed: Callable[[str], bool] | None = None,
 ) -> str | None:
-    runs: list[str] = []
+    """The printable runs of each token decoded from every offset within one block: every
+    decoding is gathered first and decoded at once (``decode``), then searched for runs in
+    one pass (a call per token and offset cost more than the decoding itself)."""
+    pieces: list[str] = []
+    # A token said again is cut into the same pieces: each distinct one is cut once (a
+    # reply of one short token repeated holds tens of thousands).
+    cut: dict[str, list[str]] = {}
     for found in token.finditer(text):
-        if signed is not None and not signed(found.group()):
-            continue  # a long word of prose, not an encoded token
-        chars = drop.sub("", found.group())
-        if len(chars) < 2 * block:
-            continue
-        runs += _decodings(chars, block, decode)
-        if "-" in chars or "_" in chars:  # URL-safe characters, or dashes between groups
-            runs += _decodings(chars.replace("-", "").replace("_", ""), block, decode)
-        tail = _SHORT_TAIL.search(found.group(), max(0, len(found.group()) - 2 * block))
-        if tail is not None and len(tail.group().strip()) < block:
-            # A short word after the token ("... ANRX gb") is rejoined to it, and its bits
-            # would add a character to the end of what the token says: read it without.
-            runs += _decodings(drop.sub("", found.group()[: tail.start()]), block, decode)
-    return "\n".join(runs) if runs else None
+        group = found.group()
+        known = cut.get(group)
+        if known is None:
+            known = cut[group] = _pieces(group, drop, block, signed)
+        pieces += known
+    return printable_runs(decode(pieces)) if pieces else None
+
+
+def _pieces(
+    group: str, drop: re.Pattern[str], block: int, signed: Callable[[str], bool] | None
+) -> list[str]:
+    """What one token is decoded as: from every offset within one block, and again without
+    its dashes, or without a short last word."""
+    if len(group) < 2 * block:
+        return []  # what is dropped only makes it shorter
+    if signed is not None and not signed(group):
+        return []  # a long word of prose, not an encoded token
+    chars = _dropped(group, drop)
+    if len(chars) < 2 * block:
+        return []
+    pieces = _offsets(chars, block)
+    if "-" in chars or "_" in chars:  # URL-safe characters, or dashes between groups
+        pieces += _offsets(chars.replace("-", "").replace("_", ""), block)
+    tail = _SHORT_TAIL.search(group, max(0, len(group) - 2 * block))
+    if tail is not None and len(tail.group().strip()) < block:
+        # A short word after the token ("... ANRX gb") is rejoined to it, and its bits
+        # would add a character to the end of what the token says: read it without.
+        pieces += _offsets(_dropped(group[: tail.start()], drop), block)
+    return pieces
 
 
 _SHORT_TAIL: Final = re.compile(r"\s\S{1,7}\s*\Z")
 
 
-def _decodings(chars: str, block: int, decode: Callable[[str], bytes]) -> list[str]:
-    """The printable runs of ``chars`` decoded from every offset within one block."""
-    runs: list[str] = []
-    for offset in range(min(block, max(len(chars) - 1, 0))):
-        try:
-            run = printable_runs(decode(chars[offset:]))
-        except (binascii.Error, ValueError):
-            continue
-        if run is not None:
-            runs.append(run)
-    return runs
+def _dropped(group: str, drop: re.Pattern[str]) -> str:
+    """``drop.sub("", group)``; where ``drop`` is a set of characters (and for hex, when
+    the token has no ``x``; for base 85, when it is ASCII with no ``~``), one bytes
+    translation instead: a pattern tried at each character of a long token cost more."""
+    if drop is _HEX_SKIP and ("x" in group or "X" in group):
+        return drop.sub("", group)
+    if drop is _SPACE:
+        if not group.isascii():
+            return drop.sub("", group)
+        # "<~" at the start and "~>" at the end, as the pattern finds them.
+        start = 2 if group.startswith("<~") else 0
+        end = len(group) - 2 if group.endswith("~>") and len(group) - 2 >= start else None
+        group = group[start:end]
+    deleted = _DELETED.get(drop)
+    if deleted is None:
+        return drop.sub("", group)
+    return group.encode().translate(None, deleted).decode("ascii")
+
+
+def _offsets(chars: str, block: int) -> list[str]:
+    """``chars`` from every offset within one block (a last character alone is no byte)."""
+    return [chars[offset:] for offset in range(min(block, max(len(chars) - 1, 0)))]
+
+
+def _each(decode: Callable[[str], bytes]) -> Callable[[list[str]], bytes]:
+    """A decoder of one piece made a decoder of many: the pieces' bytes, one zero byte
+    (never in a printable run) between two; a piece the decoder refuses gives none."""
+
+    def decoded(pieces: list[str]) -> bytes:
+        out: list[bytes] = []
+        for piece in pieces:
+            try:
+                out.append(decode(piece))
+            except (binascii.Error, ValueError):
+                continue
+        return b"\x00".join(out)
+
+    return decoded
 
 
 def base64_text(text: str) -> str | None:
     """Base 64, standard and URL-safe alphabets, padding optional."""
     if not _signed(text, _SIGNS["base64"]):
         return None
-    return _decoded_tokens(text, _B64_TOKEN, _NOT_B64, 4, _b64)
+    return _decoded_tokens(text, _B64_TOKEN, _NOT_B64, 4, _b64_many)
 
 
 def base32(text: str) -> str | None:
     """Base 32 (RFC 4648), either case, padding optional."""
     if not _signed(text, _SIGNS["base32"]):
         return None
-    return _decoded_tokens(text, _B32_TOKEN, _NOT_B32, 8, _b32)
+    return _decoded_tokens(text, _B32_TOKEN, _NOT_B32, 8, _b32_many)
 
 
 def hex_text(text: str) -> str | None:
     """Hexadecimal bytes, with or without ``0x``/``\\x`` prefixes and separators."""
     if not _signed(text, _SIGNS["hex"]):
         return None
-    return _decoded_tokens(text, _HEX_TOKEN, _HEX_SKIP, 2, _hex)
+    return _decoded_tokens(text, _HEX_TOKEN, _HEX_SKIP, 2, _hex_many)
 
 
 _A85_DIGITS: Final = bytes(b - 33 if 33 <= b <= 117 else 255 for b in range(256))
@@ -273,21 +323,173 @@ def _rfc1924(chars: str) -> bytes:
     return _base85(chars, _RFC1924_DIGITS)
 
 
+def _groups_many(pieces: list[str], digits: bytes, base: int, block: int, size: int) -> bytes:
+    """Each piece decoded as a string of digits in ``base`` (``digits`` gives each
+    character's value), ``block`` of them for ``size`` bytes, as the one-piece decoders
+    read it; all at once with numpy: the pieces' bytes, zero bytes (never in a printable
+    run) after each. Base 85 refuses a piece with a group past 2**32, and reads no byte
+    from a last character alone; a refused piece (or one with a character not a digit)
+    gives zeros.
+
+    The pieces' digits are laid out in blocks, each piece from a block of its own and
+    followed by a block of zeros; a short last block is padded (base 85 with its highest
+    digit, as the standard library does; other bases with zero bits), and the bytes that
+    padding makes are zeroed."""
+    count = len(pieces)
+    lengths = np.fromiter(map(len, pieces), dtype=np.int32, count=count)
+    groups = (lengths + (block - 1)) // block
+    first_group = np.cumsum(groups + 1, dtype=np.int32) - (groups + 1)
+    source = np.frombuffer(
+        "".join(pieces).encode("ascii", "replace").translate(digits), dtype=np.uint8
+    )
+    # Each character's place: its own, moved by how far its piece's first block is.
+    shift = np.repeat(block * first_group - (np.cumsum(lengths, dtype=np.int32) - lengths), lengths)
+    shift += np.arange(len(source), dtype=np.int32)
+    values = np.full((int(groups.sum()) + count) * block, base - 1 if base == 85 else 0, np.uint8)
+    values[shift] = source
+    table = values.reshape(-1, block)
+    table[first_group + groups] = 0
+    last = first_group + groups - 1
+    if base == 85:
+        # A last character alone is no byte, and its padding must not refuse the piece.
+        table[last[lengths % block == 1], 0] = 0
+    total = table[:, 0].astype(np.uint64)
+    for column in range(1, block):
+        total *= base
+        total += table[:, column]
+    refused = np.zeros(count, dtype=bool)
+    if 255 in source:
+        refused[np.searchsorted(np.cumsum(lengths), np.flatnonzero(source == 255), "right")] = True
+    if base == 85:
+        over = np.flatnonzero(total > 0xFFFFFFFF)
+        refused[np.searchsorted(first_group, over, "right") - 1] = True
+    out = np.ascontiguousarray(total.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - size :])
+    if refused.any():
+        out[np.repeat(refused, groups + 1)] = 0
+    bits = base.bit_length() - 1
+    for short in range(1, block):
+        whole = short - 1 if base == 85 else short * bits // 8
+        out[last[lengths % block == short], whole:] = 0
+    return out.tobytes()
+
+
+def _groups_few(pieces: list[str], digits: bytes, base: int, block: int, size: int) -> bytes:
+    """:func:`_groups_many` for a few long pieces, one at a time: laying the pieces out
+    together costs more than a few calls when they are the same long token from each
+    offset."""
+    bits = base.bit_length() - 1
+    out: list[bytes] = []
+    for piece in pieces:
+        values = np.frombuffer(piece.encode("ascii", "replace").translate(digits), np.uint8)
+        if base == 85 and len(values) % block == 1:
+            values = values[:-1]  # a last character alone is no byte
+        if 255 in values:
+            continue
+        short = len(values) % block
+        padded = np.full(-(-len(values) // block) * block, base - 1 if base == 85 else 0, np.uint8)
+        padded[: len(values)] = values
+        table = padded.reshape(-1, block)
+        total = table[:, 0].astype(np.uint64)
+        for column in range(1, block):
+            total *= base
+            total += table[:, column]
+        if base == 85 and (total > 0xFFFFFFFF).any():
+            continue
+        raw = total.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - size :].tobytes()
+        if short:
+            whole = short - 1 if base == 85 else short * bits // 8
+            raw = raw[: len(raw) - size + whole]
+        out.append(raw)
+    return b"\x00".join(out)
+
+
+def _digit_table(alphabet: bytes, *, either_case: bool = False, also: bytes = b"") -> bytes:
+    """Each byte's value as a digit of ``alphabet`` (and of ``also``, read as its last
+    digits), 255 for a byte that is none."""
+    table = bytearray(b"\xff" * 256)
+    for value, char in enumerate(alphabet):
+        table[char] = value
+        if either_case:
+            table[ord(chr(char).lower())] = value
+    for value, char in enumerate(also, len(alphabet) - len(also)):
+        table[char] = value
+    return bytes(table)
+
+
+#: Base 64's digits, the URL-safe ``-`` and ``_`` read as ``+`` and ``/``.
+_B64_DIGITS: Final = _digit_table(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", also=b"-_"
+)
+
+
+#: Up to this many pieces, each is decoded apart (in C, for base 64 and hex): numpy's
+#: passes over the digits cost more than a few calls.
+_FEW_PIECES: Final = 64
+
+
+def _b64_many(pieces: list[str]) -> bytes:
+    if len(pieces) <= _FEW_PIECES:
+        return _each(_b64)(pieces)
+    return _groups_many(pieces, _B64_DIGITS, 64, 4, 3)
+
+
+def _b32_many(pieces: list[str]) -> bytes:
+    if len(pieces) <= _FEW_PIECES:
+        return _each(_b32)(pieces)
+    return _groups_many(pieces, _B32_TABLE, 32, 8, 5)
+
+
+def _hex_many(pieces: list[str]) -> bytes:
+    if len(pieces) <= _FEW_PIECES:
+        return _each(_hex)(pieces)
+    return _groups_many(pieces, _HEX_TABLE, 16, 2, 1)
+
+
+_B32_TABLE: Final = _digit_table(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", either_case=True)
+_HEX_TABLE: Final = _digit_table(b"0123456789ABCDEF", either_case=True)
+
+
+def _a85_many(pieces: list[str]) -> bytes:
+    decode = _groups_few if len(pieces) <= _FEW_PIECES else _groups_many
+    return decode(pieces, _A85_DIGITS, 85, 5, 4)
+
+
+def _rfc1924_many(pieces: list[str]) -> bytes:
+    decode = _groups_few if len(pieces) <= _FEW_PIECES else _groups_many
+    return decode(pieces, _RFC1924_DIGITS, 85, 5, 4)
+
+
 _SPACE: Final = re.compile(r"\A<~|~>\Z|\s")
+
+
+def _deleted_bytes(drop: str) -> bytes:
+    """The bytes of UTF-8 that ``drop`` (a class of characters) deletes: those of every
+    character outside ASCII, and the ASCII characters it matches."""
+    pattern = re.compile(drop)
+    return bytes(b for b in range(256) if b >= 128 or pattern.fullmatch(chr(b)))
+
+
+#: Each drop pattern's deletion in bytes, as :func:`_dropped` uses it.
+_DELETED: Final = {
+    _NOT_B64: _deleted_bytes(_NOT_B64.pattern),
+    _NOT_B32: _deleted_bytes(_NOT_B32.pattern),
+    _HEX_SKIP: _deleted_bytes(r"[^0-9A-Fa-f]"),
+    _SPACE: _deleted_bytes(r"\s"),
+}
 
 
 def ascii85(text: str) -> str | None:
     """Ascii85 (Adobe's, ``<~ ~>`` optional)."""
     if not _base85_signed(text):
         return None
-    return _decoded_tokens(text, _B85_TOKEN, _SPACE, 5, _a85, _base85_token)
+    return _decoded_tokens(text, _B85_TOKEN, _SPACE, 5, _a85_many, _base85_token)
 
 
 def base85(text: str) -> str | None:
     """Base 85 in RFC 1924's alphabet (Python's and git's ``b85``)."""
     if not _base85_signed(text):
         return None
-    return _decoded_tokens(text, _RFC1924_TOKEN, _SPACE, 5, _rfc1924, _base85_token)
+    return _decoded_tokens(text, _RFC1924_TOKEN, _SPACE, 5, _rfc1924_many, _base85_token)
 
 
 _PERCENT: Final = re.compile(r"%[0-9A-Fa-f]{2}")

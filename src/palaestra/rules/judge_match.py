@@ -79,11 +79,24 @@ class _FoldTable(dict[int, str]):
 _FOLD_TABLE: Final = _FoldTable({code: chr(code).lower() for code in range(128)})
 
 
+_OUTSIDE_ASCII: Final = re.compile("[^\x00-\x7f]+")
+#: A text with fewer characters outside ASCII than one in this many has only those runs
+#: translated: a translation looks up every character.
+_FEW_OUTSIDE: Final = 64
+
+
 def fold_view(text: str) -> str:
     """``text`` case-folded, with each character outside ASCII folded as the rules say."""
     if text.isascii():
         return text.lower()
+    if (len(text) - len(text.encode("ascii", "ignore"))) * _FEW_OUTSIDE < len(text):
+        # Folded, a character outside ASCII is ASCII, which lower() leaves as it is.
+        return _OUTSIDE_ASCII.sub(_folded_run, text).lower()
     return text.translate(_FOLD_TABLE)
+
+
+def _folded_run(run: re.Match[str]) -> str:
+    return run.group().translate(_FOLD_TABLE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,13 +276,30 @@ def _tokens(raw: bytes) -> set[bytes]:
     return tokens
 
 
+_DIGITS_RUN: Final = re.compile(rb"[0-9]{2,}")
+
+
+@lru_cache(maxsize=1024)
+def _digit_run(joined: bytes) -> bytes:
+    """The longest run of two or more digits in ``joined`` (the first of the longest), or
+    nothing."""
+    return max(_DIGITS_RUN.findall(joined), key=len, default=b"")
+
+
 def scan(folded: str, found_needles: tuple[Needle, ...]) -> Iterator[Seen]:
     """Each needle found in the folded view ``folded``, by the first rule that finds it."""
     raw = folded.encode()  # ASCII: fold_view keeps nothing else
     joined = raw.translate(None, _SEPARATOR_BYTES)
     tokens: set[bytes] | None = None
+    # A needle holds its longest run of digits, which no letter cipher changes: most of a
+    # code's 55 readings share one, and one search for it rules them all out.
+    digits_in: dict[bytes, bool] = {b"": True}
     for needle in found_needles:
-        if needle.byte_joined in joined:
+        digits = _digit_run(needle.byte_joined)
+        present = digits_in.get(digits)
+        if present is None:
+            present = digits_in[digits] = digits in joined
+        if present and needle.byte_joined in joined:
             yield Seen(needle, Rule.WHOLE, 0, len(folded), needle.parts)
         elif needle.by_parts:
             if tokens is None:

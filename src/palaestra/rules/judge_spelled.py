@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Final
@@ -47,10 +48,12 @@ def _number_run(words: frozenset[str]) -> re.Pattern[str]:
 _NOT_LETTER: Final = bytes(b if chr(b).isalpha() and b < 128 else 32 for b in range(256))
 
 
-def _present(text: str, vocabulary: frozenset[bytes]) -> list[str]:
-    """The words of ``vocabulary`` in ``text`` (lower-cased), each time it appears."""
+def _present(text: str, vocabulary: frozenset[bytes]) -> dict[str, int]:
+    """The words of ``vocabulary`` in ``text`` (lower-cased), with how often each appears:
+    counted in C (a Python loop over every word of a long reply was slow)."""
     words = text.lower().encode("ascii", "replace").translate(_NOT_LETTER).split()
-    return [word.decode() for word in words if word in vocabulary]
+    counts = Counter(filter(vocabulary.__contains__, words))
+    return {word.decode(): count for word, count in counts.items()}
 
 
 def _glued(run: re.Match[str]) -> bool:
@@ -122,14 +125,18 @@ _NATO_WORDS: Final = frozenset(w.encode() for w in _SPELLED if "-" not in w) | {
 _SPELLED_TOKEN: Final = re.compile(r"x-ray|[a-z]+", re.IGNORECASE)
 
 
-@lru_cache(maxsize=512)
-def _nato_run(words: frozenset[str]) -> re.Pattern[str]:
-    word = _alternation(words | ({"x-ray"} if "x" in words else set()))
-    return re.compile(rf"(?:{word})(?:[\s,.;:/|\-]+(?:{word}))*(?![a-z])")
-
-
 #: A run of NATO words must spell at least this many letters to be read.
 _MIN_NATO_LETTERS: Final = 3
+
+
+@lru_cache(maxsize=512)
+def _nato_run(words: frozenset[str]) -> re.Pattern[str]:
+    """Runs of at least :data:`_MIN_NATO_LETTERS` words: a shorter one spells too few
+    letters to be read, and matching each (``x`` in ``\\x41``, thousands of times) cost a
+    call of Python apiece."""
+    word = _alternation(words | ({"x-ray"} if "x" in words else set()))
+    more = _MIN_NATO_LETTERS - 1
+    return re.compile(rf"(?:{word})(?:[\s,.;:/|\-]+(?:{word})){{{more},}}(?![a-z])")
 
 
 def _spelled(run: re.Match[str]) -> str:
@@ -148,7 +155,8 @@ def nato(text: str) -> str | None:
     """Runs of NATO/ICAO spelling-alphabet words (and its digit words) as letters and digits;
     a letter run and a digit run stay apart, as the parts of a code do."""
     present = _present(text, _NATO_WORDS)
-    if sum(word in _NATO_LETTERS or word == "x" for word in present) < _MIN_NATO_LETTERS:
+    letters = sum(n for word, n in present.items() if word in _NATO_LETTERS or word == "x")
+    if letters < _MIN_NATO_LETTERS:
         return None
     lower = text.lower()
     written = _nato_run(frozenset(present)).sub(_spelled, lower)
