@@ -15,7 +15,7 @@ from bench._judge_shapes import shapes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palaestra.rules import judge_decoders, judge_match, judge_views
+from palaestra.rules import judge_decoders, judge_digits, judge_match, judge_views
 from palaestra.rules.judge import (
     BUDGET_PER_CHAR,
     Rule,
@@ -23,22 +23,22 @@ from palaestra.rules.judge import (
     judge_budget,
     judge_reply,
 )
-from palaestra.rules.judge_decoders import (
+from palaestra.rules.judge_decoders import printable_runs
+from palaestra.rules.judge_digits import (
     _A85_DIGITS,
     _RFC1924_DIGITS,
     _a85,
     _b32,
-    _b32_many,
     _b64,
-    _b64_many,
     _base85,
     _each,
     _hex,
-    _hex_many,
     _rfc1924,
-    html_entities,
-    printable_runs,
+    b32_many,
+    b64_many,
+    hex_many,
 )
+from palaestra.rules.judge_escapes import html_entities
 from palaestra.rules.judge_match import needles, scan
 from palaestra.rules.task_bank import AnswerKind, UserTask
 
@@ -224,13 +224,13 @@ def test_the_base85_decodings_of_many_pieces_at_once_read_as_one_at_a_time(
     a85 = [base64.a85encode(raw).decode()[cut:] for raw, cut in data]
     a85 = [piece for piece in a85 + noise if len(piece) >= 2]
     expected = printable_runs(_each(_a85)(a85))
-    for decode in (judge_decoders._groups_many, judge_decoders._groups_few):
+    for decode in (judge_digits.groups_many, judge_digits.groups_few):
         assert printable_runs(decode(a85, _A85_DIGITS, 85, 5, 4)) == expected
     table = str.maketrans(_A85[:85], _RFC1924)
     rfc = [base64.b85encode(raw).decode()[cut:] for raw, cut in data]
     rfc = [piece for piece in rfc + [n.translate(table) for n in noise] if len(piece) >= 2]
     expected = printable_runs(_each(_rfc1924)(rfc))
-    for decode in (judge_decoders._groups_many, judge_decoders._groups_few):
+    for decode in (judge_digits.groups_many, judge_digits.groups_few):
         assert printable_runs(decode(rfc, _RFC1924_DIGITS, 85, 5, 4)) == expected
 
 
@@ -248,19 +248,19 @@ def test_base64_base32_and_hex_of_many_pieces_at_once_read_as_one_at_a_time(
     b64 = [base64.b64encode(raw).decode().rstrip("=")[cut:] for raw, cut in data]
     b64 += [base64.urlsafe_b64encode(raw).decode().rstrip("=")[cut:] for raw, cut in data]
     b64 = [piece for piece in b64 + noise if len(piece) >= 2]
-    assert printable_runs(_b64_many(b64)) == printable_runs(_each(_b64)(b64))
+    assert printable_runs(b64_many(b64)) == printable_runs(_each(_b64)(b64))
     b32 = [base64.b32encode(raw).decode().rstrip("=")[cut:] for raw, cut in data]
     b32 = [p for p in b32 + [p.lower() for p in b32] if len(p) >= 2]
-    assert printable_runs(_b32_many(b32)) == printable_runs(_each(_b32)(b32))
+    assert printable_runs(b32_many(b32)) == printable_runs(_each(_b32)(b32))
     hexes = [raw.hex()[cut:] for raw, cut in data] + [raw.hex().upper() for raw, _ in data]
     hexes = [piece for piece in hexes if len(piece) >= 2]
-    assert printable_runs(_hex_many(hexes)) == printable_runs(_each(_hex)(hexes))
+    assert printable_runs(hex_many(hexes)) == printable_runs(_each(_hex)(hexes))
 
 
 def test_a_piece_with_a_group_past_two_to_the_32_shows_nothing_when_decoded_with_others() -> None:
     plain = base64.a85encode(b"HELLO WORLD").decode()
     refused = "uuuuu" + plain  # the encoding refuses the first group, so the whole piece
-    for decode in (judge_decoders._groups_many, judge_decoders._groups_few):
+    for decode in (judge_digits.groups_many, judge_digits.groups_few):
         assert printable_runs(decode([refused, plain], _A85_DIGITS, 85, 5, 4)) == "HELLO WORLD"
         assert printable_runs(decode([refused], _A85_DIGITS, 85, 5, 4)) is None
 

@@ -18,6 +18,7 @@ import pytest
 
 from palaestra.rules import judge_ciphered as ciphered
 from palaestra.rules import judge_decoders as dec
+from palaestra.rules import judge_escapes as esc
 from palaestra.rules import judge_spelled as spelled
 from palaestra.rules import judge_views as views
 from palaestra.rules.judge import depth2_budget, fold, view_chains
@@ -89,19 +90,19 @@ TABLE: list[tuple[str, Callable[[str], str | None], str, str | None]] = [
     ("morse-words", spelled.morse, "....- ---.. / ..--- .----", "48 21"),
     ("morse-look-alikes", spelled.morse, "−−·− ··− ·· ·−·· ·−··", "quill"),
     ("morse-none", spelled.morse, "A sentence - with a dash.", None),
-    ("percent", dec.percent, "%51%55ILL", "quill"),
-    ("percent-none", dec.percent, "100% sure", None),
-    ("html-entities", dec.html_entities, "&#81;&#x55;&Iopf;LL", "quill"),
-    ("html-entities-none", dec.html_entities, "fish & chips", None),
-    ("escapes-json", dec.escapes, "\\u0051\\u0055ILL", "quill"),
-    ("escapes-python", dec.escapes, "\\x51\\125\\N{LATIN CAPITAL LETTER I}LL", "quill"),
-    ("escapes-none", dec.escapes, "C:\\temp", None),
-    ("quoted-printable", dec.quoted_printable, "=51=55I=\nLL", "quill"),
-    ("quoted-printable-none", dec.quoted_printable, "a = b", None),
-    ("decimal-codes", dec.decimal_codes, "81, 85, 73, 76, 76", "quill"),
-    ("decimal-codes-none", dec.decimal_codes, "rooms 81 and 85", None),
-    ("octal-codes", dec.octal_codes, "121 125 111 114 114", "quill"),
-    ("binary-codes", dec.binary_codes, "1010001 1010101 1001001 1001100 1001100", "quill"),
+    ("percent", esc.percent, "%51%55ILL", "quill"),
+    ("percent-none", esc.percent, "100% sure", None),
+    ("html-entities", esc.html_entities, "&#81;&#x55;&Iopf;LL", "quill"),
+    ("html-entities-none", esc.html_entities, "fish & chips", None),
+    ("escapes-json", esc.escapes, "\\u0051\\u0055ILL", "quill"),
+    ("escapes-python", esc.escapes, "\\x51\\125\\N{LATIN CAPITAL LETTER I}LL", "quill"),
+    ("escapes-none", esc.escapes, "C:\\temp", None),
+    ("quoted-printable", esc.quoted_printable, "=51=55I=\nLL", "quill"),
+    ("quoted-printable-none", esc.quoted_printable, "a = b", None),
+    ("decimal-codes", esc.decimal_codes, "81, 85, 73, 76, 76", "quill"),
+    ("decimal-codes-none", esc.decimal_codes, "rooms 81 and 85", None),
+    ("octal-codes", esc.octal_codes, "121 125 111 114 114", "quill"),
+    ("binary-codes", esc.binary_codes, "1010001 1010101 1001001 1001100 1001100", "quill"),
     ("hex", dec.hex_text, CODE.encode().hex(), CODE),
     ("hex-glued", dec.hex_text, "x" + CODE.encode().hex(), CODE),
     ("hex-none", dec.hex_text, "a bad cafe", None),
@@ -168,7 +169,7 @@ def test_every_view_has_rows_that_read_and_rows_that_stay_out() -> None:
     out = {t[1] for t in rows if t[3] is None}
     every = {v.read for v in views.VIEWS} - {views.reversed_text, views.rot13_text}
     assert every <= reading
-    assert every - {dec.octal_codes, dec.binary_codes, dec.base85} <= out
+    assert every - {esc.octal_codes, esc.binary_codes, dec.base85} <= out
 
 
 def test_the_decoders_read_the_stdlibs_encodings_of_any_text() -> None:
@@ -179,9 +180,9 @@ def test_the_decoders_read_the_stdlibs_encodings_of_any_text() -> None:
         (dec.base85, base64.b85encode(text.encode()).decode()),
         (dec.ascii85, base64.a85encode(text.encode()).decode()),
         (dec.hex_text, text.encode().hex()),
-        (dec.percent, urllib.parse.quote(text, safe="")),
-        (dec.html_entities, html.escape(text).replace("M", "&#77;")),
-        (dec.quoted_printable, quopri.encodestring(text.encode(), quotetabs=True).decode()),
+        (esc.percent, urllib.parse.quote(text, safe="")),
+        (esc.html_entities, html.escape(text).replace("M", "&#77;")),
+        (esc.quoted_printable, quopri.encodestring(text.encode(), quotetabs=True).decode()),
     ]:
         assert contains(text)(read(encoded)), read.__name__
 
