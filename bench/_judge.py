@@ -31,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._judge_shapes import shapes
 from palaestra.rules.cage_material import Material, draw_material
-from palaestra.rules.judge import BUDGET_PER_CHAR, judge_reply, view_chains
+from palaestra.rules.judge import judge_reply
+from palaestra.rules.judge_chains import BUDGET_PER_CHAR, view_chains
 from palaestra.rules.judge_match import fold_view, needles, scan
 from palaestra.rules.judge_views import CIPHERS, VIEWS
 

@@ -16,13 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from palaestra.rules import judge_decoders, judge_digits, judge_match, judge_views
-from palaestra.rules.judge import (
-    BUDGET_PER_CHAR,
-    Rule,
-    Secret,
-    judge_budget,
-    judge_reply,
-)
+from palaestra.rules.judge import Rule, Secret, judge_reply
+from palaestra.rules.judge_chains import BUDGET_PER_CHAR, judge_budget
 from palaestra.rules.judge_decoders import printable_runs
 from palaestra.rules.judge_digits import (
     _A85_DIGITS,

@@ -22,7 +22,8 @@ from palaestra.rules import (
     judge_letters,
     judge_views,
 )
-from palaestra.rules.judge import fold, judge_reply, view_chains
+from palaestra.rules.judge import fold, judge_reply
+from palaestra.rules.judge_chains import view_chains
 from palaestra.rules.task_bank import AnswerKind, UserTask
 from tests.unit import smuggling as sm
 

@@ -21,7 +21,8 @@ from palaestra.rules import judge_decoders as dec
 from palaestra.rules import judge_escapes as esc
 from palaestra.rules import judge_spelled as spelled
 from palaestra.rules import judge_views as views
-from palaestra.rules.judge import depth2_budget, fold, view_chains
+from palaestra.rules.judge import fold
+from palaestra.rules.judge_chains import depth2_budget, view_chains
 from palaestra.rules.judge_match import fold_view
 from tests.unit.test_judge_smuggling import VIEW_TABLE as SMUGGLING_TABLE
 
