@@ -159,7 +159,8 @@ def test_every_page_fits_a_phone_with_its_navigation_in_reach(
     every navigation link can be seen and tapped without scrolling sideways."""
     phone.goto(demo.base + "/agents")
     fighter = phone.get_by_role("link", name="cage-baseline").get_attribute("href")
-    paths = ["/", "/agents", "/runs", "/matches", "/leaderboard", "/register", str(fighter)]
+    paths = ["/", "/agents", "/runs", "/matches", "/leaderboard", "/register", "/owner/token"]
+    paths.append(str(fighter))
     paths.append(f"/agents/{agent_id(demo, 'scout-atlas')}")
     for path in paths:
         phone.goto(demo.base + path)
