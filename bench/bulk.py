@@ -1,7 +1,7 @@
 """The dispatcher's many-row writes: ``store.bulk`` against SQLAlchemy's own executemany.
 
     .venv/bin/python bench/bulk.py [--batches 25] [--rows 200] [--rounds 5] [--no-postgres]
-                                   [--quick]
+                                   [--no-busy] [--quick]
 
 The rows are the dispatcher's: a task opened (INSERT into ``tasks``, 13
 columns, its payload JSON), then ended (UPDATE of 11 columns where the id
@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import math
 import os
 import statistics
 import sys
@@ -84,7 +85,9 @@ WRITERS = ("bulk", "executemany", "insertmanyvalues")
 #: (run, phase, slot, attempt), as a run step repeated by another stepper must open nothing
 #: twice.
 SLOTS = itertools.count()
-QUICK = {"batches": 2, "rows": 20, "rounds": 1, "background": 200}
+#: A quick run leaves out the busy loop: with it every call into SQLite waits for the GIL,
+#: which on a loaded machine takes minutes even at this size.
+QUICK = {"batches": 2, "rows": 20, "rounds": 1, "background": 200, "busy": False}
 
 Work = Callable[[Connection], Any]
 
@@ -372,14 +375,17 @@ async def measure(db: Database, args: argparse.Namespace, label: str) -> None:
         order = WRITERS if round_ % 2 == 0 else WRITERS[::-1]
         for writer in order:
             idle = await phase_pair(db, seeded, writer, args.batches, args.rows)
-            async with Busy():
-                busy = await phase_pair(db, seeded, writer, args.batches, args.rows)
+            busy = (math.nan,) * 4
+            if args.busy:
+                async with Busy():
+                    busy = await phase_pair(db, seeded, writer, args.batches, args.rows)
             figures[writer].append((*idle, busy[1], busy[3]))
     medians = {w: [statistics.median(f[i] for f in figures[w]) for i in range(6)] for w in WRITERS}
     base = medians["bulk"]
     print(
         f"{label}: batches of {args.rows} rows, {args.batches} batches per phase, "
         f"median of {args.rounds} alternating rounds"
+        + ("" if args.busy else "; busy loop not measured (nan)")
     )
     print(
         "  writer            open: CPU/row   wall/batch  busy loop  |  end: CPU/row   "
@@ -444,4 +450,5 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--background", type=int, default=20_000)
     parser.add_argument("--no-postgres", dest="postgres", action="store_false")
+    parser.add_argument("--no-busy", dest="busy", action="store_false")
     asyncio.run(main(parse_args(parser, QUICK)))
