@@ -12,9 +12,11 @@ the runs of printable text in the result: what a reader would see. Pure: no I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from typing import Final
+
+import numpy as np
 
 from palaestra.rules.judge_digits import a85_many, b32_many, b64_many, hex_many, rfc1924_many
 
@@ -38,6 +40,10 @@ _SEPARATORS: Final = "\\s\"'`+,\\-\u00ad\u200b-\u200f\u2060-\u2064\ufeff"
 _B64_TOKEN: Final = re.compile(f"[A-Za-z0-9/_{_SEPARATORS}]{{8,}}")
 _B32_TOKEN: Final = re.compile(f"[A-Za-z2-7{_SEPARATORS}]{{8,}}")
 _HEX_TOKEN: Final = re.compile(f"(?:0[xX]|\\\\[xX]|[0-9A-Fa-f:{_SEPARATORS}]){{8,}}")
+#: Every character a hex token may hold, in one class: a run of them without an ``x`` or a
+#: backslash is a token as it is (the token's pattern, an alternation tried at every
+#: character, read prose three times slower).
+_HEX_WIDE: Final = re.compile(f"[0-9A-Fa-fxX\\\\:{_SEPARATORS}]{{8,}}")
 _HEX_SKIP: Final = re.compile(r"0[xX]|\\[xX]|[^0-9A-Fa-f]")
 _B85_TOKEN: Final = re.compile(r"<~[!-u\s]+~>|[!-u]{10,}")
 _RFC1924_TOKEN: Final = re.compile(r"[0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~]{10,}")
@@ -45,10 +51,32 @@ _NOT_B64: Final = re.compile(r"[^A-Za-z0-9+/_\-]")
 _NOT_B32: Final = re.compile(r"[^A-Za-z2-7]")
 
 
+#: Past this many bytes, the runs are found with numpy: a pattern tried at every byte of
+#: a long decoding (random bytes have a short run every few dozen) cost three times more.
+_MANY_BYTES: Final = 4096
+
+
 def printable_runs(raw: bytes) -> str | None:
     """The runs of printable ASCII in ``raw``, one per line; ``None`` if there are none."""
-    runs = _PRINTABLE_RUN.findall(raw)
-    return b"\n".join(runs).decode() if runs else None
+    if len(raw) <= _MANY_BYTES:
+        runs = _PRINTABLE_RUN.findall(raw)
+        return b"\n".join(runs).decode() if runs else None
+    data = np.frombuffer(raw, np.uint8)
+    printable = np.zeros(len(data) + 2, np.int8)
+    printable[1:-1] = (data - np.uint8(0x20)) < 0x5F  # 0x20 to 0x7e, wrapping below
+    edges = np.diff(printable)
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    long = ends - starts >= MIN_RUN
+    starts, ends = starts[long], ends[long]
+    if not len(starts):
+        return None
+    # Each run and the line break after it, gathered from where it lies in ``raw``.
+    lengths = ends - starts + 1
+    placed = np.cumsum(lengths) - lengths
+    gather = np.repeat(starts - placed, lengths) + np.arange(int(lengths.sum()))
+    out = data[np.minimum(gather, len(data) - 1)]
+    out[placed[1:] - 1] = 0x0A
+    return out[:-1].tobytes().decode()
 
 
 _CLASSES: Final = bytes(
@@ -120,8 +148,7 @@ def _base85_token(token: str) -> bool:
 
 
 def _decoded_tokens(
-    text: str,
-    token: re.Pattern[str],
+    tokens: Iterable[str],
     drop: re.Pattern[str],
     block: int,
     decode: Callable[[list[str]], bytes],
@@ -134,8 +161,7 @@ def _decoded_tokens(
     # A token said again is cut into the same pieces: each distinct one is cut once (a
     # reply of one short token repeated holds tens of thousands).
     cut: dict[str, list[str]] = {}
-    for found in token.finditer(text):
-        group = found.group()
+    for group in tokens:
         known = cut.get(group)
         if known is None:
             known = cut[group] = _pieces(group, drop, block, signed)
@@ -193,25 +219,49 @@ def _offsets(chars: str, block: int) -> list[str]:
     return [chars[offset:] for offset in range(min(block, max(len(chars) - 1, 0)))]
 
 
+def _token_signed(signs: tuple[bytes, ...]) -> Callable[[str], bool]:
+    """Whether a token bears one of ``signs`` itself: one that does not is prose joined
+    across its spaces, even where another token of the text is encoded."""
+
+    def signed(token: str) -> bool:
+        classes = token.encode("ascii", "replace").translate(_CLASSES)
+        return any(sign in classes for sign in signs)
+
+    return signed
+
+
+_TOKEN_SIGNED: Final = {name: _token_signed(signs) for name, signs in _SIGNS.items()}
+
+
+def _hex_tokens(text: str) -> Iterator[str]:
+    """What ``_HEX_TOKEN`` finds in ``text``: the runs of :data:`_HEX_WIDE`, and in those
+    with an ``x`` or a backslash, the tokens themselves."""
+    for run in _HEX_WIDE.findall(text):
+        if "x" in run or "X" in run or "\\" in run:
+            yield from _HEX_TOKEN.findall(run)
+        else:
+            yield run
+
+
 def base64_text(text: str) -> str | None:
     """Base 64, standard and URL-safe alphabets, padding optional."""
     if not _signed(text, _SIGNS["base64"]):
         return None
-    return _decoded_tokens(text, _B64_TOKEN, _NOT_B64, 4, b64_many)
+    return _decoded_tokens(_B64_TOKEN.findall(text), _NOT_B64, 4, b64_many, _TOKEN_SIGNED["base64"])
 
 
 def base32(text: str) -> str | None:
     """Base 32 (RFC 4648), either case, padding optional."""
     if not _signed(text, _SIGNS["base32"]):
         return None
-    return _decoded_tokens(text, _B32_TOKEN, _NOT_B32, 8, b32_many)
+    return _decoded_tokens(_B32_TOKEN.findall(text), _NOT_B32, 8, b32_many, _TOKEN_SIGNED["base32"])
 
 
 def hex_text(text: str) -> str | None:
     """Hexadecimal bytes, with or without ``0x``/``\\x`` prefixes and separators."""
     if not _signed(text, _SIGNS["hex"]):
         return None
-    return _decoded_tokens(text, _HEX_TOKEN, _HEX_SKIP, 2, hex_many)
+    return _decoded_tokens(_hex_tokens(text), _HEX_SKIP, 2, hex_many, _TOKEN_SIGNED["hex"])
 
 
 _SPACE: Final = re.compile(r"\A<~|~>\Z|\s")
@@ -237,14 +287,14 @@ def ascii85(text: str) -> str | None:
     """Ascii85 (Adobe's, ``<~ ~>`` optional)."""
     if not _base85_signed(text):
         return None
-    return _decoded_tokens(text, _B85_TOKEN, _SPACE, 5, a85_many, _base85_token)
+    return _decoded_tokens(_B85_TOKEN.findall(text), _SPACE, 5, a85_many, _base85_token)
 
 
 def base85(text: str) -> str | None:
     """Base 85 in RFC 1924's alphabet (Python's and git's ``b85``)."""
     if not _base85_signed(text):
         return None
-    return _decoded_tokens(text, _RFC1924_TOKEN, _SPACE, 5, rfc1924_many, _base85_token)
+    return _decoded_tokens(_RFC1924_TOKEN.findall(text), _SPACE, 5, rfc1924_many, _base85_token)
 
 
 def views() -> Iterator[tuple[str, Callable[[str], str | None]]]:

@@ -29,6 +29,8 @@ from enum import StrEnum
 from functools import cache, lru_cache
 from typing import Final
 
+from ahocorasick_rs import BytesAhoCorasick, Implementation
+
 from palaestra.rules.judge_views import CIPHERS
 
 __all__ = [
@@ -276,32 +278,59 @@ def _tokens(raw: bytes) -> set[bytes]:
     return tokens
 
 
-_DIGITS_RUN: Final = re.compile(rb"[0-9]{2,}")
+@dataclass(frozen=True, slots=True)
+class _Searcher:
+    """Every needle's joined form, and every part, each as one automaton: a view is read
+    once for all of them (Aho-Corasick), not once per needle."""
+
+    joined: BytesAhoCorasick
+    joined_patterns: tuple[bytes, ...]
+    parts: BytesAhoCorasick | None
+    part_patterns: tuple[bytes, ...]
 
 
-@lru_cache(maxsize=1024)
-def _digit_run(joined: bytes) -> bytes:
-    """The longest run of two or more digits in ``joined`` (the first of the longest), or
-    nothing."""
-    return max(_DIGITS_RUN.findall(joined), key=len, default=b"")
+@lru_cache(maxsize=256)
+def _searcher(found_needles: tuple[Needle, ...]) -> _Searcher:
+    joined = tuple(sorted({n.byte_joined for n in found_needles if n.byte_joined}))
+    parts = tuple(sorted({p for n in found_needles if n.by_parts for p in n.byte_parts if p}))
+    return _Searcher(
+        BytesAhoCorasick(joined, implementation=Implementation.DFA),
+        joined,
+        BytesAhoCorasick(parts, implementation=Implementation.DFA) if parts else None,
+        parts,
+    )
+
+
+def _present(automaton: BytesAhoCorasick, patterns: tuple[bytes, ...], text: bytes) -> set[bytes]:
+    """Which of ``patterns`` occur in ``text``, overlapping ones included."""
+    return {patterns[i] for i, _, _ in automaton.find_matches_as_indexes(text, overlapping=True)}
+
+
+def _may_show(needle: Needle, substrings: set[bytes]) -> bool:
+    """Whether enough of the needle's parts occur at all for the parts rules to find it (a
+    token is a substring: this rules out most needles, and the cutting into tokens)."""
+    present = sum(part in substrings for part in needle.byte_parts)
+    wanted = len(needle.parts) - 1 if len(needle.parts) >= 3 else len(needle.parts)
+    return present >= max(wanted, 1)
 
 
 def scan(folded: str, found_needles: tuple[Needle, ...]) -> Iterator[Seen]:
     """Each needle found in the folded view ``folded``, by the first rule that finds it."""
     raw = folded.encode()  # ASCII: fold_view keeps nothing else
-    joined = raw.translate(None, _SEPARATOR_BYTES)
+    searcher = _searcher(found_needles)
+    whole = _present(
+        searcher.joined, searcher.joined_patterns, raw.translate(None, _SEPARATOR_BYTES)
+    )
+    substrings: set[bytes] | None = None
     tokens: set[bytes] | None = None
-    # A needle holds its longest run of digits, which no letter cipher changes: most of a
-    # code's 55 readings share one, and one search for it rules them all out.
-    digits_in: dict[bytes, bool] = {b"": True}
     for needle in found_needles:
-        digits = _digit_run(needle.byte_joined)
-        present = digits_in.get(digits)
-        if present is None:
-            present = digits_in[digits] = digits in joined
-        if present and needle.byte_joined in joined:
+        if needle.byte_joined in whole:
             yield Seen(needle, Rule.WHOLE, 0, len(folded), needle.parts)
-        elif needle.by_parts:
+        elif needle.by_parts and searcher.parts is not None:
+            if substrings is None:
+                substrings = _present(searcher.parts, searcher.part_patterns, raw)
+            if not _may_show(needle, substrings):
+                continue
             if tokens is None:
                 tokens = _tokens(raw)
             seen = _by_parts(folded, needle, tokens)
