@@ -8,7 +8,6 @@ package's data file, read once.
 from __future__ import annotations
 
 import json
-import re
 import unicodedata
 from functools import cache
 from importlib import resources
@@ -85,32 +84,25 @@ def skeleton(text: str) -> str:
     reads by the letters around it: a text without one is read in one ``str.translate``
     through each character's reading, found on first sight (four passes over the text,
     one of them NFKD, cost five times more)."""
-    if _sigmas().search(text):
-        return _skeleton_of(text)
     if len(_SKELETONS) > _MAX_SKELETONS:
         _SKELETONS.clear()
         _SKELETONS.update(_ASCII_SKELETONS)
-    return text.translate(_SKELETONS)
+    read = text.translate(_SKELETONS)
+    return _skeleton_of(text) if _SIGMA in read else read
 
 
-@cache
-def _sigmas() -> re.Pattern[str]:
-    """The characters NFKD makes a capital sigma (Σ, and its mathematical forms)."""
-    before = _before_nfkd()
-    found = [
-        chr(code)
-        for code in range(0x110000)
-        if not 0xD800 <= code < 0xE000
-        and "\u03a3" in unicodedata.normalize("NFKD", chr(code).translate(before))
-    ]
-    return re.compile("[" + "".join(found) + "]")
+#: What a character NFKD makes a capital sigma reads as in the table: the text is then read
+#: as a whole (a text holding this character itself is too, which costs time, not truth).
+_SIGMA: Final = "\uffff"
 
 
 class _Skeletons(dict[int, str]):
     """Each character's skeleton, for ``str.translate``, found on first sight."""
 
     def __missing__(self, code: int) -> str:
-        read = self[code] = _skeleton_of(chr(code))
+        char = chr(code)
+        sigma = "\u03a3" in unicodedata.normalize("NFKD", char.translate(_before_nfkd()))
+        read = self[code] = _SIGMA if sigma or char == _SIGMA else _skeleton_of(char)
         return read
 
 
