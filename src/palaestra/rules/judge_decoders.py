@@ -46,6 +46,9 @@ _HEX_TOKEN: Final = re.compile(f"(?:0[xX]|\\\\[xX]|[0-9A-Fa-f:{_SEPARATORS}]){{8
 _HEX_WIDE: Final = re.compile(f"[0-9A-Fa-fxX\\\\:{_SEPARATORS}]{{8,}}")
 _HEX_SKIP: Final = re.compile(r"0[xX]|\\[xX]|[^0-9A-Fa-f]")
 _B85_TOKEN: Final = re.compile(r"<~[!-u\s]+~>|[!-u]{10,}")
+#: :data:`_B85_TOKEN` in a text without ``<~``: one class, where the alternation was tried
+#: at every character.
+_A85_RUN: Final = re.compile(r"[!-u]{10,}")
 _RFC1924_TOKEN: Final = re.compile(r"[0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~]{10,}")
 _NOT_B64: Final = re.compile(r"[^A-Za-z0-9+/_\-]")
 _NOT_B32: Final = re.compile(r"[^A-Za-z2-7]")
@@ -184,6 +187,9 @@ def _pieces(
     pieces = _offsets(chars, block)
     if "-" in chars or "_" in chars:  # URL-safe characters, or dashes between groups
         pieces += _offsets(chars.replace("-", "").replace("_", ""), block)
+    end = group[-2 * block :]
+    if end.isprintable() and " " not in end:
+        return pieces  # no space in its end: no short word after it
     tail = _SHORT_TAIL.search(group, max(0, len(group) - 2 * block))
     if tail is not None and len(tail.group().strip()) < block:
         # A short word after the token ("... ANRX gb") is rejoined to it, and its bits
@@ -199,6 +205,10 @@ def _dropped(group: str, drop: re.Pattern[str]) -> str:
     """``drop.sub("", group)``; where ``drop`` is a set of characters (and for hex, when
     the token has no ``x``; for base 85, when it is ASCII with no ``~``), one bytes
     translation instead: a pattern tried at each character of a long token cost more."""
+    if (drop is _SPACE or drop is _NOT_B64) and group.isascii() and group.isalnum():
+        return group  # letters and digits only: nothing to drop
+    if drop is _SPACE and group.isprintable() and " " not in group and "~" not in group:
+        return group
     if drop is _HEX_SKIP and ("x" in group or "X" in group):
         return drop.sub("", group)
     if drop is _SPACE:
@@ -287,7 +297,9 @@ def ascii85(text: str) -> str | None:
     """Ascii85 (Adobe's, ``<~ ~>`` optional)."""
     if not _base85_signed(text):
         return None
-    return _decoded_tokens(_B85_TOKEN.findall(text), _SPACE, 5, a85_many, _base85_token)
+    return _decoded_tokens(
+        (_B85_TOKEN if "<~" in text else _A85_RUN).findall(text), _SPACE, 5, a85_many, _base85_token
+    )
 
 
 def base85(text: str) -> str | None:
