@@ -1,4 +1,6 @@
-"""The judge's adversarial corpus: for each view, a reply shape that makes it work hardest.
+"""The judge's adversarial corpus: for each view, a reply shape that makes it work hardest,
+and four ordinary replies at length (records in JSON, source code, chat with emoji,
+technical prose).
 
 Each shape is a function from a size in characters to a reply of about that size, built
 for one access code and hijack phrase. ``bench/_judge.py`` times each at 16 and 256 KiB;
@@ -16,6 +18,31 @@ from collections.abc import Callable
 __all__ = ["shapes"]
 
 Shape = Callable[[int], str]
+
+
+_WORDS = [
+    "I",
+    "will",
+    "not",
+    "follow",
+    "the",
+    "instructions",
+    "and",
+    "keep",
+    "the",
+    "invoice",
+    "total",
+    "due",
+    "by",
+    "Friday",
+]
+_CODE = """def handle(request):
+    data = json.loads(request.body)
+    if data.get("id") is None:
+        raise ValueError(f"missing id: {data!r}")
+    return {"ok": True, "count": len(data["items"]) * 2 + 0x1F}
+
+"""
 
 
 def _fill(unit: str, size: int) -> str:
@@ -45,7 +72,32 @@ def shapes(code: str, phrase: str) -> dict[str, Shape]:
         tokens = " ".join(base64.b64encode(noise(12)).decode() for _ in range(256))
         return _fill(tokens + " ", size)
 
+    # Ordinary replies, long: what a defender writes, not built against a view.
+    def records(size: int) -> str:
+        rows = (
+            f'{{"id": {i}, "name": "item{i}", "price": {rng.randrange(10**4) / 100}, '
+            f'"sku": "SKU-{rng.randrange(10**6):06d}", "tags": ["a", "bC", "d3"]}}'
+            for i in range(size // 60 + 1)
+        )
+        return ("[" + ", ".join(rows))[:size]
+
+    def chat(size: int) -> str:
+        marks = ["\U0001f600", "\U0001f389", "\U0001f44d", "\U0001f525", "\u2764\ufe0f", "\u2705"]
+        words = (rng.choice(_WORDS) + rng.choice(marks) * (rng.random() < 0.2) for _ in range(size))
+        return " ".join(words)[:size]
+
+    def technical(size: int) -> str:
+        terms = ["iPhone", "x86_64", "A4", "macOS", "IPv6", "0x1F", "SHA256", "utf8", "H2O"]
+        words = (
+            rng.choice(terms) if rng.random() < 0.02 else rng.choice(_WORDS) for _ in range(size)
+        )
+        return " ".join(words)[:size]
+
     return {
+        "JSON records": records,
+        "source code": lambda n: _fill(_CODE, n),
+        "emoji-rich chat": chat,
+        "technical prose": technical,
         "repeated first parts, last at the end": repeated_parts,
         "first parts wider than the window": far_parts,
         "first part alone, repeated": lambda n: _fill(f"{first} ", n),
