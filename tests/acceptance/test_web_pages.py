@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, Page, expect
 
 from palaestra.demo import LINEUP
@@ -173,3 +174,36 @@ def test_every_page_fits_a_phone_with_its_navigation_in_reach(
             inside = box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
             assert inside, f"{path}: the link {link.inner_text()!r} is cut at {box}"
     phone.screenshot(path=artifacts / "web-phone-agent.png", full_page=True)
+
+
+#: Impacts axe-core rates serious or critical: a page must have none.
+SERIOUS = {"serious", "critical"}
+
+
+def test_no_page_has_a_serious_accessibility_violation(page: Page, demo: RunningDemo) -> None:
+    """Every page, in the light and the dark colour scheme, scanned by axe-core (WCAG 2.1
+    A and AA rules and its best practices) in Chromium: no violation rated serious or
+    critical."""
+    axe = Axe()
+    page.goto(demo.base + "/agents")
+    fighter = page.get_by_role("link", name="cage-baseline").get_attribute("href")
+    paths = ["/", "/agents", "/runs", "/matches", "/leaderboard", "/register", "/owner/token"]
+    paths += [str(fighter), f"/agents/{agent_id(demo, 'scout-atlas')}"]
+    for listing, prefix in (("/matches", "/matches/"), ("/runs", "/runs/")):
+        page.goto(demo.base + listing)
+        first = page.locator(f"a[href^='{prefix}']").first
+        if first.count():
+            paths.append(str(first.get_attribute("href")))
+    found: list[str] = []
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        for path in paths:
+            page.goto(demo.base + path)
+            expect(page.locator("h1")).to_be_visible()
+            for violation in axe.run(page).response["violations"]:
+                if violation["impact"] in SERIOUS:
+                    where = [node["target"] for node in violation["nodes"]][:3]
+                    found.append(
+                        f"{scheme} {path}: {violation['id']} ({violation['impact']}) {where}"
+                    )
+    assert not found, "\n".join(found)
