@@ -97,7 +97,7 @@ async def test_house_model_answers_are_labelled_with_the_models_id(
                 "status": "SUCCEEDED",
                 "executor": "house-model",
                 "via": "house",
-                "model_id": "gemma-3-270m-it",
+                "model_id": "gemma-3-270m-q4_k_m",
                 "producer": "house_model",
                 "output": {"candidate_title": "Invoices"},
             },
@@ -118,15 +118,15 @@ async def test_house_model_answers_are_labelled_with_the_models_id(
         _, html = await page(api, f"/runs/{run_id}")
     assert status == 200, body
     assert [(t["producer"], t["model_id"]) for t in body["tasks"]] == [
-        ("house_model", "gemma-3-270m-it"),
+        ("house_model", "gemma-3-270m-q4_k_m"),
         ("house_baseline", "house-baseline"),
     ]
-    assert ">house model gemma-3-270m-it</span>" in html
+    assert ">house model gemma-3-270m-q4_k_m</span>" in html
     assert BASELINE_CHIP in html
     await export_dataset(platform, tmp_path / "out")
     (record,) = exported(tmp_path / "out", "runs")
     assert [(t["producer"], t["model_id"]) for t in record["tasks"]] == [
-        ("house_model", "gemma-3-270m-it"),
+        ("house_model", "gemma-3-270m-q4_k_m"),
         ("house_baseline", "house-baseline"),
     ]
 

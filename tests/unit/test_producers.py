@@ -22,7 +22,7 @@ def test_the_producers_are_the_agent_the_house_model_and_the_baseline() -> None:
     [
         ("agent", None, "agent"),
         ("agent", "gpt-x", "agent"),  # an agent's model is its own claim, not the label
-        ("house_model", "gemma-3-270m-it", "house model gemma-3-270m-it"),
+        ("house_model", "gemma-3-270m-q4_k_m", "house model gemma-3-270m-q4_k_m"),
         ("house_model", None, "house model"),
         ("house_baseline", None, "house baseline (canned)"),
         # The baseline's tasks carry "house-baseline" as their model id: still no model.

@@ -59,7 +59,7 @@ class TurnView:
     started_at: float
     finished_at: float | None
     producer: str | None = None  # rules.producers.Producer: who wrote the move
-    produced_by: str = ""  # its label, e.g. "house model gemma-3-270m-it"
+    produced_by: str = ""  # its label, e.g. "house model gemma-3-270m-q4_k_m"
 
 
 @dataclass(frozen=True, slots=True)
