@@ -202,7 +202,7 @@ class Task(Base):
     slot: Mapped[int] = mapped_column(Integer)  # the slot within the phase (per candidate)
     attempt: Mapped[int] = mapped_column(Integer)  # 0, then 1-2 re-routes, then house
     agent_id: Mapped[str | None] = mapped_column(_ID, ForeignKey("agents.id", ondelete="SET NULL"))
-    executor: Mapped[str] = mapped_column(String(200))  # agent name, or house-baseline
+    executor: Mapped[str] = mapped_column(String(200))  # agent name, house-model, house-baseline
     status: Mapped[str] = mapped_column(String(16))  # PENDING|RUNNING|SUCCEEDED|FAILED|TIMEOUT
     payload: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     dispatched_at: Mapped[float | None] = mapped_column(Float)  # as sent_at, once sent
