@@ -111,7 +111,8 @@ async def test_stored_answers_are_labelled_with_their_producer(settings: Setting
                     text("SELECT match_id, turn, producer, model_id FROM turns")
                 )
             }
-            tasks = dict((await connection.execute(text("SELECT id, producer FROM tasks"))).all())
+            rows = await connection.execute(text("SELECT id, producer FROM tasks"))
+            tasks: dict[str, str | None] = {row.id: row.producer for row in rows}
     finally:
         await db.dispose()
     assert turns == {
