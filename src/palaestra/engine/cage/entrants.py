@@ -57,6 +57,7 @@ __all__ = [
     "Move",
     "entrant_for",
     "executor_of",
+    "house_plays_baseline",
 ]
 
 
@@ -178,6 +179,12 @@ def _local(settings: Settings) -> LocalModelFile:
     if not settings.local_model_enabled:
         return LocalModelFile(None, "", "the local model is turned off")
     return find_local_model(settings.local_model_path)
+
+
+def house_plays_baseline(settings: Settings) -> bool:
+    """Whether a ``house`` fighter is played by the canned baseline here: no house model is
+    set up and no local model is there to play."""
+    return not _house_configured(settings) and _local(settings).path is None
 
 
 def executor_of(settings: Settings, fighter: Agent) -> str:
