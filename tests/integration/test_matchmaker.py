@@ -223,9 +223,9 @@ async def test_a_house_fighter_played_by_the_baseline_is_not_scheduled(
 ) -> None:
     platform.settings.local_model_enabled = False  # no model: the house plays canned lines
     names = {}
-    for name, extra in (("harness", {}), ("model", {"entrant_type": "model"}), ("house", {})):
-        kind = {"entrant_type": "house"} if name == "house" else extra
-        names[await add_fighter(platform, await add_owner(platform, name), name, **kind)] = name
+    for name in ("harness", "model", "house"):
+        owner = await add_owner(platform, name)
+        names[await add_fighter(platform, owner, name, entrant_type=name)] = name
     created = await Matchmaker(platform, Referee(platform)).run_once()
     assert {names[f] for pair in created for f in pair} == {"harness", "model"}
     # With a house model set up, the house fighter is the model's and is scheduled again.
