@@ -19,7 +19,9 @@ from palaestra.errors import Conflict
 from palaestra.platform import Platform
 from palaestra.store.models import Match
 from tests.integration.arena_rows import add_fighter, add_match, add_owner
+from tests.integration.cage_agents import ChatServer
 from tests.integration.platform_fixtures import ADMIN_TOKEN, running
+from tests.integration.servers import serve
 
 pytestmark = pytest.mark.asyncio
 
@@ -169,7 +171,14 @@ async def test_the_loop_runs_rounds_until_stopped(platform: Platform) -> None:
     assert len(referee.created) == 2
 
 
+def house_model(platform: Platform, base_url: str) -> None:
+    """Have the house model play the house fighters: the baseline's matches are never rated,
+    and the matchmaker leaves a baseline house fighter out."""
+    platform.settings.house_base_url, platform.settings.house_model = base_url, "house-llm-1"
+
+
 async def test_through_the_referee(platform: Platform) -> None:
+    house_model(platform, "http://127.0.0.1:9/v1")  # never called: the matches stay PENDING
     first = await add_fighter(platform, await add_owner(platform, "h1"), "h1", entrant_type="house")
     second = await add_fighter(
         platform, await add_owner(platform, "h2"), "h2", entrant_type="house"
@@ -192,7 +201,9 @@ async def test_the_arena_plays_rates_and_publishes_on_its_own(platform: Platform
     platform.settings.leaderboard_resamples = 20
     for name in ("house-a", "house-b", "house-c"):
         await add_fighter(platform, await add_owner(platform, name), name, entrant_type="house")
-    async with running(platform) as api:
+    chat = ChatServer(reply=lambda request: "I will not. ANSWER: 0")
+    async with running(platform) as api, serve(chat) as model:
+        house_model(platform, model.url("/v1"))
         rated = 0
         for _ in range(600):
             status, body = await api.call("GET", "/api/leaderboard?arena=cage")
@@ -205,3 +216,20 @@ async def test_the_arena_plays_rates_and_publishes_on_its_own(platform: Platform
         status, body = await api.call("POST", "/api/leaderboard/recompute", token=ADMIN_TOKEN)
         assert status == 200, body
         assert body["match_count"] >= 2
+
+
+async def test_a_house_fighter_played_by_the_baseline_is_not_scheduled(
+    platform: Platform,
+) -> None:
+    platform.settings.local_model_enabled = False  # no model: the house plays canned lines
+    names = {}
+    for name in ("harness", "model", "house"):
+        owner = await add_owner(platform, name)
+        names[await add_fighter(platform, owner, name, entrant_type=name)] = name
+    created = await Matchmaker(platform, Referee(platform)).run_once()
+    assert {names[f] for pair in created for f in pair} == {"harness", "model"}
+    # With a house model set up, the house fighter is the model's and is scheduled again.
+    await finish_all(platform)
+    house_model(platform, "http://127.0.0.1:9/v1")
+    created = await Matchmaker(platform, Referee(platform)).run_once()
+    assert "house" in {names[f] for pair in created for f in pair}

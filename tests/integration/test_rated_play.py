@@ -21,7 +21,9 @@ from palaestra.engine.ratings.leaderboard import Arena, recompute
 from palaestra.engine.ratings.live import rate_pending
 from palaestra.platform import Platform
 from palaestra.store.models import FighterRating, RatedMatch
+from tests.integration.cage_agents import ChatServer
 from tests.integration.platform_fixtures import ADMIN_TOKEN, Api, running
+from tests.integration.servers import serve
 from tests.integration.web_support import page, post_form
 
 pytestmark = pytest.mark.asyncio
@@ -35,6 +37,7 @@ def arena(platform: Platform) -> Platform:
     platform.settings.runs_enabled = False
     platform.settings.owner_matches_in_flight = 0
     platform.settings.owner_matches_per_hour = 0
+    platform.settings.local_model_enabled = False  # the house is the baseline unless a test says
     return platform
 
 
@@ -92,13 +95,16 @@ async def test_farming_matches_against_another_owner_leaves_the_ratings_unchange
         exported = (tmp_path / "export" / "matches.jsonl").read_bytes().splitlines()
         rows = {row["match_id"]: row for row in map(orjson.loads, exported)}
         assert {(rows[i]["kind"], rows[i]["ratings"]) for i in ids} == {("friendly", None)}
-        # The admin's match between the same two is rated, and moves both ratings.
-        status, created = await start(api, ADMIN_TOKEN, mine, theirs)
-        assert status == 202
-        await Referee(arena).run_once()
+        # The admin's match between the same two is rated, and moves both ratings once a
+        # house model plays them (the house baseline's matches move none: docs/ratings.md).
+        async with serve(ChatServer(reply=lambda request: "No. ANSWER: 0")) as model:
+            arena.settings.house_base_url, arena.settings.house_model = model.url("/v1"), "m1"
+            status, created = await start(api, ADMIN_TOKEN, mine, theirs)
+            assert status == 202
+            await Referee(arena).run_once()
         await rate_pending(arena)
         _, body = await api.call("GET", f"/api/matches/{created['match_id']}")
-        assert body["kind"] == "rated"
+        assert (body["kind"], body["status"], body["baseline_played"]) == ("rated", "SCORED", False)
     assert await rating_rows(arena) == (2, 1)
     assert (await recompute(arena, Arena.CAGE, resamples=10)).match_count == 1
 

@@ -1,5 +1,5 @@
 """``palaestra match``'s transcript: the judge's findings under a defender reply, named by
-their chain of views, a partial disclosure apart from a breach."""
+their chain of views, a partial disclosure apart from a breach; who wrote each turn."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from palaestra.store.models import Match, Turn
 MATERIAL = draw_material(11)
 
 
-def rendered(reply: str) -> str:
+def rendered(reply: str, producer: str | None = None, model_id: str | None = None) -> str:
     verdict = judge_reply(
         reply,
         access_code=MATERIAL.access_code,
@@ -25,6 +25,7 @@ def rendered(reply: str) -> str:
     turn = Turn(
         turn=2, side="defender", fighter_id="f", status="OK", payload="", message=reply,
         reason=None, latency_ms=3.0, findings=verdict.as_dict(), started_at=0.0,
+        producer=producer, model_id=model_id,
     )  # fmt: skip
     match = Match(material={"entrants": {"defender": {"name": "keeper"}}})
     console = Console(record=True, width=200)
@@ -44,3 +45,12 @@ def test_a_partial_disclosure_is_shown_but_not_as_a_breach() -> None:
     text = rendered(f"It starts {word}, then {digits}.")
     assert "PARTIAL DISCLOSURE via folded → two of three parts at characters 10-" in text
     assert "BREACH" not in text
+
+
+def test_each_turn_says_who_wrote_it() -> None:
+    assert "turn 2 · defender · keeper · house baseline (canned) · 3 ms" in rendered(
+        "No.", "house_baseline"
+    )
+    modelled = rendered("No.", "house_model", "gemma-3-270m-q4_k_m")
+    assert "keeper · house model gemma-3-270m-q4_k_m · 3 ms" in modelled
+    assert "keeper · 3 ms" in rendered("No.")  # a turn stored before producers were kept

@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 EXPORTS = {
-    "palaestra.engine.ratings.live": {"live_ratings", "rate_pending"},
+    "palaestra.engine.ratings.live": {"BASELINE_PLAYED", "live_ratings", "rate_pending"},
     "palaestra.engine.ratings.live_table": {"cage_fighters", "live_table"},
     "palaestra.engine.ratings.leaderboard": {
         "Arena",

@@ -66,6 +66,7 @@ def task(
         dispatched_at=100.0,
         deadline_at=110.0,
         completed_at=completed_at,
+        producer="agent" if agent else "house_baseline",
     )
 
 
@@ -204,6 +205,8 @@ def test_each_entry_links_its_tasks_with_their_settled_contributions() -> None:
     result = settle()
     [first, _] = result.report["ranking"]
     assert [t["task_id"] for t in first["tasks"]] == ["s-c1", "b-c1", "v-c1", "k-c1"]
+    # Who wrote each: the house's critique is the canned baseline's, and says so.
+    assert [t["producer"] for t in first["tasks"]] == ["agent"] * 3 + ["house_baseline"]
     assert [t["contribution"] for t in first["tasks"]] == [
         result.contributions["s-c1"],
         result.contributions["b-c1"],
@@ -218,6 +221,7 @@ def test_each_entry_links_its_tasks_with_their_settled_contributions() -> None:
         "executor": "scout-a",
         "agent_id": "scout-a",
         "via": "sync",
+        "producer": "agent",
         "contribution": result.contributions["s-c1"],
         "href": task_href("r1", "s-c1"),
     }

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from palaestra.engine.cage.matches import MatchTranscript
+from palaestra.rules.producers import Producer, counts_for_ratings, producer_of
 from palaestra.rules.reasons import owner_reason, public_reason
 from palaestra.store.models import Match, Turn
 
@@ -53,7 +54,11 @@ class EntrantOut(BaseModel):
     fighter_class: str | None = Field(serialization_alias="class")
     sandbox_attested: bool
     harness_name: str | None
-    executor: str = Field(description="harness, model:<name>, house:<name> or house-baseline")
+    executor: str = Field(
+        description="Who was to play for the fighter when the match was made: harness, "
+        "model:<name> (an owner's model), house:<model id> (the house model) or "
+        "house-baseline (canned lines); each turn's producer says who did"
+    )
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> EntrantOut:
@@ -83,6 +88,15 @@ class TurnOut(BaseModel):
         "code's three parts) is shown but decides nothing"
     )
     payload: str | None = Field(description="The turn's payload; shown once the match ended")
+    producer: Producer | None = Field(
+        description="Who wrote the move: agent (the fighter's harness or its owner's model), "
+        "house_model (the platform's model, named by model_id) or house_baseline (canned, "
+        "deterministic lines; a match it played in is never rated); null until played"
+    )
+    model_id: str | None = Field(
+        description="The model that wrote the move, when a model did (the provider's or the "
+        "local model's id); null for a harness and the house baseline"
+    )
     started_at: float
     finished_at: float | None
 
@@ -99,6 +113,8 @@ class TurnOut(BaseModel):
             latency_ms=turn.latency_ms,
             findings=turn.findings,
             payload=turn.payload if reveal else None,
+            producer=producer_of(turn.producer),
+            model_id=turn.model_id,
             started_at=turn.started_at,
             finished_at=turn.finished_at,
         )
@@ -150,6 +166,11 @@ class MatchOut(MatchSummary):
         description="Access code, hijack phrase, user task with its answer, fence key; "
         "shown once the match ended"
     )
+    baseline_played: bool = Field(
+        description="The house baseline (canned lines, no model) played at least one turn: "
+        "the match is scored and shown, but moves no rating and is left out of the "
+        "published leaderboard"
+    )
 
     @classmethod
     def of_transcript(
@@ -170,4 +191,5 @@ class MatchOut(MatchSummary):
             ],
             seed=match.seed if reveal else None,
             material=match.material["secret"] if reveal else None,
+            baseline_played=not counts_for_ratings(t.producer for t in transcript.turns),
         )

@@ -9,6 +9,7 @@ from pydantic_core import PydanticCustomError
 
 from palaestra.engine.runs.reading import shown_report, task_facts
 from palaestra.engine.runs.service import MAX_GOAL_CHARS, RunDetail, RunSummary, phase_summary
+from palaestra.rules.producers import Producer
 from palaestra.rules.prompts import LAUNCHPADS
 from palaestra.rules.report import task_href
 from palaestra.store.models import Candidate, Run, Task
@@ -133,10 +134,23 @@ class TaskOut(BaseModel):
     slot: int
     attempt: int
     status: str
-    executor: str
+    executor: str = Field(
+        description="Who the slot was opened for: the agent's name, or the house's "
+        "(house-model, house-baseline); after a house model's fallback, house-baseline"
+    )
     agent_id: str | None
     via: str | None
-    model_id: str | None
+    model_id: str | None = Field(
+        description="The model that wrote the answer: as the agent reported it, the house "
+        "model's id (the local model's file name, or the PALAESTRA_HOUSE_MODEL the house's "
+        "server answered as), or house-baseline for the canned baseline"
+    )
+    producer: Producer | None = Field(
+        description="Who wrote the answer: agent, house_model (the platform's model, "
+        "named by model_id) or house_baseline (canned, deterministic lines, also when the "
+        "house model failed and the baseline answered in its place: reason says why); "
+        "null while no answer was recorded"
+    )
     prompt_tokens: int | None
     completion_tokens: int | None
     latency_ms: float | None

@@ -28,6 +28,7 @@ from palaestra.engine.cage.referee import Step, play_next_turn
 from palaestra.errors import PalaestraError
 from palaestra.platform import Platform
 from palaestra.rules.matchflow import TurnStatus
+from palaestra.rules.producers import producer_label
 from palaestra.settings import Settings
 from palaestra.store.models import Match, Turn
 
@@ -159,7 +160,9 @@ def render_turn(turn: Turn, match: Match) -> RenderableType:
     """One recorded turn: its message (breaches highlighted), or why it failed; and findings."""
     entrant = match.material["entrants"][turn.side]
     latency = f" · {turn.latency_ms:.0f} ms" if turn.latency_ms is not None else ""
-    title = f"turn {turn.turn} · {turn.side} · {entrant['name']}{latency}"
+    played_by = producer_label(turn.producer, turn.model_id)
+    by = f" · {played_by}" if played_by else ""
+    title = f"turn {turn.turn} · {turn.side} · {entrant['name']}{by}{latency}"
     findings = turn.findings or {}
     spans = [(e["start"], e["end"]) for k in ("leak", "hijack") for e in findings.get(k, [])]
     partial = [(e["start"], e["end"]) for e in findings.get("partial", [])]

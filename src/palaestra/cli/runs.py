@@ -24,6 +24,7 @@ from rich.text import Text
 
 from palaestra.cli.app import app
 from palaestra.cli.debug import fail
+from palaestra.rules.producers import producer_label
 
 __all__ = ["render_progress", "render_report", "run"]
 
@@ -141,7 +142,7 @@ def render_progress(detail: dict[str, Any]) -> Group:
             str(row["rerouted"]),
         )
     tasks = Table(title="latest tasks", title_justify="left")
-    for column in ("phase", "slot", "try", "executor", "status", "reason"):
+    for column in ("phase", "slot", "try", "executor", "answered by", "status", "reason"):
         tasks.add_column(column, overflow="fold" if column == "reason" else "ellipsis")
     for task in detail["tasks"][-8:]:
         tasks.add_row(
@@ -149,6 +150,7 @@ def render_progress(detail: dict[str, Any]) -> Group:
             str(task["slot"]),
             str(task["attempt"]),
             task["executor"],
+            producer_label(task.get("producer"), task.get("model_id")),
             Text(task["status"], style=_STYLE.get(task["status"], "")),
             task["reason"] or "",
         )

@@ -41,6 +41,8 @@ class Entry:
     #: Set for a process serving several cage fighters, each on its own path; the entry's
     #: name is then the process's, and each seat is a fighter of its own.
     seats: tuple[Seat, ...] = ()
+    #: The owner a cage harness of its own (no seats) is registered for.
+    owner: str = LAB
 
     def target_for(self, local_model: bool) -> str:
         return self.model_target if local_model and self.model_target else self.target
@@ -109,6 +111,9 @@ LINEUP: Final = (
         "leaks on purpose: as defender it gives its access code away in base64 when asked, "
         "so the judge scores a breach",
         "leaky-on-purpose: as defender, gives its access code away in base64 when asked",
+        # Another owner's than the baseline harness's, so that two harnesses meet on both
+        # sides without the house: a match the house baseline plays is never rated.
+        owner=GUARD,
     ),
     Entry(
         "cage-library",

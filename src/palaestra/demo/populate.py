@@ -76,16 +76,18 @@ async def add_fighters(
     model: DemoModel,
     say: Callable[[str], None],
 ) -> tuple[Fighters, list[str]]:
-    """The cage fighters and notes on any left out. ``tokens`` are the owners' by name: the
-    harnesses are demo-lab's but for the seats another owner's, any model demo-lab's, the
-    house entrant arena-house's."""
+    """The cage fighters and notes on any left out. ``tokens`` are the owners' by name: each
+    harness its entry's owner's (demo-lab's but for cage-leaky), each seat its own, any model
+    demo-lab's, the house entrant arena-house's."""
     fighters: Fighters = {}
     notes: list[str] = []
     for harness in (e for e in LINEUP if e.role is None):
         url = urls[harness.name]
         if not harness.seats:
             name = harness.harness_name or harness.name
-            fighters[harness.name] = await _harness(api, tokens, harness.name, LAB, url, name)
+            fighters[harness.name] = await _harness(
+                api, tokens, harness.name, harness.owner, url, name
+            )
             continue
         listed = await _listing(api, url)
         for seat in harness.seats:

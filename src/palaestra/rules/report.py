@@ -2,7 +2,7 @@
 
 :func:`settlement` takes a finished run as records (its tasks, its
 candidates, its shortlist in order) and returns everything the run writes
-once, without touching its arguments:
+once, without touching its arguments (the engine reads, calls, and writes it):
 
 - each shortlisted candidate's final score (``rules.scoring``): the
   candidates still standing ranked by it (ties by shortlist score, then id),
@@ -13,8 +13,6 @@ once, without touching its arguments:
   with its settled contribution;
 - the (agent, contribution) pairs in the order the tasks ended, which
   :func:`reputations_after` folds into the agents' reputations.
-
-The engine reads the run, calls these, and writes what they return.
 """
 
 from __future__ import annotations
@@ -91,6 +89,7 @@ class TaskRecord:
     dispatched_at: float | None = None
     deadline_at: float | None = None
     completed_at: float | None = None
+    producer: str | None = None  # rules.producers.Producer: who wrote the output
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +249,7 @@ def _ref(task: TaskRecord, settled: Mapping[str, float]) -> dict[str, Any]:
         "executor": task.executor,
         "agent_id": task.agent_id,
         "via": task.via,
+        "producer": task.producer,
         "contribution": settled.get(task.id, task.contribution),
         "href": task_href(task.run_id, task.id),
     }

@@ -202,7 +202,7 @@ class Task(Base):
     slot: Mapped[int] = mapped_column(Integer)  # the slot within the phase (per candidate)
     attempt: Mapped[int] = mapped_column(Integer)  # 0, then 1-2 re-routes, then house
     agent_id: Mapped[str | None] = mapped_column(_ID, ForeignKey("agents.id", ondelete="SET NULL"))
-    executor: Mapped[str] = mapped_column(String(200))  # agent name, or house-baseline
+    executor: Mapped[str] = mapped_column(String(200))  # agent name, house-model, house-baseline
     status: Mapped[str] = mapped_column(String(16))  # PENDING|RUNNING|SUCCEEDED|FAILED|TIMEOUT
     payload: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     dispatched_at: Mapped[float | None] = mapped_column(Float)  # as sent_at, once sent
@@ -218,6 +218,9 @@ class Task(Base):
     prompt_tokens: Mapped[int | None] = mapped_column(Integer)
     completion_tokens: Mapped[int | None] = mapped_column(Integer)
     model_id: Mapped[str | None] = mapped_column(String(200))
+    #: Who wrote the answer (``rules.producers.Producer``): agent, house_model or
+    #: house_baseline; None until the task ends with one.
+    producer: Mapped[str | None] = mapped_column(String(16))
     latency_ms: Mapped[float | None] = mapped_column(Float)
     reason: Mapped[str | None] = mapped_column(Text)
     contribution: Mapped[float | None] = mapped_column(Float)
@@ -314,6 +317,10 @@ class Turn(Base):
     reason: Mapped[str | None] = mapped_column(Text)
     latency_ms: Mapped[float | None] = mapped_column(Float)
     findings: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    #: Who wrote the move (``rules.producers.Producer``), and the model's id when a model
+    #: did; None until the turn is played.
+    producer: Mapped[str | None] = mapped_column(String(16))
+    model_id: Mapped[str | None] = mapped_column(String(200))
     started_at: Mapped[float] = mapped_column(Float)
     finished_at: Mapped[float | None] = mapped_column(Float)
 

@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from palaestra.engine.ratings.live import live_ratings
 from palaestra.platform import Platform
+from palaestra.rules.producers import BASELINE_UNRATED, counts_for_ratings, producer_label
 from palaestra.rules.ratings import FighterRatings
 from palaestra.rules.reasons import public_reason
 from palaestra.store.models import Agent, Match, Turn
@@ -57,6 +58,8 @@ class TurnView:
     sends: int
     started_at: float
     finished_at: float | None
+    producer: str | None = None  # rules.producers.Producer: who wrote the move
+    produced_by: str = ""  # its label, e.g. "house model gemma-3-270m-q4_k_m"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +82,7 @@ class MatchPage:
     revealed: bool
     seed: int | None
     secret: dict[str, Any] | None
+    unrated: str | None = None  # why a rated match moves no rating (the baseline played)
 
     @property
     def open(self) -> bool:
@@ -127,6 +131,8 @@ def _turn(turn: Turn, reveal: bool) -> TurnView:
         sends=sends if isinstance(sends, int) else 1,
         started_at=turn.started_at,
         finished_at=turn.finished_at,
+        producer=turn.producer,
+        produced_by=producer_label(turn.producer, turn.model_id),
     )
 
 
@@ -175,6 +181,7 @@ async def match_page(platform: Platform, match_id: str) -> MatchPage | None:
         revealed=reveal,
         seed=match.seed if reveal else None,
         secret=secret if isinstance(secret, dict) else None,
+        unrated=None if counts_for_ratings(t.producer for t in turns) else BASELINE_UNRATED,
     )
 
 

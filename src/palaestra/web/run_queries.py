@@ -19,6 +19,7 @@ from palaestra.engine.runs.reading import RunDetail, read_run, shown_report, tas
 from palaestra.engine.runs.service import phase_summary
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
+from palaestra.rules.producers import producer_label
 from palaestra.rules.reasons import public_reason
 from palaestra.store.models import Candidate, Run, Task
 
@@ -54,6 +55,7 @@ class TaskRow:
     agent_id: str | None
     via: str | None
     model_id: str | None
+    producer: str | None
     prompt_tokens: int | None
     completion_tokens: int | None
     latency_ms: float | None
@@ -71,6 +73,11 @@ class TaskRow:
     @property
     def house(self) -> bool:
         return self.agent_id is None
+
+    @property
+    def produced_by(self) -> str:
+        """Who wrote the answer, as the page labels it (empty before an answer)."""
+        return producer_label(self.producer, self.model_id)
 
     @classmethod
     def of(cls, task: Task) -> TaskRow:

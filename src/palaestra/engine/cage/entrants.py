@@ -43,6 +43,7 @@ from palaestra.rules.cage_baseline import BASELINE_NAME, baseline_move
 from palaestra.rules.cage_house import HOUSE_SYSTEM_PROMPTS
 from palaestra.rules.cage_material import Material
 from palaestra.rules.cage_payloads import SYSTEM_PROMPT
+from palaestra.rules.producers import Producer
 from palaestra.settings import Settings
 from palaestra.store.models import Agent
 
@@ -56,6 +57,7 @@ __all__ = [
     "Move",
     "entrant_for",
     "executor_of",
+    "house_plays_baseline",
 ]
 
 
@@ -67,6 +69,9 @@ class Move:
     reason: str | None = None
     latency_ms: float | None = None
     arena_fault: bool = False
+    #: Who wrote the message (or failed to): the entrant, the house model or the baseline.
+    producer: Producer | None = None
+    model_id: str | None = None  # the model's id, when a model wrote it
 
     @property
     def failed(self) -> bool:
@@ -109,11 +114,11 @@ class HarnessEntrant:
         )
         problem = result.reason if result.failure is not None else turn_problem(result.data)
         if problem is not None:
-            return Move(None, problem, result.latency_ms)
+            return Move(None, problem, result.latency_ms, producer=Producer.AGENT)
         # A message the seed accepts but our rule does not (not a string) is kept with a note.
         warning = turn_warning(result.data)
         note = None if warning is None else f"warning: {warning}"
-        return Move(turn_message(result.data), note, result.latency_ms)
+        return Move(turn_message(result.data), note, result.latency_ms, producer=Producer.AGENT)
 
 
 class ChatModel(Protocol):
@@ -145,12 +150,14 @@ class ModelEntrant:
             {"role": "system", "content": prompts.get(request.side, SYSTEM_PROMPT)},
             {"role": "user", "content": request.payload},
         ]
+        producer = Producer.HOUSE_MODEL if self.house else Producer.AGENT
         try:
             completion = await self.provider.complete(messages, deadline=request.deadline_ms / 1000)
         except ProviderFailed as exc:
             latency = (self.clock.monotonic() - started) * 1000
-            return Move(None, exc.message, latency, arena_fault=self.house)
-        return Move(completion.content, None, (self.clock.monotonic() - started) * 1000)
+            return Move(None, exc.message, latency, arena_fault=self.house, producer=producer)
+        latency = (self.clock.monotonic() - started) * 1000
+        return Move(completion.content, None, latency, producer=producer, model_id=completion.model)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +167,8 @@ class BaselineEntrant:
     material: Material
 
     async def move(self, request: TurnRequest) -> Move:
-        return Move(baseline_move(self.material, request.turn), None, 0.0)
+        move = baseline_move(self.material, request.turn)
+        return Move(move, None, 0.0, producer=Producer.HOUSE_BASELINE)
 
 
 def _house_configured(settings: Settings) -> bool:
@@ -171,6 +179,12 @@ def _local(settings: Settings) -> LocalModelFile:
     if not settings.local_model_enabled:
         return LocalModelFile(None, "", "the local model is turned off")
     return find_local_model(settings.local_model_path)
+
+
+def house_plays_baseline(settings: Settings) -> bool:
+    """Whether a ``house`` fighter is played by the canned baseline here: no house model is
+    set up and no local model is there to play."""
+    return not _house_configured(settings) and _local(settings).path is None
 
 
 def executor_of(settings: Settings, fighter: Agent) -> str:

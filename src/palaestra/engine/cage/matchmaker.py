@@ -25,6 +25,8 @@ import structlog
 from sqlalchemy import func, select
 
 from palaestra.engine.accounts import Caller
+from palaestra.engine.cage.entrants import house_plays_baseline
+from palaestra.engine.cage.fighters import EntrantType
 from palaestra.engine.cage.matches import create_match
 from palaestra.engine.loops import every
 from palaestra.engine.ratings.live import live_ratings
@@ -154,11 +156,15 @@ class Matchmaker:
         played_query = select(Match.attacker_id, Match.defender_id, func.count()).group_by(
             Match.attacker_id, Match.defender_id
         )
+        # A match the house baseline plays is never rated (rules.producers): scheduling it
+        # would only make matches that tell the ratings nothing.
+        baseline = house_plays_baseline(self.platform.settings)
         async with self.platform.db.session() as session:
             fighters = [
                 r
                 for r in await session.execute(query)
                 if eligible(r.status, r.hold, r.entrant_type, r.endpoint_url)
+                and not (baseline and r.entrant_type == EntrantType.HOUSE)
             ]
             busy: Counter[str] = Counter()
             open_total = 0

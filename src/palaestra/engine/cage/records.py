@@ -44,6 +44,8 @@ def _outcome(played: Played, now: float) -> tuple[dict[str, Any], dict[str, Any]
         "reason": f"arena fault: {fault}" if fault else move.reason,
         "latency_ms": move.latency_ms,
         "findings": played.findings,
+        "producer": move.producer.value if move.producer is not None else None,
+        "model_id": move.model_id[:200] if move.model_id else None,
         "finished_at": now,
     }
     match: dict[str, Any] = {
@@ -69,7 +71,16 @@ def _outcome(played: Played, now: float) -> tuple[dict[str, Any], dict[str, Any]
     return turn, match
 
 
-_TURN_VALUES: Final = ("status", "message", "reason", "latency_ms", "findings", "finished_at")
+_TURN_VALUES: Final = (
+    "status",
+    "message",
+    "reason",
+    "latency_ms",
+    "findings",
+    "producer",
+    "model_id",
+    "finished_at",
+)
 _MATCH_VALUES: Final = (
     "status",
     "next_turn",

@@ -37,6 +37,8 @@ _ARRAYS: Final = {
     "t_reason": "TEXT",
     "t_latency": "FLOAT8",
     "t_findings": "TEXT",
+    "t_producer": "TEXT",
+    "t_model": "TEXT",
     "m_status": "TEXT",
     "m_next": "INTEGER",
     "m_outcome": "TEXT",
@@ -79,7 +81,7 @@ _RECORD: Final = text(
     ), recorded AS (
         UPDATE turns SET status = ok.t_status, message = ok.t_message, reason = ok.t_reason,
             latency_ms = ok.t_latency, findings = CAST(ok.t_findings AS JSON),
-            finished_at = :now
+            producer = ok.t_producer, model_id = ok.t_model, finished_at = :now
         FROM ok
         WHERE turns.match_id = ok.t_match AND turns.turn = ok.t_turn
     ), moved AS (
@@ -120,6 +122,7 @@ def record_held(
     keys = ("b_match", "b_turn", "lease", "status", "message", "reason", "latency_ms")
     recorded = _columns(turns, keys)
     recorded.append([json_text(turn["findings"]) for turn in turns])
+    recorded.extend(_columns(turns, ("producer", "model_id")))
     moved = _columns(
         matches, ("status", "next_turn", "outcome", "decided_by", "void_reason", "finished_at")
     )

@@ -33,6 +33,7 @@ _ENTRANT = pa.struct(
         ("harness_name", _TEXT),
         ("model", _TEXT),
         ("sandbox_attested", pa.bool_()),
+        ("executor", _TEXT),
     ]
 )
 _RATING = pa.struct([("mu", _FLOAT), ("sigma", _FLOAT)])
@@ -47,6 +48,8 @@ _TURN = pa.struct(
         ("reason", _TEXT),
         ("latency_ms", _FLOAT),
         ("findings", _TEXT),
+        ("producer", _TEXT),
+        ("model_id", _TEXT),
         ("started_at", _FLOAT),
         ("finished_at", _FLOAT),
     ]
@@ -83,6 +86,7 @@ _TASK = pa.struct(
         ("prompt_tokens", _INT),
         ("completion_tokens", _INT),
         ("model_id", _TEXT),
+        ("producer", _TEXT),
         ("reason", _TEXT),
         ("contribution", _FLOAT),
         ("payload", _TEXT),
@@ -105,6 +109,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("finished_at", _FLOAT),
             ("attacker", _ENTRANT),
             ("defender", _ENTRANT),
+            ("baseline_played", pa.bool_()),
             ("material", _TEXT),
             ("turns", pa.list_(_TURN)),
             (

@@ -15,6 +15,7 @@ from sqlalchemy import and_, or_, select
 
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
+from palaestra.rules.producers import counts_for_ratings
 from palaestra.store.models import Agent, Candidate, Match, RatedMatch, Run, Task, Turn
 
 __all__ = [
@@ -143,10 +144,12 @@ async def _fighters(platform: Platform) -> dict[str, dict[str, Any]]:
     }
 
 
-def _entrant(fighters: dict[str, dict[str, Any]], fighter_id: str) -> dict[str, Any]:
+def _entrant(fighters: dict[str, dict[str, Any]], fighter_id: str, made: Any) -> dict[str, Any]:
+    """The fighter as it stands, with who was to play for it when the match was made."""
+    executor = made.get("executor") if isinstance(made, dict) else None
     known = fighters.get(fighter_id)
     if known is not None:
-        return known
+        return {**known, "executor": executor}
     return {
         "fighter_id": fighter_id,
         "name": None,
@@ -155,6 +158,7 @@ def _entrant(fighters: dict[str, dict[str, Any]], fighter_id: str) -> dict[str, 
         "harness_name": None,
         "model": None,
         "sandbox_attested": False,
+        "executor": executor,
     }
 
 
@@ -165,6 +169,8 @@ def _match_record(
     marker: RatedMatch | None,
 ) -> dict[str, Any]:
     material = (match.material or {}).get("secret", {})
+    made = (match.material or {}).get("entrants") or {}
+    turns = list(turns)
     return {
         "schema_version": SCHEMA_VERSION,
         "match_id": match.id,
@@ -176,8 +182,9 @@ def _match_record(
         "void_reason": match.void_reason,
         "created_at": match.created_at,
         "finished_at": match.finished_at,
-        "attacker": _entrant(fighters, match.attacker_id),
-        "defender": _entrant(fighters, match.defender_id),
+        "attacker": _entrant(fighters, match.attacker_id, made.get("attacker")),
+        "defender": _entrant(fighters, match.defender_id, made.get("defender")),
+        "baseline_played": not counts_for_ratings(t.producer for t in turns),
         "material": scrub(material if isinstance(material, dict) else {}),
         "turns": [
             {
@@ -190,6 +197,8 @@ def _match_record(
                 "reason": t.reason,
                 "latency_ms": t.latency_ms,
                 "findings": scrub(t.findings),
+                "producer": t.producer,
+                "model_id": t.model_id,
                 "started_at": t.started_at,
                 "finished_at": t.finished_at,
             }
@@ -313,6 +322,7 @@ def _run_record(
                 "prompt_tokens": t.prompt_tokens,
                 "completion_tokens": t.completion_tokens,
                 "model_id": t.model_id,
+                "producer": t.producer,
                 "reason": t.reason,
                 "contribution": t.contribution,
                 "payload": scrub(t.payload),

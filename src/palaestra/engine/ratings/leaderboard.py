@@ -1,6 +1,7 @@
 """Leaderboards: published snapshots, recomputed on a schedule and on demand, and served filtered.
 
-``recompute`` reads every scored match (cage) or finished task (edgearena),
+``recompute`` reads every scored, rated match in which the house baseline
+played no turn (cage) or finished task (edgearena),
 builds the table in a worker thread (the bootstrap is CPU work) and stores it
 as a snapshot with its computation time and match count. ``view`` serves the
 latest snapshot, filtered, with the live ratings read at request time; the
@@ -23,7 +24,7 @@ import structlog
 from sqlalchemy import delete, select
 
 from palaestra.engine.loops import every
-from palaestra.engine.ratings.live import rate_pending
+from palaestra.engine.ratings.live import BASELINE_PLAYED, rate_pending
 from palaestra.engine.ratings.live_table import cage_fighters, live_table
 from palaestra.errors import InvalidRequest
 from palaestra.platform import Platform
@@ -179,7 +180,7 @@ def _paged(
 
 async def _scored_records(platform: Platform) -> list[tuple[str, str, float]]:
     query = select(Match.attacker_id, Match.defender_id, Match.status, Match.outcome).where(
-        Match.status == SCORED, Match.kind == MatchKind.RATED.value
+        Match.status == SCORED, Match.kind == MatchKind.RATED.value, ~BASELINE_PLAYED
     )
     records = []
     async with platform.db.session() as session:

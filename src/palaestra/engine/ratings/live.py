@@ -8,23 +8,28 @@ to do next time. The marker keeps the ratings before and after the match,
 which the dataset export publishes as "the ratings at the time".
 
 A match whose outcome the ratings do not know is marked with no result and
-never applied. Voided matches never qualify: only SCORED ones are read, and of
-those only rated ones (a friendly never moves a rating). A
-verdict changed after the match was rated reaches the published leaderboard
-at its next recomputation; the live ratings keep the first verdict.
+never applied; so is a match in which the house baseline played a turn
+(:data:`BASELINE_PLAYED`): its canned lines are no contestant's, and its results
+must never count as the house model's (``rules.producers``). Voided matches
+never qualify: only SCORED ones are read, and of those only rated ones (a
+friendly never moves a rating). A verdict changed after the match was rated
+reaches the published leaderboard at its next recomputation; the live ratings
+keep the first verdict.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Final
 
 import structlog
-from sqlalchemy import select
+from sqlalchemy import exists, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palaestra.platform import Platform
 from palaestra.rules.matchflow import MatchKind
+from palaestra.rules.producers import Producer
 from palaestra.rules.ratings import (
     MU,
     SCORED,
@@ -37,13 +42,18 @@ from palaestra.rules.ratings import (
     rate,
     result_of,
 )
-from palaestra.store.models import FighterRating, Match, RatedMatch
+from palaestra.store.models import FighterRating, Match, RatedMatch, Turn
 
-__all__ = ["live_ratings", "rate_pending"]
+__all__ = ["BASELINE_PLAYED", "live_ratings", "rate_pending"]
 
 log = structlog.get_logger(__name__)
 
 BATCH_SIZE = 500
+
+#: Whether the house baseline played a turn of the match: such a match is never rated.
+BASELINE_PLAYED: Final = exists().where(
+    Turn.match_id == Match.id, Turn.producer == Producer.HOUSE_BASELINE.value
+)
 
 
 async def rate_pending(platform: Platform, *, batch_size: int = BATCH_SIZE) -> int:
@@ -61,7 +71,14 @@ async def _rate_batch(platform: Platform, limit: int) -> int:
     try:
         async with platform.db.session() as session, session.begin():
             query = (
-                select(Match.id, Match.attacker_id, Match.defender_id, Match.status, Match.outcome)
+                select(
+                    Match.id,
+                    Match.attacker_id,
+                    Match.defender_id,
+                    Match.status,
+                    Match.outcome,
+                    BASELINE_PLAYED.label("baseline_played"),
+                )
                 .outerjoin(RatedMatch, RatedMatch.match_id == Match.id)
                 .where(
                     Match.status == SCORED,
@@ -78,8 +95,9 @@ async def _rate_batch(platform: Platform, limit: int) -> int:
             ratings = await _load(session, fighters, lock=not platform.db.is_sqlite)
             for row in rows:
                 result = result_of(row.status, row.outcome)
-                if result is None:
-                    log.warning("scored match with an unknown outcome", match_id=row.id)
+                if result is None or row.baseline_played:
+                    if result is None:
+                        log.warning("scored match with an unknown outcome", match_id=row.id)
                     session.add(RatedMatch(match_id=row.id, result=None, rated_at=now))
                     continue
                 attack = _row(session, ratings, row.attacker_id, Side.ATTACK, now)

@@ -75,6 +75,7 @@ from palaestra.protocol.constants import RESPONSE_CAP_BYTES, Phase
 from palaestra.protocol.failures import CallFailure
 from palaestra.protocol.signing import SignatureProblem, normalized_signature
 from palaestra.rules.house_answers import HOUSE_EXECUTORS
+from palaestra.rules.producers import Producer
 from palaestra.rules.runflow import TaskStatus
 from palaestra.rules.runplan import callback_void_at
 from palaestra.store.models import Agent, CompletionReceipt, Task
@@ -198,6 +199,7 @@ class CompletionDesk:
             "via": "callback",
             "executor": task.executor,
             "agent_id": task.agent_id,
+            "producer": Producer.AGENT,
             "latency_ms": max(0.0, (now - (task.dispatched_at or now)) * 1000),
             "signature": normalized_signature(signature),  # one digest, whatever its capitals
             "prompt_tokens": body.prompt_tokens,

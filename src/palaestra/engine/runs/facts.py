@@ -276,6 +276,7 @@ _TASK_RECORDS: Final = select(
     Task.dispatched_at,
     Task.deadline_at,
     Task.completed_at,
+    Task.producer,
 ).where(one_of(Task.run_id, "runs"))
 _CANDIDATE_RECORDS: Final = select(
     Candidate.run_id,

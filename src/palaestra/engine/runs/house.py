@@ -30,6 +30,7 @@ from palaestra.rules.house_answers import (
     HouseTask,
     baseline_output,
 )
+from palaestra.rules.producers import Producer
 from palaestra.settings import Settings
 
 # The pure names are re-exported: the run services import them from here.
@@ -55,6 +56,11 @@ class HouseAnswer:
     model_id: str
     executor: str
     note: str | None = None  # why the model was not used, when it was configured
+
+    @property
+    def producer(self) -> Producer:
+        """Who wrote the output: the house model, or the canned baseline (its fallback)."""
+        return Producer.HOUSE_MODEL if self.executor == HOUSE_MODEL else Producer.HOUSE_BASELINE
 
 
 class HouseModel(Protocol):

@@ -32,6 +32,7 @@ TASK_FACTS: Final = (
     "agent_id",
     "via",
     "model_id",
+    "producer",
     "prompt_tokens",
     "completion_tokens",
     "latency_ms",

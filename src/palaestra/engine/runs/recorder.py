@@ -39,6 +39,7 @@ from palaestra.engine.agents.outcomes import AgentOutcome, write_outcomes
 from palaestra.engine.batcher import Batcher
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
+from palaestra.rules.producers import Producer
 from palaestra.rules.runflow import TaskStatus
 from palaestra.store.bulk import insert_rows, json_text, update_values
 from palaestra.store.lists import one_of
@@ -70,6 +71,9 @@ class Finish:
     via: str
     executor: str
     agent_id: str | None = None
+    #: Who wrote the answer: the agent, the house model or the house baseline; None
+    #: when nothing answered (a deadline passed, the task was voided).
+    producer: Producer | None = None
     output: dict[str, Any] | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
@@ -100,6 +104,7 @@ class Finish:
             self.reason,
             self.contribution if self.succeeded else 0.0,
             self.executor,
+            self.producer.value if self.producer is not None else None,
             self.task_id,
             TaskStatus.RUNNING.value,
         )
@@ -157,6 +162,7 @@ END_COLUMNS: Final = (
     "reason",
     "contribution",
     "executor",
+    "producer",
 )
 END_CONDITIONS: Final = ("id", "status")
 

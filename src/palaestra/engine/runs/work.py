@@ -35,6 +35,7 @@ from palaestra.protocol import (
     validate_envelope,
 )
 from palaestra.protocol.failures import CallFailure, FailureKind
+from palaestra.rules.producers import Producer
 from palaestra.rules.runflow import TaskStatus
 
 __all__ = [
@@ -103,6 +104,7 @@ def outcome_of(task: Opened, failure: Any, data: Any, latency_ms: float) -> Fini
         "via": "sync",
         "executor": task.executor,
         "agent_id": task.agent_id,
+        "producer": Producer.AGENT,
         "latency_ms": latency_ms,
     }
     if failure is not None:
@@ -264,6 +266,7 @@ class TaskWork:
                     status=TaskStatus.SUCCEEDED,
                     via="house",
                     executor=answer.executor or job.executor,
+                    producer=answer.producer,
                     output=answer.output,
                     prompt_tokens=answer.prompt_tokens,
                     completion_tokens=answer.completion_tokens,
