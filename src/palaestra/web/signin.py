@@ -113,7 +113,7 @@ def _form(
         then=then,
         guard=guard,
         error=error,
-        session_hours=duration(platform.settings.web_session_s),
+        session_hours=duration(platform.settings.web_session_s).replace(".0 ", " "),
     )
     page.set_cookie(
         _SIGN_IN_COOKIE,
