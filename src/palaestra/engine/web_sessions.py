@@ -85,6 +85,7 @@ async def sign_in(platform: Platform, token: str) -> IssuedSession:
     )
     async with platform.db.session() as session, session.begin():
         name = "admin" if caller.is_admin else await _owner_name(session, caller.owner_id)
+        await session.execute(delete(WebSession).where(WebSession.expires_at <= now))
         session.add(row)
     log.info("signed in", owner_id=caller.owner_id, admin=caller.is_admin)
     signed = SignedIn(caller, name, expires_at, form_token(session_id))

@@ -130,6 +130,7 @@ def _form(
 def _local(path: str) -> str:
     """A path on this site to return to, or "": never another site's address."""
     path = path.strip()
-    if not path.startswith("/") or path.startswith("//") or "\\" in path:
+    unsafe = any(char.isspace() or not char.isprintable() for char in path)
+    if unsafe or not path.startswith("/") or path.startswith("//") or "\\" in path:
         return ""
     return path[:500]

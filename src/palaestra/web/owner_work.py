@@ -1,0 +1,142 @@
+"""The owner's work from the browser: start a run, pause and resume an agent.
+
+Each form acts for the browser's session (with its form token) or for the token posted
+with it (see :mod:`palaestra.web.forms`), and calls the same services as the API.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from starlette.responses import RedirectResponse, Response
+
+from palaestra.engine.agents.registry import change
+from palaestra.engine.quotas import check_run_quota
+from palaestra.engine.runs.service import MAX_GOAL_CHARS, SIZE_LIMITS, start_run
+from palaestra.engine.runs.stepper import Runs
+from palaestra.errors import InvalidRequest, PalaestraError, TooManyRequests
+from palaestra.http.deps import PlatformDep
+from palaestra.rules.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS
+from palaestra.web.forms import FormText, form_caller, refused
+from palaestra.web.rendering import render
+
+__all__ = ["router"]
+
+router = APIRouter(include_in_schema=False)
+
+_NEW_RUN = "/runs/new"
+
+
+@router.get(_NEW_RUN)
+async def new_run_form(request: Request) -> Response:
+    return _run_form(request, 200, {"launchpad": DEFAULT_LAUNCHPAD})
+
+
+@router.post(_NEW_RUN)
+async def new_run(
+    request: Request,
+    platform: PlatformDep,
+    token: FormText = "",
+    csrf_token: FormText = "",
+    goal: FormText = "",
+    launchpad: FormText = "",
+    scouts: FormText = "",
+    shortlist: FormText = "",
+    builds: FormText = "",
+    verifies: FormText = "",
+    critiques: FormText = "",
+) -> Response:
+    """Start a run as ``POST /api/runs`` does (the same quota), then follow it on its page."""
+    given = {
+        "scouts": scouts,
+        "shortlist": shortlist,
+        "builds": builds,
+        "verifies": verifies,
+        "critiques": critiques,
+    }
+    form = {"goal": goal, "launchpad": launchpad, **given}
+    try:
+        caller = await form_caller(request, platform, token, csrf_token)
+        if isinstance(caller, Response):
+            return caller
+        sizes = _sizes(given)
+        await check_run_quota(platform, caller)
+        run = await start_run(platform, caller, goal, launchpad or None, sizes)
+    except TooManyRequests as exc:
+        return refused(request, exc)
+    except PalaestraError as exc:
+        return _run_form(request, 400, form, error=exc.message)
+    runs: Runs = request.app.state.runs
+    runs.kick(run.id)
+    return RedirectResponse(f"/runs/{run.id}", 303)
+
+
+def _sizes(given: dict[str, str]) -> dict[str, int]:
+    """The sizes filled in (an empty field: the launchpad's); the service checks their bounds."""
+    sizes = {}
+    for name, text in given.items():
+        if not text.strip():
+            continue
+        try:
+            sizes[name] = int(text.strip())
+        except ValueError:
+            raise InvalidRequest(f"{name} must be a whole number") from None
+    return sizes
+
+
+def _run_form(
+    request: Request, status: int, form: dict[str, Any], error: str | None = None
+) -> Response:
+    return render(
+        request,
+        "run_new.html",
+        status,
+        private=True,
+        form=form,
+        error=error,
+        launchpads=LAUNCHPADS.values(),
+        limits=SIZE_LIMITS,
+        max_goal=MAX_GOAL_CHARS,
+    )
+
+
+@router.post("/agents/{agent_id}/pause")
+async def pause_agent(
+    request: Request,
+    agent_id: str,
+    platform: PlatformDep,
+    token: FormText = "",
+    csrf_token: FormText = "",
+) -> Response:
+    """Pause the agent (its owner): no pings or dispatches until it is resumed."""
+    return await _change(request, platform, agent_id, "pause", (token, csrf_token))
+
+
+@router.post("/agents/{agent_id}/resume")
+async def resume_agent(
+    request: Request,
+    agent_id: str,
+    platform: PlatformDep,
+    token: FormText = "",
+    csrf_token: FormText = "",
+) -> Response:
+    """Resume the agent (its owner): back to the status it held before the pause."""
+    return await _change(request, platform, agent_id, "resume", (token, csrf_token))
+
+
+async def _change(
+    request: Request,
+    platform: PlatformDep,
+    agent_id: str,
+    action: str,
+    credential: tuple[str, str],
+) -> Response:
+    try:
+        caller = await form_caller(request, platform, *credential)
+        if isinstance(caller, Response):
+            return caller
+        await change(platform, caller, agent_id, action)
+    except PalaestraError as exc:
+        return refused(request, exc)
+    return RedirectResponse(f"/agents/{agent_id}#owner-controls", 303)

@@ -1,0 +1,137 @@
+"""The owner's work from the browser, signed in: start a run, pause and resume an agent.
+
+The forms call the services the API calls: the same checks, the same quota, the same rows.
+"""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+
+from palaestra.platform import Platform
+from palaestra.store.models import Agent, Run
+from tests.integration.arena_rows import add_agent
+from tests.integration.browser_support import browser, hidden, owner_of
+from tests.integration.platform_fixtures import running
+from tests.integration.web_support import still
+
+
+async def stored_runs(platform: Platform) -> list[Run]:
+    async with platform.db.session() as session:
+        return list(await session.scalars(select(Run).order_by(Run.created_at)))
+
+
+async def agent_status(platform: Platform, agent_id: str) -> str:
+    async with platform.db.session() as session:
+        agent = await session.get(Agent, agent_id)
+    assert agent is not None
+    return agent.status
+
+
+@pytest.mark.asyncio
+async def test_a_signed_in_owner_starts_a_run_with_its_sizes(platform: Platform) -> None:
+    still(platform)
+    platform.settings.public_runs = False
+    platform.settings.owner_runs_in_flight = 1
+    async with running(platform) as api, browser(api) as alice:
+        token = await api.owner("alice")
+        await alice.sign_in(token)
+        status, page, headers = await alice.get("/runs/new")
+        assert status == 200
+        assert headers["Cache-Control"] == "no-store"
+        assert 'name="token"' not in page
+        form = {
+            "csrf_token": hidden(page, "csrf_token"),
+            "goal": "A bakery for night owls",
+            "launchpad": "make-money",
+            "scouts": "2",
+            "shortlist": "",
+            "critiques": "1",
+        }
+        # Refused as the API refuses: sizes out of bounds or not numbers; the form is kept.
+        for bad, says in (
+            ({"scouts": "2", "shortlist": "3"}, "sizes.shortlist must not exceed sizes.scouts"),
+            ({"critiques": "9"}, "sizes.critiques must be an integer from 1 to 5"),
+            ({"builds": "two"}, "builds must be a whole number"),
+            ({"launchpad": "elsewhere"}, "launchpad must be one of"),
+            ({"goal": "   "}, "goal must be 1 to"),
+        ):
+            status, body, _ = await alice.post("/runs/new", form | bad)
+            assert status == 400, bad
+            assert says in body, bad
+            assert "night owls" in body or bad == {"goal": "   "}
+        status, body, _ = await alice.post("/runs/new", form | {"csrf_token": "forged"})
+        assert status == 403
+        assert "Form token missing or wrong" in body
+        assert await stored_runs(platform) == []
+
+        status, _, headers = await alice.post("/runs/new", form)
+        assert status == 303
+        [run] = await stored_runs(platform)
+        assert headers["Location"] == f"/runs/{run.id}"
+        assert (run.owner_id, run.goal, run.launchpad) == (
+            await owner_of(platform, token),
+            "A bakery for night owls",
+            "make-money",
+        )
+        sizes = run.config["sizes"]
+        assert (sizes["scouts"], sizes["shortlist"], sizes["critiques"]) == (2, 2, 1)
+        # Its page is the owner's to read, although runs are private.
+        status, body, _ = await alice.get(f"/runs/{run.id}")
+        assert status == 200
+        assert "night owls" in body
+        # The owner's quota holds here as in the API: one run in flight.
+        status, body, headers = await alice.post("/runs/new", form)
+        assert status == 429
+        assert "Retry-After" in headers
+        assert len(await stored_runs(platform)) == 1
+
+
+@pytest.mark.asyncio
+async def test_a_run_needs_a_session_or_the_token(platform: Platform) -> None:
+    still(platform)
+    async with running(platform) as api, browser(api) as anyone:
+        token = await api.owner("alice")
+        _, page, _ = await anyone.get("/runs/new")
+        assert 'name="token"' in page
+        form = {"goal": "A shop", "launchpad": "make-money"}
+        status, body, _ = await anyone.post("/runs/new", form)
+        assert status == 401
+        assert "Sign in" in body
+        status, _, _ = await anyone.post("/runs/new", form, origin="https://evil.test")
+        assert status == 403
+        assert await stored_runs(platform) == []
+        status, _, _ = await anyone.post("/runs/new", form | {"token": token})
+        assert status == 303
+        assert len(await stored_runs(platform)) == 1
+
+
+@pytest.mark.asyncio
+async def test_the_owner_pauses_and_resumes_its_agent_from_its_page(platform: Platform) -> None:
+    still(platform)
+    async with running(platform) as api, browser(api) as alice, browser(api) as bob:
+        alice_token, bob_token = await api.owner("alice"), await api.owner("bob")
+        agent = await add_agent(platform, await owner_of(platform, alice_token), "scout-a", "SCOUT")
+        await alice.sign_in(alice_token)
+        await bob.sign_in(bob_token)
+        # Another owner sees no control, and its form is refused as the API refuses it
+        # (another's agent is not found).
+        _, page, _ = await bob.get(f"/agents/{agent}")
+        assert 'id="owner-controls"' not in page
+        status, _, _ = await bob.post(
+            f"/agents/{agent}/pause", {"csrf_token": hidden(page, "csrf_token")}
+        )
+        assert status == 404
+        assert await agent_status(platform, agent) == "ACTIVE"
+
+        _, page, _ = await alice.get(f"/agents/{agent}")
+        assert 'id="pause-agent"' in page
+        form_token = hidden(page, "csrf_token")
+        assert (await alice.post(f"/agents/{agent}/pause", {}))[0] == 403
+        status, _, headers = await alice.post(f"/agents/{agent}/pause", {"csrf_token": form_token})
+        assert (status, headers["Location"]) == (303, f"/agents/{agent}#owner-controls")
+        assert await agent_status(platform, agent) == "PAUSED"
+        _, page, _ = await alice.get(f"/agents/{agent}")
+        assert 'id="resume-agent"' in page
+        await alice.post(f"/agents/{agent}/resume", {"csrf_token": form_token})
+        assert await agent_status(platform, agent) == "ACTIVE"
