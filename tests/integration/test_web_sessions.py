@@ -8,15 +8,18 @@ import hashlib
 import re
 
 import pytest
+from pydantic import SecretStr
 from sqlalchemy import select
 from structlog.testing import capture_logs
 
 from palaestra.clock import FrozenClock
+from palaestra.engine.accounts import bootstrap_admin
 from palaestra.platform import Platform
 from palaestra.store.models import WebSession
 from tests.integration.arena_rows import add_fighter, add_run
 from tests.integration.browser_support import COOKIE, browser, hidden, owner_of, set_cookie
 from tests.integration.platform_fixtures import ADMIN_TOKEN, running
+from tests.integration.test_reasons_shown import failing_agent
 from tests.integration.web_support import HTML
 
 
@@ -272,3 +275,34 @@ async def test_signed_in_owners_read_their_own_private_runs(platform: Platform) 
             assert "Alice&#39;s goal" in body
             assert "Bob&#39;s goal" in body
             assert (await admin.get(f"/runs/{theirs}"))[0] == 200
+
+
+@pytest.mark.asyncio
+async def test_signed_in_the_owner_reads_its_agents_whole_reasons_with_no_form(
+    platform: Platform,
+) -> None:
+    async with running(platform) as api:
+        agent_id, token = await failing_agent(platform)
+        mallory = await api.owner("mallory")
+        for credential, owner in ((token, True), (ADMIN_TOKEN, True), (mallory, False)):
+            async with browser(api) as visitor:
+                await visitor.sign_in(credential)
+                status, body, _ = await visitor.get(f"/agents/{agent_id}")
+                assert status == 200
+                assert ('data-audience="owner"' in body) is owner
+                assert ("@db.internal:5432/prod" in body) is owner  # redacted, but whole
+                assert "hunter2" not in body
+                # The owner sees no form asking for the token; the others' form carries none.
+                assert 'name="token"' not in body
+
+
+@pytest.mark.asyncio
+async def test_a_new_admin_token_ends_the_admins_sessions(platform: Platform) -> None:
+    async with running(platform) as api, browser(api) as admin, browser(api) as alice:
+        await admin.sign_in(ADMIN_TOKEN)
+        await alice.sign_in(await api.owner("alice"))
+        platform.settings.admin_token = SecretStr("pa_admin_" + "n" * 40)
+        await bootstrap_admin(platform)  # as a server starting with the new token does
+        assert "Signed in as" not in (await admin.get("/"))[1]
+        assert "Signed in as <strong" in (await alice.get("/"))[1]
+        assert (await admin.sign_in(ADMIN_TOKEN))[0] == 401
