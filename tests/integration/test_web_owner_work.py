@@ -5,6 +5,8 @@ The forms call the services the API calls: the same checks, the same quota, the 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from sqlalchemy import select
 
@@ -135,3 +137,31 @@ async def test_the_owner_pauses_and_resumes_its_agent_from_its_page(platform: Pl
         assert 'id="resume-agent"' in page
         await alice.post(f"/agents/{agent}/resume", {"csrf_token": form_token})
         assert await agent_status(platform, agent) == "ACTIVE"
+
+
+@pytest.mark.asyncio
+async def test_the_owner_rotates_its_agents_key_and_sees_it_once(platform: Platform) -> None:
+    still(platform)
+    async with running(platform) as api, browser(api) as alice:
+        token = await api.owner("alice")
+        agent = await add_agent(platform, await owner_of(platform, token), "scout-k", "SCOUT")
+        await alice.sign_in(token)
+        _, page, _ = await alice.get(f"/agents/{agent}")
+        assert f'action="/agents/{agent}/rotate-key"' in page
+        form = {"csrf_token": hidden(page, "csrf_token")}
+        status, body, _ = await alice.post(f"/agents/{agent}/rotate-key", form)
+        assert status == 400
+        assert "tick the box" in body
+        status, body, headers = await alice.post(
+            f"/agents/{agent}/rotate-key", form | {"confirm": "yes"}
+        )
+        assert status == 200
+        assert headers["Cache-Control"] == "no-store"
+        shown = re.search(r'id="api-key">([^<]+)<', body)
+        assert shown is not None
+        async with platform.db.session() as session:
+            stored = await session.get(Agent, agent)
+        assert stored is not None
+        assert stored.key_sealed is not None
+        assert platform.vault.open(stored.key_sealed) == shown.group(1)
+        assert shown.group(1) not in (await alice.get(f"/agents/{agent}"))[1]

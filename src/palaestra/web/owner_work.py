@@ -1,4 +1,4 @@
-"""The owner's work from the browser: start a run, pause and resume an agent.
+"""The owner's work from the browser: start a run; pause, resume an agent, rotate its key.
 
 Each form acts for the browser's session (with its form token) or for the token posted
 with it (see :mod:`palaestra.web.forms`), and calls the same services as the API.
@@ -11,14 +11,16 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
-from palaestra.engine.agents.registry import change
+from palaestra.engine.agents.registry import change, rotate_key
 from palaestra.engine.quotas import check_run_quota
 from palaestra.engine.runs.service import MAX_GOAL_CHARS, SIZE_LIMITS, start_run
 from palaestra.engine.runs.stepper import Runs
 from palaestra.errors import InvalidRequest, PalaestraError, TooManyRequests
 from palaestra.http.deps import PlatformDep
 from palaestra.rules.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS
+from palaestra.web import queries
 from palaestra.web.forms import FormText, form_caller, refused
+from palaestra.web.pages import not_found
 from palaestra.web.rendering import render
 
 __all__ = ["router"]
@@ -140,3 +142,28 @@ async def _change(
     except PalaestraError as exc:
         return refused(request, exc)
     return RedirectResponse(f"/agents/{agent_id}#owner-controls", 303)
+
+
+@router.post("/agents/{agent_id}/rotate-key")
+async def rotate_agent_key(
+    request: Request,
+    agent_id: str,
+    platform: PlatformDep,
+    token: FormText = "",
+    csrf_token: FormText = "",
+    confirm: FormText = "",
+) -> Response:
+    """A new key for the agent (its owner), shown once; the old one stops working at once."""
+    try:
+        caller = await form_caller(request, platform, token, csrf_token)
+        if isinstance(caller, Response):
+            return caller
+        if confirm != "yes":
+            raise InvalidRequest("tick the box to confirm: the agent's old key stops working")
+        key = await rotate_key(platform, caller, agent_id)
+    except PalaestraError as exc:
+        return refused(request, exc)
+    agent = await queries.agent_brief(platform, agent_id)
+    if agent is None:
+        return not_found(request, "No such agent.")
+    return render(request, "agent_key.html", private=True, agent=agent, api_key=key)
