@@ -43,7 +43,7 @@ class Browser:
 
     async def sign_in(self, token: str, then: str = "") -> tuple[int, str, Any]:
         _, page, _ = await self.get("/signin")
-        form = {"token": token, "csrf_token": hidden(page, "csrf_token")}
+        form = {"token": token, "csrf_token": hidden(page.split('id="signin"')[1], "csrf_token")}
         if then:
             form["then"] = then
         return await self.post("/signin", form)

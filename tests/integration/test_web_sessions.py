@@ -19,6 +19,7 @@ from palaestra.store.models import WebSession
 from tests.integration.arena_rows import add_fighter, add_run
 from tests.integration.browser_support import COOKIE, browser, hidden, owner_of, set_cookie
 from tests.integration.platform_fixtures import ADMIN_TOKEN, running
+from tests.integration.run_support import add_agent as add_run_agent
 from tests.integration.test_reasons_shown import failing_agent
 from tests.integration.web_support import HTML
 
@@ -306,3 +307,38 @@ async def test_a_new_admin_token_ends_the_admins_sessions(platform: Platform) ->
         assert "Signed in as" not in (await admin.get("/"))[1]
         assert "Signed in as <strong" in (await alice.get("/"))[1]
         assert (await admin.sign_in(ADMIN_TOKEN))[0] == 401
+
+
+@pytest.mark.asyncio
+async def test_the_wizard_starts_with_the_session_and_its_panel_follows_without_the_token(
+    platform: Platform,
+) -> None:
+    async with running(platform) as api, browser(api) as alice:
+        token = await api.owner("alice")
+        owner_id = await owner_of(platform, token)
+        agent_id = await add_run_agent(platform, owner_id, "s", "SCOUT", "https://a.invalid/", "k")
+        await alice.sign_in(token)
+        _, page, _ = await alice.get(f"/agents/{agent_id}")
+        form = {"csrf_token": hidden(page, "csrf_token")}
+        async with alice.session.post(
+            f"{api.base}/agents/{agent_id}/wizard",
+            data=form,
+            headers={**HTML, "Origin": api.base, "HX-Request": "true"},
+        ) as response:
+            status, panel = response.status, await response.text()
+        assert status == 200
+        assert f'hx-get="/agents/{agent_id}/wizard/' in panel  # polled with the cookie alone
+        assert token not in panel
+        assert "hx-vals" not in panel
+
+
+@pytest.mark.asyncio
+async def test_signing_in_again_ends_the_session_it_replaces(platform: Platform) -> None:
+    async with running(platform) as api, browser(api) as visitor:
+        await visitor.sign_in(await api.owner("alice"))
+        first = visitor.cookie()
+        await visitor.sign_in(await api.owner("bob"))
+        assert visitor.cookie() != first
+        [row] = await stored_sessions(platform)
+        assert row.id_hash == hashlib.sha256(str(visitor.cookie()).encode()).hexdigest()
+        assert ">bob</strong>" in (await visitor.get("/"))[1]

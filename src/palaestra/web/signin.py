@@ -65,6 +65,8 @@ async def sign_in_form(
     try:
         async with guarded(request):
             issued = await sign_in(platform, token)
+        if session_id(request):
+            await sign_out(platform, session_id(request))  # the session it replaces ends
     except TooManyRequests as exc:
         return refused(request, exc)
     except PalaestraError as exc:
