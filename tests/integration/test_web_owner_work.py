@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import select
 
 from palaestra.platform import Platform
-from palaestra.store.models import Agent, Run
-from tests.integration.arena_rows import add_agent
+from palaestra.store.models import Agent, Match, Run
+from tests.integration.arena_rows import add_agent, add_fighter
 from tests.integration.browser_support import browser, hidden, owner_of
 from tests.integration.platform_fixtures import running
 from tests.integration.web_support import still
@@ -165,3 +165,50 @@ async def test_the_owner_rotates_its_agents_key_and_sees_it_once(platform: Platf
         assert stored.key_sealed is not None
         assert platform.vault.open(stored.key_sealed) == shown.group(1)
         assert shown.group(1) not in (await alice.get(f"/agents/{agent}"))[1]
+
+
+async def stored_matches(platform: Platform) -> list[Match]:
+    async with platform.db.session() as session:
+        return list(await session.scalars(select(Match)))
+
+
+@pytest.mark.asyncio
+async def test_an_owner_starts_a_friendly_against_anothers_fighter(platform: Platform) -> None:
+    still(platform)
+    platform.settings.owner_matches_in_flight = 1
+    async with running(platform) as api, browser(api) as alice:
+        alice_token, bob_token = await api.owner("alice"), await api.owner("bob")
+        alice_id, bob_id = (
+            await owner_of(platform, alice_token),
+            await owner_of(platform, bob_token),
+        )
+        mine = await add_fighter(platform, alice_id, "alice-f")
+        theirs = await add_fighter(platform, bob_id, "bob-f", friendly_challenges=True)
+        shy = await add_fighter(platform, bob_id, "bob-shy", friendly_challenges=False)
+        await alice.sign_in(alice_token)
+        _, own_page, _ = await alice.get(f"/fighters/{mine}")
+        assert 'id="challenge"' not in own_page  # not against its own fighter
+        _, page, _ = await alice.get(f"/fighters/{theirs}")
+        assert f'<option value="{mine}">alice-f</option>' in page
+        action = f"/fighters/{theirs}/challenge"
+        form = {"csrf_token": hidden(page, "csrf_token"), "mine": mine, "seat": "defender"}
+        assert (await alice.post(action, form | {"csrf_token": ""}))[0] == 403
+        status, body, _ = await alice.post(action, form | {"seat": "referee"})
+        assert status == 400
+        assert "seat must be attacker or defender" in body
+        # The other owner's consent is checked as in the API.
+        status, body, _ = await alice.post(f"/fighters/{shy}/challenge", form)
+        assert status == 403
+        assert "does not accept friendly matches from other owners" in body
+        assert await stored_matches(platform) == []
+
+        status, body, headers = await alice.post(action, form)
+        assert status == 303, body
+        [match] = await stored_matches(platform)
+        assert headers["Location"] == f"/matches/{match.id}"
+        assert (match.attacker_id, match.defender_id) == (theirs, mine)
+        assert (match.requested_by, match.kind) == (alice_id, "friendly")
+        # The owner's match quota holds as in the API: one in flight.
+        status, _, headers = await alice.post(action, form)
+        assert status == 429
+        assert "Retry-After" in headers

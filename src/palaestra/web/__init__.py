@@ -14,7 +14,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from palaestra.web import fighters, owner_work, pages, register, signin, tokens
+from palaestra.web import challenges, fighters, owner_work, pages, register, signin, tokens
 from palaestra.web.docs import mount_docs
 from palaestra.web.rendering import STATIC_DIR, render, wants_html
 from palaestra.web.session import load_session
@@ -31,7 +31,7 @@ def mount(app: FastAPI, guide_dir: Path | None = None) -> None:
     # Every page knows the browser's session: "signed in as" in its header, and its forms.
     signed = [Depends(load_session)]
     # owner_work first: its /runs/new is not a run's id.
-    routers = (owner_work, pages, register, fighters, tokens, signin)
+    routers = (owner_work, pages, register, fighters, challenges, tokens, signin)
     for module in routers:
         app.include_router(module.router, dependencies=signed)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")

@@ -157,7 +157,12 @@ async def fighter(
     if page is None:
         return not_found(request, "No such fighter.")
     ratings = await match_queries.fighter_ratings(platform, fighter_id)
-    return render(request, "fighter.html", page=page, ratings=ratings, start=(MU, SIGMA))
+    signed = current(request)
+    owner_id = signed.caller.owner_id if signed else None
+    mine = [] if owner_id is None else await fighter_queries.owned_fighters(platform, owner_id)
+    if page.fighter.id in {fighter for fighter, _ in mine}:
+        mine = []  # its own fighter: the owner plays it against another's
+    return render(request, "fighter.html", page=page, ratings=ratings, start=(MU, SIGMA), mine=mine)
 
 
 @router.get("/runs")
