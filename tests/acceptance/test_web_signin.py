@@ -13,6 +13,7 @@ from tests.acceptance.demo_process import RunningDemo
 pytestmark = pytest.mark.chromium
 
 DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
 
 
 def test_an_owner_signs_in_works_without_the_token_and_signs_out(
@@ -55,5 +56,23 @@ def test_an_owner_signs_in_works_without_the_token_and_signs_out(
         assert not [c for c in context.cookies() if c["name"] == "palaestra_session"]
         page.goto(demo.base + "/register")
         expect(page.locator('input[name="token"]')).to_have_count(1)
+    finally:
+        context.close()
+
+
+def test_the_sign_in_and_new_run_pages_fit_a_phone(browser: Browser, demo: RunningDemo) -> None:
+    token = demo.call("POST", "/api/owners", body={"name": "phone-owner"})["token"]
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)  # type: ignore[arg-type]
+    try:
+        page = context.new_page()
+        page.goto(demo.base + "/signin")
+        page.locator("#signin-token").fill(token)
+        page.get_by_role("button", name="Sign in").click()
+        expect(page.locator("#signed-in-as")).to_have_text("phone-owner")
+        for path in ("/signin", "/runs/new", "/owner/token", "/"):
+            page.goto(demo.base + path)
+            expect(page.locator("#signed-in-as")).to_be_visible()
+            width = page.evaluate("document.documentElement.scrollWidth")
+            assert width <= PHONE["width"], f"{path} scrolls sideways on a phone"
     finally:
         context.close()
