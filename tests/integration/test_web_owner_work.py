@@ -82,6 +82,12 @@ async def test_a_signed_in_owner_starts_a_run_with_its_sizes(platform: Platform)
         status, body, _ = await alice.get(f"/runs/{run.id}")
         assert status == 200
         assert "night owls" in body
+        # The form shows the owner's use of its quota, counted as the check counts it.
+        _, page, _ = await alice.get("/runs/new")
+        assert (
+            '<tr data-quota="runs"><th scope="row">runs</th>'
+            '<td class="num">1 of 1</td><td class="num">1 of 30</td></tr>'
+        ) in page
         # The owner's quota holds here as in the API: one run in flight.
         status, body, headers = await alice.post("/runs/new", form)
         assert status == 429
@@ -208,6 +214,8 @@ async def test_an_owner_starts_a_friendly_against_anothers_fighter(platform: Pla
         assert headers["Location"] == f"/matches/{match.id}"
         assert (match.attacker_id, match.defender_id) == (theirs, mine)
         assert (match.requested_by, match.kind) == (alice_id, "friendly")
+        _, page, _ = await alice.get(f"/fighters/{theirs}")
+        assert '<td class="num">1 of 1</td><td class="num">1 of 60</td>' in page
         # The owner's match quota holds as in the API: one in flight.
         status, _, headers = await alice.post(action, form)
         assert status == 429

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
 from palaestra.engine.agents.registry import change, rotate_key
-from palaestra.engine.quotas import check_run_quota
+from palaestra.engine.quotas import check_run_quota, quota_use
 from palaestra.engine.runs.service import MAX_GOAL_CHARS, SIZE_LIMITS, start_run
 from palaestra.engine.runs.stepper import Runs
 from palaestra.errors import InvalidRequest, PalaestraError, TooManyRequests
@@ -22,6 +22,7 @@ from palaestra.web import queries
 from palaestra.web.forms import FormText, form_caller, refused
 from palaestra.web.pages import not_found
 from palaestra.web.rendering import render
+from palaestra.web.session import current
 
 __all__ = ["router"]
 
@@ -32,7 +33,7 @@ _NEW_RUN = "/runs/new"
 
 @router.get(_NEW_RUN)
 async def new_run_form(request: Request) -> Response:
-    return _run_form(request, 200, {"launchpad": DEFAULT_LAUNCHPAD})
+    return await _run_form(request, 200, {"launchpad": DEFAULT_LAUNCHPAD})
 
 
 @router.post(_NEW_RUN)
@@ -68,7 +69,7 @@ async def new_run(
     except TooManyRequests as exc:
         return refused(request, exc)
     except PalaestraError as exc:
-        return _run_form(request, 400, form, error=exc.message)
+        return await _run_form(request, 400, form, error=exc.message)
     runs: Runs = request.app.state.runs
     runs.kick(run.id)
     return RedirectResponse(f"/runs/{run.id}", 303)
@@ -87,9 +88,12 @@ def _sizes(given: dict[str, str]) -> dict[str, int]:
     return sizes
 
 
-def _run_form(
+async def _run_form(
     request: Request, status: int, form: dict[str, Any], error: str | None = None
 ) -> Response:
+    signed = current(request)
+    owner_id = signed.caller.owner_id if signed else None
+    platform = request.app.state.platform
     return render(
         request,
         "run_new.html",
@@ -100,6 +104,7 @@ def _run_form(
         launchpads=LAUNCHPADS.values(),
         limits=SIZE_LIMITS,
         max_goal=MAX_GOAL_CHARS,
+        quotas=[] if owner_id is None else await quota_use(platform, owner_id),
     )
 
 

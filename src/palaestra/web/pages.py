@@ -12,6 +12,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
+from palaestra.engine.quotas import quota_use
 from palaestra.http.deps import PlatformDep
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
@@ -162,7 +163,16 @@ async def fighter(
     mine = [] if owner_id is None else await fighter_queries.owned_fighters(platform, owner_id)
     if page.fighter.id in {fighter for fighter, _ in mine}:
         mine = []  # its own fighter: the owner plays it against another's
-    return render(request, "fighter.html", page=page, ratings=ratings, start=(MU, SIGMA), mine=mine)
+    quotas = await quota_use(platform, owner_id) if mine and owner_id else []
+    return render(
+        request,
+        "fighter.html",
+        page=page,
+        ratings=ratings,
+        start=(MU, SIGMA),
+        mine=mine,
+        quotas=quotas,
+    )
 
 
 @router.get("/runs")
