@@ -143,6 +143,17 @@ async def test_the_owner_pauses_and_resumes_its_agent_from_its_page(platform: Pl
         assert 'id="resume-agent"' in page
         await alice.post(f"/agents/{agent}/resume", {"csrf_token": form_token})
         assert await agent_status(platform, agent) == "ACTIVE"
+        # A fighter the same way, from its own page.
+        fighter = await add_fighter(platform, await owner_of(platform, alice_token), "f")
+        _, page, _ = await alice.get(f"/fighters/{fighter}")
+        assert 'id="pause-agent"' in page
+        assert 'id="pause-agent"' not in (await bob.get(f"/fighters/{fighter}"))[1]
+        status, _, headers = await alice.post(
+            f"/agents/{fighter}/pause", {"csrf_token": form_token}
+        )
+        assert (status, headers["Location"]) == (303, f"/fighters/{fighter}#owner-controls")
+        assert await agent_status(platform, fighter) == "PAUSED"
+        assert 'id="resume-agent"' in (await alice.get(f"/fighters/{fighter}"))[1]
 
 
 @pytest.mark.asyncio

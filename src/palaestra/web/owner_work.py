@@ -1,4 +1,5 @@
-"""The owner's work from the browser: start a run; pause, resume an agent, rotate its key.
+"""The owner's work from the browser: start a run; pause or resume an agent or a fighter;
+rotate an agent's key.
 
 Each form acts for the browser's session (with its form token) or for the token posted
 with it (see :mod:`palaestra.web.forms`), and calls the same services as the API.
@@ -17,6 +18,7 @@ from palaestra.engine.runs.service import MAX_GOAL_CHARS, SIZE_LIMITS, start_run
 from palaestra.engine.runs.stepper import Runs
 from palaestra.errors import InvalidRequest, PalaestraError, TooManyRequests
 from palaestra.http.deps import PlatformDep
+from palaestra.protocol.constants import Arena
 from palaestra.rules.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS
 from palaestra.web import queries
 from palaestra.web.forms import FormText, form_caller, refused
@@ -143,10 +145,11 @@ async def _change(
         caller = await form_caller(request, platform, *credential)
         if isinstance(caller, Response):
             return caller
-        await change(platform, caller, agent_id, action)
+        agent = await change(platform, caller, agent_id, action)
     except PalaestraError as exc:
         return refused(request, exc)
-    return RedirectResponse(f"/agents/{agent_id}#owner-controls", 303)
+    page = "fighters" if agent.arena == Arena.CAGE.value else "agents"
+    return RedirectResponse(f"/{page}/{agent_id}#owner-controls", 303)
 
 
 @router.post("/agents/{agent_id}/rotate-key")

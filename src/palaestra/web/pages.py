@@ -161,7 +161,8 @@ async def fighter(
     signed = current(request)
     owner_id = signed.caller.owner_id if signed else None
     mine = [] if owner_id is None else await fighter_queries.owned_fighters(platform, owner_id)
-    if page.fighter.id in {fighter for fighter, _ in mine}:
+    own = page.fighter.id in {fighter for fighter, _ in mine}
+    if own:
         mine = []  # its own fighter: the owner plays it against another's
     quotas = await quota_use(platform, owner_id) if mine and owner_id else []
     return render(
@@ -171,6 +172,7 @@ async def fighter(
         ratings=ratings,
         start=(MU, SIGMA),
         mine=mine,
+        own=own,
         quotas=quotas,
     )
 
