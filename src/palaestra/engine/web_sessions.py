@@ -3,10 +3,10 @@
 The session id is random (256 bits from :mod:`secrets`) and lives only in the browser's
 cookie; the store keeps its SHA-256, so a copy of the database opens no session. A
 session ends when it expires (``web_session_s`` after sign-in), when its browser signs
-out, and when the owner's token is rotated or revoked (in the
-same transaction: :mod:`~palaestra.engine.accounts`), or, for the admin's sessions, when
-the admin token changes. Each page
-looks its session up, so an ended session is refused at once by every process.
+out, and when the owner's token is rotated or revoked (in the same transaction, by
+:mod:`~palaestra.engine.accounts`), or, for the admin's sessions, when the admin token
+changes. Each page looks its session up, so an ended session is refused at once by
+every process.
 
 Each session has a form token (CSRF), derived from its id with HMAC: a form posted with
 the session must carry it, and a page from another site cannot read it.
