@@ -104,6 +104,14 @@ class Settings(BaseSettings):
         "server when the command line did it) stops accepting it within this time. "
         "0 = never remembered: each request looks its token up.",
     )
+    web_session_s: float = Field(
+        default=43_200.0,
+        ge=60,
+        le=30 * 86_400,
+        description="Seconds a browser stays signed in after exchanging an owner's or the "
+        "admin's token for a session on the sign-in page (12 hours by default); signing out, "
+        "or rotating or revoking the owner's token, ends it sooner.",
+    )
     egress_allow: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Address ranges (CIDR) the egress policy allows for development, "
@@ -368,32 +376,3 @@ class Settings(BaseSettings):
                 f"{_STRONG_TOKEN} random characters (e.g. `openssl rand -hex 32`)"
             )
         return warnings
-
-    def described(self) -> list[tuple[str, str, str]]:
-        """(environment variable, effective value with secrets masked, description) rows."""
-        rows = []
-        for name, field in type(self).model_fields.items():
-            value = getattr(self, name)
-            if isinstance(value, SecretStr):
-                shown = "********"
-            elif value is None:
-                shown = "(unset)"
-            elif isinstance(value, list):
-                shown = ",".join(str(v) for v in value) or "(none)"
-            else:
-                shown = str(value)
-            if name == "database_url" and value is None:
-                shown = f"(default) {self.effective_database_url}"
-            elif name in ("database_url", "broker_url") and value is not None:
-                shown = _hide_password(value)
-            rows.append((f"PALAESTRA_{name.upper()}", shown, field.description or ""))
-        return rows
-
-
-def _hide_password(url: str) -> str:
-    from sqlalchemy.engine import make_url
-
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:
-        return "********"

@@ -10,6 +10,7 @@ import pytest
 from cryptography.fernet import Fernet
 from pydantic import SecretStr, ValidationError
 
+from palaestra.cli.settings_rows import described
 from palaestra.errors import ConfigurationError
 from palaestra.security import KeyVault, OwnerTokens, hash_token, new_token, token_matches
 from palaestra.settings import Settings
@@ -69,13 +70,13 @@ def test_described_masks_every_secret(tmp_path: Path) -> None:
         house_api_key=SecretStr("sk-house"),
         database_url="postgresql+asyncpg://user:db-password@db.example/palaestra",
     )
-    rows = {name: value for name, value, _ in settings.described()}
+    rows = {name: value for name, value, _ in described(settings)}
     text = " ".join(rows.values())
     for secret in ("fernet-secret", "admin-secret", "sk-house", "db-password"):
         assert secret not in text
     assert rows["PALAESTRA_SECRET_KEY"] == "********"
     assert rows["PALAESTRA_DATABASE_URL"] == "postgresql+asyncpg://user:***@db.example/palaestra"
-    assert all(description for _, _, description in settings.described())
+    assert all(description for _, _, description in described(settings))
 
 
 def test_vault_round_trip_and_wrong_key() -> None:

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from palaestra import runtime
 from palaestra.cli.app import app
+from palaestra.cli.settings_rows import described
 from palaestra.errors import PalaestraError
 from palaestra.logs import configure_logging
 from palaestra.settings import Settings
@@ -180,6 +181,6 @@ def config() -> None:
     table.add_column("variable", style="bold")
     table.add_column("value")
     table.add_column("description", overflow="fold")
-    for name, value, description in _settings().described():
+    for name, value, description in described(_settings()):
         table.add_row(name, value, description)
     Console().print(table)

@@ -7,6 +7,8 @@ request, since another process may set a new one (at its start). Whatever change
 which owner or admin a token stands for (setting the admin token, rotating or revoking
 an owner's) is written first and then forgets the owners remembered, so that the old
 token is refused at once in this process, and within ``owner_token_cache_s`` in any other.
+The same transaction ends the browser sessions the old token opened
+(:mod:`~palaestra.engine.web_sessions`), everywhere at once.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from functools import partial
 
 import structlog
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palaestra.errors import (
@@ -29,7 +31,7 @@ from palaestra.errors import (
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.security import hash_token, new_token
-from palaestra.store.models import Meta, Owner
+from palaestra.store.models import Meta, Owner, WebSession
 
 __all__ = [
     "Caller",
@@ -78,8 +80,10 @@ async def _bootstrap_admin(platform: Platform) -> str | None:
             wanted = hash_token(configured.get_secret_value())
             if row is None:
                 session.add(Meta(key=_ADMIN_KEY, value=wanted))
-            else:
+            elif not hmac.compare_digest(row.value, wanted):
                 row.value = wanted
+                # Browsers signed in with the old admin token are signed out.
+                await session.execute(delete(WebSession).where(WebSession.owner_id.is_(None)))
             return None
         if row is not None:
             return None
@@ -155,6 +159,7 @@ async def rotate_owner_token(platform: Platform, caller: Caller, owner_id: str) 
         owner.token_hash = hash_token(token)
         owner.token_rotated_at = now
         owner.token_revoked_at = None
+        await _end_sessions(session, owner_id)
     platform.owner_tokens.forget()  # after the commit: a lookup from now on reads the new hash
     log.info("owner token rotated", owner_id=owner_id, by=_who(caller))
     return IssuedToken(owner_id, token, now)
@@ -169,6 +174,7 @@ async def revoke_owner_token(platform: Platform, caller: Caller, owner_id: str) 
         if owner.token_revoked_at is None:
             owner.token_revoked_at = platform.clock.now()
         revoked_at = owner.token_revoked_at
+        await _end_sessions(session, owner_id)
     platform.owner_tokens.forget()
     log.info("owner token revoked", owner_id=owner_id, by=_who(caller))
     return RevokedToken(owner_id, revoked_at)
@@ -182,6 +188,11 @@ async def _owner_for(session: AsyncSession, caller: Caller, owner_id: str, verb:
     if owner is None:
         raise NotFound(f"Owner {owner_id} not found")
     return owner
+
+
+async def _end_sessions(session: AsyncSession, owner_id: str) -> None:
+    """Sign out every browser signed in as the owner: a session outlives no token change."""
+    await session.execute(delete(WebSession).where(WebSession.owner_id == owner_id))
 
 
 def _who(caller: Caller) -> str:

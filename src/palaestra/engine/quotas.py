@@ -10,6 +10,7 @@ check is one query, and none when the quota is off: it stands before every start
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Final
 
 from sqlalchemy import Boolean, ColumnElement, and_, bindparam, or_, select
@@ -22,7 +23,7 @@ from palaestra.rules.quotas import Quota
 from palaestra.rules.runflow import RunStatus
 from palaestra.store.models import Match, Run
 
-__all__ = ["check_match_quota", "check_run_quota"]
+__all__ = ["QuotaUse", "check_match_quota", "check_run_quota", "quota_use"]
 
 HOUR = 3600.0
 
@@ -41,6 +42,41 @@ _RUNS: Final = _counted(Run.owner_id, Run.status == RunStatus.RUNNING.value, Run
 _MATCHES: Final = _counted(
     Match.requested_by, Match.status.in_(OPEN_MATCH_STATUSES), Match.created_at
 )
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaUse:
+    """How much of one quota an owner uses: in flight now, and started in the last hour
+    (a limit of 0: unlimited)."""
+
+    name: str
+    in_flight: int
+    in_flight_limit: int
+    last_hour: int
+    per_hour_limit: int
+
+
+async def quota_use(platform: Platform, owner_id: str) -> list[QuotaUse]:
+    """The owner's use of its runs' and its matches' quotas, counted as the checks count."""
+    settings = platform.settings
+    now = platform.clock.now()
+    params = {"owner": owner_id, "in_flight": True, "since": now - HOUR}
+    shown = []
+    async with platform.db.read() as connection:
+        for name, counted, in_flight_limit, per_hour_limit in (
+            ("runs", _RUNS, settings.owner_runs_in_flight, settings.owner_runs_per_hour),
+            (
+                "matches",
+                _MATCHES,
+                settings.owner_matches_in_flight,
+                settings.owner_matches_per_hour,
+            ),
+        ):
+            rows = (await connection.execute(counted, params)).all()
+            running = sum(1 for _, open_ in rows if open_)
+            started = sum(1 for created, _ in rows if created > now - HOUR)
+            shown.append(QuotaUse(name, running, in_flight_limit, started, per_hour_limit))
+    return shown
 
 
 async def check_run_quota(platform: Platform, caller: Caller) -> None:

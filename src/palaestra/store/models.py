@@ -34,6 +34,7 @@ __all__ = [
     "Run",
     "Task",
     "Turn",
+    "WebSession",
 ]
 
 _ID = String(36)
@@ -63,6 +64,19 @@ class Owner(Base):
     token_rotated_at: Mapped[float | None] = mapped_column(Float)
     #: When the owner's token was revoked: no token opens the owner until a new one is issued.
     token_revoked_at: Mapped[float | None] = mapped_column(Float)
+
+
+class WebSession(Base):
+    """A browser signed in with an owner's or the admin's token; only the id's hash is kept."""
+
+    __tablename__ = "web_sessions"
+
+    id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    owner_id: Mapped[str | None] = mapped_column(  # None: the admin's session
+        _ID, ForeignKey("owners.id", ondelete="CASCADE"), index=True
+    )
+    created_at: Mapped[float] = mapped_column(Float)
+    expires_at: Mapped[float] = mapped_column(Float)
 
 
 class Agent(Base):

@@ -9,14 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from palaestra.web import fighters, pages, register, tokens
+from palaestra.web import challenges, fighters, owner_work, pages, register, signin, tokens
 from palaestra.web.docs import mount_docs
 from palaestra.web.rendering import STATIC_DIR, render, wants_html
+from palaestra.web.session import load_session
 
 __all__ = ["mount"]
 
@@ -27,10 +28,12 @@ def mount(app: FastAPI, guide_dir: Path | None = None) -> None:
     ``guide_dir``, a built documentation site, is served at ``/guide`` when it has been built.
     """
     app.state.web_jobs = set()
-    app.include_router(pages.router)
-    app.include_router(register.router)
-    app.include_router(fighters.router)
-    app.include_router(tokens.router)
+    # Every page knows the browser's session: "signed in as" in its header, and its forms.
+    signed = [Depends(load_session)]
+    # owner_work first: its /runs/new is not a run's id.
+    routers = (owner_work, pages, register, fighters, challenges, tokens, signin)
+    for module in routers:
+        app.include_router(module.router, dependencies=signed)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     mount_docs(app)
     app.state.guide = guide_dir is not None and (guide_dir / "index.html").is_file()
@@ -40,6 +43,7 @@ def mount(app: FastAPI, guide_dir: Path | None = None) -> None:
 
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         if json_errors is None or wants_html(request):
+            await load_session(request)
             title = "Not found" if exc.status_code == 404 else f"Error {exc.status_code}"
             return render(request, "error.html", exc.status_code, title=title, message=exc.detail)
         response: Response = await json_errors(request, exc)

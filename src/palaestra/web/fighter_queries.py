@@ -14,7 +14,7 @@ from palaestra.store.paging import Page
 from palaestra.web.list_queries import matches_page
 from palaestra.web.queries import AgentRow, MatchRow
 
-__all__ = ["FighterPage", "fighter_page"]
+__all__ = ["FighterPage", "fighter_page", "owned_fighters"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,3 +69,14 @@ async def _record(platform: Platform, fighter_id: str) -> dict[str, int]:
                 side = "attacker" if attacker else "defender"
                 tally["won" if outcome == side else "lost"] += count
     return dict(tally)
+
+
+async def owned_fighters(platform: Platform, owner_id: str) -> list[tuple[str, str]]:
+    """The owner's fighters, (id, name) by name: those it may send into a match."""
+    query = (
+        select(Agent.id, Agent.name)
+        .where(Agent.owner_id == owner_id, Agent.arena == Arena.CAGE.value)
+        .order_by(Agent.name)
+    )
+    async with platform.db.read() as connection:
+        return [(row.id, row.name) for row in await connection.execute(query)]

@@ -1,8 +1,9 @@
 """The owner's controls on a fighter's page: whether other owners may challenge it, rated
 and to friendlies.
 
-Like the wizard's form, each carries the owner's token in the post and refuses a
-form sent from another site; wrong tokens count against the guessing throttle.
+Like the wizard's form, each acts for the browser's session (with its form token) or for
+the owner's token posted with it, and refuses a form sent from another site; wrong tokens
+count against the guessing throttle.
 """
 
 from __future__ import annotations
@@ -10,12 +11,11 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
-from palaestra.engine.accounts import authenticate
 from palaestra.engine.cage.fighters import set_challenges
 from palaestra.errors import PalaestraError
-from palaestra.http.deps import PlatformDep, guarded
+from palaestra.http.deps import PlatformDep
 from palaestra.platform import Platform
-from palaestra.web.forms import FormText, cross_site, refused, same_origin
+from palaestra.web.forms import FormText, form_caller, refused
 
 __all__ = ["router"]
 
@@ -28,10 +28,13 @@ async def rated_challenges(
     fighter_id: str,
     platform: PlatformDep,
     token: FormText = "",
+    csrf_token: FormText = "",
     accepts: FormText = "",
 ) -> Response:
     """Turn rated challenges on (``accepts=yes``) or off, then show the fighter's page."""
-    return await _consent(request, platform, fighter_id, token, "rated-challenges", accepts)
+    return await _consent(
+        request, platform, fighter_id, (token, csrf_token), "rated-challenges", accepts
+    )
 
 
 @router.post("/fighters/{fighter_id}/friendly-challenges")
@@ -40,21 +43,28 @@ async def friendly_challenges(
     fighter_id: str,
     platform: PlatformDep,
     token: FormText = "",
+    csrf_token: FormText = "",
     accepts: FormText = "",
 ) -> Response:
     """Turn other owners' friendly matches on (``accepts=yes``) or off, then show the page."""
-    return await _consent(request, platform, fighter_id, token, "friendly-challenges", accepts)
+    return await _consent(
+        request, platform, fighter_id, (token, csrf_token), "friendly-challenges", accepts
+    )
 
 
 async def _consent(
-    request: Request, platform: Platform, fighter_id: str, token: str, which: str, accepts: str
+    request: Request,
+    platform: Platform,
+    fighter_id: str,
+    credential: tuple[str, str],
+    which: str,
+    accepts: str,
 ) -> Response:
-    if not same_origin(request):
-        return cross_site(request)
     given = accepts == "yes"
     try:
-        async with guarded(request):  # a token opens an owner, not this fighter
-            caller = await authenticate(platform, token.strip())
+        caller = await form_caller(request, platform, *credential)
+        if isinstance(caller, Response):
+            return caller
         if which == "rated-challenges":
             await set_challenges(platform, caller, fighter_id, rated=given)
         else:

@@ -1,8 +1,10 @@
-"""Forms that carry the owner's token: where they may come from, and the page that refuses them.
+"""The pages' forms: where they may come from, who sends them, and the pages that refuse them.
 
-The token is posted with each form and never put in a cookie, so a forged
-cross-site form has nothing to ride on; a POST whose ``Origin`` is another
-site is refused as well.
+A form acts for the browser's session (``session``) and then must carry the session's form
+token (CSRF); or, from a browser not signed in, it carries the owner's or the admin's
+token itself, which needs no form token: it holds no ambient credential a forged form
+could ride on. A POST whose ``Origin`` is another site than the configured public URL
+is refused either way.
 """
 
 from __future__ import annotations
@@ -13,13 +15,24 @@ from urllib.parse import urlsplit
 from fastapi import Form, Request
 from starlette.responses import Response
 
+from palaestra.engine.accounts import Caller, authenticate
+from palaestra.engine.web_sessions import form_token_matches
 from palaestra.errors import Forbidden, NotFound, PalaestraError, TooManyRequests, Unauthorized
 from palaestra.http.deps import guarded
 from palaestra.platform import Platform
 from palaestra.web.reasons import Audience, audience_of
 from palaestra.web.rendering import render
+from palaestra.web.session import current, load_session, session_id
 
-__all__ = ["FormText", "cross_site", "htmx", "owner_view", "refused", "same_origin"]
+__all__ = [
+    "FormText",
+    "cross_site",
+    "form_caller",
+    "htmx",
+    "owner_view",
+    "refused",
+    "same_origin",
+]
 
 FormText = Annotated[str, Form(max_length=4000)]
 
@@ -32,7 +45,7 @@ def same_origin(request: Request) -> bool:
     """
     origin = request.headers.get("origin")
     if origin is None:
-        return True  # not sent by every client; the token is required all the same
+        return True  # not sent by every client; a token or a form token is required all the same
     sent = urlsplit(origin)
     platform: Platform = request.app.state.platform
     public = urlsplit(platform.settings.public_url)
@@ -67,14 +80,50 @@ def refused(request: Request, exc: PalaestraError) -> Response:
     return render(request, "error.html", status, title="Refused", message=exc.message)
 
 
-async def owner_view(
-    request: Request, platform: Platform, agent_id: str, token: str
-) -> Audience | Response:
-    """The audience a posted ``token`` opens for the agent's pages, or the page refusing it."""
+async def form_caller(
+    request: Request, platform: Platform, token: str, form_token: str
+) -> Caller | Response:
+    """Who sends the form: the token posted with it (a wrong one raises, counted against the
+    guessing throttle), else the browser's session with its form token; or the page refusing
+    the form (from another site, with no session, or without the session's form token)."""
     if not same_origin(request):
         return cross_site(request)
-    try:
+    if token.strip():
         async with guarded(request):
-            return await audience_of(platform, token, agent_id)
+            return await authenticate(platform, token.strip())
+    await load_session(request)
+    signed = current(request)
+    if signed is None:
+        return render(
+            request,
+            "error.html",
+            401,
+            title="Sign in first",
+            message="Your session has ended. Sign in again, then send the form again."
+            if request.state.session_ended
+            else "Sign in with your owner token (or the admin's), then send the form again.",
+            sign_in_link=True,
+        )
+    if not form_token_matches(session_id(request), form_token):
+        return render(
+            request,
+            "error.html",
+            403,
+            title="Form token missing or wrong",
+            message="This form did not carry the form token of your session, so it may not "
+            "come from this arena's page. Reload the page and send the form again.",
+        )
+    return signed.caller
+
+
+async def owner_view(
+    request: Request, platform: Platform, agent_id: str, token: str, form_token: str = ""
+) -> Audience | Response:
+    """The audience the form's sender is shown on the agent's pages, or the page refusing it."""
+    try:
+        caller = await form_caller(request, platform, token, form_token)
+        if isinstance(caller, Response):
+            return caller
+        return await audience_of(platform, caller, agent_id)
     except PalaestraError as exc:
         return refused(request, exc)

@@ -33,8 +33,18 @@ PAGE_SIZE = 50
 T = TypeVar("T")
 
 
-async def runs_page(platform: Platform, cursor: str | None, limit: int = PAGE_SIZE) -> Page[RunRow]:
-    query = keyset(select(Run), Run.created_at, Run.id, cursor, limit)
+async def runs_page(
+    platform: Platform, cursor: str | None, limit: int = PAGE_SIZE, *, owner_id: str | None = None
+) -> Page[RunRow]:
+    """A page of runs (those of ``owner_id``, when given), newest first."""
+    owned = None if owner_id is None else Run.owner_id == owner_id
+    query = keyset(
+        select(Run) if owned is None else select(Run).where(owned),
+        Run.created_at,
+        Run.id,
+        cursor,
+        limit,
+    )
     async with platform.db.session() as session:
         rows = [
             RunRow(
@@ -49,7 +59,7 @@ async def runs_page(platform: Platform, cursor: str | None, limit: int = PAGE_SI
             )
             for run in await session.scalars(query)
         ]
-    return await _with_previous(platform, page_of(rows, limit, _key), Run, None, cursor, limit)
+    return await _with_previous(platform, page_of(rows, limit, _key), Run, owned, cursor, limit)
 
 
 async def matches_page(

@@ -12,6 +12,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
+from palaestra.engine.quotas import quota_use
 from palaestra.http.deps import PlatformDep
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
@@ -27,8 +28,9 @@ from palaestra.web import (
 from palaestra.web.charts import LatencyPoint, latency_chart, status_spans, status_strip
 from palaestra.web.failure_queries import failure_split
 from palaestra.web.forms import FormText, owner_view
-from palaestra.web.reasons import Audience
+from palaestra.web.reasons import Audience, audience_for
 from palaestra.web.rendering import render
+from palaestra.web.session import current
 
 __all__ = ["router"]
 
@@ -71,10 +73,11 @@ async def agent(
     failures_cursor: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
     """An agent's page for anyone: each failure's kind and status, not what the agent sent;
-    its failures a page at a time."""
-    return await _agent_page(
-        request, platform, agent_id, Audience.PUBLIC, failures_cursor=failures_cursor
-    )
+    its failures a page at a time. A browser signed in as its owner or the admin reads the
+    whole reasons (redacted)."""
+    signed = current(request)
+    audience = await audience_for(platform, signed.caller if signed else None, agent_id)
+    return await _agent_page(request, platform, agent_id, audience, failures_cursor=failures_cursor)
 
 
 @router.post("/agents/{agent_id}")
@@ -83,11 +86,12 @@ async def agent_for_owner(
     agent_id: str,
     platform: PlatformDep,
     token: FormText = "",
+    csrf_token: FormText = "",
     failures_cursor: FormText = "",
 ) -> Response:
     """The same page for the agent's owner or the admin, with the whole reasons (redacted);
-    its failures are paged by posting the token again with the cursor."""
-    audience = await owner_view(request, platform, agent_id, token)
+    without a session, its failures are paged by posting the token again with the cursor."""
+    audience = await owner_view(request, platform, agent_id, token, csrf_token)
     if isinstance(audience, Response):
         return audience
     return await _agent_page(
@@ -95,7 +99,7 @@ async def agent_for_owner(
         platform,
         agent_id,
         audience,
-        token.strip(),
+        token.strip() or None,
         failures_cursor=failures_cursor or None,
     )
 
@@ -138,7 +142,7 @@ async def _agent_page(
         spans=spans,
         split=await failure_split(platform, agent_id),
         token=token,
-        private=token is not None,
+        private=audience is Audience.OWNER,
     )
 
 
@@ -154,7 +158,23 @@ async def fighter(
     if page is None:
         return not_found(request, "No such fighter.")
     ratings = await match_queries.fighter_ratings(platform, fighter_id)
-    return render(request, "fighter.html", page=page, ratings=ratings, start=(MU, SIGMA))
+    signed = current(request)
+    owner_id = signed.caller.owner_id if signed else None
+    mine = [] if owner_id is None else await fighter_queries.owned_fighters(platform, owner_id)
+    own = page.fighter.id in {fighter for fighter, _ in mine}
+    if own:
+        mine = []  # its own fighter: the owner plays it against another's
+    quotas = await quota_use(platform, owner_id) if mine and owner_id else []
+    return render(
+        request,
+        "fighter.html",
+        page=page,
+        ratings=ratings,
+        start=(MU, SIGMA),
+        mine=mine,
+        own=own,
+        quotas=quotas,
+    )
 
 
 @router.get("/runs")
@@ -163,16 +183,27 @@ async def runs(
     platform: PlatformDep,
     cursor: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
+    """Every run when runs are public; else a signed-in owner's own runs (the admin's: all)."""
+    owner_id = None
     if not platform.settings.public_runs:
-        return _private_runs(request)
-    page = await list_queries.runs_page(platform, cursor)
+        signed = current(request)
+        if signed is None:
+            return _private_runs(request)
+        owner_id = signed.caller.owner_id  # None for the admin
+    page = await list_queries.runs_page(platform, cursor, owner_id=owner_id)
     return render(request, "runs.html", runs=page.items, page=page, cursor=cursor)
 
 
 @router.get("/runs/{run_id}")
 async def run(request: Request, run_id: str, platform: PlatformDep) -> Response:
     if not platform.settings.public_runs:
-        return _private_runs(request)
+        signed = current(request)
+        if signed is None:
+            return _private_runs(request)
+        if not signed.caller.is_admin:
+            owner_id = await run_queries.run_owner(platform, run_id)
+            if owner_id != signed.caller.owner_id:
+                return not_found(request, "No such run among yours.")
     page = await run_queries.run_page(platform, run_id)
     if page is None:
         return not_found(request, "No such run.")
@@ -249,10 +280,13 @@ def _live(response: Response) -> Response:
 
 def _private_runs(request: Request) -> Response:
     message = (
-        "Runs on this arena are private: each owner reads its own through the API "
-        "(GET /api/runs/{run_id}). The operator can publish them with PALAESTRA_PUBLIC_RUNS=true."
+        "Runs on this arena are private: sign in to read your own, or read them through the "
+        "API (GET /api/runs/{run_id}). The operator can publish them with "
+        "PALAESTRA_PUBLIC_RUNS=true."
     )
-    return render(request, "error.html", 403, title="Runs are private", message=message)
+    return render(
+        request, "error.html", 403, title="Runs are private", message=message, sign_in_link=True
+    )
 
 
 def not_found(request: Request, message: str) -> Response:

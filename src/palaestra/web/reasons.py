@@ -1,9 +1,9 @@
 """Who reads which failure reason on the pages (``rules.reasons`` says what each one sees).
 
 Everyone reads the kind and status of a failure; the agent's owner and the
-admin read the whole line, redacted and capped. The pages hold no session:
-the owner's (or the admin's) token is posted with a form, as for the wizard,
-and the page it answers is the owner's view, never stored (``no-store``).
+admin read the whole line, redacted and capped: a browser signed in as the owner
+(or the admin) reads the owner's view, as does one that posts the token with the
+form; the owner's view is never stored (``no-store``).
 """
 
 from __future__ import annotations
@@ -13,14 +13,22 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
-from palaestra.engine.accounts import authenticate
+from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.wizard import WizardProgress
 from palaestra.errors import Forbidden, NotFound
 from palaestra.platform import Platform
 from palaestra.rules.reasons import owner_reason, public_reason
 from palaestra.store.models import Agent, AgentEvent
 
-__all__ = ["Audience", "EventRow", "audience_of", "event_rows", "shown", "shown_progress"]
+__all__ = [
+    "Audience",
+    "EventRow",
+    "audience_for",
+    "audience_of",
+    "event_rows",
+    "shown",
+    "shown_progress",
+]
 
 
 class Audience(StrEnum):
@@ -62,14 +70,23 @@ def shown_progress(progress: WizardProgress | None, audience: Audience) -> Wizar
     return replace(progress, checks=checks)
 
 
-async def audience_of(platform: Platform, token: str, agent_id: str) -> Audience:
-    """:attr:`Audience.OWNER` for the agent's owner's token or the admin's; otherwise
-    :class:`~palaestra.errors.Unauthorized` (no such token) or :class:`Forbidden`."""
-    caller = await authenticate(platform, token.strip())
+async def audience_of(platform: Platform, caller: Caller, agent_id: str) -> Audience:
+    """:attr:`Audience.OWNER` for the agent's owner or the admin; otherwise
+    :class:`NotFound` (no such agent) or :class:`Forbidden`."""
     async with platform.db.session() as session:
         agent = await session.get(Agent, agent_id)
     if agent is None:
         raise NotFound("No such agent.")
     if not (caller.is_admin or agent.owner_id == caller.owner_id):
-        raise Forbidden("This token is not the agent owner's or the admin's.")
+        raise Forbidden("This is not the agent owner's token or session, nor the admin's.")
     return Audience.OWNER
+
+
+async def audience_for(platform: Platform, caller: Caller | None, agent_id: str) -> Audience:
+    """The owner's view for a browser signed in as the agent's owner or the admin; else public."""
+    if caller is None:
+        return Audience.PUBLIC
+    try:
+        return await audience_of(platform, caller, agent_id)
+    except (Forbidden, NotFound):
+        return Audience.PUBLIC

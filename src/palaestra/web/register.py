@@ -1,10 +1,10 @@
 """Registration from the browser, and the wizard shown live, check by check.
 
-The owner's token is the credential: it is posted with each form (a password
-field, then a hidden field on the page that shows the new key) and never put
-in a cookie. With no ambient credential a forged cross-site form has nothing
-to ride on; POSTs whose ``Origin`` is another site are refused as well.
-Pages that carry the key or the token are sent ``Cache-Control: no-store``.
+A browser signed in sends each form with its session's form token; one not signed in
+posts the owner's token with each form (a password field, then a hidden field on the
+page that shows the new key). POSTs whose ``Origin`` is another site are refused (see
+:mod:`palaestra.web.forms`). Pages that carry the key or the token are sent
+``Cache-Control: no-store``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import structlog
 from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
-from palaestra.engine.accounts import authenticate
 from palaestra.engine.agents.registry import register_agent
 from palaestra.engine.agents.wizard import (
     WizardAttempt,
@@ -27,14 +26,15 @@ from palaestra.engine.agents.wizard import (
     wizard_progress,
 )
 from palaestra.errors import PalaestraError, TooManyRequests
-from palaestra.http.deps import PlatformDep, guarded
+from palaestra.http.deps import PlatformDep
 from palaestra.platform import Platform
 from palaestra.protocol import Role
 from palaestra.web import queries
-from palaestra.web.forms import FormText, cross_site, htmx, owner_view, refused, same_origin
+from palaestra.web.forms import FormText, form_caller, htmx, owner_view, refused
 from palaestra.web.pages import not_found
-from palaestra.web.reasons import Audience, shown_progress
+from palaestra.web.reasons import Audience, audience_for, shown_progress
 from palaestra.web.rendering import render
+from palaestra.web.session import current
 
 __all__ = ["router"]
 
@@ -54,16 +54,16 @@ async def register(
     request: Request,
     platform: PlatformDep,
     token: FormText = "",
+    csrf_token: FormText = "",
     name: FormText = "",
     role: FormText = "",
     endpoint_url: FormText = "",
 ) -> Response:
-    if not same_origin(request):
-        return cross_site(request)
     form = {"name": name, "role": role, "endpoint_url": endpoint_url, "token": token}
     try:
-        async with guarded(request):
-            caller = await authenticate(platform, token.strip())
+        caller = await form_caller(request, platform, token, csrf_token)
+        if isinstance(caller, Response):
+            return caller
         done = await register_agent(platform, caller, name, role, endpoint_url)
     except TooManyRequests as exc:
         return refused(request, exc)
@@ -91,13 +91,16 @@ def _serve_port(endpoint_url: str | None) -> int:
 
 @router.post("/agents/{agent_id}/wizard")
 async def start_wizard(
-    request: Request, agent_id: str, platform: PlatformDep, token: FormText = ""
+    request: Request,
+    agent_id: str,
+    platform: PlatformDep,
+    token: FormText = "",
+    csrf_token: FormText = "",
 ) -> Response:
-    if not same_origin(request):
-        return cross_site(request)
     try:
-        async with guarded(request):
-            caller = await authenticate(platform, token.strip())
+        caller = await form_caller(request, platform, token, csrf_token)
+        if isinstance(caller, Response):
+            return caller
         attempt = await begin_wizard(platform, caller, agent_id)
     except TooManyRequests as exc:
         return refused(request, exc)
@@ -111,13 +114,14 @@ async def start_wizard(
     if not htmx(request):
         return RedirectResponse(f"/agents/{agent_id}/wizard/{attempt.attempt_id}", 303)
     progress = WizardProgress(attempt.attempt_id, platform.clock.now(), ())
-    # The owner started it: the panel polls with the token, for the checks' whole reasons.
+    # The owner started it: the panel polls with the token (or the session), for the checks'
+    # whole reasons.
     return render(
         request,
         "_wizard.html",
         agent_id=agent_id,
         progress=progress,
-        token=token.strip(),
+        token=token.strip() or None,
         private=True,
     )
 
@@ -126,8 +130,11 @@ async def start_wizard(
 async def wizard(
     request: Request, agent_id: str, attempt_id: str, platform: PlatformDep
 ) -> Response:
-    """The wizard's checks for anyone: a failed check's kind and status only."""
-    return await _wizard_page(request, platform, agent_id, attempt_id, Audience.PUBLIC)
+    """The wizard's checks for anyone: a failed check's kind and status only; for a browser
+    signed in as the agent's owner or the admin, every check's whole reason."""
+    signed = current(request)
+    audience = await audience_for(platform, signed.caller if signed else None, agent_id)
+    return await _wizard_page(request, platform, agent_id, attempt_id, audience)
 
 
 @router.post("/agents/{agent_id}/wizard/{attempt_id}")
@@ -137,12 +144,14 @@ async def wizard_for_owner(
     attempt_id: str,
     platform: PlatformDep,
     token: FormText = "",
+    csrf_token: FormText = "",
 ) -> Response:
     """The same for the agent's owner or the admin, with every check's whole reason."""
-    audience = await owner_view(request, platform, agent_id, token)
+    audience = await owner_view(request, platform, agent_id, token, csrf_token)
     if isinstance(audience, Response):
         return audience
-    return await _wizard_page(request, platform, agent_id, attempt_id, audience, token.strip())
+    shown_token = token.strip() or None  # the panel polls with it; a session needs none
+    return await _wizard_page(request, platform, agent_id, attempt_id, audience, shown_token)
 
 
 async def _wizard_page(
@@ -163,7 +172,7 @@ async def _wizard_page(
         "agent_status": status,
         "token": token,
     }
-    private = token is not None
+    private = audience is Audience.OWNER
     if htmx(request):
         return render(request, "_wizard.html", private=private, **shared)
     agent = await queries.agent_brief(platform, agent_id)

@@ -140,14 +140,17 @@ def render(
     """Render a template with ``now`` (the platform's clock) and the current path.
 
     ``private`` pages (a key shown once, a form holding a token) are never stored
-    by the browser or a proxy.
+    by the browser or a proxy, nor is any page shown to a signed-in browser (it names
+    the owner, and its forms carry the session's form token).
     """
     platform: Platform = request.app.state.platform
+    signed_in = getattr(request.state, "signed_in", None)
+    context.setdefault("signed_in", signed_in)
     context.setdefault("now", platform.clock.now())
     context.setdefault("path", request.url.path)
     context.setdefault("guide", getattr(request.app.state, "guide", False))
     response = templates.TemplateResponse(request, name, context, status_code=status_code)
-    if private:
+    if private or signed_in is not None:
         response.headers["Cache-Control"] = "no-store"
     return response
 

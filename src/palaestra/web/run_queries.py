@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import orjson
+from sqlalchemy import select
 
 from palaestra.engine.runs.reading import RunDetail, read_run, shown_report, task_facts
 from palaestra.engine.runs.service import phase_summary
@@ -23,7 +24,16 @@ from palaestra.rules.producers import producer_label
 from palaestra.rules.reasons import public_reason
 from palaestra.store.models import Candidate, Run, Task
 
-__all__ = ["CandidateView", "RunPage", "Step", "TaskRow", "output_facts", "run_page", "text"]
+__all__ = [
+    "CandidateView",
+    "RunPage",
+    "Step",
+    "TaskRow",
+    "output_facts",
+    "run_owner",
+    "run_page",
+    "text",
+]
 
 #: Statuses of a finished task that did not succeed.
 FAILED: Final = ("FAILED", "TIMEOUT")
@@ -293,6 +303,13 @@ _CANDIDATE_ORDER: Final = {
     "MERGED": 4,
     "DROPPED": 5,
 }
+
+
+async def run_owner(platform: Platform, run_id: str) -> str | None:
+    """The owner of the run (None: no such run, or its owner is gone)."""
+    async with platform.db.read() as connection:
+        found = await connection.execute(select(Run.owner_id).where(Run.id == run_id))
+        return found.scalar_one_or_none()
 
 
 async def run_page(platform: Platform, run_id: str) -> RunPage | None:

@@ -1,22 +1,27 @@
 """An owner's token from the browser: rotated (the new one shown once) or revoked.
 
-The token is the credential, posted with the form and never put in a cookie; a form
-from another site is refused, wrong tokens count against the guessing throttle, and
-the page that shows a new token is sent ``Cache-Control: no-store``. The admin may act
-on any owner by naming it; an owner acts on its own token.
+Each form acts for the browser's session (with its form token) or for the token posted
+with it; a form from another site is refused, wrong tokens count against the guessing
+throttle, and the page that shows a new token is sent ``Cache-Control: no-store``. The
+admin may act on any owner by naming it; an owner acts on its own token. Either change
+signs out every browser signed in as the owner, this one included.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from palaestra.engine.accounts import Caller, authenticate, revoke_owner_token, rotate_owner_token
+from palaestra.engine.accounts import Caller, revoke_owner_token, rotate_owner_token
+from palaestra.engine.web_sessions import signed_in
 from palaestra.errors import InvalidRequest, PalaestraError
-from palaestra.http.deps import PlatformDep, guarded
+from palaestra.http.deps import PlatformDep
 from palaestra.platform import Platform
-from palaestra.web.forms import FormText, cross_site, refused, same_origin
+from palaestra.web.forms import FormText, form_caller, refused
 from palaestra.web.rendering import render
+from palaestra.web.session import clear_session_cookie, session_id
 
 __all__ = ["router"]
 
@@ -30,17 +35,21 @@ async def token_page(request: Request) -> Response:
 
 @router.post("/owner/token/rotate")
 async def rotate_token(
-    request: Request, platform: PlatformDep, token: FormText = "", owner_id: FormText = ""
+    request: Request,
+    platform: PlatformDep,
+    token: FormText = "",
+    csrf_token: FormText = "",
+    owner_id: FormText = "",
 ) -> Response:
     """A new token for the caller (the admin: for the owner named), shown once."""
-    if not same_origin(request):
-        return cross_site(request)
     try:
-        caller = await _caller(request, platform, token)
+        caller = await form_caller(request, platform, token, csrf_token)
+        if isinstance(caller, Response):
+            return caller
         issued = await rotate_owner_token(platform, caller, _owner_of(caller, owner_id))
     except PalaestraError as exc:
         return refused(request, exc)
-    return render(request, "owner_token.html", issued=issued, private=True)
+    return await _after_change(request, platform, issued=issued)
 
 
 @router.post("/owner/token/revoke")
@@ -48,25 +57,32 @@ async def revoke_token(
     request: Request,
     platform: PlatformDep,
     token: FormText = "",
+    csrf_token: FormText = "",
     owner_id: FormText = "",
     confirm: FormText = "",
 ) -> Response:
     """Revoke the caller's token (the admin: the named owner's)."""
-    if not same_origin(request):
-        return cross_site(request)
     try:
-        caller = await _caller(request, platform, token)
+        caller = await form_caller(request, platform, token, csrf_token)
+        if isinstance(caller, Response):
+            return caller
         if confirm != "yes":
             raise InvalidRequest("tick the box to confirm: nothing opens the owner afterwards")
         revoked = await revoke_owner_token(platform, caller, _owner_of(caller, owner_id))
     except PalaestraError as exc:
         return refused(request, exc)
-    return render(request, "owner_token.html", revoked=revoked, private=True)
+    return await _after_change(request, platform, revoked=revoked)
 
 
-async def _caller(request: Request, platform: Platform, token: str) -> Caller:
-    async with guarded(request):
-        return await authenticate(platform, token.strip())
+async def _after_change(request: Request, platform: Platform, **shown: Any) -> Response:
+    """The page after a change, as the browser now stands: signed out if its session ended."""
+    found = session_id(request)
+    still = await signed_in(platform, found) if found else None
+    request.state.signed_in = still
+    page = render(request, "owner_token.html", private=True, **shown)
+    if found and still is None:
+        clear_session_cookie(page, request)
+    return page
 
 
 def _owner_of(caller: Caller, owner_id: str) -> str:

@@ -1,0 +1,55 @@
+"""An owner's match from a fighter's page: one of its own fighters against this one.
+
+The form acts for the browser's session (with its form token) or the token posted with
+it, and starts the match as ``POST /api/matches`` does: the same checks (readiness, the
+other owner's consent), the same quota; a friendly unless the owner asks for a rated
+challenge where the arena allows it.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from starlette.responses import RedirectResponse, Response
+
+from palaestra.engine.cage.matches import create_match
+from palaestra.engine.cage.referee import Referee
+from palaestra.engine.quotas import check_match_quota
+from palaestra.errors import InvalidRequest, PalaestraError
+from palaestra.http.deps import PlatformDep
+from palaestra.web.forms import FormText, form_caller, refused
+
+__all__ = ["router"]
+
+router = APIRouter(include_in_schema=False)
+
+
+@router.post("/fighters/{fighter_id}/challenge")
+async def challenge(
+    request: Request,
+    fighter_id: str,
+    platform: PlatformDep,
+    token: FormText = "",
+    csrf_token: FormText = "",
+    mine: FormText = "",
+    seat: FormText = "attacker",
+    rated: FormText = "",
+) -> Response:
+    """Start a match of the owner's fighter ``mine`` against this one, ``mine`` in ``seat``
+    (``attacker`` or ``defender``); then follow it on its page."""
+    try:
+        caller = await form_caller(request, platform, token, csrf_token)
+        if isinstance(caller, Response):
+            return caller
+        if seat not in ("attacker", "defender"):
+            raise InvalidRequest("seat must be attacker or defender")
+        if not mine.strip():
+            raise InvalidRequest("choose one of your fighters")
+        await check_match_quota(platform, caller)
+        pair = (mine.strip(), fighter_id) if seat == "attacker" else (fighter_id, mine.strip())
+        match = await create_match(platform, caller, *pair, rated=rated == "yes" or None)
+    except PalaestraError as exc:
+        return refused(request, exc)
+    referee: Referee | None = getattr(request.app.state, "referee", None)
+    if referee is not None:
+        referee.wake()
+    return RedirectResponse(f"/matches/{match.id}", 303)

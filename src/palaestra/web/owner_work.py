@@ -1,0 +1,177 @@
+"""The owner's work from the browser: start a run; pause or resume an agent or a fighter;
+rotate an agent's key.
+
+Each form acts for the browser's session (with its form token) or for the token posted
+with it (see :mod:`palaestra.web.forms`), and calls the same services as the API.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from starlette.responses import RedirectResponse, Response
+
+from palaestra.engine.agents.registry import change, rotate_key
+from palaestra.engine.quotas import check_run_quota, quota_use
+from palaestra.engine.runs.service import MAX_GOAL_CHARS, SIZE_LIMITS, start_run
+from palaestra.engine.runs.stepper import Runs
+from palaestra.errors import InvalidRequest, PalaestraError, TooManyRequests
+from palaestra.http.deps import PlatformDep
+from palaestra.protocol.constants import Arena
+from palaestra.rules.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS
+from palaestra.web import queries
+from palaestra.web.forms import FormText, form_caller, refused
+from palaestra.web.pages import not_found
+from palaestra.web.rendering import render
+from palaestra.web.session import current
+
+__all__ = ["router"]
+
+router = APIRouter(include_in_schema=False)
+
+_NEW_RUN = "/runs/new"
+
+
+@router.get(_NEW_RUN)
+async def new_run_form(request: Request) -> Response:
+    return await _run_form(request, 200, {"launchpad": DEFAULT_LAUNCHPAD})
+
+
+@router.post(_NEW_RUN)
+async def new_run(
+    request: Request,
+    platform: PlatformDep,
+    token: FormText = "",
+    csrf_token: FormText = "",
+    goal: FormText = "",
+    launchpad: FormText = "",
+    scouts: FormText = "",
+    shortlist: FormText = "",
+    builds: FormText = "",
+    verifies: FormText = "",
+    critiques: FormText = "",
+) -> Response:
+    """Start a run as ``POST /api/runs`` does (the same quota), then follow it on its page."""
+    given = {
+        "scouts": scouts,
+        "shortlist": shortlist,
+        "builds": builds,
+        "verifies": verifies,
+        "critiques": critiques,
+    }
+    form = {"goal": goal, "launchpad": launchpad, **given}
+    try:
+        caller = await form_caller(request, platform, token, csrf_token)
+        if isinstance(caller, Response):
+            return caller
+        sizes = _sizes(given)
+        await check_run_quota(platform, caller)
+        run = await start_run(platform, caller, goal, launchpad or None, sizes)
+    except TooManyRequests as exc:
+        return refused(request, exc)
+    except PalaestraError as exc:
+        return await _run_form(request, 400, form, error=exc.message)
+    runs: Runs = request.app.state.runs
+    runs.kick(run.id)
+    return RedirectResponse(f"/runs/{run.id}", 303)
+
+
+def _sizes(given: dict[str, str]) -> dict[str, int]:
+    """The sizes filled in (an empty field: the launchpad's); the service checks their bounds."""
+    sizes = {}
+    for name, text in given.items():
+        if not text.strip():
+            continue
+        try:
+            sizes[name] = int(text.strip())
+        except ValueError:
+            raise InvalidRequest(f"{name} must be a whole number") from None
+    return sizes
+
+
+async def _run_form(
+    request: Request, status: int, form: dict[str, Any], error: str | None = None
+) -> Response:
+    signed = current(request)
+    owner_id = signed.caller.owner_id if signed else None
+    platform = request.app.state.platform
+    return render(
+        request,
+        "run_new.html",
+        status,
+        private=True,
+        form=form,
+        error=error,
+        launchpads=LAUNCHPADS.values(),
+        limits=SIZE_LIMITS,
+        max_goal=MAX_GOAL_CHARS,
+        quotas=[] if owner_id is None else await quota_use(platform, owner_id),
+    )
+
+
+@router.post("/agents/{agent_id}/pause")
+async def pause_agent(
+    request: Request,
+    agent_id: str,
+    platform: PlatformDep,
+    token: FormText = "",
+    csrf_token: FormText = "",
+) -> Response:
+    """Pause the agent (its owner): no pings or dispatches until it is resumed."""
+    return await _change(request, platform, agent_id, "pause", (token, csrf_token))
+
+
+@router.post("/agents/{agent_id}/resume")
+async def resume_agent(
+    request: Request,
+    agent_id: str,
+    platform: PlatformDep,
+    token: FormText = "",
+    csrf_token: FormText = "",
+) -> Response:
+    """Resume the agent (its owner): back to the status it held before the pause."""
+    return await _change(request, platform, agent_id, "resume", (token, csrf_token))
+
+
+async def _change(
+    request: Request,
+    platform: PlatformDep,
+    agent_id: str,
+    action: str,
+    credential: tuple[str, str],
+) -> Response:
+    try:
+        caller = await form_caller(request, platform, *credential)
+        if isinstance(caller, Response):
+            return caller
+        agent = await change(platform, caller, agent_id, action)
+    except PalaestraError as exc:
+        return refused(request, exc)
+    page = "fighters" if agent.arena == Arena.CAGE.value else "agents"
+    return RedirectResponse(f"/{page}/{agent_id}#owner-controls", 303)
+
+
+@router.post("/agents/{agent_id}/rotate-key")
+async def rotate_agent_key(
+    request: Request,
+    agent_id: str,
+    platform: PlatformDep,
+    token: FormText = "",
+    csrf_token: FormText = "",
+    confirm: FormText = "",
+) -> Response:
+    """A new key for the agent (its owner), shown once; the old one stops working at once."""
+    try:
+        caller = await form_caller(request, platform, token, csrf_token)
+        if isinstance(caller, Response):
+            return caller
+        if confirm != "yes":
+            raise InvalidRequest("tick the box to confirm: the agent's old key stops working")
+        key = await rotate_key(platform, caller, agent_id)
+    except PalaestraError as exc:
+        return refused(request, exc)
+    agent = await queries.agent_brief(platform, agent_id)
+    if agent is None:
+        return not_found(request, "No such agent.")
+    return render(request, "agent_key.html", private=True, agent=agent, api_key=key)
