@@ -161,6 +161,7 @@ def test_every_page_fits_a_phone_with_its_navigation_in_reach(
     phone.goto(demo.base + "/agents")
     fighter = phone.get_by_role("link", name="cage-baseline").get_attribute("href")
     paths = ["/", "/agents", "/runs", "/matches", "/leaderboard", "/register", "/owner/token"]
+    paths.append("/signin")
     paths.append(str(fighter))
     paths.append(f"/agents/{agent_id(demo, 'scout-atlas')}")
     for path in paths:
@@ -188,6 +189,7 @@ def test_no_page_has_a_serious_accessibility_violation(page: Page, demo: Running
     page.goto(demo.base + "/agents")
     fighter = page.get_by_role("link", name="cage-baseline").get_attribute("href")
     paths = ["/", "/agents", "/runs", "/matches", "/leaderboard", "/register", "/owner/token"]
+    paths.append("/signin")
     paths += [str(fighter), f"/agents/{agent_id(demo, 'scout-atlas')}"]
     for listing, prefix in (("/matches", "/matches/"), ("/runs", "/runs/")):
         page.goto(demo.base + listing)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, expect
 
 from tests.acceptance.demo_process import RunningDemo
@@ -76,3 +77,24 @@ def test_the_sign_in_and_new_run_pages_fit_a_phone(browser: Browser, demo: Runni
             assert width <= PHONE["width"], f"{path} scrolls sideways on a phone"
     finally:
         context.close()
+
+
+def test_the_signed_in_pages_have_no_serious_accessibility_violation(
+    browser: Browser, demo: RunningDemo
+) -> None:
+    token = demo.call("POST", "/api/owners", body={"name": "axe-owner"})["token"]
+    page = browser.new_page()
+    page.goto(demo.base + "/signin")
+    page.locator("#signin-token").fill(token)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator("#signed-in-as")).to_have_text("axe-owner")
+    axe = Axe()
+    found = []
+    for path in ("/runs/new", "/owner/token", "/register", "/runs", "/"):
+        page.goto(demo.base + path)
+        for violation in axe.run(page).response["violations"]:
+            if violation["impact"] in {"serious", "critical"}:
+                where = [node["target"] for node in violation["nodes"]][:3]
+                found.append(f"{path}: {violation['id']} {where}")
+    page.close()
+    assert not found, "\n".join(found)
