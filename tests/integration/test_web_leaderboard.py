@@ -70,6 +70,13 @@ async def test_the_cage_table_draws_intervals_and_filters(platform: Platform) ->
         assert body.count("<tr data-live=") == 4
         assert "<script>alert" not in body
         assert str(escape(HOSTILE)) in body
+        # The head-to-head grid: every pairing that met (not a fighter with itself), its five
+        # matches as attacker wins - draws - defender wins.
+        grid = body[body.index('<section class="card" id="head-to-head">') :]
+        cells = re.findall(r"<text [^>]*>(\d+)\u2013(\d+)\u2013(\d+)</text>", grid)
+        assert len(cells) == 4 * 3
+        assert all(sum(map(int, cell)) == 5 for cell in cells)
+        assert "Head to head: 4 attackers (rows) by 4 defenders" in grid
 
         _, house = await page(api, "/leaderboard?entrant_type=house")
         assert re.findall(r'<tr data-fighter-row="([^"]*)"', house) == ["house-sentinel"]
@@ -79,6 +86,7 @@ async def test_the_cage_table_draws_intervals_and_filters(platform: Platform) ->
         _, academic = await page(api, "/leaderboard?class=academic")
         found = re.findall(r'<tr data-fighter-row="([^"]*)"', academic)
         assert sorted(found) == ["bare-model", "tight-harness"]
+        assert "Head to head: 2 attackers (rows) by 2 defenders" in academic
         assert 'data-group="house"' not in academic  # the comparison within the class
 
         _, nobody = await page(api, "/leaderboard?entrant_type=model&class=rogue")

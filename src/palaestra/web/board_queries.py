@@ -64,6 +64,7 @@ class CageBoard:
     previous_cursor: str | None = None
     scale: IntervalScale | None = None  # shared by every bar of the fighters' table
     group_scale: IntervalScale | None = None  # shared by the entrant-type comparison
+    head_to_head: dict[str, Any] | None = None  # rules.head_to_head, of the filtered fighters
 
     @property
     def filtered(self) -> bool:
@@ -142,7 +143,24 @@ async def cage_board(
             if table["summary"]
             else None
         ),
+        head_to_head=_grid_of(snapshot.data.get("head_to_head"), fighters),
     )
+
+
+def _grid_of(
+    grid: dict[str, Any] | None, fighters: Sequence[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """The snapshot's head-to-head grid narrowed to the fighters the filters keep."""
+    if not grid:
+        return None
+    kept = {f["fighter_id"] for f in fighters}
+    rows = [i for i, a in enumerate(grid["attackers"]) if a["id"] in kept]
+    columns = [j for j, d in enumerate(grid["defenders"]) if d["id"] in kept]
+    return {
+        "attackers": [grid["attackers"][i] for i in rows],
+        "defenders": [grid["defenders"][j] for j in columns],
+        "cells": [[grid["cells"][i][j] for j in columns] for i in rows],
+    }
 
 
 def _window(cursor: str | None, snapshot: float, page_size: int) -> tuple[int, int]:

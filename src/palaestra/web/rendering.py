@@ -16,6 +16,8 @@ from palaestra import __version__
 from palaestra.engine.agents.wizard import WIZARD_CHECKS, WizardProgress
 from palaestra.platform import Platform
 from palaestra.web.charts import duration, interval_axis, interval_bar
+from palaestra.web.grid_chart import LEGEND as HEAD_TO_HEAD_LEGEND
+from palaestra.web.grid_chart import head_to_head_grid
 
 __all__ = [
     "CHECK_ABOUT",
@@ -120,6 +122,8 @@ def wizard_rows(progress: WizardProgress) -> list[dict[str, Any]]:
 
 templates.env.globals["wizard_rows"] = wizard_rows
 templates.env.globals["interval_bar"] = interval_bar
+templates.env.globals["head_to_head_grid"] = head_to_head_grid
+templates.env.globals["head_to_head_legend"] = HEAD_TO_HEAD_LEGEND
 templates.env.globals["interval_axis"] = interval_axis
 templates.env.filters["signed"] = _signed
 templates.env.filters["pct"] = _pct

@@ -30,6 +30,7 @@ from palaestra.errors import InvalidRequest
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
 from palaestra.rules.agent_stats import FINISHED, AgentFacts, TaskFacts
+from palaestra.rules.head_to_head import head_to_head
 from palaestra.rules.leaderboard_tables import (
     build_cage,
     build_edgearena,
@@ -37,7 +38,7 @@ from palaestra.rules.leaderboard_tables import (
     filter_cage,
 )
 from palaestra.rules.matchflow import MatchKind
-from palaestra.rules.ratings import SCORED, result_of
+from palaestra.rules.ratings import SCORED, Result, result_of
 from palaestra.store.models import Agent, LeaderboardSnapshot, Match, Task
 from palaestra.store.paging import decode_position, encode_position
 
@@ -64,13 +65,18 @@ async def recompute(platform: Platform, arena: Arena, *, resamples: int | None =
     """Compute and store a fresh snapshot of ``arena``'s leaderboard."""
     if arena is Arena.CAGE:
         fighters = await cage_fighters(platform)
-        records = await _scored_records(platform)
+        scored = await _scored_matches(platform)
+        records = [(a, d, result.score) for a, d, result, _ in scored]
         data = await asyncio.to_thread(
             build_cage,
             {f.fighter_id: f for f in fighters},
             records,
             resamples=resamples or platform.settings.leaderboard_resamples,
             seed=BOOTSTRAP_SEED,
+        )
+        names = {f.fighter_id: f.name for f in fighters}
+        data["head_to_head"] = head_to_head(
+            ((a, d, result.value, decided_by) for a, d, result, decided_by in scored), names
         )
         count = len(records)
     else:
@@ -178,17 +184,18 @@ def _paged(
     return out
 
 
-async def _scored_records(platform: Platform) -> list[tuple[str, str, float]]:
-    query = select(Match.attacker_id, Match.defender_id, Match.status, Match.outcome).where(
-        Match.status == SCORED, Match.kind == MatchKind.RATED.value, ~BASELINE_PLAYED
-    )
-    records = []
+async def _scored_matches(platform: Platform) -> list[tuple[str, str, Result, str | None]]:
+    """The rated matches: attacker, defender, result and what decided it."""
+    query = select(
+        Match.attacker_id, Match.defender_id, Match.status, Match.outcome, Match.decided_by
+    ).where(Match.status == SCORED, Match.kind == MatchKind.RATED.value, ~BASELINE_PLAYED)
+    scored = []
     async with platform.db.session() as session:
         for row in await session.execute(query):
             result = result_of(row.status, row.outcome)
             if result is not None:
-                records.append((row.attacker_id, row.defender_id, result.score))
-    return records
+                scored.append((row.attacker_id, row.defender_id, result, row.decided_by))
+    return scored
 
 
 async def _edgearena_facts(platform: Platform) -> tuple[list[AgentFacts], list[TaskFacts]]:
