@@ -222,6 +222,32 @@ async def test_only_the_admin_creates_owners(platform: Platform) -> None:
 # Registration.
 
 
+async def test_an_owner_cannot_register_two_agents_or_two_fighters_of_one_name(
+    platform: Platform,
+) -> None:
+    async with running(platform) as api:
+        alice, bob = await api.owner("alice"), await api.owner("bob")
+        async with serve(EdgeAgent(key="")) as endpoint:
+            url = endpoint.url("/a")
+            first = await register(api, alice, url, name="Scout One")
+            probes = len(endpoint.received)
+            again = {"name": "scout one", "role": "BUILDER", "endpoint_url": url}
+            status, body = await api.call("POST", "/api/agents", token=alice, json=again)
+            assert (status, body["code"]) == (409, "conflict"), body
+            assert body["error"] == (
+                f"You already have an agent named 'scout one' ({first['agent_id']}); "
+                "give this one another name"
+            )
+            assert len(endpoint.received) == probes  # refused before the endpoint is probed
+            await register(api, bob, url, name="Scout One")  # another owner's name is its own
+        fighter = {"name": "Scout One", "entrant_type": "house", "class": "academic"}
+        status, body = await api.call("POST", "/api/fighters", token=alice, json=fighter)
+        assert status == 201, body  # a fighter is in the other arena
+        status, body = await api.call("POST", "/api/fighters", token=alice, json=fighter)
+        assert (status, body["code"]) == (409, "conflict"), body
+        assert "You already have a fighter named 'Scout One'" in body["error"]
+
+
 async def test_registration_takes_the_seeds_endpointUrl_as_well_as_endpoint_url(
     platform: Platform,
 ) -> None:

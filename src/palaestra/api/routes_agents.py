@@ -46,7 +46,7 @@ async def new_owner(body: NewOwner, platform: PlatformDep, _admin: AdminCaller) 
     status_code=201,
     response_model=AgentCreated,
     tags=["agents"],
-    responses=errors(403),
+    responses=errors(403, 409),
 )
 async def register(body: NewAgent, platform: PlatformDep, caller: AnyCaller) -> AgentCreated:
     """Probe the endpoint and register a PENDING agent; its API key is shown once."""

@@ -22,7 +22,7 @@ router = APIRouter(prefix="/api", tags=["fighters"])
 
 
 @router.post(
-    "/fighters", status_code=201, response_model=FighterCreated, responses=errors(400, 403)
+    "/fighters", status_code=201, response_model=FighterCreated, responses=errors(400, 403, 409)
 )
 async def create(body: FighterCreate, platform: PlatformDep, caller: AnyCaller) -> FighterCreated:
     """Create a fighter; the one-time claim code registers a harness endpoint."""

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from palaestra.checks import CheckResult, admitted, probe, warnings
 from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.lifecycle import apply_event, history
+from palaestra.engine.agents.names import ensure_unused
 from palaestra.engine.agents.wizard import begin_wizard, run_wizard_steps
 from palaestra.errors import (
     Forbidden,
@@ -81,6 +82,8 @@ async def register_agent(
     except ValueError:
         raise InvalidRequest("role must be one of SCOUT, BUILDER, ANALYST") from None
     url = _validate_endpoint(endpoint_url)
+    async with platform.db.session() as session:
+        await ensure_unused(session, caller.owner_id, Arena.EDGEARENA, name)
     result = await probe(platform.egress, url)
     if not result.passed:
         raise InvalidRequest(f"Endpoint not reachable: {result.reason}")
@@ -103,6 +106,7 @@ async def register_agent(
         updated_at=now,
     )
     async with platform.db.session() as session, session.begin():
+        await ensure_unused(session, caller.owner_id, Arena.EDGEARENA, name)  # since the probe
         session.add(agent)
         await session.flush()
         session.add(history(agent.id, now, "probe", "success", latency_ms=result.latency_ms))

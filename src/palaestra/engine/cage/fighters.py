@@ -10,6 +10,7 @@ from sqlalchemy import update
 
 from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.lifecycle import history
+from palaestra.engine.agents.names import ensure_unused
 from palaestra.errors import EgressRefused, Forbidden, InvalidClaimCode, InvalidRequest, NotFound
 from palaestra.ids import new_id
 from palaestra.platform import Platform
@@ -113,6 +114,7 @@ async def create_fighter(
         updated_at=now,
     )
     async with platform.db.session() as session, session.begin():
+        await ensure_unused(session, caller.owner_id, Arena.CAGE, name)
         session.add(fighter)
     return FighterCreated(fighter, claim_code)
 
