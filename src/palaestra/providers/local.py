@@ -134,17 +134,20 @@ class LocalModel:
         *,
         deadline: float,
         schema: Mapping[str, Any] | None = None,
+        grammar: str | None = None,
         max_tokens: int = MAX_ANSWER_TOKENS,
         temperature: float = 0.7,
     ) -> Completion:
         """One chat completion within ``deadline`` seconds (queueing included), under the
-        grammar of ``schema`` when given; :class:`ProviderFailed` when none is had."""
+        grammar of ``schema`` or the GBNF ``grammar`` when given; :class:`ProviderFailed`
+        when none is had."""
         until = time.monotonic() + deadline
         late = Failure.timeout(round(deadline * 1000))
         stop = threading.Event()
+        rules = _Rules(schema, grammar)
         try:
             completion: Completion = await self._in_worker(
-                self._generate, [dict(m) for m in messages], schema, max_tokens, temperature,
+                self._generate, [dict(m) for m in messages], rules, max_tokens, temperature,
                 until, stop, late,
             )  # fmt: skip
             return completion
@@ -201,7 +204,7 @@ class LocalModel:
     def _generate(
         self,
         messages: list[dict[str, str]],
-        schema: Mapping[str, Any] | None,
+        rules: _Rules,
         max_tokens: int,
         temperature: float,
         until: float,
@@ -222,8 +225,10 @@ class LocalModel:
         from llama_cpp.llama_grammar import LlamaGrammar
 
         grammar = None
-        if schema is not None:
-            grammar = LlamaGrammar.from_json_schema(dumps(schema).decode(), verbose=False)
+        if rules.schema is not None:
+            grammar = LlamaGrammar.from_json_schema(dumps(rules.schema).decode(), verbose=False)
+        elif rules.gbnf is not None:
+            grammar = LlamaGrammar.from_string(rules.gbnf, verbose=False)
 
         out_of_time = threading.Event()
         end = llama.token_eos()
@@ -258,17 +263,28 @@ class LocalModel:
 
 
 @dataclass(frozen=True, slots=True)
+class _Rules:
+    """What an answer is generated under: a JSON Schema, a GBNF grammar, or neither."""
+
+    schema: Mapping[str, Any] | None
+    gbnf: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class LocalChat:
-    """Free-text replies of ``model``, each at most ``max_tokens`` long (a chat provider's
-    ``complete``)."""
+    """Replies of ``model``, each at most ``max_tokens`` long, free text or under the GBNF
+    ``grammar`` (a chat provider's ``complete``)."""
 
     model: LocalModel
     max_tokens: int = MOVE_TOKENS
+    grammar: str | None = None
 
     async def complete(
         self, messages: Sequence[Mapping[str, str]], *, deadline: float
     ) -> Completion:
-        return await self.model.complete(messages, deadline=deadline, max_tokens=self.max_tokens)
+        return await self.model.complete(
+            messages, deadline=deadline, max_tokens=self.max_tokens, grammar=self.grammar
+        )
 
 
 _load_lock = threading.Lock()
