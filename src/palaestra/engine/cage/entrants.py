@@ -35,6 +35,7 @@ from palaestra.providers.local import (
     LOCAL_MODEL,
     Lane,
     LocalChat,
+    LocalModel,
     LocalModelFile,
     find_local_model,
     shared_local_model,
@@ -57,6 +58,7 @@ __all__ = [
     "SidedEntrant",
     "entrant_for",
     "executor_of",
+    "local_house_entrant",
 ]
 
 
@@ -244,7 +246,12 @@ def _house_entrant(platform: Platform, material: Material) -> Entrant:
     local = _local(settings)
     if local.path is None:
         return BaselineEntrant(material)
-    model = shared_local_model(local.path, Lane.CAGE)
+    return local_house_entrant(shared_local_model(local.path, Lane.CAGE), material, platform.clock)
+
+
+def local_house_entrant(model: LocalModel, material: Material, clock: Clock) -> Entrant:
+    """The house played by the local ``model`` in a match with ``material``: each side under
+    its short prompt and its grammar."""
     grammars = {
         Side.ATTACKER: attacker_grammar(material.hijack_phrase),
         Side.DEFENDER: DEFENDER_GRAMMAR,
@@ -253,7 +260,7 @@ def _house_entrant(platform: Platform, material: Material) -> Entrant:
         {
             side: ModelEntrant(
                 LocalChat(model, grammar=grammar),
-                platform.clock,
+                clock,
                 house=True,
                 system_prompts=HOUSE_SYSTEM_PROMPTS,
             )
