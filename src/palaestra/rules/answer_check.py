@@ -95,7 +95,7 @@ def answer_problems(
     reading ``prompt``; empty when the answer passes."""
     problems: list[AnswerProblem] = []
     fields = prose_fields(phase, output)
-    if not fields:
+    if not fields and phase is not Phase.VERIFY:  # a verify may find no red flag
         problems.append(AnswerProblem(phase.value.lower(), "has no prose to read"))
     seen: dict[str, str] = {}
     title = normalised(str(output.get("candidate_title", ""))) if phase is Phase.SCOUT else ""
