@@ -92,6 +92,16 @@ SCOUT_CASES: Final = [
         scout(why_now=BANK[0].fields["why_now"]),
         ["why_now: is copied from the prompt"],
     ),
+    (
+        "a loop",
+        scout(target_customer="Dentist and patient who are's's's's's's's'"),
+        ["target_customer: repeats its words over and over"],
+    ),
+    (
+        "words run together",
+        scout(why_now="Students are notallowedtousethecanteen now"),
+        ["why_now: has a word of more than 20 characters"],
+    ),
     # Near-misses that pass: the goal's words carried into a field, a short piece of the
     # prompt, two fields sharing words but not saying the same.
     ("the goal's words carried", scout(target_customer="Dentists with cancelled appointments"), []),
@@ -238,11 +248,19 @@ def test_a_field_prompt_shows_two_examples_and_the_lines_so_far() -> None:
     written = {"title": "Dental waitlist", "customer": "Dentists with empty chairs"}
     prompt = field_prompt(Phase.SCOUT, job, GOAL, written)
     assert prompt.count("Goal: ") == 3
-    assert prompt.count("Problem: ") == 2  # the examples' only: the model writes the third
-    assert prompt.rstrip().endswith("in your own words.")
-    assert (
-        f"Goal: {GOAL}\nIdea: Dental waitlist\nCustomer: Dentists with empty chairs\n\n" in prompt
+    assert prompt.count("Why now: ") == 2  # the examples are shown whole
+    assert prompt.endswith(
+        f"Goal: {GOAL}\nIdea: Dental waitlist\nCustomer: Dentists with empty chairs\nProblem:"
     )
+
+
+def test_the_fields_of_one_answer_share_the_prompts_start() -> None:
+    jobs = FIELDS[Phase.BUILD]
+    first = field_prompt(Phase.BUILD, jobs[0], GOAL, {})
+    last = field_prompt(Phase.BUILD, jobs[-1], GOAL, {"objective": "x", "milestone": "y"})
+    start = first.rsplit("\n\n", 1)[0]
+    assert last.startswith(start)
+    assert "Success check: " in start  # the examples show the phase's fields too
 
 
 def test_a_retry_shows_other_examples_and_never_the_goals_own() -> None:
@@ -254,7 +272,7 @@ def test_a_retry_shows_other_examples_and_never_the_goals_own() -> None:
 
 def test_a_field_grammar_bounds_the_words_and_allows_no_bracket() -> None:
     grammar = field_grammar(FIELDS[Phase.SCOUT][0])
-    assert '(","? " " word){2,8}' in grammar
+    assert '" "? word (","? " " word){2,8} "."? "\\n"' in grammar
     classes = re.findall(r"\[([^\]]*)\]", grammar.split("word ::=")[1])
     assert classes
     assert not any(c in "".join(classes) for c in '[]{}"<>')

@@ -155,6 +155,31 @@ class LocalModel:
             stop.set()  # the caller gave up: stop between two tokens, or never start
             raise
 
+    async def continue_text(
+        self,
+        prompt: str,
+        *,
+        deadline: float,
+        grammar: str,
+        max_tokens: int,
+        temperature: float = 0.7,
+    ) -> Completion:
+        """``prompt`` continued as plain text (no chat template), under the GBNF ``grammar``,
+        within ``deadline`` seconds: a small model follows a pattern of worked examples
+        better than an instruction. Prompts that share their start reuse its evaluation."""
+        until = time.monotonic() + deadline
+        late = Failure.timeout(round(deadline * 1000))
+        stop = threading.Event()
+        try:
+            completion: Completion = await self._in_worker(
+                self._generate, prompt, _Rules(None, grammar), max_tokens, temperature,
+                until, stop, late,
+            )  # fmt: skip
+            return completion
+        except asyncio.CancelledError:
+            stop.set()
+            raise
+
     async def json_output(
         self,
         phase: Phase,
@@ -203,7 +228,7 @@ class LocalModel:
 
     def _generate(
         self,
-        messages: list[dict[str, str]],
+        messages: list[dict[str, str]] | str,
         rules: _Rules,
         max_tokens: int,
         temperature: float,
@@ -219,7 +244,7 @@ class LocalModel:
             raise ProviderFailed(
                 f"the local model {self.path} could not be loaded: {exc}"
             ) from None
-        if self._system_in_user:
+        if self._system_in_user and not isinstance(messages, str):
             messages = _system_in_user(messages)
         from llama_cpp import LogitsProcessorList
         from llama_cpp.llama_grammar import LlamaGrammar
@@ -241,21 +266,26 @@ class LocalModel:
                     scores[end] = 0.0
             return scores
 
+        options: dict[str, Any] = {
+            "grammar": grammar,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "logits_processor": LogitsProcessorList([in_time]),
+        }
         try:
-            response = llama.create_chat_completion(
-                messages,
-                grammar=grammar,
-                max_tokens=max_tokens,
-                temperature=temperature,
-                logits_processor=LogitsProcessorList([in_time]),
-            )
+            if isinstance(messages, str):
+                response = llama.create_completion(messages, **options)
+                content = response["choices"][0]["text"]
+            else:
+                response = llama.create_chat_completion(messages, **options)
+                content = response["choices"][0]["message"]["content"]
         except ValueError as exc:  # e.g. a prompt longer than the context
             raise ProviderFailed(f"the local model could not answer: {exc}") from None
         if out_of_time.is_set():
             raise ProviderFailed("the local model ran out of time", late)
         usage = response.get("usage") or {}
         return Completion(
-            content=response["choices"][0]["message"]["content"] or "",
+            content=content or "",
             prompt_tokens=int(usage.get("prompt_tokens", 0)),
             completion_tokens=int(usage.get("completion_tokens", 0)),
             model=self.model_id,

@@ -3,8 +3,9 @@
 A 270M model asked for a whole phase output as JSON writes valid noise. Here
 it writes only the fields of :data:`~palaestra.rules.house_fields.FIELDS`,
 each under a GBNF grammar that allows words only (no brackets, braces or
-quotes, at least a few words), prompted with two worked examples from the
-curated bank; the rest of the answer (ids, lists of assessments, scores, the
+quotes, at least a few words), as the continuation of two worked examples
+from the curated bank (plain text, no chat template: a 270M model follows a
+pattern better than an instruction); the rest of the answer (ids, lists of assessments, scores, the
 build's phases) is the baseline's structure, its texts saying that the house
 model wrote them. On a retry only the fields the answer check named are
 written again, under another pair of examples and a higher temperature.
@@ -27,8 +28,8 @@ __all__ = ["FieldWriter"]
 
 #: Sampling temperature of the first attempt and of the retry.
 TEMPERATURES: Final = (0.4, 0.9)
-#: The most tokens one field takes: its grammar allows at most 18 words.
-FIELD_TOKENS: Final = 64
+#: The most tokens one field takes: its grammar allows at most 16 words.
+FIELD_TOKENS: Final = 48
 
 _UNCHECKED: Final = "house model: nothing was checked independently"
 _PLAN_CLAIM: Final = "A validation plan written by the house model; nothing was researched."
@@ -68,8 +69,8 @@ class FieldWriter:
             if left <= 0:
                 raise ProviderFailed("the local model ran out of time between two fields")
             prompt = field_prompt(task.phase, job, task.goal, written, attempt)
-            completion = await self.model.complete(
-                [{"role": "user", "content": prompt}],
+            completion = await self.model.continue_text(
+                prompt,
                 deadline=left,
                 grammar=field_grammar(job),
                 max_tokens=FIELD_TOKENS,
@@ -110,7 +111,7 @@ def _scout_words(task: HouseTask, output: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _tidy(text: str) -> str:
-    text = " ".join(text.split())
+    text = " ".join(text.split())  # the line's end too
     return text[:1].upper() + text[1:]
 
 

@@ -10,7 +10,8 @@ in, so that a writer can redo just that field. Pure: no I/O, no clock reads.
 The rules, per prose field:
 - enough words (a title two, every other text three);
 - no debris: no bracket or brace, at least half of its characters letters,
-  not only punctuation and quotes;
+  not only punctuation and quotes, no word of more than 20 characters, not
+  the same few words over and over;
 - distinct: no two prose fields of one answer say the same (compared in
   lower case, punctuation and spacing ignored), and none repeats the title;
 - a verify score above 20 has an assessment behind it;
@@ -22,6 +23,7 @@ The rules, per prose field:
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -35,6 +37,10 @@ TITLE_WORDS: Final = 2
 TEXT_WORDS: Final = 3
 #: A text this many words long or longer that appears verbatim in the prompt is a copy.
 COPY_WORDS: Final = 4
+#: A text of this many words or more in which one word is over a third is a loop.
+REPEAT_WORDS: Final = 6
+#: A longer word is words run together (or an id), not prose.
+LONGEST_WORD: Final = 20
 #: The most a verify score may be with nothing assessed: the baseline's floor for a
 #: candidate nobody checked.
 UNASSESSED_SCORE: Final = 20
@@ -129,9 +135,13 @@ def _shape_problem(text: str, fewest: int) -> str | None:
     letters = sum(c.isalpha() for c in stripped)
     if letters * 2 < len(stripped):
         return "is mostly not letters"
-    words = len(normalised(stripped).split())
-    if words < fewest:
-        return f"has {words} word{'' if words == 1 else 's'}, fewer than {fewest}"
+    words = normalised(stripped).split()
+    if len(words) < fewest:
+        return f"has {len(words)} word{'' if len(words) == 1 else 's'}, fewer than {fewest}"
+    if len(words) >= REPEAT_WORDS and 3 * Counter(words).most_common(1)[0][1] > len(words):
+        return "repeats its words over and over"
+    if any(len(word) > LONGEST_WORD for word in words):
+        return f"has a word of more than {LONGEST_WORD} characters"
     return None
 
 

@@ -38,7 +38,6 @@ class FieldJob:
     path: str  # dotted, as the answer check names it
     key: str  # the example bank's key
     label: str
-    instruction: str
     fewest: int
     most: int
 
@@ -66,28 +65,28 @@ _LABELS: Final = {
 }
 
 
-def _job(path: str, key: str, instruction: str, fewest: int = 5, most: int = 18) -> FieldJob:
-    return FieldJob(path, key, _LABELS[key], instruction, fewest, most)
+def _job(path: str, key: str, fewest: int = 5, most: int = 16) -> FieldJob:
+    return FieldJob(path, key, _LABELS[key], fewest, most)
 
 
 #: What the model writes for each phase, in order: each field sees the ones before it.
 FIELDS: Final[Mapping[Phase, tuple[FieldJob, ...]]] = {
     Phase.SCOUT: (
-        _job("candidate_title", "title", "Name one product for this goal.", 3, 9),
-        _job("target_customer", "customer", "Say who pays for it, with words from the goal."),
-        _job("core_problem", "problem", "Say the costly problem those customers have."),
-        _job("proposed_solution", "solution", "Say what the product does for them."),
-        _job("why_now", "why_now", "Say what changed that makes this possible now."),
+        _job("candidate_title", "title", 3, 9),
+        _job("target_customer", "customer", 4, 14),
+        _job("core_problem", "problem"),
+        _job("proposed_solution", "solution"),
+        _job("why_now", "why_now"),
     ),
     Phase.BUILD: (
-        _job("execution.objective", "objective", "Say what the first 90 days must prove."),
-        _job("execution.first_milestone", "milestone", "Name the first milestone, with a number."),
-        _job("execution.success_check", "success", "Say how to tell the plan worked."),
+        _job("execution.objective", "objective"),
+        _job("execution.first_milestone", "milestone"),
+        _job("execution.success_check", "success"),
     ),
-    Phase.VERIFY: (_job("red_flags.0", "risk", "Name the claim most likely to be wrong."),),
+    Phase.VERIFY: (_job("red_flags.0", "risk"),),
     Phase.CRITIQUE: (
-        _job("strengths.0", "strength", "Name the idea's best point."),
-        _job("weaknesses.0", "weakness", "Name the idea's worst point."),
+        _job("strengths.0", "strength"),
+        _job("weaknesses.0", "weakness"),
     ),
 }
 
@@ -176,39 +175,35 @@ def _lines(goal: str, fields: Mapping[str, str], jobs: Sequence[FieldJob]) -> li
 def field_prompt(
     phase: Phase, job: FieldJob, goal: str, written: Mapping[str, str], attempt: int = 0
 ) -> str:
-    """The one-field prompt: two worked examples, then the goal and the lines written so far
-    (``written`` by bank key, the scout's fields included for a later phase), and the
-    instruction for ``job``."""
-    jobs = _context_jobs(phase, job)
-    blocks = []
-    for example in examples_for(goal, attempt):
-        blocks.append("\n".join(_lines(example.goal, example.fields, (*jobs, job))))
-    current = _lines(goal, written, jobs)
-    blocks.append("\n".join(current))
-    return (
-        "\n\n".join(blocks)
-        + f"\n\n{job.instruction} Write only the {job.label} line for the last goal, "
-        "in your own words."
-    )
+    """The text the model continues to write ``job``: a heading, two worked examples in
+    full, then the goal and the lines written so far (``written`` by bank key, the scout's
+    included for a later phase), ending in the field's label.
+
+    The examples come first and whole, so every field of one answer shares the prompt's
+    start and the model evaluates it once."""
+    shown = _shown(phase)
+    blocks = [_HEADING]
+    blocks += ["\n".join(_lines(e.goal, e.fields, shown)) for e in examples_for(goal, attempt)]
+    before = shown[: shown.index(job)]
+    blocks.append("\n".join([*_lines(goal, written, before), f"{job.label}:"]))
+    return "\n\n".join(blocks)
 
 
-def _context_jobs(phase: Phase, job: FieldJob) -> tuple[FieldJob, ...]:
-    """The fields before ``job`` that its prompt shows: the scout's, then the phase's own."""
-    before = FIELDS[Phase.SCOUT]
-    if phase is not Phase.SCOUT:
-        own = FIELDS[phase]
-        before = before + own[: own.index(job)]
-    else:
-        before = before[: before.index(job)]
-    return before
+_HEADING: Final = "Business ideas, one for each goal, each line in plain words of its own."
+
+
+def _shown(phase: Phase) -> tuple[FieldJob, ...]:
+    """The fields an example shows for ``phase``: the scout's, then the phase's own."""
+    return FIELDS[Phase.SCOUT] + (() if phase is Phase.SCOUT else FIELDS[phase])
 
 
 def field_grammar(job: FieldJob) -> str:
-    """GBNF for ``job``'s answer: ``fewest`` to ``most`` words of letters, digits and a few
-    joining marks, an optional comma between words, an optional full stop at the end."""
+    """GBNF for ``job``'s answer: ``fewest`` to ``most`` words of letters and digits (one
+    ``'s`` or ``n't`` ending each at most), an optional comma between words, an optional full
+    stop, and the line's end, where a model that follows the examples' pattern stops."""
     return (
-        f'root ::= word (","? " " word){{{job.fewest - 1},{job.most - 1}}} "."?\n'
-        "word ::= [A-Za-z0-9] [A-Za-z0-9'%&/$-]{0,20}\n"
+        f'root ::= " "? word (","? " " word){{{job.fewest - 1},{job.most - 1}}} "."? "\\n"\n'
+        'word ::= [A-Za-z0-9] [A-Za-z0-9%&$]{0,13} ("\'" [a-z]{1,2})?\n'
     )
 
 
