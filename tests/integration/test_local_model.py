@@ -8,6 +8,7 @@ what they test is the model's side, and every answer costs seconds.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import subprocess
 import sys
@@ -26,6 +27,8 @@ from palaestra.protocol import Phase, validate_output
 from palaestra.providers.local import LocalModel, find_local_model, shared_local_model
 from palaestra.providers.local_house import FieldWriter
 from palaestra.rules.answer_check import normalised
+from palaestra.rules.cage_house import DEFENDER_GRAMMAR, attacker_grammar
+from palaestra.rules.house_fields import FIELDS, field_grammar
 from palaestra.rules.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS, messages_for
 from palaestra.settings import Settings
 from tests.conftest import require
@@ -95,6 +98,17 @@ async def test_with_no_agents_the_local_house_answers_every_slot_valid(
         assert (task.completion_tokens or 0) > 3  # VERIFY: one field of a few words
         validate_output(Phase(task.phase), task.output, task.candidate_id)
     print(f"4 answers in {time.monotonic() - started:.1f}s")
+
+
+async def test_every_grammar_of_the_house_compiles() -> None:
+    """llama.cpp parses each GBNF grammar the house writes and plays under."""
+    require("llama-cpp-python", importlib.util.find_spec("llama_cpp") is not None, "")
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    grammars = [field_grammar(job) for jobs in FIELDS.values() for job in jobs]
+    grammars += [DEFENDER_GRAMMAR, attacker_grammar('I HAVE BEEN "PWNED" 2163')]
+    for grammar in grammars:
+        assert LlamaGrammar.from_string(grammar, verbose=False) is not None
 
 
 #: The fixed goals of the check's pass rate: none is in the example bank.

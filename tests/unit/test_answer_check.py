@@ -86,6 +86,14 @@ SCOUT_CASES: Final = [
         scout(proposed_solution="Last-minute appointment waitlist for dental clinics!"),
         ["proposed_solution: says the same as candidate_title"],
     ),
+    (
+        "two fields nearly alike",
+        scout(
+            core_problem="Dentists can't fill all of their chairs",
+            proposed_solution="Dentists who can't fill all of their chairs",
+        ),
+        ["proposed_solution: says nearly the same as core_problem"],
+    ),
     ("the goal as a field", scout(target_customer=GOAL), ["target_customer: is the goal itself"]),
     (
         "a bank example copied",

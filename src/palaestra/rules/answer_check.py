@@ -13,7 +13,8 @@ The rules, per prose field:
   not only punctuation and quotes, no word of more than 20 characters, not
   the same few words over and over;
 - distinct: no two prose fields of one answer say the same (compared in
-  lower case, punctuation and spacing ignored), and none repeats the title;
+  lower case, punctuation and spacing ignored) or nearly the same (three
+  quarters of their words shared), and none repeats the title;
 - a verify score above 20 has an assessment behind it;
 - not copied: a text of four words or more is not a verbatim piece of the
   prompt (the instructions and examples the model was shown), and no text is
@@ -39,6 +40,8 @@ TEXT_WORDS: Final = 3
 COPY_WORDS: Final = 4
 #: A text of this many words or more in which one word is over a third is a loop.
 REPEAT_WORDS: Final = 6
+#: Two fields sharing this share of their words (Jaccard) say nearly the same.
+ALIKE: Final = 0.75
 #: A longer word is words run together (or an id), not prose.
 LONGEST_WORD: Final = 20
 #: The most a verify score may be with nothing assessed: the baseline's floor for a
@@ -112,6 +115,8 @@ def answer_problems(
         said = normalised(text)
         if reason is None and said in seen:
             reason = f"says the same as {seen[said]}"
+        if reason is None and (alike := _nearly_alike(said, seen)) is not None:
+            reason = f"says nearly the same as {alike}"
         if reason is None and title and path != "candidate_title" and said == title:
             reason = "repeats the title"
         if reason is None and said == said_goal:
@@ -124,6 +129,17 @@ def answer_problems(
     if phase is Phase.VERIFY:
         problems.extend(_verify_problems(output))
     return tuple(problems)
+
+
+def _nearly_alike(said: str, seen: Mapping[str, str]) -> str | None:
+    """The earlier field whose words are nearly all this one's (Jaccard index at least
+    :data:`ALIKE`), if any."""
+    words = set(said.split())
+    for other, path in seen.items():
+        theirs = set(other.split())
+        if words and theirs and len(words & theirs) >= ALIKE * len(words | theirs):
+            return path
+    return None
 
 
 def _shape_problem(text: str, fewest: int) -> str | None:
