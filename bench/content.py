@@ -136,6 +136,7 @@ async def house_answers(
     house = HouseAgent(FieldWriter(model))
     tallies = {phase: RoleTally() for phase in phases}
     scouts: dict[str, dict[str, Any]] = {}
+    model_scouts: dict[str, dict[str, Any]] = {}
     for goal in goals:
         for phase in phases:
             task = task_for(phase, goal, scouts.get(goal, base_scouts[goal]))
@@ -144,6 +145,8 @@ async def house_answers(
             tallies[phase].add(answer, time.monotonic() - started)
             if phase is Phase.SCOUT:
                 scouts[goal] = answer.output
+                if answer.from_model:  # a fallback's scout is the baseline's, not the model's
+                    model_scouts[goal] = answer.output
             if not answer.from_model:
                 print(f"  fell back: {phase.value} for {goal!r}: {answer.note}")
     print(
@@ -159,12 +162,12 @@ async def house_answers(
         total.after_retry += t.after_retry
         total.seconds += t.seconds
     print(role_row("all", total))
-    print(scout_line("house model", goals, scouts))
+    print(scout_line("house model (its own scouts only)", goals, model_scouts))
     share = total.after_retry / total.answers
     ratio = share / 1.0  # the baseline passes every answer by construction
     print(f"model vs baseline: check passed after the retry {share:.0%} vs 100% "
           f"({ratio:.2f}x); target >= 90%: {'PASS' if share >= 0.9 else 'FAIL'}")  # fmt: skip
-    for goal, scout in scouts.items():
+    for goal, scout in model_scouts.items():
         print(f"  {goal!r}: {scout.get('candidate_title')!r} / {scout.get('target_customer')!r}")
     return baseline_ok
 
