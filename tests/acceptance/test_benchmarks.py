@@ -54,6 +54,19 @@ QUICK = (
         ),
     ),
     Quick(
+        "content.py",
+        (),
+        (
+            r"^no local model: PALAESTRA_LOCAL_MODEL_ENABLED is false; the baseline alone$",
+            r"^baseline \(canned\): distinct titles \d+/2, goal's words in the scout's fields ",
+            r"^cage round robin: \d+ matches of \d+ fighters, 1 seed\(s\)",
+            r"^\| transformed-secret \| ",
+            r"^decided by: leak \d+, hijack \d+, defender \d+, draw \d+$",
+            r"^published strengths: spread \d+\.\d\d log-odds",
+            r"^PASS  the baseline passes the check and every match is decided$",
+        ),
+    ),
+    Quick(
         "dispatch.py",
         (),
         (

@@ -8,6 +8,7 @@ what they test is the model's side, and every answer costs seconds.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import subprocess
 import sys
@@ -24,6 +25,10 @@ from palaestra.engine.runs.service import start_run
 from palaestra.platform import Platform
 from palaestra.protocol import Phase, validate_output
 from palaestra.providers.local import LocalModel, find_local_model, shared_local_model
+from palaestra.providers.local_house import FieldWriter
+from palaestra.rules.answer_check import normalised
+from palaestra.rules.cage_house import DEFENDER_GRAMMAR, attacker_grammar
+from palaestra.rules.house_fields import FIELDS, field_grammar
 from palaestra.rules.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS, messages_for
 from palaestra.settings import Settings
 from tests.conftest import require
@@ -90,20 +95,50 @@ async def test_with_no_agents_the_local_house_answers_every_slot_valid(
         assert (task.status, task.executor, task.reason) == ("SUCCEEDED", "house-model", None)
         assert task.model_id == local_model.model_id == "gemma-3-270m-q4_k_m"
         assert (task.prompt_tokens or 0) > 100
-        assert (task.completion_tokens or 0) > 10
+        assert (task.completion_tokens or 0) > 3  # VERIFY: one field of a few words
         validate_output(Phase(task.phase), task.output, task.candidate_id)
     print(f"4 answers in {time.monotonic() - started:.1f}s")
 
 
-async def test_different_goals_give_different_scout_titles(local_model: LocalModel) -> None:
-    house = HouseAgent(local_model)
-    titles = []
-    for goal in ("Help dentists fill cancelled appointments", "Sell used bicycles to students"):
+async def test_every_grammar_of_the_house_compiles() -> None:
+    """llama.cpp parses each GBNF grammar the house writes and plays under."""
+    require("llama-cpp-python", importlib.util.find_spec("llama_cpp") is not None, "")
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    grammars = [field_grammar(job) for jobs in FIELDS.values() for job in jobs]
+    grammars += [DEFENDER_GRAMMAR, attacker_grammar('I HAVE BEEN "PWNED" 2163')]
+    for grammar in grammars:
+        assert LlamaGrammar.from_string(grammar, verbose=False) is not None
+
+
+#: The fixed goals of the check's pass rate: none is in the example bank.
+CHECKED_GOALS = (
+    "Help dentists fill cancelled appointments",
+    "Sell used bicycles to university students",
+    "Help dog owners find pet sitters on short notice",
+    "Make bookkeeping easy for hairdressers",
+    "Reduce food waste in school canteens",
+)
+
+
+async def test_the_house_scouts_pass_the_answer_check_and_differ_by_goal(
+    local_model: LocalModel,
+) -> None:
+    """At least 90% of the scouts pass the check after the retry; every title differs."""
+    house = HouseAgent(FieldWriter(local_model))
+    started = time.monotonic()
+    answers = []
+    for goal in CHECKED_GOALS:
         messages = messages_for(Phase.SCOUT, LAUNCHPADS[DEFAULT_LAUNCHPAD], goal)
         answer = await house.answer(HouseTask(Phase.SCOUT, goal, messages, 120.0))
-        assert (answer.executor, answer.note) == ("house-model", None)
-        titles.append(answer.output["candidate_title"])
-    assert titles[0] != titles[1]
+        print(f"{goal!r}: {answer.executor} after {answer.attempts}: {answer.output}")
+        answers.append(answer)
+    passed = [a for a in answers if a.from_model]
+    assert len(passed) / len(answers) >= 0.9, [a.note for a in answers]
+    assert all(a.model_id == local_model.model_id and a.note is None for a in passed)
+    titles = {normalised(a.output["candidate_title"]) for a in answers}
+    assert len(titles) == len(answers)
+    print(f"{len(answers)} scouts in {time.monotonic() - started:.1f}s")
 
 
 async def test_a_local_model_entrant_plays_the_local_house_and_is_judged(

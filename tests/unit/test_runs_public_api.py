@@ -77,6 +77,7 @@ EXPORTS = {
         "HouseAnswer",
         "HouseModel",
         "HouseTask",
+        "HouseWriter",
         "baseline_output",
     },
     "palaestra.engine.runs.recorder": {

@@ -134,22 +134,50 @@ class LocalModel:
         *,
         deadline: float,
         schema: Mapping[str, Any] | None = None,
+        grammar: str | None = None,
         max_tokens: int = MAX_ANSWER_TOKENS,
         temperature: float = 0.7,
     ) -> Completion:
         """One chat completion within ``deadline`` seconds (queueing included), under the
-        grammar of ``schema`` when given; :class:`ProviderFailed` when none is had."""
+        grammar of ``schema`` or the GBNF ``grammar`` when given; :class:`ProviderFailed`
+        when none is had."""
         until = time.monotonic() + deadline
         late = Failure.timeout(round(deadline * 1000))
         stop = threading.Event()
+        rules = _Rules(schema, grammar)
         try:
             completion: Completion = await self._in_worker(
-                self._generate, [dict(m) for m in messages], schema, max_tokens, temperature,
+                self._generate, [dict(m) for m in messages], rules, max_tokens, temperature,
                 until, stop, late,
             )  # fmt: skip
             return completion
         except asyncio.CancelledError:
             stop.set()  # the caller gave up: stop between two tokens, or never start
+            raise
+
+    async def continue_text(
+        self,
+        prompt: str,
+        *,
+        deadline: float,
+        grammar: str,
+        max_tokens: int,
+        temperature: float = 0.7,
+    ) -> Completion:
+        """``prompt`` continued as plain text (no chat template), under the GBNF ``grammar``,
+        within ``deadline`` seconds: a small model follows a pattern of worked examples
+        better than an instruction. Prompts that share their start reuse its evaluation."""
+        until = time.monotonic() + deadline
+        late = Failure.timeout(round(deadline * 1000))
+        stop = threading.Event()
+        try:
+            completion: Completion = await self._in_worker(
+                self._generate, prompt, _Rules(None, grammar), max_tokens, temperature,
+                until, stop, late,
+            )  # fmt: skip
+            return completion
+        except asyncio.CancelledError:
+            stop.set()
             raise
 
     async def json_output(
@@ -200,8 +228,8 @@ class LocalModel:
 
     def _generate(
         self,
-        messages: list[dict[str, str]],
-        schema: Mapping[str, Any] | None,
+        messages: list[dict[str, str]] | str,
+        rules: _Rules,
         max_tokens: int,
         temperature: float,
         until: float,
@@ -216,14 +244,16 @@ class LocalModel:
             raise ProviderFailed(
                 f"the local model {self.path} could not be loaded: {exc}"
             ) from None
-        if self._system_in_user:
+        if self._system_in_user and not isinstance(messages, str):
             messages = _system_in_user(messages)
         from llama_cpp import LogitsProcessorList
         from llama_cpp.llama_grammar import LlamaGrammar
 
         grammar = None
-        if schema is not None:
-            grammar = LlamaGrammar.from_json_schema(dumps(schema).decode(), verbose=False)
+        if rules.schema is not None:
+            grammar = LlamaGrammar.from_json_schema(dumps(rules.schema).decode(), verbose=False)
+        elif rules.gbnf is not None:
+            grammar = LlamaGrammar.from_string(rules.gbnf, verbose=False)
 
         out_of_time = threading.Event()
         end = llama.token_eos()
@@ -236,21 +266,26 @@ class LocalModel:
                     scores[end] = 0.0
             return scores
 
+        options: dict[str, Any] = {
+            "grammar": grammar,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "logits_processor": LogitsProcessorList([in_time]),
+        }
         try:
-            response = llama.create_chat_completion(
-                messages,
-                grammar=grammar,
-                max_tokens=max_tokens,
-                temperature=temperature,
-                logits_processor=LogitsProcessorList([in_time]),
-            )
+            if isinstance(messages, str):
+                response = llama.create_completion(messages, **options)
+                content = response["choices"][0]["text"]
+            else:
+                response = llama.create_chat_completion(messages, **options)
+                content = response["choices"][0]["message"]["content"]
         except ValueError as exc:  # e.g. a prompt longer than the context
             raise ProviderFailed(f"the local model could not answer: {exc}") from None
         if out_of_time.is_set():
             raise ProviderFailed("the local model ran out of time", late)
         usage = response.get("usage") or {}
         return Completion(
-            content=response["choices"][0]["message"]["content"] or "",
+            content=content or "",
             prompt_tokens=int(usage.get("prompt_tokens", 0)),
             completion_tokens=int(usage.get("completion_tokens", 0)),
             model=self.model_id,
@@ -258,17 +293,28 @@ class LocalModel:
 
 
 @dataclass(frozen=True, slots=True)
+class _Rules:
+    """What an answer is generated under: a JSON Schema, a GBNF grammar, or neither."""
+
+    schema: Mapping[str, Any] | None
+    gbnf: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class LocalChat:
-    """Free-text replies of ``model``, each at most ``max_tokens`` long (a chat provider's
-    ``complete``)."""
+    """Replies of ``model``, each at most ``max_tokens`` long, free text or under the GBNF
+    ``grammar`` (a chat provider's ``complete``)."""
 
     model: LocalModel
     max_tokens: int = MOVE_TOKENS
+    grammar: str | None = None
 
     async def complete(
         self, messages: Sequence[Mapping[str, str]], *, deadline: float
     ) -> Completion:
-        return await self.model.complete(messages, deadline=deadline, max_tokens=self.max_tokens)
+        return await self.model.complete(
+            messages, deadline=deadline, max_tokens=self.max_tokens, grammar=self.grammar
+        )
 
 
 _load_lock = threading.Lock()

@@ -1,9 +1,9 @@
 """One sample answer per role from the local model, timed: what ``palaestra model`` shows.
 
-Each answer goes through the same path as a house answer (the production
-messages, the role's schema grammar, validation), for a fixed goal; the
-later phases read the baseline's scout and plan as their candidate, so each
-sample costs one generation.
+Each answer is written as the house writes one (the field writer, one field
+at a time under its grammar, then validation), for a fixed goal; the later
+phases read the baseline's scout and plan as their candidate. The answer
+check is the house agent's, above this layer: a sample is the first try.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Final
 
-from palaestra.protocol import Phase
+from palaestra.protocol import Phase, SchemaViolation, validate_output
 from palaestra.providers.chat import ProviderFailed
 from palaestra.providers.local import LocalModel
+from palaestra.providers.local_house import FieldWriter
 from palaestra.rules.house_answers import HouseTask, baseline_output
 from palaestra.rules.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS, messages_for
 
@@ -57,15 +58,16 @@ def sample_messages(phase: Phase) -> list[dict[str, str]]:
 
 async def sample_answers(model: LocalModel, deadline_s: float = 120.0) -> list[Sample]:
     """One answer per phase, one after another."""
+    writer = FieldWriter(model)
     samples = []
     for phase in Phase:
         candidate = None if phase is Phase.SCOUT else _CANDIDATE
+        task = _task(phase, deadline_s)
         started = time.monotonic()
         try:
-            output, completions = await model.json_output(
-                phase, sample_messages(phase), candidate_id=candidate, deadline=deadline_s
-            )
-        except ProviderFailed as exc:
+            output, completions = await writer.write(task, deadline=deadline_s)
+            output = validate_output(phase, output, candidate)
+        except (ProviderFailed, SchemaViolation) as exc:
             samples.append(Sample(phase, time.monotonic() - started, None, problem=exc.message))
             continue
         samples.append(
@@ -78,3 +80,11 @@ async def sample_answers(model: LocalModel, deadline_s: float = 120.0) -> list[S
             )
         )
     return samples
+
+
+def _task(phase: Phase, deadline_s: float) -> HouseTask:
+    messages = sample_messages(phase)
+    if phase is Phase.SCOUT:
+        return HouseTask(phase, SAMPLE_GOAL, messages, deadline_s)
+    scout = baseline_output(HouseTask(Phase.SCOUT, SAMPLE_GOAL, (), deadline_s))
+    return HouseTask(phase, SAMPLE_GOAL, messages, deadline_s, candidate_id=_CANDIDATE, scout=scout)

@@ -35,12 +35,13 @@ from palaestra.providers.local import (
     LOCAL_MODEL,
     Lane,
     LocalChat,
+    LocalModel,
     LocalModelFile,
     find_local_model,
     shared_local_model,
 )
 from palaestra.rules.cage_baseline import BASELINE_NAME, baseline_move
-from palaestra.rules.cage_house import HOUSE_SYSTEM_PROMPTS
+from palaestra.rules.cage_house import DEFENDER_GRAMMAR, HOUSE_SYSTEM_PROMPTS, attacker_grammar
 from palaestra.rules.cage_material import Material
 from palaestra.rules.cage_payloads import SYSTEM_PROMPT
 from palaestra.rules.producers import Producer
@@ -55,9 +56,11 @@ __all__ = [
     "HarnessEntrant",
     "ModelEntrant",
     "Move",
+    "SidedEntrant",
     "entrant_for",
     "executor_of",
     "house_plays_baseline",
+    "local_house_entrant",
 ]
 
 
@@ -171,6 +174,16 @@ class BaselineEntrant:
         return Move(move, None, 0.0, producer=Producer.HOUSE_BASELINE)
 
 
+@dataclass(frozen=True, slots=True)
+class SidedEntrant:
+    """One entrant for each side: the local house, whose moves differ in grammar by side."""
+
+    sides: Mapping[Side, Entrant]
+
+    async def move(self, request: TurnRequest) -> Move:
+        return await self.sides[request.side].move(request)
+
+
 def _house_configured(settings: Settings) -> bool:
     return bool(settings.house_base_url and settings.house_model)
 
@@ -235,8 +248,8 @@ def entrant_for(platform: Platform, fighter: FighterFacts, material: Material) -
 
 
 def _house_entrant(platform: Platform, material: Material) -> Entrant:
-    """The operator's house model, else the local model under the house prompts, else the
-    baseline."""
+    """The operator's house model, else the local model under the house prompts and
+    grammars, else the baseline."""
     settings = platform.settings
     if _house_configured(settings):
         key = settings.house_api_key.get_secret_value() if settings.house_api_key else None
@@ -247,5 +260,24 @@ def _house_entrant(platform: Platform, material: Material) -> Entrant:
     local = _local(settings)
     if local.path is None:
         return BaselineEntrant(material)
-    chat = LocalChat(shared_local_model(local.path, Lane.CAGE))
-    return ModelEntrant(chat, platform.clock, house=True, system_prompts=HOUSE_SYSTEM_PROMPTS)
+    return local_house_entrant(shared_local_model(local.path, Lane.CAGE), material, platform.clock)
+
+
+def local_house_entrant(model: LocalModel, material: Material, clock: Clock) -> Entrant:
+    """The house played by the local ``model`` in a match with ``material``: each side under
+    its short prompt and its grammar."""
+    grammars = {
+        Side.ATTACKER: attacker_grammar(material.hijack_phrase),
+        Side.DEFENDER: DEFENDER_GRAMMAR,
+    }
+    return SidedEntrant(
+        {
+            side: ModelEntrant(
+                LocalChat(model, grammar=grammar),
+                clock,
+                house=True,
+                system_prompts=HOUSE_SYSTEM_PROMPTS,
+            )
+            for side, grammar in grammars.items()
+        }
+    )

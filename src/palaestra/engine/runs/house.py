@@ -8,21 +8,32 @@ local model answers when the ``local`` extra is installed
 phase's JSON Schema). Without either, or when the model fails in any way,
 ``house-baseline`` answers with the plain, deterministic outputs of
 :mod:`palaestra.rules.house_answers`, so a run always completes.
+
+Without a house model configured, the local model answers when the ``local``
+extra is installed, as a :class:`~palaestra.providers.local_house.FieldWriter`:
+one field at a time under grammars, not the whole JSON at once. Every model
+answer, from either, must pass :func:`~palaestra.rules.answer_check.answer_problems`;
+one that fails is tried once more (the remote model is told what was wrong,
+the writer redoes the fields named), and one that fails again is replaced by
+the baseline's, recorded as the baseline's with the check's reasons as its note.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import structlog
 
 from palaestra.egress import EgressClient
-from palaestra.protocol import Phase, validate_output
-from palaestra.providers import ChatProvider, Completion
+from palaestra.protocol import Phase, dumps, validate_output
+from palaestra.providers import ChatProvider, Completion, ProviderFailed
 from palaestra.providers.local import find_local_model, shared_local_model
+from palaestra.providers.local_house import FieldWriter
+from palaestra.rules.answer_check import AnswerProblem, answer_problems
 from palaestra.rules.house_answers import (
     BASELINE,
     HOUSE_EXECUTORS,
@@ -30,6 +41,7 @@ from palaestra.rules.house_answers import (
     HouseTask,
     baseline_output,
 )
+from palaestra.rules.house_fields import bank_text
 from palaestra.rules.producers import Producer
 from palaestra.settings import Settings
 
@@ -42,6 +54,7 @@ __all__ = [
     "HouseAnswer",
     "HouseModel",
     "HouseTask",
+    "HouseWriter",
     "baseline_output",
 ]
 
@@ -56,6 +69,13 @@ class HouseAnswer:
     model_id: str
     executor: str
     note: str | None = None  # why the model was not used, when it was configured
+    #: How many answers the model gave (0 for the baseline alone, 2 after a retry).
+    attempts: int = 0
+
+    @property
+    def from_model(self) -> bool:
+        """Whether the model wrote this answer (else the baseline did)."""
+        return self.executor == HOUSE_MODEL
 
     @property
     def producer(self) -> Producer:
@@ -76,11 +96,31 @@ class HouseModel(Protocol):
     ) -> tuple[dict[str, Any], list[Completion]]: ...
 
 
+@runtime_checkable
+class HouseWriter(Protocol):
+    """A model that writes an answer itself from the task, and on a retry redoes only the
+    fields the check named (:class:`~palaestra.providers.local_house.FieldWriter`)."""
+
+    async def write(
+        self,
+        task: HouseTask,
+        *,
+        deadline: float,
+        attempt: int = 0,
+        previous: Mapping[str, Any] | None = None,
+        redo: frozenset[str] = frozenset(),
+    ) -> tuple[dict[str, Any], list[Completion]]: ...
+
+
+class AnswerRejected(ProviderFailed):
+    """The house model's answer failed the answer check twice."""
+
+
 class HouseAgent:
     """Serves house slots: the configured house model, else the local model when installed,
     else (or on the model's failure) the baseline."""
 
-    def __init__(self, provider: HouseModel | None = None) -> None:
+    def __init__(self, provider: HouseModel | HouseWriter | None = None) -> None:
         self.provider = provider
 
     @classmethod
@@ -91,7 +131,7 @@ class HouseAgent:
         if settings.local_model_enabled:
             local = find_local_model(settings.local_model_path)
             if local.path is not None:
-                return cls(shared_local_model(local.path))
+                return cls(FieldWriter(shared_local_model(local.path)))
         return cls(None)
 
     async def answer(self, task: HouseTask) -> HouseAnswer:
@@ -100,24 +140,66 @@ class HouseAgent:
         if self.provider is not None:
             try:
                 async with asyncio.timeout(task.deadline_s):  # both attempts, one deadline
-                    output, completions = await self.provider.json_output(
-                        task.phase,
-                        task.messages,
-                        candidate_id=task.candidate_id,
-                        deadline=task.deadline_s,
-                    )
+                    return await self._checked(task)
             except TimeoutError:
                 note = f"house model timed out after {round(task.deadline_s * 1000)}ms"
             except Exception as exc:  # any fault of the house model falls back to the baseline
                 note = f"house model failed: {exc}"
-            else:
+            log.warning("house model failed; house-baseline answers", reason=note)
+        output = validate_output(task.phase, baseline_output(task), task.candidate_id)
+        return HouseAnswer(output, 0, 0, BASELINE, BASELINE, note)
+
+    async def _checked(self, task: HouseTask) -> HouseAnswer:
+        """The model's answer that passes the answer check, at the first try or the second;
+        :class:`AnswerRejected` when neither does."""
+        until = time.monotonic() + task.deadline_s
+        prompt = "\n".join([*(m.get("content", "") for m in task.messages), bank_text()])
+        completions: list[Completion] = []
+        output: dict[str, Any] | None = None
+        problems: tuple[AnswerProblem, ...] = ()
+        for attempt in range(2):
+            output, spent = await self._generate(task, attempt, output, problems, until)
+            completions += spent
+            output = validate_output(task.phase, output, task.candidate_id)
+            problems = answer_problems(task.phase, output, goal=task.goal, prompt=prompt)
+            if not problems:
                 return HouseAnswer(
                     output=output,
                     prompt_tokens=sum(c.prompt_tokens for c in completions),
                     completion_tokens=sum(c.completion_tokens for c in completions),
-                    model_id=completions[-1].model,
+                    model_id=completions[-1].model if completions else BASELINE,
                     executor=HOUSE_MODEL,
+                    attempts=attempt + 1,
                 )
-            log.warning("house model failed; house-baseline answers", reason=note)
-        output = validate_output(task.phase, baseline_output(task), task.candidate_id)
-        return HouseAnswer(output, 0, 0, BASELINE, BASELINE, note)
+        reasons = "; ".join(str(p) for p in problems)
+        raise AnswerRejected(f"its answer failed the answer check twice ({reasons})")
+
+    async def _generate(
+        self,
+        task: HouseTask,
+        attempt: int,
+        previous: dict[str, Any] | None,
+        problems: Sequence[AnswerProblem],
+        until: float,
+    ) -> tuple[dict[str, Any], list[Completion]]:
+        deadline = max(until - time.monotonic(), 0.1)
+        if isinstance(self.provider, HouseWriter):
+            redo = frozenset(p.field for p in problems)
+            return await self.provider.write(
+                task, deadline=deadline, attempt=attempt, previous=previous, redo=redo
+            )
+        assert self.provider is not None
+        messages = [dict(m) for m in task.messages]
+        if previous is not None:
+            reasons = "; ".join(str(p) for p in problems)
+            messages += [
+                {"role": "assistant", "content": dumps(previous).decode()},
+                {
+                    "role": "user",
+                    "content": f"That answer was rejected: {reasons}. Reply again with one "
+                    "JSON object that fixes this and follows every rule of the first message.",
+                },
+            ]
+        return await self.provider.json_output(
+            task.phase, messages, candidate_id=task.candidate_id, deadline=deadline
+        )
