@@ -108,6 +108,13 @@ def test_the_demo_populates_the_arena_and_stops_every_process(tmp_path: Path) ->
                 lambda: has_rows(demo.call("GET", "/api/leaderboard?arena=cage")),
                 timeout_s=120,
             )
+            # Published once the library's matches are in: their strengths differ, by at least
+            # half a unit of log-odds between the strongest fighter and the weakest.
+            demo.call("POST", "/api/leaderboard/recompute?arena=cage")
+            board = demo.call("GET", "/api/leaderboard?arena=cage")
+            strengths = [f["overall"]["value"] for f in board["fighters"] if f["overall"]]
+            assert len(strengths) >= 4, board["fighters"]
+            assert max(strengths) - min(strengths) >= 0.5, strengths
 
         started = time.monotonic()
         assert demo.stop() == 0

@@ -6,11 +6,19 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from palaestra.errors import Conflict
+from palaestra.errors import Conflict, InvalidRequest
 from palaestra.protocol.constants import Arena
 from palaestra.store.models import Agent
 
-__all__ = ["ensure_unused"]
+__all__ = ["ensure_unused", "valid_name"]
+
+
+def valid_name(name: str) -> str:
+    """``name`` without surrounding spaces, if 1 to 200 characters remain."""
+    name = name.strip()
+    if not name or len(name) > 200:
+        raise InvalidRequest("name must be 1 to 200 characters")
+    return name
 
 
 async def ensure_unused(session: AsyncSession, owner_id: str, arena: Arena, name: str) -> None:

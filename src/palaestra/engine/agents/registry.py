@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from palaestra.checks import CheckResult, admitted, probe, warnings
 from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.lifecycle import apply_event, history
-from palaestra.engine.agents.names import ensure_unused
+from palaestra.engine.agents.names import ensure_unused, valid_name
 from palaestra.engine.agents.wizard import begin_wizard, run_wizard_steps
 from palaestra.errors import (
     Forbidden,
@@ -74,9 +74,7 @@ async def register_agent(
     """Probe the endpoint; if reachable, create a PENDING agent and issue its key (shown once)."""
     if caller.owner_id is None:
         raise Forbidden("agents are registered by an owner")
-    name = name.strip()
-    if not name or len(name) > 200:
-        raise InvalidRequest("name must be 1 to 200 characters")
+    name = valid_name(name)
     try:
         role_enum = Role(role)
     except ValueError:

@@ -10,7 +10,7 @@ from sqlalchemy import update
 
 from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.lifecycle import history
-from palaestra.engine.agents.names import ensure_unused
+from palaestra.engine.agents.names import ensure_unused, valid_name
 from palaestra.errors import EgressRefused, Forbidden, InvalidClaimCode, InvalidRequest, NotFound
 from palaestra.ids import new_id
 from palaestra.platform import Platform
@@ -73,9 +73,7 @@ async def create_fighter(
     it takes (:mod:`palaestra.rules.challenges`; None: by what its turns spend)."""
     if caller.owner_id is None:
         raise Forbidden("fighters are created by an owner")
-    name = name.strip()
-    if not name or len(name) > 200:
-        raise InvalidRequest("name must be 1 to 200 characters")
+    name = valid_name(name)
     try:
         kind = EntrantType(entrant_type)
     except ValueError:
