@@ -37,13 +37,14 @@ async def create(
     fighter_class: str = "rogue",
     *,
     model: dict[str, str] | None = None,
+    name: str = "fighter",
 ) -> dict[str, Any]:
     more = {} if model is None else {"model": model}
     status, body = await api.call(
         "POST",
         "/api/fighters",
         token=token,
-        json={"name": "fighter", "entrant_type": entrant_type, "class": fighter_class, **more},
+        json={"name": name, "entrant_type": entrant_type, "class": fighter_class, **more},
     )
     assert status == 201, body
     return body  # type: ignore[no-any-return]
@@ -168,12 +169,12 @@ async def test_every_configured_class_is_accepted_and_only_those(platform: Platf
     async with running(platform) as api:
         alice = await api.owner("alice")
         for fighter_class in CLASSES:
-            created = await create(api, alice, "house", fighter_class)
+            created = await create(api, alice, "house", fighter_class, name=fighter_class)
             _, seen = await api.call("GET", f"/api/fighters/{created['fighter_id']}")
             assert seen["class"] == fighter_class
 
         platform.settings.fighter_classes = ["lab"]
-        created = await create(api, alice, "house", "lab")
+        created = await create(api, alice, "house", "lab", name="lab")
         _, seen = await api.call("GET", f"/api/fighters/{created['fighter_id']}")
         assert seen["class"] == "lab"
         assert await api.call(
@@ -353,7 +354,7 @@ async def test_the_nonce_is_fresh_for_every_attempt(platform: Platform) -> None:
 
     async with running(platform) as api:
         alice = await api.owner("alice")
-        first, second = await create(api, alice), await create(api, alice)
+        first, second = await create(api, alice), await create(api, alice, name="second")
         async with serve(wrong_then_echo) as harness:
             url = harness.url("/fight")
             status, _ = await api.call("POST", "/api/fighters/endpoint", json=claim(first, url))
@@ -415,7 +416,7 @@ async def test_a_wrong_claim_code_sends_nothing(platform: Platform) -> None:
     async with running(platform) as api:
         alice = await api.owner("alice")
         created = await create(api, alice)
-        other = await create(api, alice)
+        other = await create(api, alice, name="other")
         async with serve(echo) as harness:
             url = harness.url("/fight")
             wrong = [

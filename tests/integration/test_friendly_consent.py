@@ -117,7 +117,9 @@ async def test_an_owners_own_fighters_are_not_held_back_by_their_consent(
 async def test_the_arenas_own_matches_need_no_consent(arena: Platform) -> None:
     async with running(arena) as api:
         alice, bob = await api.owner("alice"), await api.owner("bob")
-        mine, model = await fighter(api, alice), await fighter(api, bob, "model")
+        # Two model fighters: a house fighter the baseline plays is not matched (it moves no
+        # rating).
+        mine, model = await fighter(api, alice, "model"), await fighter(api, bob, "model")
         # The matchmaker's (it pairs fighters with no open match).
         arena.settings.matchmaking_enabled = True
         created = await Matchmaker(arena, through_referee(arena)).run_once()

@@ -8,6 +8,7 @@ import asyncio
 import base64
 import contextlib
 import itertools
+import random
 import re
 import secrets
 import threading
@@ -63,6 +64,10 @@ class Entered:
     claim_code: str
 
 
+#: How many fighters of each entrant type each owner's token has made (for their names).
+_MADE: dict[tuple[str, str], int] = {}
+
+
 async def create_fighter(
     api: Api,
     token: str,
@@ -73,7 +78,10 @@ async def create_fighter(
 ) -> Entered:
     """``friendly``: whether other owners' friendlies may challenge it (a model fighter on
     a provider takes none unless its owner says so)."""
-    body: dict[str, Any] = {"name": f"{entrant_type}-fighter", "entrant_type": entrant_type}
+    # An owner's names are its own: a second fighter of a type is "<type>-fighter-2".
+    made = _MADE[token, entrant_type] = _MADE.get((token, entrant_type), 0) + 1
+    name = f"{entrant_type}-fighter" + (f"-{made}" if made > 1 else "")
+    body: dict[str, Any] = {"name": name, "entrant_type": entrant_type}
     body["class"] = "academic" if entrant_type == "house" else "rogue"
     if model is not None:
         body["model"] = model
@@ -232,9 +240,10 @@ async def test_the_event_loop_keeps_answering_while_a_long_reply_is_judged(
             judging.append((start, time.perf_counter()))
 
     monkeypatch.setattr(referee, "judge_reply", timed)
-    # Words that look encoded: every decoding view reads them (the costliest shape per
-    # character of the adversarial corpus), about 200 KiB of them.
-    heavy = "aB3dE5fG7hJ9 " * 16_000
+    # Short tokens of random base 64: every decoding view reads each one (among the
+    # costliest shapes per character of the adversarial corpus), about 200 KiB of them.
+    rng = random.Random(3)
+    heavy = " ".join(base64.b64encode(rng.randbytes(12)).decode() for _ in range(12_000))
     ticks: list[float] = []
 
     async def tick() -> None:

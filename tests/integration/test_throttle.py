@@ -153,12 +153,12 @@ async def test_one_fighters_claim_code_is_limited_across_addresses(throttled: Pl
     async with running(throttled) as api:
         owner = await api.owner("alice")
         fighters = []
-        for _ in range(2):
+        for n in range(2):
             status, created = await api.call(
                 "POST",
                 "/api/fighters",
                 token=owner,
-                json={"name": "f", "entrant_type": "harness", "class": "rogue"},
+                json={"name": f"f{n}", "entrant_type": "harness", "class": "rogue"},
             )
             assert status == 201
             fighters.append(created["fighter_id"])
