@@ -210,6 +210,7 @@ def end_work(writer: str, seeded: Seeded, ids: Sequence[str], now: float) -> Wor
                 None,
                 0.0,
                 "scout",
+                "agent",
                 task_id,
                 "RUNNING",
             )
@@ -247,6 +248,7 @@ def end_work(writer: str, seeded: Seeded, ids: Sequence[str], now: float) -> Wor
             "b_reason": None,
             "b_contribution": 0.0,
             "b_executor": "scout",
+            "b_producer": "agent",
             "w_id": task_id,
             "w_status": "RUNNING",
         }

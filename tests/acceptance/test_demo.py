@@ -108,12 +108,18 @@ def test_the_demo_populates_the_arena_and_stops_every_process(tmp_path: Path) ->
                 lambda: has_rows(demo.call("GET", "/api/leaderboard?arena=cage")),
                 timeout_s=120,
             )
-            # Published once the library's matches are in: their strengths differ, by at least
-            # half a unit of log-odds between the strongest fighter and the weakest.
+            # Published once the library's matches are in: the fighters' strengths (attack of
+            # the attackers, defence of the defenders) differ, by at least half a unit of
+            # log-odds between the strongest and the weakest.
             demo.call("POST", "/api/leaderboard/recompute?arena=cage")
             board = demo.call("GET", "/api/leaderboard?arena=cage")
-            strengths = [f["overall"]["value"] for f in board["fighters"] if f["overall"]]
-            assert len(strengths) >= 4, board["fighters"]
+            strengths = [
+                f[side]["value"]
+                for f in board["fighters"]
+                for side in ("attack", "defence")
+                if f[side]
+            ]
+            assert len(strengths) >= 6, board["fighters"]
             assert max(strengths) - min(strengths) >= 0.5, strengths
 
         started = time.monotonic()
