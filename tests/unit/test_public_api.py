@@ -24,6 +24,7 @@ PROTOCOL_API = [
     "Failure",
     "FailureKind",
     "HandshakeErrorCode",
+    "REASON_PREFIXES",
     "HandshakeRequest",
     "InvalidJson",
     "InvalidMessage",

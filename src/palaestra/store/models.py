@@ -20,6 +20,8 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = [
+    "FAILED_EVENTS",
+    "NOTABLE_EVENTS",
     "Agent",
     "AgentEvent",
     "Base",
@@ -111,7 +113,22 @@ class Agent(Base):
         Index("ix_agents_owner", "owner_id"),
         Index("ix_agents_next_ping", "next_ping_at"),
         Index("ix_agents_arena_role_status", "arena", "role", "status"),
+        Index("ix_agents_created", "created_at", "id"),  # the lists, newest first
+        Index("ix_agents_arena_created", "arena", "created_at", "id"),
     )
+
+
+#: The partial indexes' predicates, as SQL that a query states word for word (a bound
+#: parameter would hide from the planner that they hold); notable: the overview's feed.
+FAILED_EVENTS: Final = "outcome = 'failure'"
+NOTABLE_EVENTS: Final = (
+    "kind IN ('status', 'probe', 'challenge', 'verify', 'hold') "
+    "OR (kind IN ('ping', 'dispatch', 'verify', 'wizard') AND outcome = 'failure')"
+)
+
+
+def _where(predicate: str) -> dict[str, Any]:
+    return {"sqlite_where": text(predicate), "postgresql_where": text(predicate)}
 
 
 class AgentEvent(Base):
@@ -130,7 +147,15 @@ class AgentEvent(Base):
     reason: Mapped[str | None] = mapped_column(Text)
     detail: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
-    __table_args__ = (Index("ix_agent_events_agent_at", "agent_id", "at"),)
+    # Reads go by agent, by kind in a recent window, or through the notable rows: never
+    # through the whole history (migration 0012).
+    __table_args__ = (
+        Index("ix_agent_events_agent_id", "agent_id", "id"),
+        Index("ix_agent_events_agent_kind", "agent_id", "kind", "id"),
+        Index("ix_agent_events_kind_at", "kind", "at", "outcome"),
+        Index("ix_agent_events_failures", "agent_id", "id", **_where(FAILED_EVENTS)),
+        Index("ix_agent_events_notable", "id", **_where(NOTABLE_EVENTS)),
+    )
 
 
 class Run(Base):
@@ -370,3 +395,7 @@ class LeaderboardSnapshot(Base):
     data: Mapped[dict[str, Any]] = mapped_column(JSON)
 
     __table_args__ = (Index("ix_leaderboard_snapshots_arena_at", "arena", "computed_at"),)
+
+
+# The roll-up tables, declared beside their triggers, join Base.metadata with the models.
+from palaestra.store import rollups as _rollups  # noqa: E402, F401
