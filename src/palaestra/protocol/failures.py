@@ -12,7 +12,6 @@ from enum import StrEnum
 from palaestra.protocol.constants import RESPONSE_CAP_BYTES
 
 __all__ = [
-    "REASON_PREFIXES",
     "CallFailure",
     "Failure",
     "FailureKind",

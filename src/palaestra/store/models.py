@@ -395,7 +395,3 @@ class LeaderboardSnapshot(Base):
     data: Mapped[dict[str, Any]] = mapped_column(JSON)
 
     __table_args__ = (Index("ix_leaderboard_snapshots_arena_at", "arena", "computed_at"),)
-
-
-# The roll-up tables, declared beside their triggers, join Base.metadata with the models.
-from palaestra.store import rollups as _rollups  # noqa: E402, F401

@@ -288,7 +288,9 @@ def _body(dialect: str, table: str, parts: Sequence[tuple[str, int]]) -> str:
 
 
 def _triggers() -> list[tuple[str, str, _Parts]]:
-    found: list[tuple[str, str, _Parts]] = [("agent_events", "INSERT", _OPERATIONS[0][1])]  # events are never taken out
+    found: list[tuple[str, str, _Parts]] = [
+        ("agent_events", "INSERT", _OPERATIONS[0][1])
+    ]  # events are never taken out
     for table in ("tasks", "matches"):
         found += [(table, operation, parts) for operation, parts in _OPERATIONS]
     return found
