@@ -29,8 +29,9 @@ ROLES: Final = ("SCOUT", "BUILDER", "ANALYST")
 
 
 class _Sql:
-    def __init__(self, dialect: str) -> None:
+    def __init__(self, dialect: str, mark: str) -> None:
         self.pg = dialect == "postgresql"
+        self.mark = mark
 
     def series(self, first: int, last: int) -> tuple[str, str]:
         """The WITH clause (SQLite) and the FROM item of the integers ``first..last`` as i."""
@@ -45,8 +46,8 @@ class _Sql:
     def id(self, prefix: str, number: str) -> str:
         """An id shaped as a UUID: ``prefix`` (one hex digit) and the number in hex."""
         if self.pg:
-            return f"'{prefix}0000000-0000-7000-8000-' || lpad(to_hex({number}), 12, '0')"
-        return f"printf('{prefix}0000000-0000-7000-8000-%012x', {number})"
+            return f"'{prefix}{self.mark}000000-0000-7000-8000-' || lpad(to_hex({number}), 12, '0')"
+        return f"printf('{prefix}{self.mark}000000-0000-7000-8000-%012x', {number})"
 
     @property
     def random(self) -> str:
@@ -70,18 +71,27 @@ def _insert(
 
 
 def grow(
-    connection: Connection, ids: dict[str, str], *, events: int, tasks: int, agents: int, hot: int
+    connection: Connection,
+    ids: dict[str, str],
+    *,
+    events: int,
+    tasks: int,
+    agents: int,
+    hot: int,
+    days: float = DAYS,
+    mark: str = "0",
 ) -> str:
-    """Add the history; say what was added."""
-    sql = _Sql(connection.dialect.name)
+    """Add ``days`` of history; say what was added. ``mark`` (a hex digit) keeps the ids of
+    one growth apart from another's."""
+    sql = _Sql(connection.dialect.name, mark)
     now = time.time()
-    t0 = now - DAYS * 86400
+    t0 = now - days * 86400
     owner = ids["owner"]
     fighters = max(2, agents // 20)
     edge = agents - fighters
     runs = max(1, tasks // TASKS_PER_RUN)
     matches = tasks // 100
-    spread = DAYS * 86400
+    spread = days * 86400
     agent_id = sql.id("a", "i")
     _insert(
         connection,
@@ -90,7 +100,7 @@ def grow(
         "id, owner_id, name, arena, role, entrant_type, sandbox_attested, status, "
         "consecutive_failures, hold, reputation, rated_challenges, friendly_challenges, "
         "created_at, updated_at",
-        f"SELECT {agent_id}, '{owner}', 'grown-' || i, "
+        f"SELECT {agent_id}, '{owner}', 'grown-{mark}-' || i, "
         f"CASE WHEN i > {edge} THEN 'cage' ELSE 'edgearena' END, "
         f"CASE WHEN i > {edge} THEN NULL ELSE {sql.pick(ROLES, 'i')} END, "
         f"CASE WHEN i > {edge} THEN 'harness' ELSE NULL END, false, "
@@ -127,9 +137,9 @@ def grow(
     )
     outcome = "CASE i % 3 WHEN 0 THEN 'attacker' WHEN 1 THEN 'defender' ELSE 'draw' END"
     fighter = f"{edge} + 1 + (i % {fighters})"
-    entrant = "'{\"fighter_id\": \"' || %s || '\", \"name\": \"grown\"}'"
+    entrant = '\'{"fighter_id": "\' || %s || \'", "name": "grown"}\''
     entrants = (
-        "'{\"entrants\": {\"attacker\": ' || "
+        '\'{"entrants": {"attacker": \' || '
         + entrant % sql.id("a", fighter)
         + " || ', \"defender\": ' || "
         + entrant % sql.id("a", f"{edge} + 1 + ((i + 1) % {fighters})")

@@ -5,8 +5,9 @@
                                       [--quick]
 
 For each store a fresh platform is served on 127.0.0.1 (``palaestra serve``'s app,
-uvicorn in this process) with a small arena: an owner, a paused agent (the one whose
-page is read), 20 agents pinged by the health monitor, a few fighters, matches and runs.
+uvicorn in this process) with a small arena and a day of history (:data:`FRESH`: a
+page of each list and a chart's worth of events on the paused agent whose page is read,
+so that fresh and grown pages show as much), and 20 agents pinged by the health monitor.
 Each read is timed ``--repeats`` times (median), with a health-monitor tick (the 20
 agents due at once: claim, ping, record) and a whole run (``POST /api/runs``, answered
 by the house as no agent takes tasks, until COMPLETED). Then history is grown by bulk
@@ -45,6 +46,7 @@ from sqlalchemy.engine import Connection
 
 from palaestra.app import create_app
 from palaestra.engine.agents.health import HealthMonitor
+from palaestra.engine.ratings.leaderboard import Arena, recompute
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.store.models import Agent, AgentEvent, Match
@@ -65,6 +67,8 @@ from bench._support import (
 ADMIN = "pa_admin_bench-history-token"
 MONITORED = 20
 TARGET = 1.5
+#: The fresh arena's day of history: a page of each list, a chart's worth on the read agent.
+FRESH = {"events": 3_000, "tasks": 900, "agents": 120, "hot": 1_000}
 QUICK = {"events": 20_000, "tasks": 3_000, "agents": 300, "hot": 5_000, "repeats": 2}
 
 
@@ -205,6 +209,12 @@ async def tick(platform: Platform) -> None:
     assert pinged == MONITORED, pinged
 
 
+async def publish(platform: Platform) -> None:
+    """The leaderboards, as ``palaestra serve`` publishes them (not timed: not a read)."""
+    for arena in (Arena.CAGE, Arena.EDGEARENA):
+        await recompute(platform, arena, resamples=10)
+
+
 def rebuild_rollups(connection: Connection) -> None:
     """Migration 0012's back-fill, over every row."""
     dialect = connection.dialect.name
@@ -223,7 +233,7 @@ def triggers(connection: Connection, *, on: bool) -> None:
 
 def rollups_agree(connection: Connection) -> bool:
     """The roll-ups' totals against the raw rows' counts."""
-    pairs = [
+    pairs: list[tuple[Any, Any]] = [
         (select(text("sum(events)")).select_from(AgentRollup).where(AgentRollup.span == 86400),
          select(text("count(*)")).select_from(AgentEvent)),
         (select(text("sum(tasks)")).select_from(TaskRollup).where(TaskRollup.span == 3600),
@@ -245,6 +255,7 @@ async def one_store(store: str, args: argparse.Namespace, failures: list[str]) -
             "matchmaking_enabled": False,
             "local_model_enabled": False,
             "public_runs": True,
+            "leaderboard_interval_s": 0.0,  # published below, outside the timings
         }
         if store == "postgres":
             given["database_url"] = await stack.enter_async_context(bench_database())
@@ -252,7 +263,13 @@ async def one_store(store: str, args: argparse.Namespace, failures: list[str]) -
         stack.push_async_callback(platform.close)
         port = stack.enter_context(agents_process(healthy))
         ids = await seed(platform, f"http://{HOST}:{port}")
+        # Fresh: a day of history, a page of each list (its rows written through the
+        # triggers, then checked against their roll-ups).
+        await platform.db.transact(lambda c: grow(c, ids, days=1, mark="1", **FRESH))
+        if not await platform.db.transact(rollups_agree):
+            failures.append(f"{store}: the triggers' roll-ups differ from the raw rows")
         base = await stack.enter_async_context(served(platform))
+        await publish(platform)
         fresh = await measure(platform, base, ids, args.repeats, failures)
         await platform.db.transact(lambda c: triggers(c, on=False))
         started = time.perf_counter()
@@ -268,6 +285,7 @@ async def one_store(store: str, args: argparse.Namespace, failures: list[str]) -
         if not await platform.db.transact(rollups_agree):
             failures.append(f"{store}: the roll-ups differ from the raw rows after the growth")
         await platform.db.transact(lambda c: c.execute(text("ANALYZE")))
+        await publish(platform)
         grown = await measure(platform, base, ids, args.repeats, failures)
         size = await platform.db.query(_database_size)
     print(

@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import Counter, defaultdict
+from functools import partial
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import Table, delete, select, update
+from sqlalchemy import Table, delete, insert, select, update
 from sqlalchemy.engine import Connection
 
 from palaestra.engine.agents.outcomes import EVENT_COLUMNS
@@ -116,7 +117,7 @@ async def _replay(url: str, history: list[tuple[str, Any]]) -> None:
         agents, run_id = await _arena(db)
         deleted: set[int] = set()
         for step, value in history:
-            await db.transact(lambda c, s=step, v=value: _apply(c, agents, run_id, s, v))
+            await db.transact(partial(_apply, agents=agents, run_id=run_id, step=step, value=value))
             if step == "delete_agent":
                 deleted.add(value)
             if step == "orm_event" and value[0] not in deleted:
@@ -145,11 +146,11 @@ async def _arena(db: Database) -> tuple[list[str], str]:
 
     def write(connection: Connection) -> None:
         connection.execute(
-            Owner.__table__.insert(),
+            insert(Owner),
             [{"id": owner, "name": "o", "token_hash": new_id(), "created_at": T0}],
         )
         connection.execute(
-            Agent.__table__.insert(),
+            insert(Agent),
             [
                 {
                     "id": agent,
@@ -168,7 +169,7 @@ async def _arena(db: Database) -> tuple[list[str], str]:
             ],
         )
         connection.execute(
-            Run.__table__.insert(),
+            insert(Run),
             [
                 {
                     "id": run_id,
@@ -198,13 +199,13 @@ def _apply(connection: Connection, agents: list[str], run_id: str, step: str, va
     assert isinstance(history, Table)
     live = set(connection.scalars(select(Agent.id)))
     if step == "events":
-        rows = [
+        history_rows = [
             (agents[a], T0 + at, kind, outcome, latency, reason, None)
             for a, at, kind, outcome, latency, reason in value
             if agents[a] in live
         ]
-        if rows:
-            insert_values(connection, history, EVENT_COLUMNS, rows)
+        if history_rows:
+            insert_values(connection, history, EVENT_COLUMNS, history_rows)
     elif step == "tasks" and value:
         slot = connection.scalar(select(Task.slot).order_by(Task.slot.desc()).limit(1)) or 0
         connection.execute(

@@ -20,6 +20,7 @@ from palaestra.engine.agents.wizard import WizardProgress, wizard_progress
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
 from palaestra.rules.status import Status
+from palaestra.store.events import agent_events, newest_first
 from palaestra.store.models import FAILED_EVENTS, NOTABLE_EVENTS, Agent, AgentEvent, Match, Run
 from palaestra.store.paging import (
     Page,
@@ -291,24 +292,21 @@ async def agent_page(
         agent = await session.get(Agent, agent_id)
         if agent is None or agent.arena != Arena.EDGEARENA:
             return None
-        mine = AgentEvent.agent_id == agent_id
         changes = await session.scalars(
-            select(AgentEvent)
-            .where(mine, AgentEvent.kind == "status")
-            .order_by(AgentEvent.id.desc())
+            agent_events(agent_id, "status")
+            .order_by(*newest_first(kind=True), AgentEvent.id.desc())
             .limit(STATUS_CHANGES)
         )
         # The newest of each timed kind, one bounded read by (agent, kind) each, merged.
         timed: list[AgentEvent] = []
         for kind in TIMED_KINDS:
             timed += await session.scalars(
-                select(AgentEvent)
-                .where(mine, AgentEvent.kind == kind, AgentEvent.latency_ms.is_not(None))
-                .order_by(AgentEvent.id.desc())
+                agent_events(agent_id, kind, AgentEvent.latency_ms.is_not(None))
+                .order_by(*newest_first(kind=True), AgentEvent.id.desc())
                 .limit(points)
             )
         timed = sorted(timed, key=lambda event: event.id, reverse=True)[:points]
-        failed = select(AgentEvent).where(mine, text(FAILED_EVENTS))
+        failed = agent_events(agent_id, None, text(FAILED_EVENTS))
         failure_rows = await _serial_page(session, failed, failures, failures_cursor)
         failures_total = await session.scalar(
             select(func.sum(AgentRollup.events)).where(
@@ -339,13 +337,17 @@ async def agent_page(
 async def _serial_page(
     session: AsyncSession, query: Select[AgentEvent], limit: int, cursor: str | None
 ) -> Page[AgentEvent]:
-    """A page of an agent's events newest first, below ``cursor``, with the cursors around it."""
-    rows = list(await session.scalars(keyset_serial(query, AgentEvent.id, cursor, limit)))
-    page = page_of_serial(rows, limit, lambda event: event.id)
+    """A page of an agent's events newest first, below ``cursor``, with the cursors around it
+    (``query`` from :func:`agent_events`, without a kind)."""
+    newest = keyset_serial(query.order_by(*newest_first()), AgentEvent.id, cursor, limit)
+    page = page_of_serial(list(await session.scalars(newest)), limit, lambda event: event.id)
     if cursor is None:
         return page
     above = keyset_serial_before(
-        query.with_only_columns(AgentEvent.id), AgentEvent.id, cursor, limit
+        query.with_only_columns(AgentEvent.id).order_by(*newest_first(ascending=True)),
+        AgentEvent.id,
+        cursor,
+        limit,
     )
     return replace(page, previous_cursor=previous_serial(list(await session.scalars(above)), limit))
 
