@@ -24,7 +24,6 @@ PROTOCOL_API = [
     "Failure",
     "FailureKind",
     "HandshakeErrorCode",
-    "REASON_PREFIXES",
     "HandshakeRequest",
     "InvalidJson",
     "InvalidMessage",

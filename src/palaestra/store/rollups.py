@@ -181,14 +181,15 @@ _TASK_KEYS: Final = ("agent_id", "span", "start", "status")
 _MATCH_KEYS: Final = ("attacker_id", "defender_id", "kind", "status", "outcome")
 
 
-def _events_sql(dialect: str, source: str) -> str:
-    """The events of ``source`` (rows aliased ``n``) added to their agents' roll-ups."""
+def _events_sql(dialect: str, source: str, *, ordered: bool = True) -> str:
+    """The events of ``source`` (rows aliased ``n``) added to their agents' roll-ups; in key
+    order unless not ``ordered`` (the back-fill, which nothing runs beside)."""
     keys = ", ".join(str(i) for i in range(1, len(_EVENT_KEYS) + 1))
     select = (
         f"SELECT n.agent_id, w.span, {_start(dialect, 'n.at')}, n.kind, n.outcome, "
         f"{_failure_sql()}, {_bucket_sql()}, count(*), coalesce(sum(n.latency_ms), 0) "
         f"FROM {source} n CROSS JOIN ({_SPANS_SQL}) w WHERE true "
-        f"GROUP BY {keys} ORDER BY {keys}"
+        f"GROUP BY {keys}" + (f" ORDER BY {keys}" if ordered else "")
     )
     return _upsert("agent_rollups", _EVENT_KEYS, ("events", "latency_ms_sum"), select)
 
@@ -238,9 +239,12 @@ def _signed(columns: Sequence[str], parts: Sequence[tuple[str, int]], row_sql: b
 
 
 def backfill_sql(dialect: str) -> list[str]:
-    """The statements that fill the (empty) roll-ups from the rows already stored."""
+    """The statements that fill the (empty) roll-ups from the rows already stored (on
+    PostgreSQL with room to sort and group in memory, for this transaction only)."""
+    memory = ["SET LOCAL work_mem = '256MB'"] if dialect == "postgresql" else []
     return [
-        _events_sql(dialect, "agent_events"),
+        *memory,
+        _events_sql(dialect, "agent_events", ordered=False),
         _tasks_sql(dialect, _signed(_TASK_COLUMNS, [("tasks", 1)], row_sql=False)),
         _matches_sql(_signed(_MATCH_COLUMNS, [("matches", 1)], row_sql=False)),
     ]
