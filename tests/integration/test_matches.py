@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import itertools
 import random
 import re
 import secrets
@@ -261,11 +260,11 @@ async def test_the_event_loop_keeps_answering_while_a_long_reply_is_judged(
     assert len(judging) == 3
     for start, end in judging:
         assert end - start > 0.1  # long enough to see the loop stall, were it judged on it
-        during = [start, *(t for t in ticks if start < t < end), end]
-        gaps = [later - earlier for earlier, later in itertools.pairwise(during)]
-        # Judged on the loop, one gap would be the whole judging; on a thread, the loop
-        # runs between the judge's slices of the interpreter.
-        assert max(gaps) < (end - start) / 2, (end - start, max(gaps))
+        during = [t for t in ticks if start < t < end]
+        # Judged on the loop, the loop would not tick once while the judge runs; on a
+        # thread, it runs between the judge's slices of the interpreter (a count, not the
+        # longest gap, which a busy machine stretches whoever holds the loop).
+        assert len(during) >= 5, (end - start, len(during))
 
 
 async def test_a_defender_that_refuses_everything_draws(arena: Platform) -> None:
