@@ -26,7 +26,6 @@ from sqlalchemy.ext.asyncio import (
 from palaestra.errors import ConfigurationError, StoreClosed
 from palaestra.files import make_private, private_dir
 
-from . import rollups as _rollups  # noqa: F401 - its tables join the models' metadata
 from .checkpoint import SAFETY_NET_PAGES, Checkpointer
 from .lane import StoreLane
 from .writer import SqliteWriter

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from sqlalchemy import (
     JSON,
@@ -17,14 +17,9 @@ from sqlalchemy import (
     false,
     text,
 )
-from sqlalchemy.orm import Mapped, mapped_column
-
-from palaestra.store.base import ID, Base
-from palaestra.store.rating_models import FighterRating, LeaderboardSnapshot, RatedMatch
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = [
-    "FAILED_EVENTS",
-    "NOTABLE_EVENTS",
     "Agent",
     "AgentEvent",
     "Base",
@@ -42,7 +37,11 @@ __all__ = [
     "WebSession",
 ]
 
-_ID = ID
+_ID = String(36)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON}
 
 
 class Meta(Base):
@@ -126,22 +125,7 @@ class Agent(Base):
         Index("ix_agents_owner", "owner_id"),
         Index("ix_agents_next_ping", "next_ping_at"),
         Index("ix_agents_arena_role_status", "arena", "role", "status"),
-        Index("ix_agents_created", "created_at", "id"),  # the lists, newest first
-        Index("ix_agents_arena_created", "arena", "created_at", "id"),
     )
-
-
-#: The partial indexes' predicates, as SQL that a query states word for word (a bound
-#: parameter would hide from the planner that they hold); notable: the overview's feed.
-FAILED_EVENTS: Final = "outcome = 'failure'"
-NOTABLE_EVENTS: Final = (
-    "kind IN ('status', 'probe', 'challenge', 'verify', 'hold') "
-    "OR (kind IN ('ping', 'dispatch', 'verify', 'wizard') AND outcome = 'failure')"
-)
-
-
-def _where(predicate: str) -> dict[str, Any]:
-    return {"sqlite_where": text(predicate), "postgresql_where": text(predicate)}
 
 
 class AgentEvent(Base):
@@ -160,15 +144,7 @@ class AgentEvent(Base):
     reason: Mapped[str | None] = mapped_column(Text)
     detail: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
-    # Reads go by agent, by kind in a recent window, or through the notable rows: never
-    # through the whole history (migration 0012).
-    __table_args__ = (
-        Index("ix_agent_events_agent_id", "agent_id", "id"),
-        Index("ix_agent_events_agent_kind", "agent_id", "kind", "id"),
-        Index("ix_agent_events_kind_at", "kind", "at", "outcome"),
-        Index("ix_agent_events_failures", "agent_id", "id", **_where(FAILED_EVENTS)),
-        Index("ix_agent_events_notable", "id", **_where(NOTABLE_EVENTS)),
-    )
+    __table_args__ = (Index("ix_agent_events_agent_at", "agent_id", "at"),)
 
 
 class Run(Base):
@@ -361,3 +337,57 @@ class Turn(Base):
     model_id: Mapped[str | None] = mapped_column(String(200))
     started_at: Mapped[float] = mapped_column(Float)
     finished_at: Mapped[float | None] = mapped_column(Float)
+
+
+class FighterRating(Base):
+    """A cage fighter's live OpenSkill rating on one side; absent until its first rated match."""
+
+    __tablename__ = "fighter_ratings"
+
+    fighter_id: Mapped[str] = mapped_column(
+        _ID, ForeignKey("agents.id", ondelete="CASCADE"), primary_key=True
+    )
+    side: Mapped[str] = mapped_column(String(8), primary_key=True)  # attack | defence
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    matches: Mapped[int] = mapped_column(Integer)
+    wins: Mapped[int] = mapped_column(Integer)
+    draws: Mapped[int] = mapped_column(Integer)
+    losses: Mapped[int] = mapped_column(Integer)
+    updated_at: Mapped[float] = mapped_column(Float)
+
+
+class RatedMatch(Base):
+    """A scored match applied to the live ratings, exactly once, with the ratings it moved."""
+
+    __tablename__ = "rated_matches"
+
+    match_id: Mapped[str] = mapped_column(
+        _ID, ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True
+    )
+    result: Mapped[str | None] = mapped_column(String(16))  # attacker | defender | draw
+    attack_mu_before: Mapped[float | None] = mapped_column(Float)
+    attack_sigma_before: Mapped[float | None] = mapped_column(Float)
+    defence_mu_before: Mapped[float | None] = mapped_column(Float)
+    defence_sigma_before: Mapped[float | None] = mapped_column(Float)
+    attack_mu_after: Mapped[float | None] = mapped_column(Float)
+    attack_sigma_after: Mapped[float | None] = mapped_column(Float)
+    defence_mu_after: Mapped[float | None] = mapped_column(Float)
+    defence_sigma_after: Mapped[float | None] = mapped_column(Float)
+    rated_at: Mapped[float] = mapped_column(Float)
+
+
+class LeaderboardSnapshot(Base):
+    """A published leaderboard of one arena as computed at one time."""
+
+    __tablename__ = "leaderboard_snapshots"
+
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    )
+    arena: Mapped[str] = mapped_column(String(16))  # cage | edgearena
+    computed_at: Mapped[float] = mapped_column(Float)
+    match_count: Mapped[int] = mapped_column(Integer)  # scored matches, or finished tasks
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+    __table_args__ = (Index("ix_leaderboard_snapshots_arena_at", "arena", "computed_at"),)

@@ -9,9 +9,8 @@ from sqlalchemy import func, or_, select
 
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
-from palaestra.store.models import Agent
+from palaestra.store.models import Agent, Match
 from palaestra.store.paging import Page
-from palaestra.store.rollups import MatchRollup
 from palaestra.web.list_queries import matches_page
 from palaestra.web.queries import AgentRow, MatchRow
 
@@ -53,22 +52,22 @@ async def fighter_page(
 
 
 async def _record(platform: Platform, fighter_id: str) -> dict[str, int]:
-    attacking = (MatchRollup.attacker_id == fighter_id).label("attacking")
+    attacking = (Match.attacker_id == fighter_id).label("attacking")
     query = (
-        select(MatchRollup.status, MatchRollup.outcome, attacking, func.sum(MatchRollup.matches))
-        .where(or_(MatchRollup.attacker_id == fighter_id, MatchRollup.defender_id == fighter_id))
-        .group_by(MatchRollup.status, MatchRollup.outcome, attacking)
+        select(Match.status, Match.outcome, attacking, func.count())
+        .where(or_(Match.attacker_id == fighter_id, Match.defender_id == fighter_id))
+        .group_by(Match.status, Match.outcome, attacking)
     )
     tally: Counter[str] = Counter(won=0, lost=0, drawn=0, voided=0)
     async with platform.db.session() as session:
         for status, outcome, attacker, count in await session.execute(query):
             if status == "VOIDED":
-                tally["voided"] += int(count)
+                tally["voided"] += count
             elif outcome == "draw":
-                tally["drawn"] += int(count)
+                tally["drawn"] += count
             elif outcome in ("attacker", "defender"):
                 side = "attacker" if attacker else "defender"
-                tally["won" if outcome == side else "lost"] += int(count)
+                tally["won" if outcome == side else "lost"] += count
     return dict(tally)
 
 

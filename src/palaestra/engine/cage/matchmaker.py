@@ -37,7 +37,6 @@ from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
 from palaestra.rules.matchmaking import Entrant, eligible, pair_key, select_pairings
 from palaestra.rules.ratings import FighterRatings
 from palaestra.store.models import Agent, Match, Meta
-from palaestra.store.rollups import MatchRollup
 
 __all__ = [
     "CreateMatch",
@@ -154,10 +153,9 @@ class Matchmaker:
         open_query = select(Match.attacker_id, Match.defender_id).where(
             Match.status.in_(OPEN_MATCH_STATUSES)
         )
-        # Every match ever played, by pair: from the roll-up, bounded by the pairs.
-        played_query = select(
-            MatchRollup.attacker_id, MatchRollup.defender_id, func.sum(MatchRollup.matches)
-        ).group_by(MatchRollup.attacker_id, MatchRollup.defender_id)
+        played_query = select(Match.attacker_id, Match.defender_id, func.count()).group_by(
+            Match.attacker_id, Match.defender_id
+        )
         # A match the house baseline plays is never rated (rules.producers): scheduling it
         # would only make matches that tell the ratings nothing.
         baseline = house_plays_baseline(self.platform.settings)
@@ -176,7 +174,7 @@ class Matchmaker:
                 open_total += 1
             played: Counter[tuple[str, str]] = Counter()
             for attacker, defender, count in await session.execute(played_query):
-                played[pair_key(attacker, defender)] += int(count)
+                played[pair_key(attacker, defender)] += count
         ratings = await live_ratings(self.platform, [f.id for f in fighters])
         entrants = []
         for fighter in fighters:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from alembic import context
 
-from palaestra.store import rollups as _rollups  # noqa: F401 - its tables, in the metadata
 from palaestra.store.models import Base
 
 connection = context.config.attributes.get("connection")
