@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from palaestra.demo import ADMIN_TOKEN, LINEUP
+from palaestra.protocol import Phase
+from palaestra.rules.answer_check import answer_problems
 from tests.acceptance.demo_process import alive, descendants, palaestra_demo
 
 GOOD = {
@@ -75,11 +77,20 @@ def test_the_demo_populates_the_arena_and_stops_every_process(tmp_path: Path) ->
             runs = demo.call("GET", "/api/runs")
             assert len(runs) == 1
             run_id = runs[0]["run_id"]
-            demo.wait_until(
+            report = demo.wait_until(
                 "the run has a report",
                 lambda: demo.call("GET", f"/api/runs/{run_id}").get("report"),
                 timeout_s=120,
             )
+            # Every ranked candidate reads as an idea: its scout's answer passes the check
+            # the house's own answers must pass (words, no debris, fields that differ).
+            goal = demo.call("GET", f"/api/runs/{run_id}")["goal"]
+            assert report["ranking"], report
+            for entry in report["ranking"]:
+                (scout,) = [t for t in entry["tasks"] if t["phase"] == "SCOUT"]
+                task = demo.call("GET", f"/api/runs/{run_id}/tasks/{scout['task_id']}")
+                problems = answer_problems(Phase.SCOUT, task["output"], goal=goal)
+                assert not problems, (entry["title"], [str(p) for p in problems])
         else:
             assert "no runs API yet" in output
         if "/api/matches" in paths:
