@@ -55,12 +55,16 @@ async def test_each_failed_dispatch_is_counted_and_shown_under_its_kind(
     assert failures(platform, "timeout") == 0
     assert await failure_split(platform, scout) == [FailureCount(CallFailure.NON_2XX, 1, 0)]
     assert await failure_split(platform, builder) == [FailureCount(CallFailure.SCHEMA, 1, 0)]
+    (storming_split,) = await failure_split(platform, scout)
+    assert storming_split.first_at is not None
+    assert storming_split.first_at == storming_split.last_at  # one failure: first and last
     async with running(still(platform)) as api:
         status, body = await page(api, f"/agents/{scout}")
         assert status == 200
         assert re.search(
             r'<tr data-kind="non-2xx"><td>non-2xx</td><td class="num">1</td>'
-            r'<td class="num">0</td></tr>',
+            r'<td class="num">0</td><td class="opt"><time title="[^"]+">[^<]+</time></td>'
+            r'<td><time title="[^"]+">[^<]+</time></td></tr>',
             body,
         )
         assert 'data-kind="schema"' not in body
