@@ -163,6 +163,7 @@ async def test_the_matches_list_links_each_match(platform: Platform, clock: Froz
         status, body = await page(api, "/matches")
         assert status == 200
         assert "Nothing yet" in body
+        assert 'id="outcome-words"' not in body  # no outcome to explain
         attacker, defender = await fighters(platform)
         scored = await add_match(platform, attacker, defender, "attacker", decided_by="leak")
         clock.advance(1)
@@ -171,6 +172,10 @@ async def test_the_matches_list_links_each_match(platform: Platform, clock: Froz
         assert status == 200
         assert f'<a class="outcome" href="/matches/{scored}">attacker won</a>' in body
         assert "by leak" in body
+        # The words of the outcomes said in full under the list.
+        words = body[body.index('id="outcome-words"') :]
+        assert "<strong>by leak</strong>, the defender revealed its access code" in words
+        assert "<strong>by utility</strong>" in words
         assert f'<a class="outcome" href="/matches/{voided}">voided</a>' in body
         assert body.index(voided) < body.index(scored)  # newest first
         assert "<script>alert" not in body
