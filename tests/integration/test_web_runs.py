@@ -249,7 +249,16 @@ async def test_a_running_run_polls_and_the_list_links_it(platform: Platform) -> 
             )
             await session.flush()
             session.add(
-                task(run_id, "SCOUT", 0, "RUNNING", executor="scout-atlas", latency_ms=None)
+                task(
+                    run_id,
+                    "SCOUT",
+                    0,
+                    "RUNNING",
+                    executor="scout-atlas",
+                    latency_ms=None,
+                    dispatched_at=platform.clock.now() - 67,
+                    deadline_at=platform.clock.now() + 23,
+                )
             )
         _, listed = await page(api, "/runs")
         assert f'<a href="/runs/{run_id}">Find a business</a>' in listed
@@ -264,6 +273,9 @@ async def test_a_running_run_polls_and_the_list_links_it(platform: Platform) -> 
         assert 'data-step="SCOUT" data-state="running"' in body
         assert 'data-step="report" data-state="pending"' in body
         assert "No candidate yet" in body
+        # A running task says how long it has run, of what its deadline allows.
+        assert '<span class="elapsed"' in body
+        assert ">67 s of 90 s</span>" in body
         status, fragment = await page(api, f"/runs/{run_id}", headers={"HX-Request": "true"})
         assert status == 200
         assert fragment.lstrip().startswith('<div id="run-live"')
