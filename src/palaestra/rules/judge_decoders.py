@@ -103,7 +103,13 @@ def char_classes(text: str) -> bytes:
     (``b"ld"``: a letter then a digit) is how a view tells in microseconds that it has
     nothing to read; a regular expression over the reply takes tens of them. Kept for the
     last few texts: every view of a reply asks for the same one."""
-    return text.encode("ascii", "replace").translate(_CLASSES)
+    return _classes_of(text)
+
+
+def _classes_of(token: str) -> bytes:
+    """:func:`char_classes` of a token, uncached: the cache is for whole replies, which
+    tokens would evict."""
+    return token.encode("ascii", "replace").translate(_CLASSES)
 
 
 #: What an encoding looks like and prose does not, as adjacent character classes: base64
@@ -146,8 +152,7 @@ def _base85_signed(text: str) -> bool:
 
 
 def _base85_token(token: str) -> bool:
-    # Not through char_classes: its cache is for whole replies, which tokens would evict.
-    return _base85_word(token.encode("ascii", "replace").translate(_CLASSES))
+    return _base85_word(_classes_of(token))
 
 
 def _decoded_tokens(
@@ -234,7 +239,7 @@ def _token_signed(signs: tuple[bytes, ...]) -> Callable[[str], bool]:
     across its spaces, even where another token of the text is encoded."""
 
     def signed(token: str) -> bool:
-        classes = token.encode("ascii", "replace").translate(_CLASSES)
+        classes = _classes_of(token)
         return any(sign in classes for sign in signs)
 
     return signed
