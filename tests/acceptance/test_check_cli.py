@@ -189,3 +189,21 @@ def test_serve_reports_a_bad_target() -> None:
     assert result.returncode == 2
     assert "cannot import examples.nothing_here" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_serve_cuts_a_request_that_never_arrives_in_full() -> None:
+    """A client that sends half a request head is answered 408 and cut after
+    ``--read-timeout``, while a whole request on another connection is answered."""
+    port = free_port()
+    command = [*PALAESTRA, "agent", "serve", "examples.scout:app", "--port", str(port)]
+    for url in serve_command([*command, "--read-timeout", "1"], f"http://127.0.0.1:{port}/"):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as slow:
+            slow.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # the head never ends
+            with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 (loopback)
+                assert response.status == 200
+            started = time.monotonic()
+            answer = b""
+            while chunk := slow.recv(4096):
+                answer += chunk
+            assert answer.startswith(b"HTTP/1.1 408"), answer[:80]
+            assert 0.5 < time.monotonic() - started < 5

@@ -182,9 +182,23 @@ def serve(
         ),
     ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn's log level.")] = "info",
+    read_timeout: Annotated[
+        float,
+        typer.Option(
+            min=0.1,
+            help="Seconds a request has to arrive in full; a slower client is answered 408 "
+            "and cut, so half-sent requests cannot hold the agent's connections.",
+        ),
+    ] = 30.0,
+    max_connections: Annotated[
+        int,
+        typer.Option(min=1, help="Connections kept open at once; past it, 503 and closed."),
+    ] = 1024,
 ) -> None:
-    """Serve an agent with uvicorn."""
+    """Serve an agent with uvicorn, with the platform server's bounds on slow clients."""
     import uvicorn
+
+    from palaestra.http.server import KEEP_ALIVE_S, bounded_protocol
 
     # The agent reads its settings when its module is imported, so set them first.
     if key is not None:
@@ -192,7 +206,16 @@ def serve(
     if public_url is not None:
         os.environ["PALAESTRA_AGENT_PUBLIC_URL"] = public_url
     asgi = load_app(target)
-    uvicorn.run(asgi, host=host, port=port, log_level=log_level, ws="none", lifespan="on")
+    uvicorn.run(
+        asgi,
+        host=host,
+        port=port,
+        log_level=log_level,
+        http=bounded_protocol(read_timeout, max_connections),
+        ws="none",
+        lifespan="on",
+        timeout_keep_alive=KEEP_ALIVE_S,
+    )
 
 
 def load_app(target: str) -> Any:
