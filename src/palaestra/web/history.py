@@ -57,4 +57,4 @@ async def task(request: Request, task_id: str, platform: PlatformDep) -> Respons
             return private_runs(request)
         return not_found(request, "No such task among those you may read.")
     whole = page.access is task_queries.Access.WHOLE
-    return render(request, "task.html", task=page, private=whole)
+    return render(request, "task.html", page=page, private=whole)

@@ -16,7 +16,7 @@ a reply archived since (set NULL) reads "not kept".
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, Final
 
@@ -32,6 +32,7 @@ from palaestra.rules.producers import producer_label
 from palaestra.store.models import Agent, CompletionReceipt, Run, Task
 from palaestra.web.queries import endpoint_host
 from palaestra.web.reasons import Audience, shown
+from palaestra.web.run_queries import TaskRow
 
 __all__ = [
     "Access",
@@ -107,31 +108,16 @@ class Callback:
 
 @dataclass(frozen=True, slots=True)
 class TaskPage:
-    id: str
+    """A task as the run's page shows it (its reason as this reader may read it), and what
+    was sent and came back."""
+
+    task: TaskRow
     run_id: str
     run_goal: str
-    phase: str
-    candidate_id: str | None
-    slot: int
-    attempt: int
-    status: str
-    executor: str
-    agent_id: str | None
     agent_name: str | None
-    via: str | None
-    producer_kind: str | None  # rules.producers.Producer's value; None before an answer
-    producer: str  # its label
-    model_id: str | None
-    latency_ms: float | None
-    contribution: float | None
-    reason: str | None
-    prompt_tokens: int | None
-    completion_tokens: int | None
     created_at: float
     sent_at: float | None
     deferred_at: float | None
-    deadline_at: float | None
-    completed_at: float | None
     access: Access
     endpoint: str | None  # the whole URL (Access.WHOLE) or its host
     headers: list[Header]
@@ -139,11 +125,6 @@ class TaskPage:
     body_bytes: int | None  # its size on the wire
     reply: str | None  # the output that came back, pretty-printed; None: none kept
     callback: Callback | None
-
-    @property
-    def house(self) -> bool:
-        """Served in the arena (by its house agent), not sent over the network."""
-        return self.agent_id is None
 
 
 def access_to(caller: Caller | None, run: Run, agent: Agent | None, public_runs: bool) -> Access:
@@ -184,32 +165,15 @@ async def task_page(platform: Platform, task_id: str, caller: Caller | None) -> 
     url = agent.endpoint_url if agent is not None else None
     sent = task.dispatched_at or task.sent_at
     payload = task.payload if isinstance(task.payload, dict) else None
+    audience = Audience.OWNER if agent_owner else Audience.PUBLIC
     return TaskPage(
-        id=task.id,
-        run_id=task.run_id,
+        task=replace(TaskRow.of(task), reason=shown(task.reason, audience)),
+        run_id=run.id,
         run_goal=run.goal,
-        phase=task.phase,
-        candidate_id=task.candidate_id,
-        slot=task.slot,
-        attempt=task.attempt,
-        status=task.status,
-        executor=task.executor,
-        agent_id=task.agent_id,
         agent_name=agent.name if agent is not None else None,
-        via=task.via,
-        producer_kind=task.producer,
-        producer=producer_label(task.producer, task.model_id),
-        model_id=task.model_id,
-        latency_ms=task.latency_ms,
-        contribution=task.contribution,
-        reason=shown(task.reason, Audience.OWNER if agent_owner else Audience.PUBLIC),
-        prompt_tokens=task.prompt_tokens,
-        completion_tokens=task.completion_tokens,
         created_at=task.created_at,
         sent_at=sent,
         deferred_at=task.deferred_at,
-        deadline_at=task.deadline_at,
-        completed_at=task.completed_at,
         access=access,
         endpoint=url if whole else endpoint_host(url),
         headers=[] if agent is None or sent is None else request_headers(task.id, url, sent),
