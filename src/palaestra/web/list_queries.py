@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, func, or_, select
+from sqlalchemy import ColumnElement, Select, func, or_, select
 from sqlalchemy.orm import aliased, defer
 
 from palaestra.platform import Platform
@@ -31,6 +31,7 @@ from palaestra.web.task_queries import AgentTaskRow
 __all__ = [
     "PAGE_SIZE",
     "agent_tasks_page",
+    "agent_tasks_query",
     "agents_page",
     "agents_total",
     "matches_page",
@@ -139,16 +140,18 @@ async def agent_tasks_page(
     ``(agent_id, created_at, id)``, never the agent's whole history. Their payloads and
     outputs, the bulk of a task's row, are not read."""
     served = Task.agent_id == agent_id
-    query = keyset(
-        select(Task).where(served).options(defer(Task.payload), defer(Task.output)),
-        Task.created_at,
-        Task.id,
-        cursor,
-        limit,
-    )
+    query = agent_tasks_query(agent_id, cursor, limit)
     async with platform.db.session() as session:
         rows = [AgentTaskRow.of(task, audience) for task in await session.scalars(query)]
     return await _with_previous(platform, page_of(rows, limit, _key), Task, served, cursor, limit)
+
+
+def agent_tasks_query(agent_id: str, cursor: str | None, limit: int) -> Select[Task]:
+    """The read behind :func:`agent_tasks_page`: the agent's tasks below ``cursor``, newest
+    first, one more than ``limit``, without their payloads and outputs."""
+    served = select(Task).where(Task.agent_id == agent_id)
+    lean = served.options(defer(Task.payload), defer(Task.output))
+    return keyset(lean, Task.created_at, Task.id, cursor, limit)
 
 
 async def _with_previous(
