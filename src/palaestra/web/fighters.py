@@ -97,7 +97,7 @@ async def new_fighter(
         private=True,
         fighter=fighter,
         claim_code=created.claim_code,
-        base=str(request.base_url).rstrip("/"),
+        base=platform.settings.public_url.rstrip("/"),
     )
 
 
