@@ -205,17 +205,15 @@ def request_headers(task_id: str, url: str | None, sent_at: float) -> list[Heade
 
 
 def _host(url: str | None) -> str | None:
-    """The ``Host`` a POST to ``url`` carries: its host and any port it names."""
+    """The ``Host`` a POST to ``url`` carries: its authority as written (the egress client
+    sends ``raw_authority``), without any credentials before an ``@``."""
     if not url:
         return None
     try:
-        parsed = URL(url)
+        authority = URL(url).raw_authority
     except ValueError:
         return None
-    if not parsed.raw_host:
-        return None
-    port = parsed.explicit_port
-    return parsed.raw_host if port is None else f"{parsed.raw_host}:{port}"
+    return authority.rpartition("@")[2] or None
 
 
 def _pretty(value: Any) -> str:
