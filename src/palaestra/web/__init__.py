@@ -14,7 +14,16 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from palaestra.web import challenges, fighters, owner_work, pages, register, signin, tokens
+from palaestra.web import (
+    challenges,
+    fighters,
+    history,
+    owner_work,
+    pages,
+    register,
+    signin,
+    tokens,
+)
 from palaestra.web.docs import mount_docs
 from palaestra.web.rendering import STATIC_DIR, render, wants_html
 from palaestra.web.session import load_session
@@ -30,8 +39,8 @@ def mount(app: FastAPI, guide_dir: Path | None = None) -> None:
     app.state.web_jobs = set()
     # Every page knows the browser's session: "signed in as" in its header, and its forms.
     signed = [Depends(load_session)]
-    # owner_work first: its /runs/new is not a run's id.
-    routers = (owner_work, pages, register, fighters, challenges, tokens, signin)
+    # owner_work and fighters first: /runs/new and /fighters/new are not ids.
+    routers = (owner_work, fighters, pages, history, register, challenges, tokens, signin)
     for module in routers:
         app.include_router(module.router, dependencies=signed)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")

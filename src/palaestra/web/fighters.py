@@ -1,25 +1,120 @@
-"""The owner's controls on a fighter's page: whether other owners may challenge it, rated
-and to friendlies.
+"""A fighter from the browser: registered (a harness, or a model with its provider), and the
+owner's controls on its page: whether other owners may challenge it, rated and to friendlies.
 
 Like the wizard's form, each acts for the browser's session (with its form token) or for
 the owner's token posted with it, and refuses a form sent from another site; wrong tokens
-count against the guessing throttle.
+count against the guessing throttle. The form calls the service ``POST /api/fighters``
+calls, so it checks what the API checks; a harness's claim code is shown once, on a page
+no browser or proxy keeps.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
-from palaestra.engine.cage.fighters import set_challenges
-from palaestra.errors import PalaestraError
+from palaestra.engine.cage.fighters import (
+    EntrantType,
+    ModelConfig,
+    create_fighter,
+    set_challenges,
+)
+from palaestra.errors import PalaestraError, TooManyRequests
 from palaestra.http.deps import PlatformDep
 from palaestra.platform import Platform
 from palaestra.web.forms import FormText, form_caller, refused
+from palaestra.web.rendering import render
 
 __all__ = ["router"]
 
 router = APIRouter(include_in_schema=False)
+
+_NEW = "/fighters/new"
+#: The friendly-challenges choice: left to the arena's default, or said.
+_FRIENDLY = {"": None, "yes": True, "no": False}
+
+
+@router.get(_NEW)
+async def new_fighter_form(request: Request) -> Response:
+    return _fighter_form(request, 200, {"entrant_type": EntrantType.HARNESS.value})
+
+
+@router.post(_NEW)
+async def new_fighter(
+    request: Request,
+    platform: PlatformDep,
+    token: FormText = "",
+    csrf_token: FormText = "",
+    name: FormText = "",
+    entrant_type: FormText = "",
+    fighter_class: FormText = "",
+    model: FormText = "",
+    base_url: FormText = "",
+    api_key: FormText = "",
+    rated_challenges: FormText = "",
+    friendly_challenges: FormText = "",
+) -> Response:
+    """Create a fighter as ``POST /api/fighters`` does: a harness gets its claim code (shown
+    once), a model fighter its page."""
+    form = {
+        "name": name,
+        "entrant_type": entrant_type,
+        "fighter_class": fighter_class,
+        "model": model,
+        "base_url": base_url,
+        "rated_challenges": rated_challenges,
+        "friendly_challenges": friendly_challenges,
+    }
+    # A model's fields count for a model fighter only: a harness's form may keep them filled.
+    wants_model = entrant_type == EntrantType.MODEL.value
+    config = ModelConfig(base_url.strip() or None, model.strip(), api_key.strip() or None)
+    try:
+        caller = await form_caller(request, platform, token, csrf_token)
+        if isinstance(caller, Response):
+            return caller
+        created = await create_fighter(
+            platform,
+            caller,
+            name,
+            entrant_type,
+            fighter_class,
+            config if wants_model else None,
+            rated_challenges=rated_challenges == "yes",
+            friendly_challenges=_FRIENDLY.get(friendly_challenges),
+        )
+    except TooManyRequests as exc:
+        return refused(request, exc)
+    except PalaestraError as exc:
+        return _fighter_form(request, 400, form, error=exc.message)
+    fighter = created.fighter
+    if fighter.entrant_type != EntrantType.HARNESS.value:
+        return RedirectResponse(f"/fighters/{fighter.id}", 303)
+    return render(
+        request,
+        "fighter_created.html",
+        private=True,
+        fighter=fighter,
+        claim_code=created.claim_code,
+        base=platform.settings.public_url.rstrip("/"),
+    )
+
+
+def _fighter_form(
+    request: Request, status: int, form: dict[str, Any], error: str | None = None
+) -> Response:
+    platform: Platform = request.app.state.platform
+    return render(
+        request,
+        "fighter_new.html",
+        status,
+        private=True,
+        form=form,
+        error=error,
+        entrant_types=[kind.value for kind in EntrantType],
+        classes=platform.settings.fighter_classes,
+    )
 
 
 @router.post("/fighters/{fighter_id}/rated-challenges")

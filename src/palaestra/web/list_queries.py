@@ -1,4 +1,5 @@
-"""The list pages a page at a time: runs, matches, agents and fighters, newest first.
+"""The list pages a page at a time: runs, matches, agents, fighters and an agent's tasks,
+newest first.
 
 Pages are keyset pages (``store.paging``): a page's ``Older`` link carries the cursor
 of its last row, so rows added meanwhile never shift a later page.
@@ -9,12 +10,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, func, or_, select
-from sqlalchemy.orm import aliased
+from sqlalchemy import ColumnElement, Select, func, or_, select
+from sqlalchemy.orm import aliased, defer
 
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
-from palaestra.store.models import Agent, Match, Run
+from palaestra.store.models import Agent, Match, Run, Task
 from palaestra.store.paging import (
     Key,
     Page,
@@ -24,8 +25,19 @@ from palaestra.store.paging import (
     previous_cursor,
 )
 from palaestra.web.queries import AgentRow, MatchRow, RunRow
+from palaestra.web.reasons import Audience
+from palaestra.web.task_queries import AgentTaskRow
 
-__all__ = ["PAGE_SIZE", "agents_page", "agents_total", "matches_page", "runs_page"]
+__all__ = [
+    "PAGE_SIZE",
+    "agent_tasks_page",
+    "agent_tasks_query",
+    "agents_page",
+    "agents_total",
+    "matches_page",
+    "recent_runs_of",
+    "runs_page",
+]
 
 #: Rows on one page of a list.
 PAGE_SIZE = 50
@@ -60,6 +72,11 @@ async def runs_page(
             for run in await session.scalars(query)
         ]
     return await _with_previous(platform, page_of(rows, limit, _key), Run, owned, cursor, limit)
+
+
+async def recent_runs_of(platform: Platform, owner_id: str, limit: int = 5) -> list[RunRow]:
+    """The owner's latest runs, newest first (the first page of its runs, cut short)."""
+    return (await runs_page(platform, None, limit, owner_id=owner_id)).items
 
 
 async def matches_page(
@@ -112,6 +129,31 @@ async def agents_total(platform: Platform, arena: Arena) -> int:
         return int(await session.scalar(query) or 0)
 
 
+async def agent_tasks_page(
+    platform: Platform,
+    agent_id: str,
+    cursor: str | None,
+    audience: Audience,
+    limit: int = PAGE_SIZE,
+) -> Page[AgentTaskRow]:
+    """A page of the tasks sent to the agent, newest first: one range of the index on
+    ``(agent_id, created_at, id)``, never the agent's whole history. Their payloads and
+    outputs, the bulk of a task's row, are not read."""
+    served = Task.agent_id == agent_id
+    query = agent_tasks_query(agent_id, cursor, limit)
+    async with platform.db.session() as session:
+        rows = [AgentTaskRow.of(task, audience) for task in await session.scalars(query)]
+    return await _with_previous(platform, page_of(rows, limit, _key), Task, served, cursor, limit)
+
+
+def agent_tasks_query(agent_id: str, cursor: str | None, limit: int) -> Select[Task]:
+    """The read behind :func:`agent_tasks_page`: the agent's tasks below ``cursor``, newest
+    first, one more than ``limit``, without their payloads and outputs."""
+    served = select(Task).where(Task.agent_id == agent_id)
+    lean = served.options(defer(Task.payload), defer(Task.output))
+    return keyset(lean, Task.created_at, Task.id, cursor, limit)
+
+
 async def _with_previous(
     platform: Platform,
     page: Page[T],
@@ -132,5 +174,5 @@ async def _with_previous(
     return replace(page, previous_cursor=previous_cursor(above, limit, lambda key: key))
 
 
-def _key(row: RunRow | MatchRow | AgentRow) -> Key:
+def _key(row: RunRow | MatchRow | AgentRow | AgentTaskRow) -> Key:
     return Key(row.created_at, row.id)

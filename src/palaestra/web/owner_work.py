@@ -1,5 +1,5 @@
-"""The owner's work from the browser: start a run; pause or resume an agent or a fighter;
-rotate an agent's key.
+"""The owner's work from the browser: start a run; pause, resume or rename an agent or a
+fighter; rotate an agent's key.
 
 Each form acts for the browser's session (with its form token) or for the token posted
 with it (see :mod:`palaestra.web.forms`), and calls the same services as the API.
@@ -12,7 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
-from palaestra.engine.agents.registry import change, rotate_key
+from palaestra.engine.agents.registry import change, rename, rotate_key
 from palaestra.engine.quotas import check_run_quota, quota_use
 from palaestra.engine.runs.service import MAX_GOAL_CHARS, SIZE_LIMITS, start_run
 from palaestra.engine.runs.stepper import Runs
@@ -134,18 +134,35 @@ async def resume_agent(
     return await _change(request, platform, agent_id, "resume", (token, csrf_token))
 
 
+@router.post("/agents/{agent_id}/rename")
+async def rename_agent(
+    request: Request,
+    agent_id: str,
+    platform: PlatformDep,
+    token: FormText = "",
+    csrf_token: FormText = "",
+    name: FormText = "",
+) -> Response:
+    """A new name for the agent or fighter (its owner); not one another of its own has."""
+    return await _change(request, platform, agent_id, "rename", (token, csrf_token), name)
+
+
 async def _change(
     request: Request,
     platform: PlatformDep,
     agent_id: str,
     action: str,
     credential: tuple[str, str],
+    name: str = "",
 ) -> Response:
     try:
         caller = await form_caller(request, platform, *credential)
         if isinstance(caller, Response):
             return caller
-        agent = await change(platform, caller, agent_id, action)
+        if action == "rename":
+            agent = await rename(platform, caller, agent_id, name)
+        else:
+            agent = await change(platform, caller, agent_id, action)
     except PalaestraError as exc:
         return refused(request, exc)
     page = "fighters" if agent.arena == Arena.CAGE.value else "agents"

@@ -42,7 +42,10 @@ async def overview(request: Request, platform: PlatformDep) -> Response:
     view = await queries.overview(platform)
     if not platform.settings.public_runs:
         view = replace(view, runs=[])  # the count stays; the goals do not
-    return render(request, "overview.html", view=view)
+    signed = current(request)
+    owner_id = signed.caller.owner_id if signed else None
+    mine = [] if owner_id is None else await list_queries.recent_runs_of(platform, owner_id)
+    return render(request, "overview.html", view=view, mine=mine)
 
 
 @router.get("/agents")
@@ -188,7 +191,7 @@ async def runs(
     if not platform.settings.public_runs:
         signed = current(request)
         if signed is None:
-            return _private_runs(request)
+            return private_runs(request)
         owner_id = signed.caller.owner_id  # None for the admin
     page = await list_queries.runs_page(platform, cursor, owner_id=owner_id)
     return render(request, "runs.html", runs=page.items, page=page, cursor=cursor)
@@ -199,7 +202,7 @@ async def run(request: Request, run_id: str, platform: PlatformDep) -> Response:
     if not platform.settings.public_runs:
         signed = current(request)
         if signed is None:
-            return _private_runs(request)
+            return private_runs(request)
         if not signed.caller.is_admin:
             owner_id = await run_queries.run_owner(platform, run_id)
             if owner_id != signed.caller.owner_id:
@@ -278,7 +281,7 @@ def _live(response: Response) -> Response:
     return response
 
 
-def _private_runs(request: Request) -> Response:
+def private_runs(request: Request) -> Response:
     message = (
         "Runs on this arena are private: sign in to read your own, or read them through the "
         "API (GET /api/runs/{run_id}). The operator can publish them with "

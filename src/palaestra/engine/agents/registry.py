@@ -38,6 +38,7 @@ __all__ = [
     "list_agents",
     "recent_history",
     "register_agent",
+    "rename",
     "rotate_key",
     "run_wizard",
     "verify_agent",
@@ -189,6 +190,23 @@ async def change(platform: Platform, caller: Caller, agent_id: str, action: str)
                 cause=f"{action} by {'admin' if caller.is_admin else 'owner'}",
             )
         )
+    return agent
+
+
+async def rename(platform: Platform, caller: Caller, agent_id: str, name: str) -> Agent:
+    """The owner's new name for its agent or fighter; a name another of its own (in the same
+    arena) already has is refused, as at registration (:mod:`.names`)."""
+    name = valid_name(name)
+    async with platform.db.session() as session, session.begin():
+        agent = await _owned(session, caller, agent_id)
+        if agent.owner_id != caller.owner_id:
+            raise Forbidden("only the agent's owner renames it")
+        if name == agent.name:
+            return agent
+        if name.lower() != agent.name.lower():  # a change of letter case alone is its own name
+            await ensure_unused(session, agent.owner_id, Arena(agent.arena), name)
+        agent.name = name
+        agent.updated_at = platform.clock.now()
     return agent
 
 

@@ -1,0 +1,234 @@
+"""An owner's work in headless Chromium, signed in once, against the running demo: a run
+followed to its report and read task by task, an agent registered and run through its
+wizard, paused, resumed, renamed and given a new key, a fighter registered and edited, a
+friendly match started, the quotas read, and signing out; then the new pages on a phone and
+under axe-core."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import Browser, Page, expect
+
+from palaestra.demo import ADMIN_TOKEN
+from tests.acceptance.demo_process import RunningDemo, free_port
+from tests.acceptance.test_web_register import agent_serve
+
+pytestmark = pytest.mark.chromium
+
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+SCOUT = "examples.scout:app"
+#: Impacts axe-core rates serious or critical: a page must have none.
+SERIOUS = {"serious", "critical"}
+
+
+def sign_in(page: Page, demo: RunningDemo, token: str, name: str) -> None:
+    page.goto(demo.base + "/signin")
+    page.locator("#signin-token").fill(token)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator("#signed-in-as")).to_have_text(name)
+
+
+def test_an_owner_does_its_work_in_the_browser(
+    browser: Browser, demo: RunningDemo, artifacts: Path
+) -> None:
+    token = demo.call("POST", "/api/owners", body={"name": "worker"})["token"]
+    context = browser.new_context(viewport=DESKTOP)  # type: ignore[arg-type]
+    page = context.new_page()
+    try:
+        sign_in(page, demo, token, "worker")
+        expect(page.locator("#my-runs")).to_contain_text("You have started no run yet")
+
+        # A run, started here and followed on its page to its report.
+        page.locator("#my-runs").get_by_role("link", name="Start one").click()
+        expect(page.locator("#quotas")).to_contain_text("runs")
+        page.get_by_label("Goal").fill("A night market for insomniacs")
+        for name, size in (("scouts", "2"), ("shortlist", "1"), ("builds", "1")):
+            page.locator(f"#size-{name}").fill(size)
+        page.get_by_role("button", name="Start the run").click()
+        expect(page).to_have_url(re.compile(r"/runs/[0-9a-f-]+$"))
+        run_id = page.url.rsplit("/", 1)[-1]
+        report = page.locator('#phases [data-step="report"]')
+        expect(report).to_have_attribute("data-state", "done", timeout=120_000)
+        page.goto(demo.base + "/")
+        expect(page.locator(f'#my-runs tr[data-run="{run_id}"]')).to_contain_text("night market")
+
+        # One of its tasks: the signed request as it was sent, and the reply.
+        page.goto(f"{demo.base}/runs/{run_id}")
+        answered = page.locator("#tasks tr.task:not(.failure)").filter(
+            has=page.locator("a[href^='/agents/']")
+        )
+        answered.first.locator("a[href^='/tasks/']").click()
+        expect(page.locator("#request-headers")).to_contain_text("x-edgearena-task-id")
+        expect(page.locator('[data-header="x-edgearena-signature"]')).to_contain_text("not kept")
+        expect(page.locator("#request-body")).to_contain_text("night market")
+        expect(page.locator("#reply-body")).to_be_visible()
+        expect(page.locator("#producer")).to_have_text("agent")
+        page.screenshot(path=artifacts / "web-task.png", full_page=True)
+        # The agent it went to, and the tasks that agent served.
+        page.locator("#served-by a").click()
+        page.locator("#agent-tasks-link").click()
+        expect(page.locator("h1")).to_contain_text("Tasks")
+        expect(page.locator("#tasks tr[data-task]").first).to_be_visible()
+
+        # An agent of its own: registered, run through its wizard.
+        port = free_port()
+        with agent_serve(SCOUT, port, key=None) as url:
+            page.goto(demo.base + "/register")
+            expect(page.locator('input[name="token"]')).to_have_count(0)
+            page.get_by_label("Agent name").fill("worker-scout")
+            page.get_by_label("Role").select_option("SCOUT")
+            page.get_by_label("Endpoint URL").fill(url)
+            page.get_by_role("button", name="Probe and register").click()
+            expect(page.locator("h1")).to_have_text("worker-scout is registered")
+            key = page.locator("#api-key").inner_text().strip()
+        with agent_serve(SCOUT, port, key=key):
+            page.get_by_role("button", name="Run the wizard").click()
+            expect(page.locator("#wizard")).to_have_attribute(
+                "data-state", "passed", timeout=60_000
+            )
+        page.get_by_role("link", name="The agent's page →").click()
+        agent_url = page.url
+        # Paused (nothing more is sent to it: its server is gone), resumed, paused again.
+        page.locator("#pause-agent").click()
+        expect(page.locator("#resume-agent")).to_be_visible()
+        page.locator("#resume-agent").click()
+        page.locator("#pause-agent").click()
+        expect(page.locator("#owner-controls")).to_contain_text("Paused")
+        # Renamed; a name it already has is refused in plain words.
+        page.locator("#rename summary").click()
+        page.get_by_label("New name").fill("worker-scout-2")
+        page.locator("#rename-agent").click()
+        expect(page.locator("h1")).to_have_text("worker-scout-2")
+        # A new key, shown once.
+        page.locator("summary", has_text="Rotate its key").click()
+        page.get_by_label("The old key stops working at once").check()
+        page.locator("#rotate-key").click()
+        rotated = page.locator("#api-key").inner_text().strip()
+        assert rotated.startswith("ea_")
+        assert rotated != key
+        page.goto(agent_url)
+        expect(page.locator("body")).not_to_contain_text(rotated)
+
+        # A fighter: registered with its provider (the arena's local model), then edited.
+        page.goto(demo.base + "/agents")
+        page.locator("#new-fighter-link").click()
+        page.get_by_label("Fighter name").fill("worker-owl")
+        page.get_by_label("model", exact=True).check()
+        page.get_by_label("Class").select_option("academic")
+        page.get_by_label("Model id").fill("local")
+        page.get_by_role("button", name="Register the fighter").click()
+        expect(page.locator("h1")).to_have_text("worker-owl")
+        fighter_url = page.url
+        page.goto(demo.base + "/fighters/new")
+        page.get_by_label("Fighter name").fill("Worker-Owl")
+        page.get_by_label("harness").check()
+        page.get_by_role("button", name="Register the fighter").click()
+        expect(page.locator("#fighter-error")).to_contain_text(
+            "You already have a fighter named 'Worker-Owl'"
+        )
+        page.goto(fighter_url)
+        page.locator("#rename summary").click()
+        page.get_by_label("New name").fill("worker-owl-2")
+        page.locator("#rename-agent").click()
+        expect(page.locator("h1")).to_have_text("worker-owl-2")
+        page.locator("summary", has_text="Stop accepting friendly matches").click()
+        page.locator("details", has_text="Stop accepting friendly").get_by_role(
+            "button", name="Stop accepting"
+        ).click()
+        expect(page.locator("#friendly-challenges")).to_contain_text("no:")
+
+        # A friendly match against another owner's fighter, and the quota it counts against.
+        page.goto(demo.base + "/agents#fighters")
+        page.get_by_role("link", name="cage-baseline").click()
+        page.locator("#challenge summary").click()
+        expect(page.locator("#challenge #quotas")).to_contain_text("matches")
+        page.get_by_label("Your fighter").select_option(label="worker-owl-2")
+        page.locator("#start-challenge").click()
+        expect(page).to_have_url(re.compile(r"/matches/[0-9a-f-]+$"))
+        expect(page.locator("h1")).to_contain_text("worker-owl-2")
+        page.screenshot(path=artifacts / "web-owner-match.png", full_page=True)
+
+        page.get_by_role("button", name="Sign out").click()
+        expect(page.locator("#sign-in")).to_be_visible()
+        page.goto(agent_url)
+        expect(page.locator("#owner-controls")).to_have_count(0)
+    finally:
+        context.close()
+
+
+def a_task(demo: RunningDemo) -> dict[str, Any]:
+    """A task of the demo's own run that an agent answered, once the run has one."""
+
+    def found() -> dict[str, Any] | None:
+        runs = demo.call("GET", "/api/runs")
+        for run in runs:
+            for task in demo.call("GET", f"/api/runs/{run['run_id']}")["tasks"]:
+                if task["agent_id"] and task["status"] == "SUCCEEDED":
+                    return dict(task)
+        return None
+
+    return demo.wait_until("a run has a task an agent answered", found, timeout_s=120)
+
+
+def new_pages(demo: RunningDemo) -> list[str]:
+    task = a_task(demo)
+    return [
+        "/",
+        "/fighters/new",
+        f"/tasks/{task['task_id']}",
+        f"/agents/{task['agent_id']}/tasks",
+        f"/agents/{task['agent_id']}",
+    ]
+
+
+def test_the_new_pages_fit_a_phone_with_their_navigation_in_reach(
+    browser: Browser, demo: RunningDemo, artifacts: Path
+) -> None:
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)  # type: ignore[arg-type]
+    phone = context.new_page()
+    try:
+        sign_in(phone, demo, ADMIN_TOKEN, "admin")
+        for path in new_pages(demo):
+            phone.goto(demo.base + path)
+            expect(phone.locator("h1")).to_be_visible()
+            width = phone.evaluate("document.documentElement.scrollWidth")
+            assert width <= PHONE["width"], f"{path} is {width} px wide"
+            for link in phone.get_by_role("navigation").get_by_role("link").all():
+                box = link.bounding_box()
+                assert box is not None, path
+                inside = box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+                assert inside, f"{path}: the link {link.inner_text()!r} is cut at {box}"
+            if path.startswith("/tasks/"):
+                phone.screenshot(path=artifacts / "web-task-phone.png", full_page=True)
+    finally:
+        context.close()
+
+
+def test_the_new_pages_have_no_serious_accessibility_violation(
+    browser: Browser, demo: RunningDemo
+) -> None:
+    context = browser.new_context(viewport=DESKTOP)  # type: ignore[arg-type]
+    page = context.new_page()
+    axe = Axe()
+    found: list[str] = []
+    try:
+        sign_in(page, demo, ADMIN_TOKEN, "admin")
+        paths = new_pages(demo)
+        for scheme in ("light", "dark"):
+            page.emulate_media(color_scheme=scheme)
+            for path in paths:
+                page.goto(demo.base + path)
+                expect(page.locator("h1")).to_be_visible()
+                for violation in axe.run(page).response["violations"]:
+                    if violation["impact"] in SERIOUS:
+                        where = [node["target"] for node in violation["nodes"]][:3]
+                        found.append(f"{scheme} {path}: {violation['id']} {where}")
+    finally:
+        context.close()
+    assert not found, "\n".join(found)
