@@ -1,0 +1,210 @@
+"""Retention: history archived to Parquet in the dataset's format, then removed; nothing
+lost, nothing archived twice, on both stores."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import func, insert, select, text
+
+from palaestra.engine.history import Retention, archived_bodies, read_archive
+from palaestra.engine.history.lease import Lease
+from palaestra.platform import Platform
+from palaestra.store.archives import ArchiveKind, HistoryArchive
+from palaestra.store.models import AgentEvent, Task
+from palaestra.store.partitions import DAY_S, create_day, day_of, partition_name, partitions
+from tests.integration.arena_rows import add_agent, add_owner, add_run
+
+pytestmark = pytest.mark.asyncio
+
+_KINDS = ("ping", "dispatch", "status", "wizard")
+
+
+@pytest.fixture
+def quick(platform: Platform) -> Platform:
+    """Small batches, no pause: a pass takes many transactions, quickly."""
+    platform.settings.retention_batch_rows = 100
+    platform.settings.retention_pause_s = 0.0
+    return platform
+
+
+async def _events(platform: Platform, agents: list[str], days: int, per_day: int) -> None:
+    now = platform.clock.now()
+    rows = []
+    for day in range(days, -1, -1):
+        for i in range(per_day):
+            at = now - day * DAY_S - i * 7.0
+            rows.append(
+                {
+                    "agent_id": agents[i % len(agents)],
+                    "at": at,
+                    "kind": _KINDS[i % len(_KINDS)],
+                    "outcome": "failure" if i % 5 == 0 else "success",
+                    "latency_ms": None if i % 3 == 0 else float(i),
+                    "reason": "timed out" if i % 5 == 0 else None,
+                    "detail": {"n": i, "day": day} if i % 2 else None,
+                }
+            )
+    async with platform.db.session() as session, session.begin():
+        for start in range(0, len(rows), 500):
+            await session.execute(insert(AgentEvent), rows[start : start + 500])
+
+
+async def _all_events(platform: Platform) -> dict[int, tuple[Any, ...]]:
+    async with platform.db.session() as session:
+        rows = (await session.execute(select(AgentEvent))).scalars().all()
+    return {
+        e.id: (e.agent_id, e.at, e.kind, e.outcome, e.latency_ms, e.reason, e.detail) for e in rows
+    }
+
+
+def _archived_events(root: Path) -> dict[int, tuple[Any, ...]]:
+    found: dict[int, tuple[Any, ...]] = {}
+    for path in sorted((root / "agent_events").glob("*.parquet")):
+        for r in read_archive(path):
+            assert r["event_id"] not in found, "an event archived twice"
+            detail = None if r["detail"] is None else json.loads(r["detail"])
+            found[r["event_id"]] = (
+                r["agent_id"],
+                r["at"],
+                r["kind"],
+                r["outcome"],
+                r["latency_ms"],
+                r["reason"],
+                detail,
+            )
+    return found
+
+
+async def _agents(platform: Platform, n: int = 3) -> list[str]:
+    owner = await add_owner(platform)
+    return [await add_agent(platform, owner, f"scout-{i}", "SCOUT") for i in range(n)]
+
+
+async def _logged(platform: Platform) -> list[HistoryArchive]:
+    async with platform.db.session() as session:
+        return list(await session.scalars(select(HistoryArchive).order_by(HistoryArchive.id)))
+
+
+async def test_old_events_are_archived_whole_then_removed_and_read_back_equal(
+    quick: Platform,
+) -> None:
+    platform = quick
+    await _events(platform, await _agents(platform), days=40, per_day=30)
+    before = await _all_events(platform)
+    cut = day_of(platform.clock.now() - 30 * DAY_S)
+
+    report = await Retention(platform).run_once()
+
+    after = await _all_events(platform)
+    archived = _archived_events(platform.settings.effective_archive_dir)
+    old = {k: v for k, v in before.items() if v[1] < cut}
+    assert old, "the test needs events older than the window"
+    assert archived == old  # same rows, same values
+    assert after == {k: v for k, v in before.items() if v[1] >= cut}  # the rest untouched
+    assert report.events_archived == report.events_removed == len(old)
+    assert all(entry.removed_at is not None for entry in await _logged(platform))
+    # A second pass finds nothing more to take: nothing is archived twice.
+    again = await Retention(platform).run_once()
+    assert again.events_archived == again.events_removed == 0
+    assert _archived_events(platform.settings.effective_archive_dir) == old
+
+
+async def test_events_not_yet_rolled_up_are_kept_whatever_their_age(quick: Platform) -> None:
+    platform = quick
+    await _events(platform, await _agents(platform), days=40, per_day=10)
+    before = await _all_events(platform)
+    summarised = platform.clock.now() - 36 * DAY_S
+
+    async def rolled_up_until(_session: Any) -> float:
+        return summarised
+
+    await Retention(platform, rolled_up_until=rolled_up_until).run_once()
+
+    left = await _all_events(platform)
+    assert min(v[1] for v in left.values()) >= day_of(summarised)
+    assert len(left) + len(_archived_events(platform.settings.effective_archive_dir)) == len(before)
+    assert any(v[1] < platform.clock.now() - 30 * DAY_S for v in left.values())
+
+
+async def test_task_bodies_are_archived_then_cleared_and_said_where(quick: Platform) -> None:
+    platform = quick
+    agents = await _agents(platform, 1)
+    clock = platform.clock
+    start = clock.now()
+    specs = [
+        {
+            "agent_id": agents[0],
+            "status": "SUCCEEDED",
+            "payload": {"goal": f"g{i}"},
+            "output": {"candidates": [i]},
+        }
+        for i in range(3)
+    ]
+    clock.current = start - 100 * DAY_S  # type: ignore[attr-defined]
+    old_runs = [await add_run(platform, specs) for _ in range(4)]
+    clock.current = start - 10 * DAY_S  # type: ignore[attr-defined]
+    recent = await add_run(platform, specs)
+    clock.current = start  # type: ignore[attr-defined]
+
+    report = await Retention(platform).run_once()
+
+    async with platform.db.session() as session:
+        tasks = list(await session.scalars(select(Task)))
+        old_finish = start - 100 * DAY_S + 10
+        where = await archived_bodies(session, old_finish)
+        nowhere = await archived_bodies(session, start - 10 * DAY_S + 10)
+    cleared = [t for t in tasks if t.run_id in old_runs]
+    assert len(cleared) == 12
+    assert all(t.payload is None and t.output is None for t in cleared)
+    assert all(t.payload is not None for t in tasks if t.run_id == recent)
+    assert report.task_bodies_archived == report.task_bodies_cleared == 12
+    assert where is not None
+    assert nowhere is None
+    rows = read_archive(platform.settings.effective_archive_dir / where.file)
+    assert sorted((r["run_id"], json.loads(r["payload"])["goal"]) for r in rows) == sorted(
+        (run, f"g{i}") for run in old_runs for i in range(3)
+    )
+    assert {json.loads(r["output"])["candidates"][0] for r in rows} == {0, 1, 2}
+
+
+async def test_one_runner_at_a_time(quick: Platform) -> None:
+    platform = quick
+    other = Lease(platform)
+    assert await other.take()
+    assert (await Retention(platform).run_once()).skipped
+    await other.release()
+    assert not (await Retention(platform).run_once()).skipped
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_postgres_partitions_are_made_ahead_and_old_days_dropped_whole(
+    quick: Platform,
+) -> None:
+    platform = quick
+    today = day_of(platform.clock.now())
+    for back in range(40, 0, -1):
+        await platform.db.transact(lambda c, d=today - back * DAY_S: create_day(c, d))
+    await _events(platform, await _agents(platform), days=40, per_day=20)
+    before = await _all_events(platform)
+    cut = today - 30 * DAY_S
+
+    report = await Retention(platform).run_once()
+
+    names = {p.name for p in await platform.db.query(partitions)}
+    kept_days = [partition_name(today + d * DAY_S) for d in range(-30, 8)]
+    assert set(kept_days) <= names
+    assert not any(partition_name(today - d * DAY_S) in names for d in range(31, 41))
+    assert len(report.partitions_dropped) == 10
+    assert _archived_events(platform.settings.effective_archive_dir) == {
+        k: v for k, v in before.items() if v[1] < cut
+    }
+    async with platform.db.engine.connect() as connection:
+        in_default = await connection.scalar(text("SELECT count(*) FROM agent_events_default"))
+        total = await connection.scalar(select(func.count()).select_from(AgentEvent))
+    assert in_default == 0
+    assert total == sum(1 for v in before.values() if v[1] >= cut)
+    assert {e.kind for e in await _logged(platform)} == {ArchiveKind.AGENT_EVENTS.value}
