@@ -13,10 +13,15 @@ from typing import Any
 from sqlalchemy import Connection, insert, update
 
 from palaestra.engine.history.lease import Lease
+from palaestra.errors import PalaestraError
 from palaestra.platform import Platform
 from palaestra.store.archives import ArchiveKind, HistoryArchive
 
-__all__ = ["PassReport", "RetentionPass", "day_label"]
+__all__ = ["PassReport", "PassStopped", "RetentionPass", "day_label"]
+
+
+class PassStopped(PalaestraError):
+    """The process is stopping: the pass ends between two batches, to resume next time."""
 
 
 @dataclass
@@ -46,6 +51,7 @@ class RetentionPass:
     lease: Lease
     report: PassReport
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
+    stop: asyncio.Event | None = None
 
     @property
     def root(self) -> Path:
@@ -58,6 +64,8 @@ class RetentionPass:
     async def pause(self) -> None:
         """Between two batches: leave the database to the arena, keep the lease."""
         await self.sleep(self.platform.settings.retention_pause_s)
+        if self.stop is not None and self.stop.is_set():
+            raise PassStopped
         await self.lease.keep()
 
     async def log(self, kind: ArchiveKind, source: str, file: str, **span: Any) -> int:

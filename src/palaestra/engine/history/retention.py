@@ -27,12 +27,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from palaestra.engine.history import bodies, events
 from palaestra.engine.history.lease import Lease, LeaseLost
-from palaestra.engine.history.passes import PassReport, RetentionPass
+from palaestra.engine.history.passes import PassReport, PassStopped, RetentionPass
 from palaestra.platform import Platform
 from palaestra.store.archives import ArchiveKind, HistoryArchive
 from palaestra.store.partitions import DAY_S, day_of, is_partitioned
 
-__all__ = ["Retention", "RolledUpUntil", "no_roll_up_limit"]
+__all__ = ["Retention", "RolledUpUntil", "build_retention", "no_roll_up_limit"]
 
 #: When the roll-ups have summarised raw events up to (unix seconds), or None when
 #: nothing holds raw events back; read at the start of each pass.
@@ -44,6 +44,13 @@ _VACUUM_PAGES: Final = 1024
 async def no_roll_up_limit(_session: AsyncSession) -> float | None:
     """Nothing waits on raw events: they go once their window has passed."""
     return None
+
+
+def build_retention(platform: Platform, stop: asyncio.Event | None = None) -> Retention:
+    """The retention job as every process runs it (the embedded server's loop, the
+    workers' ``retention`` job, ``palaestra retention --run-now``): the one place where
+    what bounds it (the roll-ups' watermark, :data:`RolledUpUntil`) is given to it."""
+    return Retention(platform, stop=stop)
 
 
 class Retention:
@@ -61,8 +68,10 @@ class Retention:
         *,
         rolled_up_until: RolledUpUntil = no_roll_up_limit,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        stop: asyncio.Event | None = None,
     ) -> None:
         self.platform = platform
+        self.stop = stop
         self.rolled_up_until = rolled_up_until
         self.sleep = sleep
         self.lease = Lease(platform)
@@ -92,12 +101,14 @@ class Retention:
         if not await self.lease.take():
             report.skipped = True
             return report
-        work = RetentionPass(self.platform, self.lease, report, self.sleep)
+        work = RetentionPass(self.platform, self.lease, report, self.sleep, self.stop)
         try:
             await self._pass(work)
         except LeaseLost:
             report.deferred.append("another runner took over the lease")
             return report
+        except PassStopped:
+            report.deferred.append("stopped: the process is shutting down")
         await self.lease.release()
         return report
 
