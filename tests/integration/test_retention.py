@@ -4,6 +4,7 @@ lost, nothing archived twice, on both stores."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ from palaestra.store.archives import ArchiveKind, HistoryArchive
 from palaestra.store.models import AgentEvent, Task
 from palaestra.store.partitions import DAY_S, create_day, day_of, partition_name, partitions
 from tests.integration.arena_rows import add_agent, add_owner, add_run
+from tests.integration.platform_fixtures import ADMIN_TOKEN, running
+from tests.integration.web_support import page
 
 pytestmark = pytest.mark.asyncio
 
@@ -208,3 +211,39 @@ async def test_postgres_partitions_are_made_ahead_and_old_days_dropped_whole(
     assert in_default == 0
     assert total == sum(1 for v in before.values() if v[1] >= cut)
     assert {e.kind for e in await _logged(platform)} == {ArchiveKind.AGENT_EVENTS.value}
+
+
+async def test_pages_and_api_say_where_archived_bodies_went(quick: Platform) -> None:
+    platform = quick
+    platform.settings.public_runs = True
+    agents = await _agents(platform, 1)
+    start = platform.clock.now()
+    platform.clock.current = start - 100 * DAY_S  # type: ignore[attr-defined]
+    spec = {
+        "agent_id": agents[0],
+        "status": "SUCCEEDED",
+        "phase": "SCOUT",
+        "payload": {"goal": "sent"},
+        "output": {"candidate_title": "Ship an invoicing bot"},
+    }
+    run_id = await add_run(platform, [spec])
+    platform.clock.current = start  # type: ignore[attr-defined]
+    async with platform.db.session() as session:
+        task_id = await session.scalar(select(Task.id).where(Task.run_id == run_id))
+    async with running(platform) as api:
+        _, kept = await api.call("GET", f"/api/runs/{run_id}/tasks/{task_id}", token=ADMIN_TOKEN)
+        await Retention(platform).run_once()
+        status, gone = await api.call(
+            "GET", f"/api/runs/{run_id}/tasks/{task_id}", token=ADMIN_TOKEN
+        )
+        page_status, body = await page(api, f"/runs/{run_id}")
+    day = datetime.fromtimestamp(start, UTC).strftime("%Y-%m-%d")
+    said = f"archived on {day}, in task_bodies/task-bodies-"
+    assert kept["payload"] == {"goal": "sent"}
+    assert kept["archived"] is None
+    assert status == 200
+    assert gone["payload"] is None
+    assert gone["output"] is None
+    assert gone["archived"].startswith(said)
+    assert page_status == 200
+    assert f"This run's task payloads and outputs were {said}" in body

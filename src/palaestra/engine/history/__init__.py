@@ -10,15 +10,17 @@
 from __future__ import annotations
 
 from palaestra.engine.history.archive import read_archive
-from palaestra.engine.history.bodies import archived_bodies
+from palaestra.engine.history.bodies import ArchivedBodies, archived_bodies, task_bodies_archive
 from palaestra.engine.history.passes import PassReport
 from palaestra.engine.history.retention import Retention, RolledUpUntil, no_roll_up_limit
 
 __all__ = [
+    "ArchivedBodies",
     "PassReport",
     "Retention",
     "RolledUpUntil",
     "archived_bodies",
     "no_roll_up_limit",
     "read_archive",
+    "task_bodies_archive",
 ]

@@ -4,6 +4,7 @@ the archive log says when it went and in which file (:func:`archived_bodies`).""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, and_, func, null, or_, select, update
@@ -12,13 +13,40 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from palaestra.engine.export.records import FINISHED_RUNS, task_record
 from palaestra.engine.history.archive import ArchiveFile
 from palaestra.engine.history.passes import RetentionPass, day_label
+from palaestra.platform import Platform
 from palaestra.store.archives import ArchiveKind, HistoryArchive
 from palaestra.store.models import Agent, Run, Task
 from palaestra.store.partitions import DAY_S, day_of
 
-__all__ = ["archive_task_bodies", "archived_bodies", "clear_day"]
+__all__ = [
+    "ArchivedBodies",
+    "archive_task_bodies",
+    "archived_bodies",
+    "clear_day",
+    "task_bodies_archive",
+]
 
 _RUNS_PER_BATCH = 100
+
+
+@dataclass(frozen=True, slots=True)
+class ArchivedBodies:
+    """Where a run's task payloads and outputs went, and when."""
+
+    archived_at: float
+    file: str  # relative to the archive folder
+
+    @property
+    def words(self) -> str:
+        return f"archived on {day_label(self.archived_at)}, in {self.file}"
+
+
+async def task_bodies_archive(platform: Platform, run_id: str) -> ArchivedBodies | None:
+    """Where the bodies of the tasks of run ``run_id`` went, if retention archived them."""
+    async with platform.db.session() as session:
+        finished = await session.scalar(select(Run.finished_at).where(Run.id == run_id))
+        entry = await archived_bodies(session, finished)
+    return None if entry is None else ArchivedBodies(entry.archived_at, entry.file)
 
 
 async def archived_bodies(
