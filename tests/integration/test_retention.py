@@ -3,6 +3,7 @@ lost, nothing archived twice, on both stores."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,6 +12,8 @@ from typing import Any
 import pytest
 from sqlalchemy import func, insert, select, text
 
+from palaestra.engine.agents.outcomes import AgentOutcome, write_outcomes
+from palaestra.engine.cage.referee import Referee
 from palaestra.engine.history import Retention, archived_bodies, read_archive
 from palaestra.engine.history.lease import Lease
 from palaestra.platform import Platform
@@ -247,3 +250,92 @@ async def test_pages_and_api_say_where_archived_bodies_went(quick: Platform) -> 
     assert gone["archived"].startswith(said)
     assert page_status == 200
     assert f"This run's task payloads and outputs were {said}" in body
+
+
+async def test_pruning_under_load_disturbs_no_match_run_or_event(quick: Platform) -> None:
+    """Matches played by the referee, pings recorded by the health monitor's writer and runs
+    written, all while a pass archives and removes in small batches: every match plays out,
+    every run keeps its bodies, every event is either kept or archived, once."""
+    platform = quick
+    platform.settings.cage_turn_deadline_ms = 500
+    platform.settings.referee_enabled = False  # the test plays the matches itself
+    agents = await _agents(platform)
+    await _events(platform, agents, days=40, per_day=100)
+    before = await _all_events(platform)
+    cut = day_of(platform.clock.now() - 30 * DAY_S)
+    old = {k: v for k, v in before.items() if v[1] < cut}
+    stop = asyncio.Event()
+
+    async def pings() -> int:
+        written = 0
+        while not stop.is_set():
+            now = platform.clock.now()
+            outcomes = [
+                AgentOutcome.of(a, now, "ping", True, cause="ping", latency_ms=5.0) for a in agents
+            ]
+            await platform.db.transact(
+                lambda c, o=outcomes, t=now: write_outcomes(c, o, t, platform.schedule)
+            )
+            written += len(outcomes)
+            await asyncio.sleep(0)
+        return written
+
+    async def runs() -> list[str]:
+        made = []
+        while not stop.is_set():
+            spec = {"agent_id": agents[0], "status": "SUCCEEDED", "payload": {"n": len(made)}}
+            made.append(await add_run(platform, [spec | {"output": {"n": len(made)}}]))
+        return made
+
+    async with running(platform) as api:
+        fighters = []
+        for name in ("alice", "bob"):
+            token = await api.owner(name)
+            status, body = await api.call(
+                "POST",
+                "/api/fighters",
+                token=token,
+                json={"name": f"{name}-house", "entrant_type": "house", "class": "academic"},
+            )
+            assert status == 201, body
+            fighters.append(body["fighter_id"])
+        matches = []
+        for _ in range(4):
+            status, body = await api.call(
+                "POST",
+                "/api/matches",
+                token=ADMIN_TOKEN,
+                json={"attacker": fighters[0], "defender": fighters[1]},
+            )
+            assert status == 202, body
+            matches.append(body["match_id"])
+        pinging, writing = asyncio.create_task(pings()), asyncio.create_task(runs())
+        refereeing = asyncio.create_task(Referee(platform).run_once())
+        report = await Retention(platform).run_once()
+        await refereeing
+        stop.set()
+        pinged, made = await pinging, await writing
+        played = [
+            (await api.call("GET", f"/api/matches/{m}", token=ADMIN_TOKEN))[1] for m in matches
+        ]
+
+    after = await _all_events(platform)
+    archived = _archived_events(platform.settings.effective_archive_dir)
+    assert archived == old  # archived once each, with their values
+    assert report.events_archived == report.events_removed == len(old)
+    assert {k: v for k, v in after.items() if k in before} == {
+        k: v for k, v in before.items() if v[1] >= cut
+    }
+    new = [v for k, v in after.items() if k not in before]
+    assert pinged > 0
+    assert len(new) == pinged
+    assert {v[2] for v in new} == {"ping"}
+    assert [(b["status"], b["decided_by"], len(b["turns"])) for b in played] == [
+        ("SCORED", "utility", 6)
+    ] * len(matches)
+    async with platform.db.session() as session:
+        bodies = (
+            await session.execute(select(Task.payload, Task.output).where(Task.run_id.in_(made)))
+        ).all()
+    assert len(bodies) == len(made) > 0
+    assert all(payload is not None and output is not None for payload, output in bodies)
