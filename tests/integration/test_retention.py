@@ -339,3 +339,39 @@ async def test_pruning_under_load_disturbs_no_match_run_or_event(quick: Platform
         ).all()
     assert len(bodies) == len(made) > 0
     assert all(payload is not None and output is not None for payload, output in bodies)
+
+
+class Crash(Exception):
+    """The process dies mid-pass."""
+
+
+@pytest.mark.parametrize("crash_at", [1, 3, 6, 9])
+async def test_a_pass_cut_short_anywhere_is_finished_by_the_next_losing_nothing(
+    quick: Platform, crash_at: int
+) -> None:
+    platform = quick
+    await _events(platform, await _agents(platform), days=40, per_day=50)
+    await add_run(
+        platform, [{"status": "SUCCEEDED", "payload": {"p": 1}, "output": {"o": 1}}]
+    )  # finished now: kept
+    before = await _all_events(platform)
+    cut = day_of(platform.clock.now() - 30 * DAY_S)
+    pauses = 0
+
+    async def dies(_seconds: float) -> None:
+        nonlocal pauses
+        pauses += 1
+        if pauses == crash_at:
+            raise Crash
+
+    with pytest.raises(Crash):
+        await Retention(platform, sleep=dies).run_once()
+    # The dead runner's lease runs out; then a new pass finishes the work.
+    platform.clock.current += 301  # type: ignore[attr-defined]
+    report = await Retention(platform).run_once()
+
+    assert not report.skipped
+    old = {k: v for k, v in before.items() if v[1] < cut}
+    assert _archived_events(platform.settings.effective_archive_dir) == old
+    assert await _all_events(platform) == {k: v for k, v in before.items() if v[1] >= cut}
+    assert all(entry.removed_at is not None for entry in await _logged(platform))

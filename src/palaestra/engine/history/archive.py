@@ -9,6 +9,7 @@ next pass writes again from the start: no row is ever in two logged files.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,6 +40,15 @@ class ArchiveFile:
         self.rows = 0
         self._writer = ParquetWriter(folder, kind.value, file_name=f"{stem}.parquet{_PARTIAL}")
 
+    async def __aenter__(self) -> ArchiveFile:
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        """A pass that fails while writing leaves no partial file behind (a process that
+        dies does: the next pass writes the same file again)."""
+        if kind is not None:
+            await self.discard()
+
     async def write(self, records: Sequence[dict[str, Any]]) -> None:
         if records:
             rows = [{"schema_version": SCHEMA_VERSION, **r} for r in records]
@@ -58,7 +68,8 @@ class ArchiveFile:
 
     async def discard(self) -> None:
         def drop() -> None:
-            self._writer.close()
+            with contextlib.suppress(Exception):  # already closed, or broken
+                self._writer.close()
             self._writer.path.unlink(missing_ok=True)
 
         await asyncio.to_thread(drop)

@@ -109,35 +109,14 @@ async def archive_task_bodies(p: RetentionPass, cut: float) -> None:
 
 
 async def _archive_day(p: RetentionPass, day: float) -> None:
-    file = ArchiveFile(p.root, ArchiveKind.TASK_BODIES, f"task-bodies-{day_label(day)}")
-    after = None
-    while runs := await _runs(p, day, after):
-        finished = {r.id: r.finished_at for r in runs}
-        async with p.platform.db.session() as session:
-            tasks = list(
-                await session.scalars(
-                    select(Task)
-                    .where(Task.run_id.in_(list(finished)))
-                    .order_by(Task.run_id, Task.created_at, Task.phase, Task.slot, Task.attempt)
-                )
-            )
-            agents = {t.agent_id for t in tasks if t.agent_id}
-            roles: dict[str, str | None] = {}
-            if agents:
-                found = await session.execute(
-                    select(Agent.id, Agent.role).where(Agent.id.in_(agents))
-                )
-                roles = {r.id: r.role for r in found}
-        await file.write(
-            [
-                {"run_id": t.run_id, "run_finished_at": finished[t.run_id]}
-                | task_record(t, roles.get(t.agent_id) if t.agent_id else None)
-                for t in tasks
-            ]
-        )
-        after = (runs[-1].finished_at, runs[-1].id)
-        await p.pause()
-    await file.close()
+    stem = f"task-bodies-{day_label(day)}"
+    async with ArchiveFile(p.root, ArchiveKind.TASK_BODIES, stem) as file:
+        after = None
+        while runs := await _runs(p, day, after):
+            await file.write(await _records(p, {r.id: r.finished_at for r in runs}))
+            after = (runs[-1].finished_at, runs[-1].id)
+            await p.pause()
+        await file.close()
     archive_id = await p.log(
         ArchiveKind.TASK_BODIES,
         "tasks",
@@ -149,6 +128,28 @@ async def _archive_day(p: RetentionPass, day: float) -> None:
     p.report.task_bodies_archived += file.rows
     await clear_day(p, day)
     await p.removed(archive_id)
+
+
+async def _records(p: RetentionPass, finished: dict[str, float]) -> list[dict[str, Any]]:
+    """The archive's rows of the tasks of the runs ``finished`` (run id -> finished at)."""
+    async with p.platform.db.session() as session:
+        tasks = list(
+            await session.scalars(
+                select(Task)
+                .where(Task.run_id.in_(list(finished)))
+                .order_by(Task.run_id, Task.created_at, Task.phase, Task.slot, Task.attempt)
+            )
+        )
+        agents = {t.agent_id for t in tasks if t.agent_id}
+        roles: dict[str, str | None] = {}
+        if agents:
+            found = await session.execute(select(Agent.id, Agent.role).where(Agent.id.in_(agents)))
+            roles = {r.id: r.role for r in found}
+    return [
+        {"run_id": t.run_id, "run_finished_at": finished[t.run_id]}
+        | task_record(t, roles.get(t.agent_id) if t.agent_id else None)
+        for t in tasks
+    ]
 
 
 async def clear_day(p: RetentionPass, day: float) -> None:

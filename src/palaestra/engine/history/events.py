@@ -86,31 +86,27 @@ async def drop_old_partitions(p: RetentionPass, cut: float) -> None:
     for part in await p.platform.db.query(partitions):
         if part.until_at > cut:
             return
-        file = None
-        after = 0
-        while rows := await _read(p, part.name, after, None):
-            if file is None:
-                file = ArchiveFile(
-                    p.root, ArchiveKind.AGENT_EVENTS, f"events-{day_label(part.first_at)}"
-                )
-            await file.write([_record(r) for r in rows])
-            after = rows[-1].id
-            await p.pause()
-        archive_id = None
-        count = 0
-        if file is not None:
+        rows = await _read(p, part.name, 0, None)
+        if not rows:  # an empty day: nothing to archive
+            await _drop(p, part.name, None, 0)
+            continue
+        stem = f"events-{day_label(part.first_at)}"
+        async with ArchiveFile(p.root, ArchiveKind.AGENT_EVENTS, stem) as file:
+            while rows:
+                await file.write([_record(r) for r in rows])
+                await p.pause()
+                rows = await _read(p, part.name, rows[-1].id, None)
             await file.close()
-            count = file.rows
-            archive_id = await p.log(
-                ArchiveKind.AGENT_EVENTS,
-                part.name,
-                file.relative,
-                first_at=part.first_at,
-                until_at=part.until_at,
-                rows=count,
-            )
-            p.report.events_archived += count
-        await _drop(p, part.name, archive_id, count)
+        archive_id = await p.log(
+            ArchiveKind.AGENT_EVENTS,
+            part.name,
+            file.relative,
+            first_at=part.first_at,
+            until_at=part.until_at,
+            rows=file.rows,
+        )
+        p.report.events_archived += file.rows
+        await _drop(p, part.name, archive_id, file.rows)
 
 
 async def _drop(p: RetentionPass, name: str, archive_id: int | None, rows: int) -> None:
@@ -151,32 +147,34 @@ async def archive_loose(p: RetentionPass, cut: float) -> None:
     partition: all of them on SQLite, the default partition's on PostgreSQL."""
     sqlite = p.platform.db.is_sqlite
     source = EVENTS if sqlite else DEFAULT_PARTITION
+
+    async def older(after: int) -> tuple[list[Any], bool]:
+        """The next batch of events before the cut, and whether it is the last."""
+        rows = await _read(p, source, after, None if sqlite else cut)
+        done = len(rows) < p.batch
+        if sqlite:  # in the order written, up to the first event still kept
+            kept = next((i for i, r in enumerate(rows) if r.at >= cut), None)
+            if kept is not None:
+                rows, done = rows[:kept], True
+        return rows, done
+
     while True:
-        file = None
-        first_id = last_id = 0
-        first_at, last_at = float("inf"), float("-inf")
-        after = 0
-        done = False
-        while not done and (file is None or file.rows < FILE_ROWS):
-            rows = await _read(p, source, after, None if sqlite else cut)
-            done = len(rows) < p.batch
-            if sqlite:  # in the order written, up to the first event still kept
-                kept = next((i for i, r in enumerate(rows) if r.at >= cut), None)
-                if kept is not None:
-                    rows, done = rows[:kept], True
-            if not rows:
-                break
-            if file is None:
-                first_id = rows[0].id
-                file = ArchiveFile(p.root, ArchiveKind.AGENT_EVENTS, f"events-from-{first_id}")
-            await file.write([_record(r) for r in rows])
-            after = last_id = rows[-1].id
-            first_at = min(first_at, *(r.at for r in rows))
-            last_at = max(last_at, *(r.at for r in rows))
-            await p.pause()
-        if file is None:
+        rows, done = await older(0)
+        if not rows:
             return
-        await file.close()
+        first_id = rows[0].id
+        first_at, last_at = float("inf"), float("-inf")
+        async with ArchiveFile(p.root, ArchiveKind.AGENT_EVENTS, f"events-from-{first_id}") as file:
+            while rows:
+                await file.write([_record(r) for r in rows])
+                last_id = rows[-1].id
+                first_at = min(first_at, *(r.at for r in rows))
+                last_at = max(last_at, *(r.at for r in rows))
+                await p.pause()
+                if done or file.rows >= FILE_ROWS:
+                    break
+                rows, done = await older(last_id)
+            await file.close()
         archive_id = await p.log(
             ArchiveKind.AGENT_EVENTS,
             source,

@@ -102,14 +102,17 @@ class Retention:
             report.skipped = True
             return report
         work = RetentionPass(self.platform, self.lease, report, self.sleep, self.stop)
+        lost = False
         try:
             await self._pass(work)
         except LeaseLost:
+            lost = True
             report.deferred.append("another runner took over the lease")
-            return report
         except PassStopped:
             report.deferred.append("stopped: the process is shutting down")
-        await self.lease.release()
+        finally:
+            if not lost:  # also after a failure: the next pass need not wait for it to run out
+                await self.lease.release()
         return report
 
     async def _pass(self, work: RetentionPass) -> None:
