@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,14 @@ from palaestra.engine.history.lease import Lease
 from palaestra.platform import Platform
 from palaestra.store.archives import ArchiveKind, HistoryArchive
 from palaestra.store.models import AgentEvent, Task
-from palaestra.store.partitions import DAY_S, create_day, day_of, partition_name, partitions
+from palaestra.store.partitions import (
+    DAY_S,
+    create_day,
+    day_of,
+    detached,
+    partition_name,
+    partitions,
+)
 from tests.integration.arena_rows import add_agent, add_owner, add_run
 from tests.integration.platform_fixtures import ADMIN_TOKEN, running
 from tests.integration.web_support import page
@@ -27,6 +35,23 @@ from tests.integration.web_support import page
 pytestmark = pytest.mark.asyncio
 
 _KINDS = ("ping", "dispatch", "status", "wizard")
+
+
+class Crash(Exception):
+    """The process dies mid-pass."""
+
+
+def _dies_at(crash_at: int) -> Callable[[float], Awaitable[None]]:
+    """A pause between batches that kills the pass at its ``crash_at``-th call."""
+    pauses = 0
+
+    async def dies(_seconds: float) -> None:
+        nonlocal pauses
+        pauses += 1
+        if pauses == crash_at:
+            raise Crash
+
+    return dies
 
 
 @pytest.fixture
@@ -187,16 +212,25 @@ async def test_one_runner_at_a_time(quick: Platform) -> None:
 
 
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+@pytest.mark.parametrize("crash_at", [None, 1, 4])
 async def test_postgres_partitions_are_made_ahead_and_old_days_dropped_whole(
-    quick: Platform,
+    quick: Platform, crash_at: int | None
 ) -> None:
     platform = quick
     today = day_of(platform.clock.now())
     for back in range(40, 0, -1):
         await platform.db.transact(lambda c, d=today - back * DAY_S: create_day(c, d))
-    await _events(platform, await _agents(platform), days=40, per_day=20)
+    await _events(platform, await _agents(platform), days=40, per_day=200)
     before = await _all_events(platform)
     cut = today - 30 * DAY_S
+    dropped = 0
+    if crash_at is not None:  # a runner dies with days detached, half archived
+        with pytest.raises(Crash):
+            await Retention(platform, sleep=_dies_at(crash_at)).run_once()
+        undropped = len(await platform.db.query(detached))
+        assert undropped > 0  # detached, not yet archived or dropped
+        dropped = 10 - undropped
+        platform.clock.current += 301  # type: ignore[attr-defined]
 
     report = await Retention(platform).run_once()
 
@@ -204,7 +238,8 @@ async def test_postgres_partitions_are_made_ahead_and_old_days_dropped_whole(
     kept_days = [partition_name(today + d * DAY_S) for d in range(-30, 8)]
     assert set(kept_days) <= names
     assert not any(partition_name(today - d * DAY_S) in names for d in range(31, 41))
-    assert len(report.partitions_dropped) == 10
+    assert len(report.partitions_dropped) == 10 - dropped
+    assert await platform.db.query(detached) == []
     assert _archived_events(platform.settings.effective_archive_dir) == {
         k: v for k, v in before.items() if v[1] < cut
     }
@@ -341,10 +376,6 @@ async def test_pruning_under_load_disturbs_no_match_run_or_event(quick: Platform
     assert all(payload is not None and output is not None for payload, output in bodies)
 
 
-class Crash(Exception):
-    """The process dies mid-pass."""
-
-
 @pytest.mark.parametrize("crash_at", [1, 3, 6, 9])
 async def test_a_pass_cut_short_anywhere_is_finished_by_the_next_losing_nothing(
     quick: Platform, crash_at: int
@@ -356,16 +387,8 @@ async def test_a_pass_cut_short_anywhere_is_finished_by_the_next_losing_nothing(
     )  # finished now: kept
     before = await _all_events(platform)
     cut = day_of(platform.clock.now() - 30 * DAY_S)
-    pauses = 0
-
-    async def dies(_seconds: float) -> None:
-        nonlocal pauses
-        pauses += 1
-        if pauses == crash_at:
-            raise Crash
-
     with pytest.raises(Crash):
-        await Retention(platform, sleep=dies).run_once()
+        await Retention(platform, sleep=_dies_at(crash_at)).run_once()
     # The dead runner's lease runs out; then a new pass finishes the work.
     platform.clock.current += 301  # type: ignore[attr-defined]
     report = await Retention(platform).run_once()

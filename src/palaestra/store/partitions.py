@@ -3,8 +3,9 @@
 Each UTC day of events has a partition of its own, ``agent_events_pYYYYMMDD``, holding the
 events whose ``at`` (unix seconds) falls in that day; events outside every day partition
 land in ``agent_events_default``, so that no insert is ever refused. The retention job
-creates the partitions of the coming days ahead of time, and drops a whole day's partition
-once it is archived instead of deleting its rows one by one. SQLite has no partitions.
+creates the partitions of the coming days ahead of time; a day past the window is
+detached (a brief lock), archived, then dropped whole instead of deleting its rows one by
+one. SQLite has no partitions.
 """
 
 from __future__ import annotations
@@ -16,20 +17,20 @@ from typing import Final
 
 from sqlalchemy import Connection, text
 
-from palaestra.errors import PalaestraError
-
 __all__ = [
     "DAY_S",
     "DEFAULT_PARTITION",
     "EVENTS",
     "LOCK_TIMEOUT",
     "Partition",
-    "PartitionChanged",
     "create_day",
     "day_of",
-    "detach_and_drop",
+    "detach",
+    "detached",
+    "drop",
     "include_name",
     "is_partitioned",
+    "partition_day",
     "partition_name",
     "partitions",
 ]
@@ -42,10 +43,6 @@ _PREFIX: Final = "agent_events_p"
 #: up (the next pass tries again): never long enough to hold up the arena's writes.
 LOCK_TIMEOUT: Final = "2s"
 _BOUND: Final = re.compile(r"FROM \('?([-0-9.e+]+)'?\) TO \('?([-0-9.e+]+)'?\)")
-
-
-class PartitionChanged(PalaestraError):
-    """A partition held other rows than the ones archived: it was kept, to be archived again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +61,12 @@ def day_of(at: float) -> float:
 
 def partition_name(day: float) -> str:
     return _PREFIX + datetime.fromtimestamp(day, UTC).strftime("%Y%m%d")
+
+
+def partition_day(name: str) -> float:
+    """The start of the day the partition ``name`` holds (the inverse of partition_name)."""
+    _day_partition(name)
+    return datetime.strptime(name[len(_PREFIX) :], "%Y%m%d").replace(tzinfo=UTC).timestamp()
 
 
 def include_name(name: str | None, type_: str, _parents: object = None) -> bool:
@@ -147,15 +150,32 @@ def create_day(connection: Connection, day: float) -> bool:
     return True
 
 
-def detach_and_drop(connection: Connection, name: str, archived_rows: int) -> None:
-    """Detach the partition ``name`` and drop it, once it is seen to hold exactly the
-    ``archived_rows`` rows archived from it (else :class:`PartitionChanged`, and the
-    caller's transaction rolls back: nothing is dropped)."""
-    if not name.startswith(_PREFIX):
-        raise ValueError(f"not a day partition: {name}")
+def detach(connection: Connection, name: str) -> None:
+    """Detach the day partition ``name``: a brief lock of the table, whatever the rows. From
+    then on nothing writes into it (an event of that day lands in the default partition)."""
+    _day_partition(name)
     connection.execute(text(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'"))
     connection.execute(text(f"ALTER TABLE {EVENTS} DETACH PARTITION {name}"))
-    held = connection.execute(text(f"SELECT count(*) FROM {name}")).scalar_one()  # noqa: S608
-    if held != archived_rows:
-        raise PartitionChanged(f"{name} holds {held} rows, {archived_rows} were archived")
-    connection.execute(text(f"DROP TABLE {name}"))
+
+
+def detached(connection: Connection) -> list[str]:
+    """Day partitions detached and not yet dropped (a pass was cut short), oldest first."""
+    rows = connection.execute(
+        text(
+            "SELECT relname FROM pg_class WHERE relname LIKE :pattern AND relkind = 'r' "
+            "AND NOT relispartition AND pg_table_is_visible(oid) ORDER BY relname"
+        ),
+        {"pattern": _PREFIX + "%"},
+    )
+    return [name for (name,) in rows]
+
+
+def drop(connection: Connection, name: str) -> None:
+    """Drop a detached day partition."""
+    _day_partition(name)
+    connection.execute(text(f"DROP TABLE IF EXISTS {name}"))
+
+
+def _day_partition(name: str) -> None:
+    if not re.fullmatch(_PREFIX + r"\d{8}", name):
+        raise ValueError(f"not a day partition: {name}")

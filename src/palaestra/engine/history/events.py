@@ -1,6 +1,6 @@
 """Retention of raw agent events: archived to Parquet, then removed.
 
-On PostgreSQL a whole day's partition is archived, then detached and dropped (no row is
+On PostgreSQL a whole day's partition is detached, archived, then dropped (no row is
 deleted one by one); the few events of the default partition go as on SQLite: read in
 batches by id, archived, then deleted in batches by the ids the file holds. On SQLite
 the events are taken in the order they were written (by id) up to the first one still
@@ -23,10 +23,12 @@ from palaestra.store.partitions import (
     DAY_S,
     DEFAULT_PARTITION,
     EVENTS,
-    PartitionChanged,
     create_day,
     day_of,
-    detach_and_drop,
+    detach,
+    detached,
+    drop,
+    partition_day,
     partitions,
 )
 
@@ -82,64 +84,53 @@ async def create_ahead(p: RetentionPass) -> None:
 
 
 async def drop_old_partitions(p: RetentionPass, cut: float) -> None:
-    """Archive, then detach and drop, every day partition wholly before ``cut``."""
+    """Detach every day partition wholly before ``cut`` (a brief lock each), then archive
+    and drop each detached day: nothing writes into a detached day, so its file holds
+    exactly what is dropped."""
     for part in await p.platform.db.query(partitions):
         if part.until_at > cut:
-            return
-        rows = await _read(p, part.name, 0, None)
-        if not rows:  # an empty day: nothing to archive
-            await _drop(p, part.name, None, 0)
-            continue
-        stem = f"events-{day_label(part.first_at)}"
+            break
+        try:
+            await p.platform.db.transact(lambda c, name=part.name: detach(c, name))
+        except DBAPIError as exc:  # the table's lock was not granted in time
+            p.report.deferred.append(f"detaching {part.name}: {exc.orig!r}")
+            break
+    for name in await p.platform.db.query(detached):
+        await _archive_detached(p, name)
+
+
+async def _archive_detached(p: RetentionPass, name: str) -> None:
+    day = partition_day(name)
+    rows = await _read(p, name, 0, None)
+    archive_id = None
+    count = 0
+    if rows:
+        stem = f"events-{day_label(day)}"
         async with ArchiveFile(p.root, ArchiveKind.AGENT_EVENTS, stem) as file:
             while rows:
                 await file.write([_record(r) for r in rows])
                 await p.pause()
-                rows = await _read(p, part.name, rows[-1].id, None)
+                rows = await _read(p, name, rows[-1].id, None)
             await file.close()
+        count = file.rows
         archive_id = await p.log(
             ArchiveKind.AGENT_EVENTS,
-            part.name,
+            name,
             file.relative,
-            first_at=part.first_at,
-            until_at=part.until_at,
-            rows=file.rows,
+            first_at=day,
+            until_at=day + DAY_S,
+            rows=count,
         )
-        p.report.events_archived += file.rows
-        await _drop(p, part.name, archive_id, file.rows)
+        p.report.events_archived += count
+    await _drop(p, name, archive_id, count)
 
 
 async def _drop(p: RetentionPass, name: str, archive_id: int | None, rows: int) -> None:
-    try:
-        await p.platform.db.transact(lambda c: detach_and_drop(c, name, rows))
-    except PartitionChanged as exc:
-        # Rows came into an old day after it was read: forget the file, archive it again.
-        p.report.deferred.append(str(exc))
-        if archive_id is not None:
-            await _forget(p, archive_id)
-        return
-    except DBAPIError as exc:
-        p.report.deferred.append(f"dropping {name}: {exc.orig!r}")
-        return
+    await p.platform.db.transact(lambda c: drop(c, name))
     if archive_id is not None:
         await p.removed(archive_id)
     p.report.partitions_dropped.append(name)
     p.report.events_removed += rows
-
-
-async def _forget(p: RetentionPass, archive_id: int) -> None:
-    def work(connection: Connection) -> str:
-        gone = connection.execute(
-            delete(HistoryArchive)
-            .where(HistoryArchive.id == archive_id)
-            .returning(HistoryArchive.file)
-        )
-        return str(gone.scalar_one())
-
-    file = await p.platform.db.transact(work)
-    (p.root / file).unlink(missing_ok=True)
-    if file in p.report.files:
-        p.report.files.remove(file)
 
 
 async def archive_loose(p: RetentionPass, cut: float) -> None:
@@ -215,12 +206,8 @@ async def _delete(
 
 async def resume(p: RetentionPass, entry: HistoryArchive) -> None:
     """Finish removing the events of a file logged by a pass that was cut short."""
-    if entry.source.startswith(EVENTS + "_p"):
-        names = {part.name for part in await p.platform.db.query(partitions)}
-        if entry.source in names:
-            await _drop(p, entry.source, entry.id, entry.rows)
-        else:
-            await p.removed(entry.id)
+    if entry.source.startswith(EVENTS + "_p"):  # a detached day, archived, maybe not dropped
+        await _drop(p, entry.source, entry.id, entry.rows)
         return
     await _delete(p, entry.source, entry.first_id or 0, entry.last_id or 0, entry.until_at)
     await p.removed(entry.id)
