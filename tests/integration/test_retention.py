@@ -57,8 +57,7 @@ def _dies_at(crash_at: int) -> Callable[[float], Awaitable[None]]:
 @pytest.fixture
 def quick(platform: Platform) -> Platform:
     """Small batches, no pause: a pass takes many transactions, quickly."""
-    platform.settings.retention_batch_rows = 100
-    platform.settings.retention_pause_s = 0.0
+    platform.settings.retention_batch_rows, platform.settings.retention_pause_s = 100, 0.0
     return platform
 
 

@@ -9,6 +9,7 @@ within the window, so that a pass reads no more than one batch of what it keeps.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Final
 
 import structlog
@@ -91,7 +92,7 @@ async def drop_old_partitions(p: RetentionPass, cut: float) -> None:
         if part.until_at > cut:
             break
         try:
-            await p.platform.db.transact(lambda c, name=part.name: detach(c, name))
+            await p.platform.db.transact(partial(detach, name=part.name))
         except DBAPIError as exc:  # the table's lock was not granted in time
             p.report.deferred.append(f"detaching {part.name}: {exc.orig!r}")
             break
