@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,11 +49,20 @@ class ArchiveFile:
         if kind is not None:
             await self.discard()
 
-    async def write(self, records: Sequence[dict[str, Any]]) -> None:
-        if records:
-            rows = [{"schema_version": SCHEMA_VERSION, **r} for r in records]
-            await asyncio.to_thread(self._writer.write, rows)
-            self.rows += len(rows)
+    async def write(
+        self, rows: Sequence[Any], record: Callable[[Any], dict[str, Any]] | None = None
+    ) -> None:
+        """Append ``rows`` as one row group; ``record`` turns each into the file's record.
+        Both happen on a worker thread, so the event loop stays free for the arena."""
+        if not rows:
+            return
+
+        def work() -> None:
+            made = (record(r) if record is not None else r for r in rows)
+            self._writer.write([{"schema_version": SCHEMA_VERSION, **r} for r in made])
+
+        await asyncio.to_thread(work)
+        self.rows += len(rows)
 
     async def close(self) -> None:
         """Close, flush to disk and give the file its final name."""

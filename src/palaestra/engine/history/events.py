@@ -109,7 +109,7 @@ async def _archive_detached(p: RetentionPass, name: str) -> None:
         stem = f"events-{day_label(day)}"
         async with ArchiveFile(p.root, ArchiveKind.AGENT_EVENTS, stem) as file:
             while rows:
-                await file.write([_record(r) for r in rows])
+                await file.write(rows, _record)
                 await p.pause()
                 rows = await _read(p, name, rows[-1].id, None)
             await file.close()
@@ -158,7 +158,7 @@ async def archive_loose(p: RetentionPass, cut: float) -> None:
         first_at, last_at = float("inf"), float("-inf")
         async with ArchiveFile(p.root, ArchiveKind.AGENT_EVENTS, f"events-from-{first_id}") as file:
             while rows:
-                await file.write([_record(r) for r in rows])
+                await file.write(rows, _record)
                 last_id = rows[-1].id
                 first_at = min(first_at, *(r.at for r in rows))
                 last_at = max(last_at, *(r.at for r in rows))
