@@ -19,8 +19,9 @@ the judge re-reads them (``palaestra rejudge``) and the dataset carries them.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from sqlalchemy import Connection, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -152,10 +153,13 @@ class Retention:
 
             def step(connection: Connection) -> int:
                 before = int(connection.exec_driver_sql("PRAGMA freelist_count").scalar_one())
-                connection.exec_driver_sql(f"PRAGMA incremental_vacuum({_VACUUM_PAGES})")
-                return before - int(
-                    connection.exec_driver_sql("PRAGMA freelist_count").scalar_one()
-                )
+                # Run to completion: the sqlite3 module steps a statement without result
+                # columns once, which frees a single page; a script runs each statement
+                # through (after committing the empty transaction the writer opened).
+                raw = cast(sqlite3.Connection, connection.connection.driver_connection)
+                raw.executescript(f"PRAGMA incremental_vacuum({_VACUUM_PAGES});")
+                after = int(connection.exec_driver_sql("PRAGMA freelist_count").scalar_one())
+                return before - after
 
             freed = await self.platform.db.transact(step)
             work.report.pages_vacuumed += freed
