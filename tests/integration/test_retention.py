@@ -1,5 +1,4 @@
-"""Retention: history archived to Parquet in the dataset's format, then removed; nothing
-lost, nothing archived twice, on both stores."""
+"""Retention: history archived to Parquet, then removed; nothing lost or archived twice."""
 
 from __future__ import annotations
 
