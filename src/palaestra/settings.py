@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import NoDecode, SettingsConfigDict
 
 from palaestra.egress.policy import EgressPolicy
 from palaestra.errors import ConfigurationError
 from palaestra.files import private_dir, secret_file
+from palaestra.retention_settings import RetentionSettings
 
 __all__ = ["Settings"]
 
@@ -21,8 +22,9 @@ _SECRET_FILE = "secret.key"  # noqa: S105 (a file name, not a secret)
 _STRONG_TOKEN = 32  # characters in an admin token short of which start-up warns
 
 
-class Settings(BaseSettings):
-    """Palaestra's configuration; every field has a safe default."""
+class Settings(RetentionSettings):
+    """Palaestra's configuration; every field has a safe default (retention's: see
+    :class:`~palaestra.retention_settings.RetentionSettings`)."""
 
     model_config = SettingsConfigDict(
         env_prefix="PALAESTRA_", env_file=".env", extra="ignore", validate_default=True
@@ -349,6 +351,10 @@ class Settings(BaseSettings):
     @property
     def effective_database_url(self) -> str:
         return self.database_url or f"sqlite+aiosqlite:///{self.data_dir / 'palaestra.db'}"
+
+    @property
+    def effective_archive_dir(self) -> Path:
+        return self.archive_dir or self.data_dir / "archive"
 
     @property
     def egress_policy(self) -> EgressPolicy:

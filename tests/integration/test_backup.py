@@ -87,6 +87,7 @@ async def test_postgres_dump_restores_the_agents_and_their_keys(
 ) -> None:
     require("pg_dump", shutil.which("pg_dump") is not None, "pg_dump is not installed")
     require("pg_restore", shutil.which("pg_restore") is not None, "pg_restore is not installed")
+    require("psql", shutil.which("psql") is not None, "psql is not installed")
     await reset_postgres(postgres_database)
     settings = Settings(
         _env_file=None,

@@ -332,7 +332,9 @@ async def test_periodic_work_is_kicked_once_per_period_by_many_schedulers(
         matchmaking_interval_s=3.0,
         ratings_interval_s=2.0,
     )
-    tasks = {name: _Counting() for name in ("sweep", "ping_due", "matchmake", "ratings")}
+    tasks = {
+        name: _Counting() for name in ("sweep", "ping_due", "matchmake", "ratings", "retention")
+    }
     platform = type("P", (), {"settings": settings, "clock": clock})()
     jobs = type("J", (), {"platform": platform, **tasks})()
     redis = Redis.from_url(redis_url)
@@ -352,6 +354,7 @@ async def test_periodic_work_is_kicked_once_per_period_by_many_schedulers(
         "ping_due": 12,
         "matchmake": 2,
         "ratings": 3,
+        "retention": 1,  # hourly by default: the 6 s fall in one period
     }
     won = [w for s in schedulers for w in s.won]
     assert len(won) == len(set(won))

@@ -15,13 +15,14 @@ from palaestra.security import hash_token
 from palaestra.settings import Settings
 from palaestra.store.db import Database, migrate
 from palaestra.store.models import Base
+from palaestra.store.partitions import include_name
 from tests.integration.platform_fixtures import reset_postgres
 
 pytestmark = pytest.mark.asyncio
 
 
 def _differences(connection: Connection) -> list[Any]:
-    context = MigrationContext.configure(connection)
+    context = MigrationContext.configure(connection, opts={"include_name": include_name})
     return list(compare_metadata(context, Base.metadata))
 
 

@@ -232,7 +232,7 @@ async def test_a_task_shows_the_request_as_sent_and_the_reply_to_whom_may_read_i
         assert (await bob.get(f"/tasks/{sync.id}"))[0] == 404
 
         _, page, _ = await alice.get(f"/tasks/{called.id}")
-        assert "Not kept: this task's payload has been archived." in page
+        assert "Not kept here: this task's payload has been archived." in page
         assert "Accepted by the completion callback" in page
         assert "sha256=" + "ab" * 32 in page
         assert "The callback as received" in page

@@ -56,7 +56,14 @@ EXPORTS = {
         "MatchmakingOut",
         "PublishedOut",
     },
-    "palaestra.cli.ratings": {"export", "leaderboard", "matchmaking", "parse_since"},
+    "palaestra.cli.ratings": {
+        "export",
+        "fail",
+        "leaderboard",
+        "matchmaking",
+        "parse_since",
+        "with_platform",
+    },
 }
 
 

@@ -15,6 +15,7 @@ from palaestra.api.run_schemas import (
     RunOut,
     TaskDetailOut,
 )
+from palaestra.engine.history import task_bodies_archive
 from palaestra.engine.quotas import check_run_quota
 from palaestra.engine.runs import service
 from palaestra.engine.runs.stepper import Runs
@@ -74,5 +75,8 @@ async def one(run_id: str, platform: PlatformDep, caller: AnyCaller) -> RunDetai
 async def task(
     run_id: str, task_id: str, platform: PlatformDep, caller: AnyCaller
 ) -> TaskDetailOut:
-    """One task: the payload that was signed and sent, and the output that came back."""
-    return TaskDetailOut.of(await service.get_task(platform, caller, run_id, task_id))
+    """One task: the payload that was signed and sent, and the output that came back (or,
+    once history retention archived them, where they went)."""
+    found = await service.get_task(platform, caller, run_id, task_id)
+    archived = await task_bodies_archive(platform, run_id) if found.payload is None else None
+    return TaskDetailOut.of(found, archived.words if archived else None)

@@ -171,10 +171,20 @@ class TaskDetailOut(TaskOut):
 
     payload: dict[str, Any] | None
     output: dict[str, Any] | None
+    archived: str | None = Field(
+        default=None,
+        description="Set when history retention archived the payload and output (both then "
+        "null): 'archived on <date>, in <file>', the Parquet file under the archive folder",
+    )
 
     @classmethod
-    def of(cls, task: Task) -> TaskDetailOut:
-        return cls(**TaskOut.of(task).model_dump(), payload=task.payload, output=task.output)
+    def of(cls, task: Task, archived: str | None = None) -> TaskDetailOut:
+        return cls(
+            **TaskOut.of(task).model_dump(),
+            payload=task.payload,
+            output=task.output,
+            archived=archived,
+        )
 
 
 class CandidateOut(BaseModel):

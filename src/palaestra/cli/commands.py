@@ -6,6 +6,7 @@ from palaestra.cli import (  # noqa: F401
     agent,
     debug,
     demo,
+    history,
     matches,
     model,
     owners,

@@ -29,21 +29,21 @@ from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
 from palaestra.settings import Settings
 
-__all__ = ["export", "leaderboard", "matchmaking", "parse_since"]
+__all__ = ["export", "fail", "leaderboard", "matchmaking", "parse_since", "with_platform"]
 
 T = TypeVar("T")
 
 
-def _fail(message: str) -> NoReturn:
+def fail(message: str) -> NoReturn:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(2)
 
 
-def _with_platform(work: Callable[[Platform], Awaitable[T]]) -> T:
+def with_platform(work: Callable[[Platform], Awaitable[T]]) -> T:
     try:
         settings = Settings()
     except Exception as exc:  # pydantic's ValidationError, shown without a traceback
-        _fail(f"invalid configuration: {exc}")
+        fail(f"invalid configuration: {exc}")
 
     async def run() -> T:
         platform = await Platform.open(settings)
@@ -55,7 +55,7 @@ def _with_platform(work: Callable[[Platform], Awaitable[T]]) -> T:
     try:
         return asyncio.run(run())
     except PalaestraError as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 def parse_since(text: str) -> float:
@@ -106,7 +106,7 @@ def leaderboard(
             try:
                 chosen = boards.Arena(arena)
             except ValueError:
-                _fail("arena must be cage or edgearena")
+                fail("arena must be cage or edgearena")
             await boards.recompute(platform, chosen)
         # cage: the first `limit` rows of each table are read (the live table pages);
         # edgearena: the whole table, shown `limit` rows per role.
@@ -119,7 +119,7 @@ def leaderboard(
             limit=limit if arena == Arena.CAGE.value else None,
         )
 
-    board = _with_platform(work)
+    board = with_platform(work)
     console = Console()
     if board["arena"] == Arena.EDGEARENA:
         _print_agents(console, board, limit)
@@ -277,12 +277,12 @@ def export(
         try:
             import pyarrow  # noqa: F401
         except ImportError:
-            _fail(ParquetUnavailable().message)
+            fail(ParquetUnavailable().message)
 
     async def work(platform: Platform) -> Any:
         return await export_dataset(platform, out, since=start, fmt=fmt)
 
-    summary = _with_platform(work)
+    summary = with_platform(work)
     typer.echo(
         f"wrote {summary.matches:,} matches and {summary.runs:,} runs to {summary.directory} "
         f"({', '.join(summary.files)})"
@@ -299,14 +299,14 @@ def matchmaking(
 ) -> None:
     """Show, pause or resume the matchmaker (for every server on this database)."""
     if pause and resume:
-        _fail("--pause and --resume exclude each other")
+        fail("--pause and --resume exclude each other")
 
     async def work(platform: Platform) -> matchmaker.MatchmakingState:
         if pause or resume:
             return await matchmaker.set_paused(platform, pause)
         return await matchmaker.matchmaking_state(platform)
 
-    state = _with_platform(work)
+    state = with_platform(work)
     if state.enabled:
         typer.echo("matchmaking: enabled")
     else:

@@ -18,6 +18,8 @@ acknowledging it) or run twice at once only finds that the work is taken:
 - ``matchmake``, ``ratings``: one round of the matchmaker and of the ratings
   worker; the scheduler kicks them once per period across the cluster.
 - ``sweep``: moves on the work dead workers left (:mod:`palaestra.jobs.sweeper`).
+- ``retention``: one pass of history retention (:mod:`palaestra.engine.history`), one
+  runner at a time by its own lease.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from palaestra.engine.cage.desk import TurnDesk
 from palaestra.engine.cage.matches import create_match
 from palaestra.engine.cage.matchmaker import Matchmaker
 from palaestra.engine.cage.referee import Step, play_match
+from palaestra.engine.history.retention import build_retention
 from palaestra.engine.ratings.leaderboard import RatingsWorker
 from palaestra.errors import NotFound
 from palaestra.jobs import sweeper
@@ -87,6 +90,9 @@ class Jobs:
         async def sweep() -> dict[str, int]:
             return await self._sweep()
 
+        async def retention() -> None:
+            await self._counted("retention", build_retention(self.platform).run_once)
+
         async def step_runs() -> int:
             stepped = await self._counted("step_runs", self.runs.step)
             return len(stepped.claimed)
@@ -97,6 +103,7 @@ class Jobs:
         self.matchmake = broker.register_task(matchmake, task_name="palaestra.matchmake")
         self.ratings = broker.register_task(ratings, task_name="palaestra.ratings")
         self.sweep = broker.register_task(sweep, task_name="palaestra.sweep")
+        self.retention = broker.register_task(retention, task_name="palaestra.retention")
         self.step_runs = broker.register_task(step_runs, task_name="palaestra.step_runs")
         #: Markers of kicked jobs, so that a burst of events kicks one job.
         self.flags = flags_for(broker, platform.settings)

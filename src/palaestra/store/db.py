@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import (
 from palaestra.errors import ConfigurationError, StoreClosed
 from palaestra.files import make_private, private_dir
 
+from . import archives  # noqa: F401 (its table joins the models' metadata)
 from .checkpoint import SAFETY_NET_PAGES, Checkpointer
 from .lane import StoreLane
 from .writer import SqliteWriter
@@ -39,6 +40,10 @@ _MIGRATIONS = Path(__file__).parent / "migrations"
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
+    # Lets the retention job give removed history's pages back to the file system; takes
+    # effect in a new database only (an older one switches with one VACUUM: see the
+    # operators' guide, "History retention").
+    cursor.execute("PRAGMA auto_vacuum=INCREMENTAL")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")

@@ -245,7 +245,7 @@ class Task(Base):
     # for the new versions (migration 0007, which also compresses payloads with lz4).
     __table_args__ = (
         Index("ix_tasks_run", "run_id"),
-        # An agent's tasks a page at a time, newest first (migration 0014).
+        # An agent's tasks a page at a time, newest first (migration 0013).
         Index("ix_tasks_agent_created", "agent_id", "created_at", "id"),
         # One task per slot attempt: a step repeated by another stepper opens nothing twice.
         # SCOUT tasks have no candidate, and NULLs are distinct in a unique index: theirs is

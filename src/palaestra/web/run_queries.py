@@ -16,6 +16,7 @@ from typing import Any, Final
 import orjson
 from sqlalchemy import select
 
+from palaestra.engine.history import task_bodies_archive
 from palaestra.engine.runs.reading import RunDetail, read_run, shown_report, task_facts
 from palaestra.engine.runs.service import phase_summary
 from palaestra.platform import Platform
@@ -130,6 +131,9 @@ class RunPage:
     report: dict[str, Any] | None
     task_by_id: dict[str, TaskRow] = field(default_factory=dict)
     sizes: dict[str, Any] = field(default_factory=dict)
+    #: Where history retention put the tasks' payloads and outputs ("archived on <date>,
+    #: in <file>"), once it has; None while they are kept.
+    bodies_archived: str | None = None
 
     @property
     def running(self) -> bool:
@@ -329,6 +333,9 @@ async def run_page(platform: Platform, run_id: str) -> RunPage | None:
             -(c.final_score if c.final_score is not None else c.shortlist_score or 0.0),
         )
     )
+    archived = None
+    if run.finished_at is not None and any(t.payload is None for t in detail.tasks):
+        archived = await task_bodies_archive(platform, run.id)
     return RunPage(
         id=run.id,
         goal=run.goal,
@@ -346,4 +353,5 @@ async def run_page(platform: Platform, run_id: str) -> RunPage | None:
         report=shown_report(run),
         task_by_id={t.id: t for t in rows},
         sizes=dict(config.get("sizes") or {}),
+        bodies_archived=archived.words if archived else None,
     )

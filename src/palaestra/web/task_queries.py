@@ -25,6 +25,7 @@ from sqlalchemy import select
 from yarl import URL
 
 from palaestra.engine.accounts import Caller
+from palaestra.engine.history import ArchivedBodies, archived_bodies
 from palaestra.engine.runs.work import DISPATCH_USER_AGENT
 from palaestra.platform import Platform
 from palaestra.protocol import SIGNATURE_HEADER, TIMESTAMP_HEADER, SignedHeaders, dumps
@@ -125,6 +126,7 @@ class TaskPage:
     body_bytes: int | None  # its size on the wire
     reply: str | None  # the output that came back, pretty-printed; None: none kept
     callback: Callback | None
+    archived: str | None = None  # where retention put the payload and output, if it did
 
 
 def access_to(caller: Caller | None, run: Run, agent: Agent | None, public_runs: bool) -> Access:
@@ -153,6 +155,9 @@ async def task_page(platform: Platform, task_id: str, caller: Caller | None) -> 
             .order_by(CompletionReceipt.received_at)
             .limit(1)
         )
+        archive = None
+        if run is not None and (task.payload is None or task.output is None):
+            archive = await archived_bodies(session, run.finished_at)
     if run is None:
         return None
     access = access_to(caller, run, agent, platform.settings.public_runs)
@@ -181,6 +186,9 @@ async def task_page(platform: Platform, task_id: str, caller: Caller | None) -> 
         body_bytes=len(dumps(payload)) if payload is not None else None,
         reply=_pretty(task.output) if isinstance(task.output, dict) else None,
         callback=None if receipt is None else Callback(receipt.received_at, receipt.signature),
+        archived=None
+        if archive is None
+        else ArchivedBodies(archive.archived_at, archive.file).words,
     )
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from palaestra.engine.export.records import JSON_TEXT_FIELDS
+from palaestra.engine.export.records import ARCHIVE_JSON_TEXT_FIELDS, JSON_TEXT_FIELDS
 from palaestra.files import private_writer
 
 __all__ = ["SCHEMAS", "ParquetWriter"]
@@ -143,7 +143,32 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("tasks", pa.list_(_TASK)),
         ]
     ),
+    # The retention job's archives (``palaestra.engine.history``): rows as they were.
+    "agent_events": pa.schema(
+        [
+            ("schema_version", _TEXT),
+            ("event_id", _INT),
+            ("agent_id", _TEXT),
+            ("at", _FLOAT),
+            ("kind", _TEXT),
+            ("outcome", _TEXT),
+            ("latency_ms", _FLOAT),
+            ("reason", _TEXT),
+            ("detail", _TEXT),
+        ]
+    ),
+    "task_bodies": pa.schema(
+        [
+            ("schema_version", _TEXT),
+            ("run_id", _TEXT),
+            ("run_finished_at", _FLOAT),
+            *((f.name, f.type) for f in _TASK),
+        ]
+    ),
 }
+
+
+_TEXT_FIELDS = {**JSON_TEXT_FIELDS, **ARCHIVE_JSON_TEXT_FIELDS}
 
 
 def _json_text(value: Any) -> str | None:
@@ -164,9 +189,10 @@ def _as_text(record: dict[str, Any], path: str) -> None:
 class ParquetWriter:
     """One row group per page of records: a RecordWriter for Parquet."""
 
-    def __init__(self, directory: Path, name: str) -> None:
+    def __init__(self, directory: Path, name: str, *, file_name: str | None = None) -> None:
+        """Write ``directory``/``file_name`` (default ``<name>.parquet``) in schema ``name``."""
         self.name = name
-        self.path = directory / f"{name}.parquet"
+        self.path = directory / (file_name or f"{name}.parquet")
         self.count = 0
         self.schema = SCHEMAS[name]
         self._file = private_writer(self.path)
@@ -175,7 +201,7 @@ class ParquetWriter:
     def write(self, records: Sequence[dict[str, Any]]) -> None:
         rows = [dict(r) for r in records]
         for row in rows:
-            for path in JSON_TEXT_FIELDS[self.name]:
+            for path in _TEXT_FIELDS[self.name]:
                 _as_text(row, path)
         self._writer.write_table(pa.Table.from_pylist(rows, schema=self.schema))
         self.count += len(rows)

@@ -19,12 +19,14 @@ from palaestra.rules.producers import counts_for_ratings
 from palaestra.store.models import Agent, Candidate, Match, RatedMatch, Run, Task, Turn
 
 __all__ = [
+    "ARCHIVE_JSON_TEXT_FIELDS",
     "CREDENTIAL_KEYS",
     "JSON_TEXT_FIELDS",
     "SCHEMA_VERSION",
     "match_records",
     "run_records",
     "scrub",
+    "task_record",
 ]
 
 SCHEMA_VERSION: Final = "1.0"
@@ -57,6 +59,11 @@ JSON_TEXT_FIELDS: Final = {
         "tasks[].payload",
         "tasks[].output",
     ),
+}
+#: The same for the retention job's archive files, in the dataset's format.
+ARCHIVE_JSON_TEXT_FIELDS: Final = {
+    "agent_events": ("detail",),
+    "task_bodies": ("payload", "output"),
 }
 _PAGE: Final = 200
 
@@ -304,30 +311,36 @@ def _run_record(
             for c in candidates
         ],
         "tasks": [
-            {
-                "task_id": t.id,
-                "candidate_id": t.candidate_id,
-                "phase": t.phase,
-                "slot": t.slot,
-                "attempt": t.attempt,
-                "agent_id": t.agent_id,
-                "agent_role": agents.get(t.agent_id, (None, None))[1] if t.agent_id else None,
-                "executor": t.executor,
-                "status": t.status,
-                "via": t.via,
-                "dispatched_at": t.dispatched_at,
-                "deadline_at": t.deadline_at,
-                "completed_at": t.completed_at,
-                "latency_ms": t.latency_ms,
-                "prompt_tokens": t.prompt_tokens,
-                "completion_tokens": t.completion_tokens,
-                "model_id": t.model_id,
-                "producer": t.producer,
-                "reason": t.reason,
-                "contribution": t.contribution,
-                "payload": scrub(t.payload),
-                "output": scrub(t.output),
-            }
+            task_record(t, agents.get(t.agent_id, (None, None))[1] if t.agent_id else None)
+            | {"payload": scrub(t.payload), "output": scrub(t.output)}
             for t in tasks
         ],
+    }
+
+
+def task_record(task: Task, agent_role: str | None) -> dict[str, Any]:
+    """A task as the dataset records it, its payload and output as they are (unscrubbed)."""
+    return {
+        "task_id": task.id,
+        "candidate_id": task.candidate_id,
+        "phase": task.phase,
+        "slot": task.slot,
+        "attempt": task.attempt,
+        "agent_id": task.agent_id,
+        "agent_role": agent_role,
+        "executor": task.executor,
+        "status": task.status,
+        "via": task.via,
+        "dispatched_at": task.dispatched_at,
+        "deadline_at": task.deadline_at,
+        "completed_at": task.completed_at,
+        "latency_ms": task.latency_ms,
+        "prompt_tokens": task.prompt_tokens,
+        "completion_tokens": task.completion_tokens,
+        "model_id": task.model_id,
+        "producer": task.producer,
+        "reason": task.reason,
+        "contribution": task.contribution,
+        "payload": task.payload,
+        "output": task.output,
     }

@@ -7,16 +7,16 @@ after it. It replaces ``ix_tasks_agent``, whose column it leads with (the foreig
 ``ON DELETE SET NULL`` still finds an agent's tasks by it). Neither ``created_at`` nor ``id``
 changes when a task is sent, ends or is settled, so updates stay in place (0007).
 
-Revision ID: 0014
-Revises: 0011
+Revision ID: 0013
+Revises: 0012
 """
 
 from __future__ import annotations
 
 from alembic import op
 
-revision = "0014"
-down_revision = "0011"
+revision = "0013"
+down_revision = "0012"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,26 @@
+"""History that stays bounded: raw events and tasks' bodies archived to Parquet, then removed.
+
+- ``retention``: the job (:class:`Retention`), one pass at a time;
+- ``events``, ``bodies``: its two kinds of history;
+- ``archive``: the Parquet files, in the dataset's format;
+- ``lease``: one runner at a time;
+- ``status``: what is kept, what is archived, and when (``palaestra retention``).
+"""
+
+from __future__ import annotations
+
+from palaestra.engine.history.archive import read_archive
+from palaestra.engine.history.bodies import ArchivedBodies, archived_bodies, task_bodies_archive
+from palaestra.engine.history.passes import PassReport
+from palaestra.engine.history.retention import Retention, RolledUpUntil, no_roll_up_limit
+
+__all__ = [
+    "ArchivedBodies",
+    "PassReport",
+    "Retention",
+    "RolledUpUntil",
+    "archived_bodies",
+    "no_roll_up_limit",
+    "read_archive",
+    "task_bodies_archive",
+]
