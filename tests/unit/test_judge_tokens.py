@@ -7,9 +7,10 @@ import base64
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from palaestra.rules import judge_bytes
 from palaestra.rules import judge_decoders as dec
 from palaestra.rules.judge_decoders import printable_runs
-from palaestra.rules.judge_tokens import MANY_TOKENS, decoded_many
+from palaestra.rules.judge_tokens import MANY_TOKENS, decoded_many, unicode_candidates
 
 #: Each decoding's tokens as its view finds them: how it drops, its block, its decoder of
 #: many pieces and its sign.
@@ -71,3 +72,39 @@ def test_tokens_cut_at_once_show_what_each_cut_alone_shows(
     spec = dec._SPECS[decode]
     raw = decoded_many(tokens, spec, lambda token: dec._pieces(token, drop, block, signed))
     assert (printable_runs(raw) if raw is not None else None) == expected
+
+
+_TEXT = st.text(
+    st.characters(min_codepoint=0x20, max_codepoint=0x7E)
+    | st.characters(min_codepoint=0xA0, max_codepoint=0x4FF)
+    | st.characters(min_codepoint=0xFF01, max_codepoint=0xFF5E),
+    min_size=4,
+    max_size=24,
+)
+_FORMS = ["utf-8", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    blobs=st.lists(
+        st.binary(min_size=1, max_size=40)
+        | st.tuples(st.binary(max_size=3), _TEXT, st.sampled_from(_FORMS)).map(
+            lambda t: t[0] + t[1].encode(t[2])
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    cuts=st.lists(st.integers(0, 3), min_size=1, max_size=5),
+)
+def test_a_piece_left_out_of_the_unicode_readings_has_none(
+    blobs: list[bytes], cuts: list[int]
+) -> None:
+    pieces = [
+        base64.urlsafe_b64encode(blob).decode().rstrip("=")[cuts[i % len(cuts)] :]
+        for i, blob in enumerate(blobs)
+    ]
+    pieces = [piece for piece in pieces if piece]
+    for piece, candidate in zip(pieces, unicode_candidates(pieces), strict=True):
+        if not candidate:
+            raw = judge_bytes._b64_bytes(piece.translate(judge_bytes._URLSAFE))
+            assert judge_bytes._unicode_readings(raw) == []

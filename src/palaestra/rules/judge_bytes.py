@@ -17,12 +17,14 @@ import binascii
 import contextlib
 import re
 from collections.abc import Callable
+from itertools import compress
 from typing import Final
 
 import numpy as np
 
 from palaestra.rules.judge_alphabets import base2048, ecoji, uuencode
 from palaestra.rules.judge_decoders import char_classes, long_words
+from palaestra.rules.judge_tokens import unicode_candidates
 
 __all__ = ["VIEWS", "base64_unicode", "hex_unicode", "words_decoded"]
 
@@ -94,20 +96,27 @@ def base64_unicode(text: str) -> str | None:
     words = b"s".join(w for w in long_words(text, 10) if len(w) >= 12)
     if not any(sign in words for sign in _B64_SIGNS):
         return None
-    runs: list[str] = []
+    pieces: list[str] = []
     for token in dict.fromkeys(_B64_TOKEN.findall(text)):
         chars = token.translate(_URLSAFE)
-        if not any(sign in _word_classes(chars) for sign in _B64_SIGNS):
+        if any(sign in _word_classes(chars) for sign in _B64_SIGNS):
+            # A whole token decodes from its start; from a later offset only when its
+            # length says something may be glued before it.
+            pieces += (chars[offset:] for offset in range(1 if len(chars) % 4 == 0 else 4))
+    if len(pieces) > _FEW_PIECES:  # only those that may read as Unicode text
+        pieces = list(compress(pieces, unicode_candidates(pieces)))
+    runs: list[str] = []
+    for piece in pieces:
+        try:
+            raw = _b64_bytes(piece)
+        except binascii.Error:
             continue
-        # A whole token decodes from its start; from a later offset only when its length
-        # says something may be glued before it.
-        for offset in range(1 if len(chars) % 4 == 0 else 4):
-            try:
-                raw = _b64_bytes(chars[offset:])
-            except binascii.Error:
-                continue
-            runs += _unicode_readings(raw)
+        runs += _unicode_readings(raw)
     return "\n".join(dict.fromkeys(runs)) if runs else None
+
+
+#: Past this many pieces, those that cannot read as Unicode text are found at once.
+_FEW_PIECES: Final = 64
 
 
 #: Hex digits in pairs or code units, separators (or a ``0x``) between them allowed; a digit
