@@ -167,7 +167,8 @@ def _decoded_tokens(
     decoding is gathered first and decoded at once (``decode``), then searched for runs in
     one pass (a call per token and offset cost more than the decoding itself)."""
     # A token said again is cut into the same pieces: each distinct one is cut once (a
-    # reply of one short token repeated holds tens of thousands).
+    # reply of one short token repeated holds tens of thousands); many distinct ones are
+    # cut at once.
     cut: dict[str, list[str]] = {}
 
     def cut_one(group: str) -> list[str]:
@@ -177,7 +178,7 @@ def _decoded_tokens(
         return known
 
     tokens = list(tokens)
-    if len(tokens) >= MANY_TOKENS:
+    if len(tokens) >= MANY_TOKENS and len(set(tokens)) >= MANY_TOKENS:
         raw = decoded_many(tokens, _SPECS[decode], cut_one)
         return printable_runs(raw) if raw is not None else None
     pieces = [piece for group in tokens for piece in cut_one(group)]

@@ -116,6 +116,10 @@ def decoded_many(
         quick &= ~(opens | closes)
     if not joined.isascii():
         quick &= np.fromiter((t.isascii() for t in tokens), bool, count)
+    if np.count_nonzero(quick) < MANY_TOKENS:
+        # Tokens of words joined across their spaces (prose, source code, JSON): the
+        # passes over all of them would cost more than cutting the few one by one.
+        return _one_by_one(tokens, range(count), spec, cut_one)
     kept = np.ones(256, bool)
     kept[list(spec.deleted)] = False
     keep = kept[chars]
