@@ -17,12 +17,14 @@ import binascii
 import contextlib
 import re
 from collections.abc import Callable
+from itertools import compress
 from typing import Final
 
 import numpy as np
 
 from palaestra.rules.judge_alphabets import base2048, ecoji, uuencode
 from palaestra.rules.judge_decoders import char_classes, long_words
+from palaestra.rules.judge_tokens import unicode_candidates
 
 __all__ = ["VIEWS", "base64_unicode", "hex_unicode", "words_decoded"]
 
@@ -94,20 +96,27 @@ def base64_unicode(text: str) -> str | None:
     words = b"s".join(w for w in long_words(text, 10) if len(w) >= 12)
     if not any(sign in words for sign in _B64_SIGNS):
         return None
-    runs: list[str] = []
+    pieces: list[str] = []
     for token in dict.fromkeys(_B64_TOKEN.findall(text)):
         chars = token.translate(_URLSAFE)
-        if not any(sign in _word_classes(chars) for sign in _B64_SIGNS):
+        if any(sign in _word_classes(chars) for sign in _B64_SIGNS):
+            # A whole token decodes from its start; from a later offset only when its
+            # length says something may be glued before it.
+            pieces += (chars[offset:] for offset in range(1 if len(chars) % 4 == 0 else 4))
+    if len(pieces) > _FEW_PIECES:  # only those that may read as Unicode text
+        pieces = list(compress(pieces, unicode_candidates(pieces)))
+    runs: list[str] = []
+    for piece in pieces:
+        try:
+            raw = _b64_bytes(piece)
+        except binascii.Error:
             continue
-        # A whole token decodes from its start; from a later offset only when its length
-        # says something may be glued before it.
-        for offset in range(1 if len(chars) % 4 == 0 else 4):
-            try:
-                raw = _b64_bytes(chars[offset:])
-            except binascii.Error:
-                continue
-            runs += _unicode_readings(raw)
+        runs += _unicode_readings(raw)
     return "\n".join(dict.fromkeys(runs)) if runs else None
+
+
+#: Past this many pieces, those that cannot read as Unicode text are found at once.
+_FEW_PIECES: Final = 64
 
 
 #: Hex digits in pairs or code units, separators (or a ``0x``) between them allowed; a digit
@@ -120,6 +129,31 @@ _HEX_TOKEN: Final = re.compile(
     r"(?:(?:[\s:,.\-]+(?:0[xX]|\\[xX])?|0[xX]|\\[xX])[0-9A-Fa-f]{2,})*"
 )
 _NOT_HEX: Final = re.compile(r"0[xX]|\\[xX]|[^0-9A-Fa-f]")
+#: Every character :data:`_HEX_TOKEN` may hold, in one class: a token lies inside a run of
+#: them, and only a run with eight hex digits may hold one that is read (the token's
+#: pattern, tried at every character of random base 64, cost 20 ms at 256 KiB).
+_HEX_WIDE: Final = re.compile(r"[0-9A-Fa-fxX\\\s:,.\-]{8,}")
+#: The bytes of UTF-8 that are not hex digits.
+_NOT_HEX_BYTES: Final = bytes(b for b in range(256) if chr(b) not in "0123456789abcdefABCDEF")
+
+
+def _hex_tokens(text: str) -> list[str]:
+    """What :data:`_HEX_TOKEN` finds in ``text``, in the runs of :data:`_HEX_WIDE` that hold
+    eight hex digits."""
+    tokens: list[str] = []
+    for run in _HEX_WIDE.findall(text):
+        if len(run.encode().translate(None, _NOT_HEX_BYTES)) >= 8:
+            tokens += _HEX_TOKEN.findall(run)
+    return tokens
+
+
+def _hex_digits(token: str) -> str:
+    """``_NOT_HEX.sub("", token)``: without an ``x``, one bytes translation."""
+    if "x" in token or "X" in token:
+        return _NOT_HEX.sub("", token)
+    return token.encode().translate(None, _NOT_HEX_BYTES).decode()
+
+
 #: Code points written one by one: ``U+0051`` (``\u0051`` is the escapes view's).
 _CODE_POINT: Final = re.compile(r"[Uu]\+([0-9A-Fa-f]{4,6})")
 
@@ -141,18 +175,19 @@ def hex_unicode(text: str) -> str | None:
         or b"ddsddsdd" in char_classes(text)
         or bool(_CODE_UNITS.search(text))
     )
-    if not signed and "+" not in text:
+    points = "U+" in text or "u+" in text
+    if not signed and not points:
         return None
     runs: list[str] = []
-    for token in dict.fromkeys(_HEX_TOKEN.findall(text) if signed else ()):
-        chars = _NOT_HEX.sub("", token)
+    for token in dict.fromkeys(_hex_tokens(text) if signed else ()):
+        chars = _hex_digits(token)
         if len(chars) < 8:
             continue
         # From the second digit too only when a stray one may be glued before the bytes.
         for offset in range(1 + len(chars) % 2):
             digits = chars[offset:]
             runs += _unicode_readings(bytes.fromhex(digits[: len(digits) - len(digits) % 2]))
-    if "+" in text:
+    if points:
         runs += _code_points(text)
     return "\n".join(dict.fromkeys(runs)) if runs else None
 
@@ -162,6 +197,14 @@ _HEX_WORD: Final = re.compile(r"(?:[0-9a-f]{2}){3,}|(?:[0-9A-F]{2}){3,}")
 _PRINTABLE: Final = re.compile(rb"[\x20-\x7e]+")
 #: A word decoded alone must read as at least this many printable characters.
 _MIN_WORD: Final = 4
+
+
+#: The characters of hex and of base 32 words; the first character of each block of four
+#: of base 64 of printable text (the top six bits of a byte from 0x20 to 0x7e): a word
+#: with none of these readings is not read (:func:`_may_read`).
+_HEX_CHARS: Final = "0123456789abcdefABCDEF"
+_B32_CHARS: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz234567="
+_B64_FIRST: Final = "IJKLMNOPQRSTUVWXYZabcdef"
 
 
 def _word_reading(word: str) -> str | None:
@@ -260,11 +303,43 @@ def _signed_words(text: str) -> list[str]:
     inside = np.frombuffer(classes, np.uint8) != 32
     edges = np.diff(np.concatenate(([False], inside, [False])).astype(np.int8))
     starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-    which = np.unique(np.searchsorted(starts, places, "right") - 1)
+    # The runs that hold a sign, in order (a mark per run: np.unique hashed them, slowly).
+    which = np.zeros(len(starts), bool)
+    which[np.searchsorted(starts, places, "right") - 1] = True
     starts, ends = starts[which], ends[which]
     length = ends - starts
     keep = (length >= _WORD_MIN) & (length <= _WORD_MAX)
-    return [text[a:b] for a, b in zip(starts[keep].tolist(), ends[keep].tolist(), strict=True)]
+    starts, length = starts[keep], length[keep]
+    readable = _may_read(np.frombuffer(text.encode("ascii", "replace"), np.uint8), starts, length)
+    starts, ends = starts[readable], starts[readable] + length[readable]
+    return [text[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+
+
+def _table(chars: str) -> np.ndarray:
+    table = np.zeros(256, bool)
+    table[list(chars.encode())] = True
+    return table
+
+
+_IS_HEX, _IS_B32, _IS_B64_FIRST = map(_table, (_HEX_CHARS, _B32_CHARS, _B64_FIRST))
+
+
+def _may_read(codes: np.ndarray, starts: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """Whether each word (``length`` bytes of ``codes`` from ``starts``) may have a reading
+    in :func:`_word_reading`: all hex or base 32 characters, a padding mark, or each block
+    of four starting as base 64 of printable text does; all words at once, where a call
+    per word of random base 85 cost 80 ms."""
+    if not len(starts):
+        return np.zeros(0, bool)
+    first = np.cumsum(length) - length
+    relative = np.arange(int(length.sum())) - np.repeat(first, length)
+    chars = codes[np.repeat(starts, length) + relative]
+    hex_ = np.add.reduceat(~_IS_HEX[chars], first) == 0
+    b32 = np.add.reduceat(~_IS_B32[chars], first) == 0
+    padded = np.add.reduceat(chars == ord("="), first) > 0
+    b64 = np.add.reduceat(~_IS_B64_FIRST[chars] & (relative % 4 == 0), first) == 0
+    readable: np.ndarray = hex_ | b32 | padded | b64
+    return readable
 
 
 def words_decoded(text: str) -> str | None:

@@ -19,6 +19,7 @@ from typing import Final
 import numpy as np
 
 from palaestra.rules.judge_digits import a85_many, b32_many, b64_many, hex_many, rfc1924_many
+from palaestra.rules.judge_tokens import MANY_TOKENS, Spec, decoded_many
 
 __all__ = [
     "ascii85",
@@ -165,15 +166,22 @@ def _decoded_tokens(
     """The printable runs of each token decoded from every offset within one block: every
     decoding is gathered first and decoded at once (``decode``), then searched for runs in
     one pass (a call per token and offset cost more than the decoding itself)."""
-    pieces: list[str] = []
     # A token said again is cut into the same pieces: each distinct one is cut once (a
-    # reply of one short token repeated holds tens of thousands).
+    # reply of one short token repeated holds tens of thousands); many distinct ones are
+    # cut at once.
     cut: dict[str, list[str]] = {}
-    for group in tokens:
+
+    def cut_one(group: str) -> list[str]:
         known = cut.get(group)
         if known is None:
             known = cut[group] = _pieces(group, drop, block, signed)
-        pieces += known
+        return known
+
+    tokens = list(tokens)
+    if len(tokens) >= MANY_TOKENS and len(set(tokens)) >= MANY_TOKENS:
+        raw = decoded_many(tokens, _SPECS[decode], cut_one)
+        return printable_runs(raw) if raw is not None else None
+    pieces = [piece for group in tokens for piece in cut_one(group)]
     return printable_runs(decode(pieces)) if pieces else None
 
 
@@ -295,6 +303,16 @@ _DELETED: Final = {
     _NOT_B32: _deleted_bytes(_NOT_B32.pattern),
     _HEX_SKIP: _deleted_bytes(r"[^0-9A-Fa-f]"),
     _SPACE: _deleted_bytes(r"\s"),
+}
+
+
+#: How each decoding's tokens are cut many at once (:mod:`palaestra.rules.judge_tokens`).
+_SPECS: Final[dict[Callable[[list[str]], bytes], Spec]] = {
+    b64_many: Spec(b64_many, _DELETED[_NOT_B64], _CLASSES, _SIGNS["base64"]),
+    b32_many: Spec(b32_many, _DELETED[_NOT_B32], _CLASSES, _SIGNS["base32"]),
+    hex_many: Spec(hex_many, _DELETED[_HEX_SKIP], _CLASSES, _SIGNS["hex"], apart=b"xX"),
+    a85_many: Spec(a85_many, _DELETED[_SPACE], _CLASSES, None, marked=True),
+    rfc1924_many: Spec(rfc1924_many, _DELETED[_SPACE], _CLASSES, None, marked=True),
 }
 
 

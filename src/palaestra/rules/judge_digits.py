@@ -15,11 +15,13 @@ from typing import Final
 import numpy as np
 
 __all__ = [
+    "GROUPS",
     "a85_many",
     "b32_many",
     "b64_many",
     "groups_few",
     "groups_many",
+    "groups_spans",
     "hex_many",
     "rfc1924_many",
 ]
@@ -135,13 +137,31 @@ def groups_many(pieces: list[str], digits: bytes, base: int, block: int, size: i
     followed by a block of zeros; a short last block is padded (base 85 with its highest
     digit, as the standard library does; other bases with zero bits), and the bytes that
     padding makes are zeroed."""
-    count = len(pieces)
-    lengths = np.fromiter(map(len, pieces), dtype=np.int32, count=count)
-    groups = (lengths + (block - 1)) // block
-    first_group = np.cumsum(groups + 1, dtype=np.int32) - (groups + 1)
+    lengths = np.fromiter(map(len, pieces), dtype=np.int32, count=len(pieces))
     source = np.frombuffer(
         "".join(pieces).encode("ascii", "replace").translate(digits), dtype=np.uint8
     )
+    return _groups(source, lengths, base, block, size)
+
+
+def groups_spans(
+    source: np.ndarray, starts: np.ndarray, lengths: np.ndarray, base: int, block: int, size: int
+) -> bytes:
+    """:func:`groups_many` of pieces given as spans of ``source`` (digits already read
+    through their table): piece ``k`` is ``source[starts[k] : starts[k] + lengths[k]]``.
+    A token's pieces from every offset are spans of its one copy, not strings apart."""
+    lengths = lengths.astype(np.int32)
+    ends = np.cumsum(lengths, dtype=np.int32)
+    gather = np.repeat(starts.astype(np.int32) - (ends - lengths), lengths)
+    gather += np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int32)
+    return _groups(source[gather], lengths, base, block, size)
+
+
+def _groups(source: np.ndarray, lengths: np.ndarray, base: int, block: int, size: int) -> bytes:
+    """The pieces of :func:`groups_many`, their digits one after another in ``source``."""
+    count = len(lengths)
+    groups = (lengths + (block - 1)) // block
+    first_group = np.cumsum(groups + 1, dtype=np.int32) - (groups + 1)
     # Each character's place: its own, moved by how far its piece's first block is.
     shift = np.repeat(block * first_group - (np.cumsum(lengths, dtype=np.int32) - lengths), lengths)
     shift += np.arange(len(source), dtype=np.int32)
@@ -257,3 +277,14 @@ def a85_many(pieces: list[str]) -> bytes:
 def rfc1924_many(pieces: list[str]) -> bytes:
     decode = groups_few if len(pieces) <= _FEW_PIECES else groups_many
     return decode(pieces, _RFC1924_DIGITS, 85, 5, 4)
+
+
+#: Each decoder of many pieces by its digits: their table, base, block and bytes a block
+#: makes (:func:`groups_spans` reads pieces given as spans with them).
+GROUPS: Final[dict[Callable[[list[str]], bytes], tuple[bytes, int, int, int]]] = {
+    b64_many: (_B64_DIGITS, 64, 4, 3),
+    b32_many: (_B32_TABLE, 32, 8, 5),
+    hex_many: (_HEX_TABLE, 16, 2, 1),
+    a85_many: (_A85_DIGITS, 85, 5, 4),
+    rfc1924_many: (_RFC1924_DIGITS, 85, 5, 4),
+}

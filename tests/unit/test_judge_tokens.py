@@ -1,0 +1,110 @@
+"""Many tokens cut at once (numpy) show what each token cut alone shows."""
+
+from __future__ import annotations
+
+import base64
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from palaestra.rules import judge_bytes
+from palaestra.rules import judge_decoders as dec
+from palaestra.rules.judge_decoders import printable_runs
+from palaestra.rules.judge_tokens import MANY_TOKENS, decoded_many, unicode_candidates
+
+#: Each decoding's tokens as its view finds them: how it drops, its block, its decoder of
+#: many pieces and its sign.
+_CUTS = {
+    "base64": (dec._NOT_B64, 4, dec.b64_many, dec._TOKEN_SIGNED["base64"]),
+    "base32": (dec._NOT_B32, 8, dec.b32_many, dec._TOKEN_SIGNED["base32"]),
+    "hex": (dec._HEX_SKIP, 2, dec.hex_many, dec._TOKEN_SIGNED["hex"]),
+    "ascii85": (dec._SPACE, 5, dec.a85_many, dec._base85_token),
+    "base85": (dec._SPACE, 5, dec.rfc1924_many, dec._base85_token),
+}
+_ENCODE = {
+    "base64": lambda raw: base64.b64encode(raw).decode(),
+    "base32": lambda raw: base64.b32encode(raw).decode().rstrip("="),
+    "hex": lambda raw: raw.hex(),
+    "ascii85": lambda raw: base64.a85encode(raw).decode(),
+    "base85": lambda raw: base64.b85encode(raw).decode(),
+}
+#: Characters of every alphabet, and the separators and markers the cuts drop or keep.
+_PRINTABLE = st.characters(min_codepoint=0x20, max_codepoint=0x7E)
+_NOISE = "aZq09+/_-xX~<>!uv{}`'\", \t\n\\\u00ad\u200b\u00e9"
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    name=st.sampled_from(sorted(_CUTS)),
+    texts=st.lists(
+        st.binary(min_size=4, max_size=40) | st.text(_PRINTABLE, min_size=4).map(str.encode),
+        min_size=MANY_TOKENS,
+        max_size=60,
+    ),
+    cuts=st.lists(st.integers(0, 9), min_size=1, max_size=8),
+    noise=st.lists(st.text(_NOISE, max_size=24), max_size=20),
+    marks=st.lists(st.tuples(st.integers(0, 59), st.sampled_from(_NOISE)), max_size=30),
+)
+def test_tokens_cut_at_once_show_what_each_cut_alone_shows(
+    name: str,
+    texts: list[bytes],
+    cuts: list[int],
+    noise: list[str],
+    marks: list[tuple[int, str]],
+) -> None:
+    drop, block, decode, signed = _CUTS[name]
+    tokens = [_ENCODE[name](b"QUILL 4821 " + raw) for raw in texts]
+    tokens = [token[cuts[i % len(cuts)] :] for i, token in enumerate(tokens)]
+    for at, mark in marks:  # a separator, a marker or a character of another alphabet inside
+        token = tokens[at % len(tokens)]
+        middle = len(token) // 2
+        tokens[at % len(tokens)] = token[:middle] + mark + token[middle:]
+    tokens += noise
+    tokens += [
+        "<~" + tokens[0] + "~>",
+        tokens[1] + " gb",
+        tokens[2],
+        "0x" + tokens[3],
+        tokens[4] + "~>",
+    ]
+    pieces = [p for token in tokens for p in dec._pieces(token, drop, block, signed)]
+    expected = printable_runs(decode(pieces)) if pieces else None
+    spec = dec._SPECS[decode]
+    raw = decoded_many(tokens, spec, lambda token: dec._pieces(token, drop, block, signed))
+    assert (printable_runs(raw) if raw is not None else None) == expected
+
+
+_TEXT = st.text(
+    st.characters(min_codepoint=0x20, max_codepoint=0x7E)
+    | st.characters(min_codepoint=0xA0, max_codepoint=0x4FF)
+    | st.characters(min_codepoint=0xFF01, max_codepoint=0xFF5E),
+    min_size=4,
+    max_size=24,
+)
+_FORMS = ["utf-8", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    blobs=st.lists(
+        st.binary(min_size=1, max_size=40)
+        | st.tuples(st.binary(max_size=3), _TEXT, st.sampled_from(_FORMS)).map(
+            lambda t: t[0] + t[1].encode(t[2])
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    cuts=st.lists(st.integers(0, 3), min_size=1, max_size=5),
+)
+def test_a_piece_left_out_of_the_unicode_readings_has_none(
+    blobs: list[bytes], cuts: list[int]
+) -> None:
+    pieces = [
+        base64.urlsafe_b64encode(blob).decode().rstrip("=")[cuts[i % len(cuts)] :]
+        for i, blob in enumerate(blobs)
+    ]
+    pieces = [piece for piece in pieces if piece]
+    for piece, candidate in zip(pieces, unicode_candidates(pieces), strict=True):
+        if not candidate:
+            raw = judge_bytes._b64_bytes(piece.translate(judge_bytes._URLSAFE))
+            assert judge_bytes._unicode_readings(raw) == []
