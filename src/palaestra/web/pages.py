@@ -1,7 +1,9 @@
 """The public, read-only pages: overview, agents, an agent, a fighter, runs, matches, leaderboard.
 
 A run's and a match's page poll themselves with htmx while they are under
-way: the same URL asked with ``HX-Request`` answers only the live part.
+way: the same URL asked with ``HX-Request`` answers only the live part. The
+overview, the lists and the leaderboard poll with their tag and are answered
+``304`` until what they show changes (:mod:`.live`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from palaestra.engine.quotas import quota_use
 from palaestra.http.deps import PlatformDep
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
+from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
 from palaestra.rules.ratings import MU, SIGMA
+from palaestra.rules.runflow import RunStatus
 from palaestra.web import (
     board_queries,
     fighter_queries,
@@ -28,6 +32,8 @@ from palaestra.web import (
 from palaestra.web.charts import LatencyPoint, latency_chart, status_spans, status_strip
 from palaestra.web.failure_queries import failure_split
 from palaestra.web.forms import FormText, owner_view
+from palaestra.web.live import Topic, live_for, show
+from palaestra.web.queries import MatchRow
 from palaestra.web.reasons import Audience, audience_for
 from palaestra.web.rendering import render
 from palaestra.web.session import current
@@ -39,13 +45,16 @@ router = APIRouter(include_in_schema=False)
 
 @router.get("/")
 async def overview(request: Request, platform: PlatformDep) -> Response:
+    live = await live_for(request, (Topic.RUNS, Topic.MATCHES, Topic.AGENTS, Topic.EVENTS))
+    if live.unchanged:
+        return live.not_modified()
     view = await queries.overview(platform)
     if not platform.settings.public_runs:
         view = replace(view, runs=[])  # the count stays; the goals do not
     signed = current(request)
     owner_id = signed.caller.owner_id if signed else None
     mine = [] if owner_id is None else await list_queries.recent_runs_of(platform, owner_id)
-    return render(request, "overview.html", view=view, mine=mine)
+    return show(request, live, "overview.html", view=view, mine=mine)
 
 
 @router.get("/agents")
@@ -56,8 +65,12 @@ async def agents(
     fighters_cursor: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
     """Agents and fighters, newest first, each list a page at a time."""
-    return render(
+    live = await live_for(request, (Topic.AGENTS,))
+    if live.unchanged:
+        return live.not_modified()
+    return show(
         request,
+        live,
         "agents.html",
         agents=await list_queries.agents_page(platform, Arena.EDGEARENA, cursor),
         fighters=await list_queries.agents_page(platform, Arena.CAGE, fighters_cursor),
@@ -157,6 +170,9 @@ async def fighter(
     cursor: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
     """A fighter, its live ratings and record, and its matches a page at a time."""
+    live = await live_for(request, (Topic.MATCHES, Topic.RATINGS, Topic.AGENTS))
+    if live.unchanged:
+        return live.not_modified()
     page = await fighter_queries.fighter_page(platform, fighter_id, cursor)
     if page is None:
         return not_found(request, "No such fighter.")
@@ -168,9 +184,11 @@ async def fighter(
     if own:
         mine = []  # its own fighter: the owner plays it against another's
     quotas = await quota_use(platform, owner_id) if mine and owner_id else []
-    return render(
+    return show(
         request,
+        live,
         "fighter.html",
+        poll=cursor is None or _any_open(page.matches.items),
         page=page,
         ratings=ratings,
         start=(MU, SIGMA),
@@ -193,8 +211,12 @@ async def runs(
         if signed is None:
             return private_runs(request)
         owner_id = signed.caller.owner_id  # None for the admin
+    live = await live_for(request, (Topic.RUNS,))
+    if live.unchanged:
+        return live.not_modified()
     page = await list_queries.runs_page(platform, cursor, owner_id=owner_id)
-    return render(request, "runs.html", runs=page.items, page=page, cursor=cursor)
+    poll = cursor is None or any(run.status == RunStatus.RUNNING for run in page.items)
+    return show(request, live, "runs.html", poll=poll, runs=page.items, page=page, cursor=cursor)
 
 
 @router.get("/runs/{run_id}")
@@ -220,8 +242,14 @@ async def matches(
     platform: PlatformDep,
     cursor: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
+    live = await live_for(request, (Topic.MATCHES,))
+    if live.unchanged:
+        return live.not_modified()
     page = await list_queries.matches_page(platform, cursor)
-    return render(request, "matches.html", matches=page.items, page=page, cursor=cursor)
+    poll = cursor is None or _any_open(page.items)
+    return show(
+        request, live, "matches.html", poll=poll, matches=page.items, page=page, cursor=cursor
+    )
 
 
 @router.get("/matches/{match_id}")
@@ -247,6 +275,9 @@ async def leaderboard(
     edge_cursor: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
     """Both arenas' tables, each a page at a time; each table's links keep the others' pages."""
+    live = await live_for(request, (Topic.RATINGS, Topic.AGENTS))
+    if live.unchanged:
+        return live.not_modified()
     cage = await board_queries.cage_board(
         platform,
         entrant_type=entrant_type or None,
@@ -254,8 +285,9 @@ async def leaderboard(
         cursor=cursor,
         live_cursor=live_cursor,
     )
-    return render(
+    return show(
         request,
+        live,
         "leaderboard.html",
         cage=cage,
         edge=await board_queries.edgearena_board(platform, edge_cursor),
@@ -269,6 +301,10 @@ async def leaderboard(
             "edge_cursor": edge_cursor,
         },
     )
+
+
+def _any_open(matches: list[MatchRow]) -> bool:
+    return any(match.status in OPEN_MATCH_STATUSES for match in matches)
 
 
 def _htmx(request: Request) -> bool:

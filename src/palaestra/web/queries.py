@@ -135,6 +135,7 @@ class MatchRow:
     decided_by: str | None
     created_at: float
     kind: str  # rated or friendly
+    finished_at: float | None = None
 
     @classmethod
     def of(cls, match: Match, attacker: str, defender: str) -> MatchRow:
@@ -150,6 +151,7 @@ class MatchRow:
             decided_by=match.decided_by,
             created_at=match.created_at,
             kind=match.kind,
+            finished_at=match.finished_at,
         )
 
 

@@ -10,7 +10,7 @@ from fastapi import Request
 from fastapi.templating import Jinja2Templates
 from jinja2 import pass_context
 from jinja2.runtime import Context
-from starlette.responses import Response
+from starlette.responses import HTMLResponse, Response
 
 from palaestra import __version__
 from palaestra.engine.agents.wizard import WIZARD_CHECKS, WizardProgress
@@ -24,6 +24,7 @@ __all__ = [
     "STATIC_DIR",
     "TEMPLATE_DIR",
     "render",
+    "render_part",
     "templates",
     "wants_html",
     "wizard_rows",
@@ -147,16 +148,33 @@ def render(
     by the browser or a proxy, nor is any page shown to a signed-in browser (it names
     the owner, and its forms carry the session's form token).
     """
+    context = _page_context(request, context)
+    response = templates.TemplateResponse(request, name, context, status_code=status_code)
+    if private or context["signed_in"] is not None:
+        response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def render_part(request: Request, name: str, block: str, **context: Any) -> Response:
+    """Only the block ``block`` of the template ``name`` (a page's live part), rendered
+    with the page's context. The block imports the macros it calls itself."""
+    context = _page_context(request, context)
+    template = templates.env.get_template(name)
+    html = "".join(template.blocks[block](template.new_context(context)))
+    response = HTMLResponse(html)
+    if context["signed_in"] is not None:
+        response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _page_context(request: Request, context: dict[str, Any]) -> dict[str, Any]:
     platform: Platform = request.app.state.platform
-    signed_in = getattr(request.state, "signed_in", None)
-    context.setdefault("signed_in", signed_in)
+    context.setdefault("request", request)
+    context.setdefault("signed_in", getattr(request.state, "signed_in", None))
     context.setdefault("now", platform.clock.now())
     context.setdefault("path", request.url.path)
     context.setdefault("guide", getattr(request.app.state, "guide", False))
-    response = templates.TemplateResponse(request, name, context, status_code=status_code)
-    if private or signed_in is not None:
-        response.headers["Cache-Control"] = "no-store"
-    return response
+    return context
 
 
 _NOT_PAGES: Final = (
