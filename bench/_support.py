@@ -57,6 +57,7 @@ __all__ = [
     "bench_database",
     "bench_settings",
     "cpu_seconds",
+    "environment",
     "forget_queue",
     "free_port",
     "parse_args",
@@ -276,8 +277,8 @@ async def forget_queue(queue: str) -> None:
     await redis.aclose()
 
 
-def _environment(settings: Settings) -> dict[str, str]:
-    """The settings as a worker process reads them."""
+def environment(settings: Settings) -> dict[str, str]:
+    """The settings as a worker (or ``serve``) process reads them."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PALAESTRA_")}
     for name, value in settings.model_dump().items():
         if value is None:
@@ -296,7 +297,7 @@ def workers(
     settings: Settings, count: int, concurrency: int, metrics_ports: list[int] | None = None
 ) -> Iterator[list[subprocess.Popen[bytes]]]:
     """``count`` ``palaestra worker`` processes on ``settings``, stopped afterwards."""
-    env = _environment(settings)
+    env = environment(settings)
     started = []
     try:
         for n in range(count):

@@ -93,6 +93,17 @@ QUICK = (
         ),
     ),
     Quick(
+        "live_pages.py",
+        (),
+        (
+            r"^  reload +\d+ +\d+\.\d +\d+\.\d{3} +\d+\.\d\d   200: \d+$",
+            r"^  live, unchanged +\d+ .*   304: \d+$",
+            r"^  live, changing +\d+ .*   200: \d+, 304: \d+$",
+            r"^live, unchanged: \d+% of the server CPU of reload$",
+            r"^PASS  every reload held the rows, unchanged polls were 304",
+        ),
+    ),
+    Quick(
         "ratings.py",
         (),
         (

@@ -33,6 +33,7 @@ from palaestra.web.charts import LatencyPoint, latency_chart, status_spans, stat
 from palaestra.web.failure_queries import failure_split
 from palaestra.web.forms import FormText, owner_view
 from palaestra.web.live import Topic, live_for, show
+from palaestra.web.picture_queries import agent_hours, rating_history
 from palaestra.web.queries import MatchRow
 from palaestra.web.reasons import Audience, audience_for
 from palaestra.web.rendering import render
@@ -157,6 +158,7 @@ async def _agent_page(
         strip=status_strip(spans, now=now),
         spans=spans,
         split=await failure_split(platform, agent_id),
+        hours=await agent_hours(platform, agent_id, now) if page.agent.role else [],
         token=token,
         private=audience is Audience.OWNER,
     )
@@ -191,6 +193,7 @@ async def fighter(
         poll=cursor is None or _any_open(page.matches.items),
         page=page,
         ratings=ratings,
+        history=await rating_history(platform, fighter_id) if ratings else [],
         start=(MU, SIGMA),
         mine=mine,
         own=own,

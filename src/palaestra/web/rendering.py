@@ -18,6 +18,7 @@ from palaestra.platform import Platform
 from palaestra.web.charts import duration, interval_axis, interval_bar
 from palaestra.web.grid_chart import LEGEND as HEAD_TO_HEAD_LEGEND
 from palaestra.web.grid_chart import head_to_head_grid
+from palaestra.web.pictures import hourly_chart, rating_chart, score_bars
 
 __all__ = [
     "CHECK_ABOUT",
@@ -126,6 +127,9 @@ templates.env.globals["interval_bar"] = interval_bar
 templates.env.globals["head_to_head_grid"] = head_to_head_grid
 templates.env.globals["head_to_head_legend"] = HEAD_TO_HEAD_LEGEND
 templates.env.globals["interval_axis"] = interval_axis
+templates.env.globals["score_bars"] = score_bars
+templates.env.globals["hourly_chart"] = hourly_chart
+templates.env.globals["rating_chart"] = rating_chart
 templates.env.filters["signed"] = _signed
 templates.env.filters["pct"] = _pct
 templates.env.filters["ago"] = _ago
