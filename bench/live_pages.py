@@ -2,17 +2,19 @@
 
 ``palaestra serve`` runs on SQLite in a process of its own, with a few hundred runs
 stored; N clients (aiohttp, in this process) each ask once per ``--interval`` seconds,
-their starts spread over the interval, as N open tabs would. Four phases of
+their starts spread over the interval, as N open tabs would. Five phases of
 ``--seconds`` each, on the same server:
 
 1. **reload**: each client fetches the whole page (what keeping a page fresh costs
    without live parts: the baseline);
 2. **reload, changing**: the same while a writer in another process adds a run every
-   second;
+   ``--change-every`` seconds;
 3. **live, unchanged**: each client polls the page's live part with the tag it holds,
    as the page does (``Palaestra-Live``, ``If-None-Match``): answered 304;
-4. **live, changing**: the same while a run is added every second: a client is sent the
-   live part once after each change, 304 otherwise.
+4. **live, changing**: the same while a run is added every ``--change-every`` seconds: a
+   client is sent the live part once after each change, 304 otherwise;
+5. **healthz**: each client asks ``/healthz`` instead (a small JSON answer after a
+   ``SELECT 1``): near the floor of what any request costs this server.
 
 For each phase: the requests answered, the server's CPU time per second of the phase (in
 cores) and per request (from /proc), and the answers by status. Its checks (the exit
@@ -56,6 +58,9 @@ from palaestra.store.models import Run
 from palaestra.web.live import LIVE_HEADER, STAMP_TTL_S
 
 PAGE = "/runs"
+#: The floor: the cheapest answer the server gives with a query behind it.
+FLOOR = "/healthz"
+FLOOR_PHASE = "healthz (the floor)"
 HTML = {"Accept": "text/html"}
 #: What a page's live part sends when it asks.
 LIVE = {**HTML, "HX-Request": "true", LIVE_HEADER: "1"}
@@ -126,6 +131,7 @@ async def client(
     interval: float,
     until: float,
     tag: str,
+    path: str = PAGE,
 ) -> str:
     """One open tab holding ``tag`` (its page as loaded): a request every ``interval`` until
     ``until``; the last body it holds."""
@@ -134,13 +140,13 @@ async def client(
     while time.monotonic() < until:
         began = time.monotonic()
         headers = {**LIVE, "If-None-Match": f'"{tag}"'} if live else HTML
-        async with session.get(base + PAGE, headers=headers) as response:
+        async with session.get(base + path, headers=headers) as response:
             text = await response.text()
             phase.requests += 1
             phase.statuses[response.status] += 1
             if response.status == 200:
                 body, tag = text, response.headers.get("ETag", "").strip('"')
-                if not live and 'data-run="' not in text:
+                if path == PAGE and not live and 'data-run="' not in text:
                     phase.problems.append("a reload without its rows")
                 full += 1
                 if live and phase.name == "live, unchanged" and full > 1:
@@ -188,6 +194,7 @@ async def run_phase(
                     interval=args.interval,
                     until=until,
                     tag=tags[n],
+                    path=FLOOR if name == FLOOR_PHASE else PAGE,
                 )
                 for n in range(args.clients)
             )
@@ -262,7 +269,8 @@ async def measure(base: str, server_pid: int, args: argparse.Namespace, settings
                 await response.read()
     phases: list[Phase] = []
     failures: list[str] = []
-    for name in ("reload", "reload, changing", "live, unchanged", "live, changing"):
+    names = ("reload", "reload, changing", "live, unchanged", "live, changing", FLOOR_PHASE)
+    for name in names:
         phase, bodies, goals = await run_phase(name, base, server_pid, args, settings)
         phases.append(phase)
         print(phase.line(), flush=True)

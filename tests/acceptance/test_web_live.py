@@ -4,6 +4,7 @@ while its tab is hidden."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 import uuid
@@ -24,11 +25,9 @@ SIZES = {"scouts": 1, "shortlist": 1, "builds": 1, "verifies": 1, "critiques": 1
 
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport=DESKTOP)  # type: ignore[arg-type]
-    try:
+    """A tab of its own, in a desktop window."""
+    with contextlib.closing(browser.new_context(viewport=DESKTOP)) as context:  # type: ignore[arg-type]
         yield context.new_page()
-    finally:
-        context.close()
 
 
 def polls(page: Page, path: str) -> list[int]:

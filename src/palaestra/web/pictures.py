@@ -48,6 +48,15 @@ def _done(parts: list[str]) -> Markup:
     return Markup("".join(parts))  # noqa: S704 - built from numbers and escaped text
 
 
+def _empty(parts: list[str], width: int, height: int, words: str) -> Markup:
+    """A chart with nothing to draw, saying so in its middle."""
+    parts.append(
+        f'<text class="axis" x="{width / 2}" y="{height / 2}" text-anchor="middle">'
+        f"{escape(words)}</text>"
+    )
+    return _done(parts)
+
+
 def _num(value: float) -> str:
     return f"{value:.1f}".replace("-", "\u2212")
 
@@ -113,11 +122,7 @@ def rating_chart(
     )
     parts = _svg("chart ratings-chart", width, height, label)
     if not points:
-        parts.append(
-            f'<text class="axis" x="{width / 2}" y="{height / 2}" text-anchor="middle">'
-            "no rated match yet</text>"
-        )
-        return _done(parts)
+        return _empty(parts, width, height, "no rated match yet")
     first, last = min(p.at for p in points), max(p.at for p in points)
     t0 = first - max((last - first) * 0.05, 1.0)  # where every fighter starts
     lows = [p.mu - p.sigma for p in points] + [start[0] - start[1]]
@@ -194,11 +199,7 @@ def hourly_chart(buckets: Sequence[HourBucket], *, width: int = 720) -> Markup:
     )
     parts = _svg("chart hourly", width, height, label)
     if not total:
-        parts.append(
-            f'<text class="axis" x="{width / 2}" y="{height / 2}" text-anchor="middle">'
-            "no task in these hours</text>"
-        )
-        return _done(parts)
+        return _empty(parts, width, height, "no task in these hours")
     plot_w, plot_h = width - left - right, height - top - bottom
     count_top = nice_ceiling(max(b.tasks for b in buckets))
     latencies = [b.median_latency_ms for b in buckets if b.median_latency_ms is not None]
