@@ -58,7 +58,7 @@ def _empty(parts: list[str], width: int, height: int, words: str) -> Markup:
 
 
 def _num(value: float) -> str:
-    return f"{value:.1f}".replace("-", "\u2212")
+    return f"{round(value, 1) + 0.0:.1f}".replace("-", "\u2212")  # + 0.0: no "−0.0"
 
 
 def score_bars(components: Mapping[str, float], score: float, *, width: int = 320) -> Markup:
@@ -112,8 +112,8 @@ def _day(at: float) -> str:
 def rating_chart(
     points: Sequence[RatingPoint], *, start: tuple[float, float], width: int = 720
 ) -> Markup:
-    """Attack and defence ratings over time: μ as a line, μ ± σ as a band, from ``start``
-    (the rating every fighter begins with) at its first match."""
+    """Attack and defence ratings after each rated match, in the order they were rated:
+    μ as a line, μ ± σ as a band, from ``start`` (the rating every fighter begins with)."""
     height, left, right, top, bottom = 220, 44, 12, 12, 28
     sides = [side for side in ("attack", "defence") if any(p.side == side for p in points)]
     label = "Ratings over time: " + (
@@ -123,8 +123,12 @@ def rating_chart(
     parts = _svg("chart ratings-chart", width, height, label)
     if not points:
         return _empty(parts, width, height, "no rated match yet")
-    first, last = min(p.at for p in points), max(p.at for p in points)
-    t0 = first - max((last - first) * 0.05, 1.0)  # where every fighter starts
+    # One step per rated match, in the order they were rated: a burst of matches reads as
+    # clearly as matches a day apart. Step 0 is the rating every fighter starts with.
+    times = sorted({p.at for p in points})
+    step_of = {at: i + 1 for i, at in enumerate(times)}
+    t0 = times[0] - 1.0
+    step_of[t0] = 0
     lows = [p.mu - p.sigma for p in points] + [start[0] - start[1]]
     highs = [p.mu + p.sigma for p in points] + [start[0] + start[1]]
     step = nice_ceiling((max(highs) - min(lows)) / 4)
@@ -133,7 +137,7 @@ def rating_chart(
     plot_w, plot_h = width - left - right, height - top - bottom
 
     def x(at: float) -> float:
-        return left + (at - t0) / max(last - t0, 1e-9) * plot_w
+        return left + step_of[at] / len(times) * plot_w
 
     def y(value: float) -> float:
         return top + plot_h - (value - y_low) / (y_high - y_low) * plot_h
@@ -146,10 +150,11 @@ def rating_chart(
             f'text-anchor="end">{value:g}</text>'
         )
         value += step
-    for at, anchor in ((first, "start"), (last, "end")):
+    ends = ((t0, "start", "start"), (times[-1], "end", "latest " + _day(times[-1])))
+    for at, anchor, words in ends:
         parts.append(
             f'<text class="axis" x="{x(at):.1f}" y="{height - 8}" text-anchor="{anchor}">'
-            f"{_day(at)}</text>"
+            f"{words}</text>"
         )
     for side in sides:
         line = [RatingPoint(t0, side, *start), *(p for p in points if p.side == side)]
