@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import update
 
 from palaestra.clock import FrozenClock
+from palaestra.http.headers import PAGE_POLICY
 from palaestra.platform import Platform
 from palaestra.store.models import Run
 from palaestra.web.live import AGE_STEP_S, LIVE_HEADER, STAMP_TTL_S, StampCache
@@ -83,6 +84,22 @@ async def test_a_poll_costs_a_304_until_what_the_page_shows_changes(
         _, tag, _ = await poll(api, "/matches")
         clock.advance(AGE_STEP_S)
         assert (await poll(api, "/matches", tag))[0] == 200
+
+
+async def test_a_page_revalidated_by_the_browser_keeps_the_page_policy(
+    platform: Platform, clock: FrozenClock
+) -> None:
+    """A browser that holds the page asks with its tag and shows what it holds on a 304,
+    with the 304's headers: they must be the page's, not the API's."""
+    at_minute_start(clock)
+    async with running(still(platform)) as api:
+        async with api.session.get(api.base + "/matches", headers=HTML) as response:
+            assert response.status == 200
+            tag, policy = response.headers["ETag"], response.headers["Content-Security-Policy"]
+        again = {**HTML, "If-None-Match": tag}
+        async with api.session.get(api.base + "/matches", headers=again) as response:
+            assert response.status == 304
+            assert response.headers["Content-Security-Policy"] == policy == PAGE_POLICY
 
 
 async def test_a_running_run_finishing_changes_the_lists_tag(

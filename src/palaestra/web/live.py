@@ -27,6 +27,7 @@ from fastapi import Request
 from starlette.responses import Response
 
 from palaestra import __version__
+from palaestra.http.headers import PAGE_POLICY
 from palaestra.platform import Platform
 from palaestra.web.rendering import render, render_part
 from palaestra.web.session import current
@@ -107,7 +108,11 @@ class Live:
         return POLL_S
 
     def not_modified(self) -> Response:
-        return self.finish(Response(status_code=304))
+        # A browser revalidating a page it holds updates the stored headers with the 304's:
+        # a 304 sent with the API's policy (it has no HTML body) would leave the page it
+        # shows from its cache without its stylesheet and scripts.
+        response = Response(status_code=304, headers={"Content-Security-Policy": PAGE_POLICY})
+        return self.finish(response)
 
     def finish(self, response: Response) -> Response:
         """Tag ``response``: the page and its live part share a URL, caches tell them apart."""
