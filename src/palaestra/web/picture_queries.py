@@ -25,7 +25,8 @@ async def rating_history(
     platform: Platform, fighter_id: str, limit: int = RATED_MATCHES
 ) -> list[RatingPoint]:
     """The fighter's attack and defence ratings after each of its latest rated matches,
-    oldest first (``ix_matches_attacker``, ``ix_matches_defender``, then by primary key)."""
+    in the order they were rated (``ix_matches_attacker``, ``ix_matches_defender``, then by
+    primary key)."""
     points: list[RatingPoint] = []
     async with platform.db.read() as connection:
         for side, seat, mu, sigma in (
@@ -46,11 +47,16 @@ async def rating_history(
                 select(RatedMatch.rated_at, mu, sigma)
                 .join(Match, Match.id == RatedMatch.match_id)
                 .where(seat == fighter_id, mu.is_not(None), sigma.is_not(None))
-                .order_by(RatedMatch.rated_at.desc())
+                .order_by(RatedMatch.rated_at.desc(), Match.finished_at.desc())
                 .limit(limit)
             )
             rows = (await connection.execute(query)).all()
-            points += [RatingPoint(at, side, m, s) for at, m, s in rows]
+            points += [
+                RatingPoint(at, side, m, s)
+                for at, m, s in reversed(rows)
+                if m is not None and s is not None  # (the query's filter, for the types)
+            ]
+    # Matches rated in one batch share a time: they stay in the order they finished.
     return sorted(points, key=lambda p: p.at)
 
 

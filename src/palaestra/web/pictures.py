@@ -112,7 +112,8 @@ def _day(at: float) -> str:
 def rating_chart(
     points: Sequence[RatingPoint], *, start: tuple[float, float], width: int = 720
 ) -> Markup:
-    """Attack and defence ratings after each rated match, in the order they were rated:
+    """Attack and defence ratings after each rated match, ``points`` in the order they
+    were rated (a step each):
     μ as a line, μ ± σ as a band, from ``start`` (the rating every fighter begins with)."""
     height, left, right, top, bottom = 220, 44, 12, 12, 28
     sides = [side for side in ("attack", "defence") if any(p.side == side for p in points)]
@@ -123,12 +124,10 @@ def rating_chart(
     parts = _svg("chart ratings-chart", width, height, label)
     if not points:
         return _empty(parts, width, height, "no rated match yet")
-    # One step per rated match, in the order they were rated: a burst of matches reads as
-    # clearly as matches a day apart. Step 0 is the rating every fighter starts with.
-    times = sorted({p.at for p in points})
-    step_of = {at: i + 1 for i, at in enumerate(times)}
-    t0 = times[0] - 1.0
-    step_of[t0] = 0
+    # One step per rated match, in the order given: a burst of matches (rated together,
+    # at one time) reads as clearly as matches a day apart. Step 0: where every fighter
+    # starts.
+    steps = len(points)
     lows = [p.mu - p.sigma for p in points] + [start[0] - start[1]]
     highs = [p.mu + p.sigma for p in points] + [start[0] + start[1]]
     step = nice_ceiling((max(highs) - min(lows)) / 4)
@@ -136,8 +135,8 @@ def rating_chart(
     y_high = y_low + step * (int((max(highs) - y_low) // step) + 1)
     plot_w, plot_h = width - left - right, height - top - bottom
 
-    def x(at: float) -> float:
-        return left + step_of[at] / len(times) * plot_w
+    def x(step: int) -> float:
+        return left + step / steps * plot_w
 
     def y(value: float) -> float:
         return top + plot_h - (value - y_low) / (y_high - y_low) * plot_h
@@ -150,23 +149,24 @@ def rating_chart(
             f'text-anchor="end">{value:g}</text>'
         )
         value += step
-    ends = ((t0, "start", "start"), (times[-1], "end", "latest " + _day(times[-1])))
-    for at, anchor, words in ends:
+    latest = "latest " + _day(points[-1].at)
+    for step, anchor, words in ((0, "start", "start"), (steps, "end", latest)):
         parts.append(
-            f'<text class="axis" x="{x(at):.1f}" y="{height - 8}" text-anchor="{anchor}">'
+            f'<text class="axis" x="{x(step):.1f}" y="{height - 8}" text-anchor="{anchor}">'
             f"{words}</text>"
         )
     for side in sides:
-        line = [RatingPoint(t0, side, *start), *(p for p in points if p.side == side)]
-        upper = " ".join(f"{x(p.at):.1f},{y(p.mu + p.sigma):.1f}" for p in line)
-        lower = " ".join(f"{x(p.at):.1f},{y(p.mu - p.sigma):.1f}" for p in reversed(line))
+        first = (0, RatingPoint(points[0].at, side, *start))
+        line = [first, *((i + 1, p) for i, p in enumerate(points) if p.side == side)]
+        upper = " ".join(f"{x(i):.1f},{y(p.mu + p.sigma):.1f}" for i, p in line)
+        lower = " ".join(f"{x(i):.1f},{y(p.mu - p.sigma):.1f}" for i, p in reversed(line))
         parts.append(f'<polygon class="band rt-{side}" points="{upper} {lower}"/>')
-        path = " ".join(f"{x(p.at):.1f},{y(p.mu):.1f}" for p in line)
+        path = " ".join(f"{x(i):.1f},{y(p.mu):.1f}" for i, p in line)
         parts.append(f'<polyline class="rt-line rt-{side}" points="{path}"/>')
-        for p in line[1:]:
-            tip = f"{side} μ {p.mu:.1f} ± {p.sigma:.1f} after the match of {_day(p.at)} UTC"
+        for i, p in line[1:]:
+            tip = f"{side} μ {p.mu:.1f} ± {p.sigma:.1f} after the match rated {_day(p.at)} UTC"
             parts.append(
-                f'<circle class="rt-dot rt-{side}" cx="{x(p.at):.1f}" cy="{y(p.mu):.1f}" '
+                f'<circle class="rt-dot rt-{side}" cx="{x(i):.1f}" cy="{y(p.mu):.1f}" '
                 f'r="3"><title>{escape(tip)}</title></circle>'
             )
     return _done(parts)
