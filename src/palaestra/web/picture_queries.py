@@ -65,7 +65,7 @@ async def agent_hours(
 ) -> list[HourBucket]:
     """The agent's tasks begun in each of the last ``hours`` hours (the current one last):
     how many succeeded and failed, and their median latency. Read from its tasks
-    (``ix_tasks_agent``); a roll-up by hour can answer the same later."""
+    (one range of ``ix_tasks_agent_created``); a roll-up by hour can answer the same later."""
     current = now - now % 3600
     since = current - (hours - 1) * 3600
     query = select(Task.created_at, Task.status, Task.latency_ms).where(
