@@ -118,7 +118,6 @@ class Live:
         """Tag ``response``: the page and its live part share a URL, caches tell them apart."""
         response.headers["ETag"] = f'"{self.tag}"'
         response.headers["Vary"] = f"HX-Request, {LIVE_HEADER}"
-        response.headers.setdefault("Cache-Control", "no-cache")
         return response
 
 
