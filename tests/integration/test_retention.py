@@ -6,6 +6,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -218,7 +219,7 @@ async def test_postgres_partitions_are_made_ahead_and_old_days_dropped_whole(
     platform = quick
     today = day_of(platform.clock.now())
     for back in range(40, 0, -1):
-        await platform.db.transact(lambda c, d=today - back * DAY_S: create_day(c, d))
+        await platform.db.transact(partial(create_day, day=today - back * DAY_S))
     await _events(platform, await _agents(platform), days=40, per_day=200)
     before = await _all_events(platform)
     cut = today - 30 * DAY_S
@@ -311,14 +312,14 @@ async def test_pruning_under_load_disturbs_no_match_run_or_event(quick: Platform
                 AgentOutcome.of(a, now, "ping", True, cause="ping", latency_ms=5.0) for a in agents
             ]
             await platform.db.transact(
-                lambda c, o=outcomes, t=now: write_outcomes(c, o, t, platform.schedule)
+                partial(write_outcomes, outcomes=outcomes, now=now, schedule=platform.schedule)
             )
             written += len(outcomes)
             await asyncio.sleep(0)
         return written
 
     async def runs() -> list[str]:
-        made = []
+        made: list[str] = []
         while not stop.is_set():
             spec = {"agent_id": agents[0], "status": "SUCCEEDED", "payload": {"n": len(made)}}
             made.append(await add_run(platform, [spec | {"output": {"n": len(made)}}]))

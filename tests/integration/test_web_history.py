@@ -4,6 +4,7 @@ as it was answered; who may read which of it."""
 from __future__ import annotations
 
 import html
+from typing import Any
 
 import pytest
 from sqlalchemy import select, text, update
@@ -51,7 +52,7 @@ async def test_an_agents_tasks_a_page_at_a_time_with_reasons_as_its_audience_rea
         owner = await owner_of(platform, token)
         agent = await add_agent(platform, owner, "scout-h", "SCOUT")
         other = await add_agent(platform, owner, "scout-other", "SCOUT")
-        served = [
+        served: list[dict[str, Any]] = [
             {"agent_id": agent, "status": "SUCCEEDED", "latency_ms": 1234.0, "contribution": 0.4},
             {"agent_id": agent, "status": "FAILED", "latency_ms": 80.0, "reason": LEAKY},
             {"agent_id": other, "status": "SUCCEEDED", "latency_ms": 10.0},

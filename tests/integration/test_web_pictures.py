@@ -4,6 +4,7 @@ ratings after each rated match, an agent's tasks by hour, a candidate's score as
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from sqlalchemy import update
@@ -48,7 +49,7 @@ async def test_an_agents_tasks_by_hour(platform: Platform, clock: FrozenClock) -
     owner = await add_owner(still(platform))
     scout = await add_agent(platform, owner, "scout-hours", "SCOUT")
     clock.current = 1_767_225_600.0 + 10 * 3600 + 120  # ten hours and two minutes in a day
-    tasks = [
+    tasks: list[dict[str, Any]] = [
         {"agent_id": scout, "status": "SUCCEEDED", "latency_ms": 100.0},
         {"agent_id": scout, "status": "SUCCEEDED", "latency_ms": 300.0},
         {"agent_id": scout, "status": "TIMEOUT", "latency_ms": None},

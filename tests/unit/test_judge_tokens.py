@@ -3,25 +3,27 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from palaestra.rules import judge_bytes
 from palaestra.rules import judge_decoders as dec
+from palaestra.rules import judge_digits as digits
 from palaestra.rules.judge_decoders import printable_runs
 from palaestra.rules.judge_tokens import MANY_TOKENS, decoded_many, unicode_candidates
 
 #: Each decoding's tokens as its view finds them: how it drops, its block, its decoder of
 #: many pieces and its sign.
 _CUTS = {
-    "base64": (dec._NOT_B64, 4, dec.b64_many, dec._TOKEN_SIGNED["base64"]),
-    "base32": (dec._NOT_B32, 8, dec.b32_many, dec._TOKEN_SIGNED["base32"]),
-    "hex": (dec._HEX_SKIP, 2, dec.hex_many, dec._TOKEN_SIGNED["hex"]),
-    "ascii85": (dec._SPACE, 5, dec.a85_many, dec._base85_token),
-    "base85": (dec._SPACE, 5, dec.rfc1924_many, dec._base85_token),
+    "base64": (dec._NOT_B64, 4, digits.b64_many, dec._TOKEN_SIGNED["base64"]),
+    "base32": (dec._NOT_B32, 8, digits.b32_many, dec._TOKEN_SIGNED["base32"]),
+    "hex": (dec._HEX_SKIP, 2, digits.hex_many, dec._TOKEN_SIGNED["hex"]),
+    "ascii85": (dec._SPACE, 5, digits.a85_many, dec._base85_token),
+    "base85": (dec._SPACE, 5, digits.rfc1924_many, dec._base85_token),
 }
-_ENCODE = {
+_ENCODE: dict[str, Callable[[bytes], str]] = {
     "base64": lambda raw: base64.b64encode(raw).decode(),
     "base32": lambda raw: base64.b32encode(raw).decode().rstrip("="),
     "hex": lambda raw: raw.hex(),
