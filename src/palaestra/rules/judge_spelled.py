@@ -171,7 +171,8 @@ _MORSE: Final = {
     ".----": "1", "..---": "2", "...--": "3", "....-": "4", ".....": "5", "-....": "6",
     "--...": "7", "---..": "8", "----.": "9",
 }  # fmt: skip
-_DOTS: Final = str.maketrans("·•∙⋅*_−–—", "....-----")
+#: Each look-alike of a dot or a dash, and the mark it stands for.
+_DOTS: Final = tuple(zip("·•∙⋅*_−–—", "....-----", strict=True))
 #: Three or more Morse letters separated by spaces (a word gap is ``/``, ``|`` or 3 spaces).
 _MORSE_RUN: Final = re.compile(r"(?:[.\-]{1,6}(?: +| *[/|] *)){2,}[.\-]{1,6}")
 _MORSE_WORD_GAP: Final = re.compile(r" *[/|] *| {3,}")
@@ -184,7 +185,12 @@ def _morse_run(run: re.Match[str]) -> str:
 
 def morse(text: str) -> str | None:
     """Runs of Morse code (dots and dashes, or their look-alikes) as letters and digits."""
-    plain = text.translate(_DOTS)
+    # One replacement per look-alike the text holds: a translation looks up every
+    # character, which outside ASCII costs ten times more.
+    plain = text
+    for look_alike, mark in _DOTS:
+        if look_alike in plain:
+            plain = plain.replace(look_alike, mark)
     if ".-" not in plain and "-." not in plain and "..." not in plain and "---" not in plain:
         return None
     written, count = _MORSE_RUN.subn(_morse_run, plain)
