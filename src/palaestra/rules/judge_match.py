@@ -31,6 +31,7 @@ from typing import Final
 
 from ahocorasick_rs import BytesAhoCorasick, Implementation
 
+from palaestra.rules.judge_translate import Translation
 from palaestra.rules.judge_views import CIPHERS
 
 __all__ = [
@@ -83,8 +84,9 @@ _FOLD_TABLE: Final = _FoldTable({code: chr(code).lower() for code in range(128)}
 
 _OUTSIDE_ASCII: Final = re.compile("[^\x00-\x7f]+")
 #: A text with fewer characters outside ASCII than one in this many has only those runs
-#: translated: a translation looks up every character.
+#: translated; any other is read as arrays of code points (:class:`Translation`).
 _FEW_OUTSIDE: Final = 64
+_FOLDING: Final = Translation(lambda char: _FOLD_TABLE[ord(char)])
 
 
 def fold_view(text: str) -> str:
@@ -94,7 +96,7 @@ def fold_view(text: str) -> str:
     if (len(text) - len(text.encode("ascii", "ignore"))) * _FEW_OUTSIDE < len(text):
         # Folded, a character outside ASCII is ASCII, which lower() leaves as it is.
         return _OUTSIDE_ASCII.sub(_folded_run, text).lower()
-    return text.translate(_FOLD_TABLE)
+    return _FOLDING(text)
 
 
 def _folded_run(run: re.Match[str]) -> str:
