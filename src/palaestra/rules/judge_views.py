@@ -123,7 +123,10 @@ _ROT47: Final = str.maketrans(
     "".join(chr(c) for c in range(33, 127)),
     "".join(chr(33 + (c - 33 + 47) % 94) for c in range(33, 127)),
 )
-_ROT47_HINT: Final = re.compile(r"(?:[!-/:-@\[-`{-~][^\s!-/:-@\[-`{-~]*){2}[!-/:-@\[-`{-~]")
+#: A punctuation mark, then two more in the same word; the pattern starts with the mark, a
+#: set of characters the search skips to in C (a repeated group first was tried at every
+#: character of a reply).
+_ROT47_HINT: Final = re.compile(r"[!-/:-@\[-`{-~](?:[^\s!-/:-@\[-`{-~]*[!-/:-@\[-`{-~]){2}")
 #: Hex of text under ROT47: each byte's first digit (``2``-``7``) reads ``a``-``f``, its
 #: second (``0``-``9``, ``a``-``f``, ``A``-``F``) reads ``_`a``-``h``, ``2``-``7``, ``p``-``u``.
 _ROT47_HEX: Final = re.compile(r"(?:[a-f][_`a-h2-7p-u]){8,}")
