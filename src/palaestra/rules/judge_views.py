@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Final
 
+import numpy as np
+
 from palaestra.rules import (
     judge_bytes,
     judge_ciphered,
@@ -174,17 +176,32 @@ def rot13_text(text: str) -> str | None:
 
 
 #: A line's first letter or digit; a line without one has none (the search stays on its
-#: line: across lines, it read the rest of a reply of such lines once per line).
-_LINE_START: Final = re.compile(r"^(?:[^\w\n]|_)*+([^\W_])", re.MULTILINE)
+#: line: across lines, it read the rest of a reply of such lines once per line). What comes
+#: before it is other characters and underscores, as two sets, each read in one C loop.
+_LINE_START: Final = re.compile(r"^[^\w\n]*+(?:_[^\w\n]*+)*+([^\W_])", re.MULTILINE)
 _MARKS: Final = "".join(chr(c) for c in range(33, 127) if not chr(c).isalnum())
 #: An acrostic needs at least this many lines (or words).
 MIN_ACROSTIC: Final = 4
 
 
 def acrostic_lines(text: str) -> str | None:
-    """The first letter or digit of each line, joined."""
-    firsts = _LINE_START.findall(text)
-    return "".join(firsts) if len(firsts) >= MIN_ACROSTIC else None
+    """The first letter or digit of each line, joined; of an ASCII text, read as an array
+    of bytes: with all but letters, digits and line breaks left out, a line's first
+    letter or digit is one after a line break (a search per line cost a step of Python
+    apiece)."""
+    if text.isascii():
+        chars = np.frombuffer(text.encode("ascii"), np.uint8)
+        chars = chars[_LETTERS_OR_BREAKS[chars]]
+        first = chars != _BREAK
+        first[1:] &= chars[:-1] == _BREAK
+        firsts = chars[first].tobytes().decode("ascii")
+    else:
+        firsts = "".join(_LINE_START.findall(text))
+    return firsts if len(firsts) >= MIN_ACROSTIC else None
+
+
+_BREAK: Final = ord("\n")
+_LETTERS_OR_BREAKS: Final = np.array([chr(c).isalnum() or c == _BREAK for c in range(128)])
 
 
 #: Each word (what ``str.split`` cuts) as the marks before it, then its first other
