@@ -26,6 +26,7 @@ from typing import Final
 import numpy as np
 
 from palaestra.rules.judge_decoders import printable_runs
+from palaestra.rules.judge_translate import code_points
 
 __all__ = ["LOOK_ALIKES", "VIEWS", "braille", "letter_names"]
 
@@ -77,7 +78,7 @@ def braille(text: str) -> str | None:
     reply of thousands of runs took)."""
     if text.isascii() or not _CELL.search(text):
         return None
-    codes = np.frombuffer(text.encode("utf-32-le"), np.uint32)
+    codes = code_points(text)
     offsets = codes - np.uint32(0x2800)
     cell = offsets < 0x100
     # A stretch of cells, spaces and hyphens is a run from its first cell on.

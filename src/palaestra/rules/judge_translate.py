@@ -12,11 +12,13 @@ the result is what ``str.translate`` through that function's readings gives. Pur
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Final
 
 import numpy as np
+from numpy.typing import NDArray
 
-__all__ = ["Translation"]
+__all__ = ["Translation", "code_points"]
 
 _CODE_POINTS: Final = 0x110000
 #: A text shorter than this is translated by ``str.translate``: arrays cost more to set up.
@@ -26,6 +28,13 @@ _SHORT: Final = 512
 _MAX_READINGS: Final = 65_536
 #: Each text is encoded as UTF-32 to be read as code points; lone surrogates included.
 _ERRORS: Final = "surrogatepass"
+
+
+@lru_cache(maxsize=4)
+def code_points(text: str) -> NDArray[np.uint32]:
+    """``text``'s code points, read-only; kept for the last few texts, which several views
+    of a reply read."""
+    return np.frombuffer(text.encode("utf-32-le", _ERRORS), np.uint32)
 
 
 class Translation:
@@ -43,7 +52,7 @@ class Translation:
             if len(self._readings) > _MAX_READINGS:
                 self._readings.clear()
             return text.translate(self._readings)
-        codes = np.frombuffer(text.encode("utf-32-le", _ERRORS), np.uint32)
+        codes = code_points(text)
         starts = self._start[codes]
         unseen = starts < 0
         if unseen.any():
