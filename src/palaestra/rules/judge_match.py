@@ -162,7 +162,11 @@ def _part_pattern(parts: tuple[str, ...]) -> re.Pattern[str]:
     places = []
     for part in sorted(set(parts), key=lambda p: (-len(p), p)):
         kind = "a-z" if part.isalpha() else "0-9" if part.isdigit() else "a-z0-9"
-        places.append(f"(?<![{kind}]){re.escape(part)}(?![{kind}])")
+        # The part first, what stands before it looked behind for after it: a pattern
+        # that starts with its characters is searched for in C, one that starts with a
+        # look-behind is tried at every character of a view.
+        part = re.escape(part)
+        places.append(f"{part}(?<![{kind}]{part})(?![{kind}])")
     return re.compile("|".join(places))
 
 
