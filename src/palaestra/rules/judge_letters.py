@@ -18,7 +18,6 @@ Pure: no I/O.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Final
@@ -26,6 +25,7 @@ from typing import Final
 import numpy as np
 
 from palaestra.rules.judge_decoders import printable_runs
+from palaestra.rules.judge_spelled import words_of
 from palaestra.rules.judge_translate import code_points
 
 __all__ = ["LOOK_ALIKES", "VIEWS", "braille", "letter_names"]
@@ -117,7 +117,8 @@ _NAMES: Final = {
 _LETTER_NAMES: Final = frozenset(k for k, v in _NAMES.items() if v.isalpha())
 _LETTER_BYTES: Final = frozenset(w.encode() for w in _LETTER_NAMES) | {b"double"}
 _NAME_BYTES: Final = frozenset(w.encode() for w in _NAMES)
-_NOT_LETTER: Final = bytes(b if chr(b).isalpha() and b < 128 else 32 for b in range(256))
+#: The names counted as letters ("double" alone names none).
+_COUNTED: Final = _LETTER_BYTES & _NAME_BYTES
 #: A run must name at least this many letters to be read: fewer are ordinary words.
 _MIN_LETTERS: Final = 3
 
@@ -147,16 +148,13 @@ def _spelled(run: re.Match[str]) -> str:
 def letter_names(text: str) -> str | None:
     """Runs of three or more English letter names (and digit words) as letters and digits:
     ``pee double-u en ee dee`` reads ``pwned``; a letter run and a digit run stay apart."""
+    words = words_of(text)
+    named = _COUNTED.intersection(words)
+    # The letters named are at least as many as the names: counted only when too few.
+    if len(named) < _MIN_LETTERS and sum(map(words.count, named)) < _MIN_LETTERS:
+        return None
+    names = frozenset(w.decode() for w in _NAME_BYTES.intersection(words))
     lower = text.lower()
-    words = lower.encode("ascii", "replace").translate(_NOT_LETTER).split()
-    named = _LETTER_BYTES.intersection(words)
-    if not named:
-        return None
-    counts = Counter(w for w in words if w in _NAME_BYTES)
-    if sum(counts[w] for w in named) < _MIN_LETTERS:
-        return None
-    present = {w.decode() for w in counts}
-    names = frozenset(present)
     written = _names_run(names).sub(_spelled, lower)
     # ASCII, as the Braille reading (other characters are another view's).
     return written.encode("ascii", "replace").decode() if written != lower else None

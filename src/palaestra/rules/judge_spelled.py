@@ -14,7 +14,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Final
 
-__all__ = ["morse", "nato", "number_words"]
+__all__ = ["morse", "nato", "number_words", "words_of"]
 
 _UNITS: Final = {
     "zero": 0, "oh": 0, "nought": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
@@ -48,16 +48,16 @@ _NOT_LETTER: Final = bytes(b if chr(b).isalpha() and b < 128 else 32 for b in ra
 
 
 @lru_cache(maxsize=2)
-def _words(text: str) -> list[bytes]:
+def words_of(text: str) -> list[bytes]:
     """The words of ``text``, lower-cased, as ASCII letters; kept for the last texts (the
-    number words and the NATO alphabet read the same reply)."""
+    number words, the NATO alphabet and the letter names read the same reply)."""
     return text.lower().encode("ascii", "replace").translate(_NOT_LETTER).split()
 
 
 def _present(text: str, vocabulary: frozenset[bytes]) -> frozenset[str]:
     """The words of ``vocabulary`` in ``text`` (lower-cased), found in C (a Python loop
     over every word of a long reply was slow)."""
-    return frozenset(word.decode() for word in vocabulary.intersection(_words(text)))
+    return frozenset(word.decode() for word in vocabulary.intersection(words_of(text)))
 
 
 def _glued(run: re.Match[str]) -> bool:
@@ -172,7 +172,7 @@ def nato(text: str) -> str | None:
     # only when those are too few.
     letters = len(spelling)
     if letters < _MIN_NATO_LETTERS:
-        words = _words(text)
+        words = words_of(text)
         letters = sum(words.count(word.encode()) for word in spelling)
         if letters < _MIN_NATO_LETTERS:
             return None
