@@ -198,7 +198,11 @@ _MIXED: Final = (b"ld", b"dl", b"ud", b"du", b"lu", b"ul", b"uuuuuuuu")
 
 #: Hex in pairs, each perhaps after a ``%`` or before a separator (``51 55 4c``,
 #: ``%51%55%4C``): eight or more, the first digit of each from ``2`` to ``7`` as in text.
-_PAIRS: Final = re.compile(r"(?:%?[2-7][0-9A-Za-z][ :,\-]?){8,}")
+#: The pattern starts with a set of characters, which the search skips to in C; an
+#: optional first ``%`` would have it tried at every character of a reply.
+_PAIRS: Final = re.compile(
+    r"[%2-7](?:(?<=%)[2-7])?(?<=[2-7])[0-9A-Za-z][ :,\-]?(?:%?[2-7][0-9A-Za-z][ :,\-]?){7,}"
+)
 _PAIR_MARKS: Final = re.compile(r"[% :,\-]")
 
 

@@ -15,6 +15,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from typing import Final
@@ -78,21 +79,28 @@ def regrouped(text: str) -> str | None:
     return "\n".join(runs) if runs else None
 
 
-_LITERAL: Final = (
-    r"""(?<![A-Za-z0-9_])[bBrRuUfF]{0,2}(?:"[^"\\\n]*(?:\\.[^"\\\n]*)*\""""
-    r"""|'[^'\\\n]*(?:\\.[^'\\\n]*)*'|`[^`\\\n]*`)"""
-)
+def _literal(group: str) -> str:
+    """A string literal; ``group`` opens the group of its contents: ``(`` to capture them,
+    ``(?:`` not to (a group inside a repetition makes a search keep its places at every
+    step, five times slower over a run of literals)."""
+    return (
+        rf"""(?<![A-Za-z0-9_])[bBrRuUfF]{{0,2}}(?:"{group}[^"\\\n]*(?:\\.[^"\\\n]*)*)\""""
+        rf"""|'{group}[^'\\\n]*(?:\\.[^'\\\n]*)*)'|`{group}[^`\\\n]*)`)"""
+    )
+
+
+_LITERAL: Final = _literal("(?:")
 _JOIN: Final = r"\s*(?:(?:\+|\.\.?|\|\||&)\s*)?"
 _LITERALS: Final = re.compile(f"{_LITERAL}(?:{_JOIN}{_LITERAL})+")
-_ONE_LITERAL: Final = re.compile(_LITERAL)
+_ONE_LITERAL: Final = re.compile(_literal("("))
 #: A quote, a join, a quote: what two adjacent literals hold, found in one fast search.
 _ADJACENT: Final = re.compile(f"[\"'`]{_JOIN}[bBrRuUfF]{{0,2}}[\"'`]")
-_PREFIX: Final = re.compile(r"\A[bBrRuUfF]{0,2}")
 
 
 def _contents(run: re.Match[str]) -> str:
-    parts = (_PREFIX.sub("", found.group())[1:-1] for found in _ONE_LITERAL.finditer(run.group()))
-    return '"' + "".join(parts) + '"'
+    # Each literal's three groups, two of them empty, joined in C: a call of Python per
+    # literal was most of the time a run of thousands took.
+    return '"' + "".join(itertools.chain.from_iterable(_ONE_LITERAL.findall(run.group()))) + '"'
 
 
 def literals(text: str) -> str | None:

@@ -18,12 +18,15 @@ Pure: no I/O.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Final
 
+import numpy as np
+
 from palaestra.rules.judge_decoders import printable_runs
+from palaestra.rules.judge_spelled import words_of
+from palaestra.rules.judge_translate import code_points
 
 __all__ = ["LOOK_ALIKES", "VIEWS", "braille", "letter_names"]
 
@@ -38,7 +41,6 @@ _BRAILLE_LETTERS: Final = dict(
 )
 _NUMBER_SIGN: Final = "\u283c"
 _HYPHEN: Final = "\u2824"
-_BRAILLE_RUN: Final = re.compile("[\u2800-\u28ff][\u2800-\u28ff \\-]*")
 
 
 #: Each cell as a letter, the number sign as ``#``, the letter sign as ``;`` (it ends a
@@ -53,31 +55,53 @@ _CELLS: Final = {
 }
 _NUMBER: Final = re.compile(r"#([a-j]+)")
 _AS_DIGITS: Final = str.maketrans("abcdefghij", "1234567890")
-_AS_BYTES: Final = {code: chr(code - 0x2800) for code in range(0x2800, 0x2900)}
 
 
-def _braille_run(run: re.Match[str]) -> str:
-    letters = run.group().translate(_CELLS)
-    return _NUMBER.sub(lambda n: n.group(1).translate(_AS_DIGITS), letters).replace(";", "")
+_CELL: Final = re.compile("[\u2800-\u28ff]")
+#: What a cell reads as, by its offset from ``U+2800``: the letter, or a mark that
+#: :data:`_CELLS` turns into what it reads (the number sign two characters, the capital
+#: sign none); looked up for every character of a reply at once.
+_CELL_CODES: Final = np.frombuffer(
+    "".join(
+        {" #": "#", "": "\x01"}.get(_CELLS[code], _CELLS[code]) for code in range(0x2800, 0x2900)
+    ).encode("ascii"),
+    np.uint8,
+)
 
 
 def braille(text: str) -> str | None:
     """The runs of Braille cells as Grade 1 letters and digits (``⠟⠥⠊⠇⠇ ⠼⠙⠓⠃⠁`` reads
-    ``quill 4821``), and, on a line after, the cells read as bytes."""
-    if text.isascii():
+    ``quill 4821``), and, on a line after, the cells read as bytes.
+
+    A run is a cell and the cells, spaces and hyphens after it; read over the whole reply
+    at once, as arrays of code points (a call of Python per run was most of the time a
+    reply of thousands of runs took)."""
+    if text.isascii() or not _CELL.search(text):
         return None
-    runs = _BRAILLE_RUN.findall(text)
-    if not runs:
-        return None
-    # The runs alone, in order: the rest of the reply is the other views' to read, and a
-    # reading as long as the reply would be read again by every decoding.
-    letters = " ".join(_braille_run(run) for run in _BRAILLE_RUN.finditer(text))
-    cells = _NOT_CELL.sub("", "".join(runs))
-    as_bytes = printable_runs(cells.translate(_AS_BYTES).encode("latin-1"))
+    codes = code_points(text)
+    offsets = codes - np.uint32(0x2800)
+    cell = offsets < 0x100
+    # A stretch of cells, spaces and hyphens is a run from its first cell on.
+    within = cell | (codes == 0x20) | (codes == 0x2D)
+    edges = np.diff(within.astype(np.int8), prepend=np.int8(0), append=np.int8(0))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    cells_before = np.concatenate(([0], np.cumsum(cell)))
+    has_cell = cells_before[ends] > cells_before[starts]
+    starts, ends = starts[has_cell], ends[has_cell]
+    # Each run's first cell: the first place after its start where the count of cells grows.
+    firsts = np.searchsorted(cells_before, cells_before[starts] + 1) - 1
+    in_run = np.zeros(len(codes) + 1, np.int8)
+    in_run[firsts], in_run[ends] = 1, -1
+    kept = np.cumsum(in_run[:-1]) > 0
+    # The runs' characters, read (what is no cell, a space or a hyphen, stays), one space
+    # between each run and the next.
+    read = np.where(cell, _CELL_CODES[np.minimum(offsets, 0xFF)], codes).astype(np.uint8)[kept]
+    lengths = ends - firsts
+    read = np.insert(read, np.cumsum(lengths)[:-1], ord(" "))
+    runs = read.tobytes().decode("ascii").replace("#", " #").replace("\x01", "")
+    letters = _NUMBER.sub(lambda n: n.group(1).translate(_AS_DIGITS), runs).replace(";", "")
+    as_bytes = printable_runs(offsets[cell].astype(np.uint8).tobytes())
     return letters if as_bytes is None else f"{letters}\n{as_bytes}"
-
-
-_NOT_CELL: Final = re.compile("[^\u2800-\u28ff]+")
 
 
 _NAMES: Final = {
@@ -93,7 +117,8 @@ _NAMES: Final = {
 _LETTER_NAMES: Final = frozenset(k for k, v in _NAMES.items() if v.isalpha())
 _LETTER_BYTES: Final = frozenset(w.encode() for w in _LETTER_NAMES) | {b"double"}
 _NAME_BYTES: Final = frozenset(w.encode() for w in _NAMES)
-_NOT_LETTER: Final = bytes(b if chr(b).isalpha() and b < 128 else 32 for b in range(256))
+#: The names counted as letters ("double" alone names none).
+_COUNTED: Final = _LETTER_BYTES & _NAME_BYTES
 #: A run must name at least this many letters to be read: fewer are ordinary words.
 _MIN_LETTERS: Final = 3
 
@@ -123,16 +148,13 @@ def _spelled(run: re.Match[str]) -> str:
 def letter_names(text: str) -> str | None:
     """Runs of three or more English letter names (and digit words) as letters and digits:
     ``pee double-u en ee dee`` reads ``pwned``; a letter run and a digit run stay apart."""
+    words = words_of(text)
+    named = _COUNTED.intersection(words)
+    # The letters named are at least as many as the names: counted only when too few.
+    if len(named) < _MIN_LETTERS and sum(map(words.count, named)) < _MIN_LETTERS:
+        return None
+    names = frozenset(w.decode() for w in _NAME_BYTES.intersection(words))
     lower = text.lower()
-    words = lower.encode("ascii", "replace").translate(_NOT_LETTER).split()
-    named = _LETTER_BYTES.intersection(words)
-    if not named:
-        return None
-    counts = Counter(w for w in words if w in _NAME_BYTES)
-    if sum(counts[w] for w in named) < _MIN_LETTERS:
-        return None
-    present = {w.decode() for w in counts}
-    names = frozenset(present)
     written = _names_run(names).sub(_spelled, lower)
     # ASCII, as the Braille reading (other characters are another view's).
     return written.encode("ascii", "replace").decode() if written != lower else None

@@ -31,6 +31,7 @@ from typing import Final
 
 from ahocorasick_rs import BytesAhoCorasick, Implementation
 
+from palaestra.rules.judge_translate import Translation
 from palaestra.rules.judge_views import CIPHERS
 
 __all__ = [
@@ -83,8 +84,9 @@ _FOLD_TABLE: Final = _FoldTable({code: chr(code).lower() for code in range(128)}
 
 _OUTSIDE_ASCII: Final = re.compile("[^\x00-\x7f]+")
 #: A text with fewer characters outside ASCII than one in this many has only those runs
-#: translated: a translation looks up every character.
+#: translated; any other is read as arrays of code points (:class:`Translation`).
 _FEW_OUTSIDE: Final = 64
+_FOLDING: Final = Translation(lambda char: _FOLD_TABLE[ord(char)])
 
 
 def fold_view(text: str) -> str:
@@ -94,7 +96,7 @@ def fold_view(text: str) -> str:
     if (len(text) - len(text.encode("ascii", "ignore"))) * _FEW_OUTSIDE < len(text):
         # Folded, a character outside ASCII is ASCII, which lower() leaves as it is.
         return _OUTSIDE_ASCII.sub(_folded_run, text).lower()
-    return text.translate(_FOLD_TABLE)
+    return _FOLDING(text)
 
 
 def _folded_run(run: re.Match[str]) -> str:
@@ -160,7 +162,11 @@ def _part_pattern(parts: tuple[str, ...]) -> re.Pattern[str]:
     places = []
     for part in sorted(set(parts), key=lambda p: (-len(p), p)):
         kind = "a-z" if part.isalpha() else "0-9" if part.isdigit() else "a-z0-9"
-        places.append(f"(?<![{kind}]){re.escape(part)}(?![{kind}])")
+        # The part first, what stands before it looked behind for after it: a pattern
+        # that starts with its characters is searched for in C, one that starts with a
+        # look-behind is tried at every character of a view.
+        part = re.escape(part)
+        places.append(f"{part}(?<![{kind}]{part})(?![{kind}])")
     return re.compile("|".join(places))
 
 

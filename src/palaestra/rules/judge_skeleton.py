@@ -14,6 +14,7 @@ from importlib import resources
 from typing import Final
 
 from palaestra.rules import judge_letters
+from palaestra.rules.judge_translate import Translation
 
 __all__ = ["skeleton"]
 
@@ -81,13 +82,10 @@ def skeleton(text: str) -> str:
 
     Each character's reading depends on that character alone (NFKD reorders only the
     combining marks, which are dropped), except a capital sigma's, which ``lower()``
-    reads by the letters around it: a text without one is read in one ``str.translate``
-    through each character's reading, found on first sight (four passes over the text,
-    one of them NFKD, cost five times more)."""
-    if len(_SKELETONS) > _MAX_SKELETONS:
-        _SKELETONS.clear()
-        _SKELETONS.update(_ASCII_SKELETONS)
-    read = text.translate(_SKELETONS)
+    reads by the letters around it: a text without one is read through each character's
+    reading, found on first sight, as arrays of code points (``judge_translate``; four
+    passes over the text, one of them NFKD, cost five times more)."""
+    read = _SKELETONS(text)
     return _skeleton_of(text) if _SIGMA in read else read
 
 
@@ -96,21 +94,16 @@ def skeleton(text: str) -> str:
 _SIGMA: Final = "\uffff"
 
 
-class _Skeletons(dict[int, str]):
-    """Each character's skeleton, for ``str.translate``, found on first sight."""
-
-    def __missing__(self, code: int) -> str:
-        char = chr(code)
-        sigma = "\u03a3" in unicodedata.normalize("NFKD", char.translate(_before_nfkd()))
-        read = self[code] = _SIGMA if sigma or char == _SIGMA else _skeleton_of(char)
-        return read
+def _character_skeleton(char: str) -> str:
+    """A character's skeleton, or :data:`_SIGMA`."""
+    if char.isascii():
+        return char.lower()
+    sigma = "\u03a3" in unicodedata.normalize("NFKD", char.translate(_before_nfkd()))
+    return _SIGMA if sigma or char == _SIGMA else _skeleton_of(char)
 
 
-_ASCII_SKELETONS: Final = {code: chr(code).lower() for code in range(128)}
-_SKELETONS: Final = _Skeletons(_ASCII_SKELETONS)
-#: The characters whose readings are kept, at most (a reply of many distinct characters
-#: must not grow the table without bound).
-_MAX_SKELETONS: Final = 65_536
+#: Each character's skeleton, found on first sight, for whole texts at once.
+_SKELETONS: Final = Translation(_character_skeleton)
 
 
 def _skeleton_of(text: str) -> str:

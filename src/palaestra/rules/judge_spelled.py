@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Final
 
-__all__ = ["morse", "nato", "number_words"]
+__all__ = ["morse", "nato", "number_words", "words_of"]
 
 _UNITS: Final = {
     "zero": 0, "oh": 0, "nought": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
@@ -48,12 +47,17 @@ def _number_run(words: frozenset[str]) -> re.Pattern[str]:
 _NOT_LETTER: Final = bytes(b if chr(b).isalpha() and b < 128 else 32 for b in range(256))
 
 
-def _present(text: str, vocabulary: frozenset[bytes]) -> dict[str, int]:
-    """The words of ``vocabulary`` in ``text`` (lower-cased), with how often each appears:
-    counted in C (a Python loop over every word of a long reply was slow)."""
-    words = text.lower().encode("ascii", "replace").translate(_NOT_LETTER).split()
-    counts = Counter(filter(vocabulary.__contains__, words))
-    return {word.decode(): count for word, count in counts.items()}
+@lru_cache(maxsize=2)
+def words_of(text: str) -> list[bytes]:
+    """The words of ``text``, lower-cased, as ASCII letters; kept for the last texts (the
+    number words, the NATO alphabet and the letter names read the same reply)."""
+    return text.lower().encode("ascii", "replace").translate(_NOT_LETTER).split()
+
+
+def _present(text: str, vocabulary: frozenset[bytes]) -> frozenset[str]:
+    """The words of ``vocabulary`` in ``text`` (lower-cased), found in C (a Python loop
+    over every word of a long reply was slow)."""
+    return frozenset(word.decode() for word in vocabulary.intersection(words_of(text)))
 
 
 def _glued(run: re.Match[str]) -> bool:
@@ -101,7 +105,7 @@ def number_words(text: str) -> str | None:
         words = [w for w in _WORD.findall(run.group().lower()) if w != "and"]
         return _digits(words)
 
-    present = frozenset(_present(text, _NUMBER_WORDS))
+    present = _present(text, _NUMBER_WORDS)
     if len(present) < 2:
         return None  # a run of one word said again ("one one") is not read as a number
     written, count = _number_run(present).subn(digits, text.lower())
@@ -122,7 +126,8 @@ _NATO_DIGITS: Final = {
 }  # fmt: skip
 _SPELLED: Final = {**_NATO_LETTERS, **_NATO_DIGITS}
 _NATO_WORDS: Final = frozenset(w.encode() for w in _SPELLED if "-" not in w) | {b"x"}
-_SPELLED_TOKEN: Final = re.compile(r"x-ray|[a-z]+", re.IGNORECASE)
+#: A word of a run, which is read lower-cased.
+_SPELLED_TOKEN: Final = re.compile(r"x-ray|[a-z]+")
 
 
 #: A run of NATO words must spell at least this many letters to be read.
@@ -139,27 +144,40 @@ def _nato_run(words: frozenset[str]) -> re.Pattern[str]:
     return re.compile(rf"(?:{word})(?:[\s,.;:/|\-]+(?:{word})){{{more},}}(?![a-z])")
 
 
+#: Where a run of letters meets a run of digits, either way round.
+_LETTERS_MEET_DIGITS: Final = re.compile(r"(?<=[a-z])(?=[0-9])|(?<=[0-9])(?=[a-z])")
+
+
 def _spelled(run: re.Match[str]) -> str:
     if _glued(run):
         return run.group()
-    symbols = [_SPELLED[w] for w in _SPELLED_TOKEN.findall(run.group().lower()) if w in _SPELLED]
-    if not symbols or sum(symbol.isalpha() for symbol in symbols) < _MIN_NATO_LETTERS:
+    # Each word's letter or digit, looked up and joined in C: a run can be thousands of
+    # words long, and a step of Python per word was most of its cost.
+    words = _SPELLED_TOKEN.findall(run.group().lower())
+    symbols = "".join(map(_SPELLED.get, words, itertools.repeat("")))
+    if len(symbols.translate(_NO_DIGITS)) < _MIN_NATO_LETTERS:
         return run.group()
-    out = symbols[0]
-    for before, symbol in itertools.pairwise(symbols):
-        out += symbol if before.isalpha() == symbol.isalpha() else " " + symbol
-    return out
+    return _LETTERS_MEET_DIGITS.sub(" ", symbols)
+
+
+_NO_DIGITS: Final = dict.fromkeys(map(ord, "0123456789"))
 
 
 def nato(text: str) -> str | None:
     """Runs of NATO/ICAO spelling-alphabet words (and its digit words) as letters and digits;
     a letter run and a digit run stay apart, as the parts of a code do."""
     present = _present(text, _NATO_WORDS)
-    letters = sum(n for word, n in present.items() if word in _NATO_LETTERS or word == "x")
+    spelling = [word for word in present if word in _NATO_LETTERS or word == "x"]
+    # The letters spelled are at least as many as the words that spell them: counted
+    # only when those are too few.
+    letters = len(spelling)
     if letters < _MIN_NATO_LETTERS:
-        return None
+        words = words_of(text)
+        letters = sum(words.count(word.encode()) for word in spelling)
+        if letters < _MIN_NATO_LETTERS:
+            return None
     lower = text.lower()
-    written = _nato_run(frozenset(present)).sub(_spelled, lower)
+    written = _nato_run(present).sub(_spelled, lower)
     return written if written != lower else None
 
 
@@ -171,7 +189,8 @@ _MORSE: Final = {
     ".----": "1", "..---": "2", "...--": "3", "....-": "4", ".....": "5", "-....": "6",
     "--...": "7", "---..": "8", "----.": "9",
 }  # fmt: skip
-_DOTS: Final = str.maketrans("·•∙⋅*_−–—", "....-----")
+#: Each look-alike of a dot or a dash, and the mark it stands for.
+_DOTS: Final = tuple(zip("·•∙⋅*_−–—", "....-----", strict=True))
 #: Three or more Morse letters separated by spaces (a word gap is ``/``, ``|`` or 3 spaces).
 _MORSE_RUN: Final = re.compile(r"(?:[.\-]{1,6}(?: +| *[/|] *)){2,}[.\-]{1,6}")
 _MORSE_WORD_GAP: Final = re.compile(r" *[/|] *| {3,}")
@@ -184,7 +203,12 @@ def _morse_run(run: re.Match[str]) -> str:
 
 def morse(text: str) -> str | None:
     """Runs of Morse code (dots and dashes, or their look-alikes) as letters and digits."""
-    plain = text.translate(_DOTS)
+    # One replacement per look-alike the text holds: a translation looks up every
+    # character, which outside ASCII costs ten times more.
+    plain = text
+    for look_alike, mark in _DOTS:
+        if look_alike in plain:
+            plain = plain.replace(look_alike, mark)
     if ".-" not in plain and "-." not in plain and "..." not in plain and "---" not in plain:
         return None
     written, count = _MORSE_RUN.subn(_morse_run, plain)

@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Final
 
+import numpy as np
+from numpy.typing import NDArray
+
 from palaestra.rules import (
     judge_bytes,
     judge_ciphered,
@@ -29,6 +32,7 @@ from palaestra.rules import (
 )
 from palaestra.rules.judge_decoders import char_classes, long_words
 from palaestra.rules.judge_skeleton import skeleton
+from palaestra.rules.judge_translate import code_points
 
 __all__ = [
     "CIPHERS",
@@ -94,7 +98,7 @@ _SPACED: Final = re.compile(r"(?<![^\W_])[^\W_](?:[\s.\-_*|/]{1,2}[^\W_](?![^\W_
 _SPACED_HINT: Final = re.compile(
     r"[\s.\-_*|/][^\W_][\s.\-_*|/]{1,2}[^\W_][\s.\-_*|/]{1,2}[^\W_](?![^\W_])"
 )
-_ONE: Final = re.compile(r"[^\W_]")
+_SEPARATOR: Final = re.compile(r"[\s.\-_*|/]+")
 
 
 def separators(text: str) -> str | None:
@@ -104,8 +108,31 @@ def separators(text: str) -> str | None:
     if "'" in joined or '"' in joined or "`" in joined:
         joined = _LITERAL_JOIN.sub("", joined)
     if _SPACED_HINT.search(joined):
-        joined = _SPACED.sub(lambda run: "".join(_ONE.findall(run.group())), joined)
+        joined = _closed_up(joined)
     return joined if joined != text else None
+
+
+#: Two single letters or digits, each after a separator: every run of spaced-out
+#: characters holds its second and third so, the second one or two characters after the
+#: run's start. The pattern starts with a separator, which the search skips to in C.
+_SPACED_PAIR: Final = re.compile(r"[\s.\-_*|/][^\W_][\s.\-_*|/]{1,2}[^\W_](?![^\W_])")
+
+
+def _closed_up(text: str) -> str:
+    """``text`` with each run of spaced-out characters closed up: the runs
+    :data:`_SPACED` finds, tried only where a pair of single characters shows one may start
+    (tried at every character, the pattern cost most of the view's time)."""
+    pieces: list[str] = []
+    last = at = 0
+    while (pair := _SPACED_PAIR.search(text, at)) is not None:
+        at = pair.start() + 1
+        for start in range(max(last, pair.start() - 2), pair.start()):
+            run = _SPACED.match(text, start)
+            if run is not None:
+                pieces += (text[last:start], _SEPARATOR.sub("", run.group()))
+                last = at = run.end()
+                break
+    return "".join(pieces) + text[last:] if pieces else text
 
 
 _TAG: Final = re.compile(r"<!--|-->|<[A-Za-z/!?][^<>]*>")
@@ -123,7 +150,10 @@ _ROT47: Final = str.maketrans(
     "".join(chr(c) for c in range(33, 127)),
     "".join(chr(33 + (c - 33 + 47) % 94) for c in range(33, 127)),
 )
-_ROT47_HINT: Final = re.compile(r"(?:[!-/:-@\[-`{-~][^\s!-/:-@\[-`{-~]*){2}[!-/:-@\[-`{-~]")
+#: A punctuation mark, then two more in the same word; the pattern starts with the mark, a
+#: set of characters the search skips to in C (a repeated group first was tried at every
+#: character of a reply).
+_ROT47_HINT: Final = re.compile(r"[!-/:-@\[-`{-~](?:[^\s!-/:-@\[-`{-~]*[!-/:-@\[-`{-~]){2}")
 #: Hex of text under ROT47: each byte's first digit (``2``-``7``) reads ``a``-``f``, its
 #: second (``0``-``9``, ``a``-``f``, ``A``-``F``) reads ``_`a``-``h``, ``2``-``7``, ``p``-``u``.
 _ROT47_HEX: Final = re.compile(r"(?:[a-f][_`a-h2-7p-u]){8,}")
@@ -150,12 +180,17 @@ def reversed_text(text: str) -> str | None:
 def _looks_encoded(text: str) -> bool:
     """A word of twelve or more characters mixing two of capitals, small letters and
     digits, or sixteen capitals (base32): what an encoding looks like, and prose does not."""
-    for word in long_words(text, 12):
-        if sum(kind in word for kind in (b"u", b"l", b"d")) >= 2:
-            return True
-        if len(word) >= 16 and b"l" not in word and b"d" not in word and b"uuuu" in word:
-            return True
-    return False
+    words = long_words(text, 12)
+    # With the other characters left out, a word that mixes two kinds has two of them
+    # side by side: substring searches in C, not a step of Python per word.
+    kinds = b"s".join(words).translate(None, b"p")
+    if any(pair in kinds for pair in _TWO_KINDS):
+        return True
+    # No word mixes kinds: one of capitals has no small letter or digit.
+    return b"uuuu" in kinds and any(len(w) >= 16 and b"uuuu" in w for w in words)
+
+
+_TWO_KINDS: Final = (b"ul", b"lu", b"ud", b"du", b"ld", b"dl")
 
 
 _ROT13: Final = str.maketrans(
@@ -171,30 +206,67 @@ def rot13_text(text: str) -> str | None:
 
 
 #: A line's first letter or digit; a line without one has none (the search stays on its
-#: line: across lines, it read the rest of a reply of such lines once per line).
-_LINE_START: Final = re.compile(r"^(?:[^\w\n]|_)*+([^\W_])", re.MULTILINE)
+#: line: across lines, it read the rest of a reply of such lines once per line). What comes
+#: before it is other characters and underscores, as two sets, each read in one C loop.
+_LINE_START: Final = re.compile(r"^[^\w\n]*+(?:_[^\w\n]*+)*+([^\W_])", re.MULTILINE)
 _MARKS: Final = "".join(chr(c) for c in range(33, 127) if not chr(c).isalnum())
 #: An acrostic needs at least this many lines (or words).
 MIN_ACROSTIC: Final = 4
 
 
 def acrostic_lines(text: str) -> str | None:
-    """The first letter or digit of each line, joined."""
-    firsts = _LINE_START.findall(text)
-    return "".join(firsts) if len(firsts) >= MIN_ACROSTIC else None
+    """The first letter or digit of each line, joined; of an ASCII text, read as an array
+    of bytes: with all but letters, digits and line breaks left out, a line's first
+    letter or digit is one after a line break (a search per line cost a step of Python
+    apiece)."""
+    if text.isascii():
+        chars = np.frombuffer(text.encode("ascii"), np.uint8)
+        chars = chars[_LETTERS_OR_BREAKS[chars]]
+        first = chars != _BREAK
+        first[1:] &= chars[:-1] == _BREAK
+        firsts = chars[first].tobytes().decode("ascii")
+    else:
+        firsts = "".join(_LINE_START.findall(text))
+    return firsts if len(firsts) >= MIN_ACROSTIC else None
 
 
-#: Each word (what ``str.split`` cuts) as the marks before it, then its first other
-#: character if it has one: one C pass, where a Python loop over the words was slow.
-_WORD_START: Final = re.compile(
-    f"(?=\\S)[{re.escape(_MARKS)}]*+([^\\s{re.escape(_MARKS)}]?)\\S*+\\s*+"
+_BREAK: Final = ord("\n")
+_LETTERS_OR_BREAKS: Final = np.array([chr(c).isalnum() or c == _BREAK for c in range(128)])
+
+
+#: Each character's kind for the words' first characters, by code point (the last entry
+#: for every code point past it: no whitespace lies there): 1 whitespace, as ``str.split``
+#: cuts words, 2 a mark, 0 any other.
+_OTHER, _SPACE, _MARK = 0, 1, 2
+_KINDS: Final = np.array(
+    [_SPACE if chr(c).isspace() else _MARK if chr(c) in _MARKS else _OTHER for c in range(0x3002)],
+    np.uint8,
 )
 
 
 def acrostic_words(text: str) -> str | None:
-    """The first letter or digit of each word (marks before it skipped), joined."""
-    firsts = _WORD_START.findall(text, len(text) - len(text.lstrip()))
-    return "".join(firsts) if len(firsts) >= MIN_ACROSTIC else None
+    """The first letter or digit of each word (marks before it skipped), joined.
+
+    Read as arrays of characters: with the marks left out, a word's first character is
+    one after whitespace (a loop over the words, even a regular expression's, cost a step
+    of Python apiece)."""
+    if text.isascii():
+        chars: NDArray[np.uint8 | np.uint32] = np.frombuffer(text.encode("ascii"), np.uint8)
+        kinds = _KINDS[chars]
+    else:
+        chars = code_points(text)
+        kinds = _KINDS[np.minimum(chars, len(_KINDS) - 1)]
+    space = kinds == _SPACE
+    if np.count_nonzero(~space[1:] & space[:-1]) + (not space[:1].all()) < MIN_ACROSTIC:
+        return None
+    unmarked = kinds != _MARK
+    chars, kinds = chars[unmarked], kinds[unmarked]
+    first = kinds == _OTHER
+    first[1:] &= kinds[:-1] == _SPACE
+    firsts: bytes = chars[first].tobytes()
+    if chars.dtype == np.uint8:
+        return firsts.decode("ascii")
+    return firsts.decode("utf-32-le", "surrogatepass")
 
 
 #: Every view, in the order the judge tries them.
