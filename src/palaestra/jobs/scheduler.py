@@ -11,7 +11,8 @@ job loses that one period: the next one comes on time.
 The periodic jobs: ``ping_due`` every ``schedule_tick_s`` (the jobs fan out
 while agents are due), ``matchmake`` every ``matchmaking_interval_s``,
 ``ratings`` every ``ratings_interval_s``, ``sweep`` every
-``sweep_interval_s``; each only while its service is enabled in the settings.
+``sweep_interval_s``, ``roll_up`` every ``rollup_interval_s``; the first three only while
+their service is enabled in the settings.
 """
 
 from __future__ import annotations
@@ -93,7 +94,10 @@ class Scheduler:
     def schedule(self) -> list[Periodic]:
         settings = self.jobs.platform.settings
         jobs = self.jobs
-        entries = [Periodic("sweep", settings.sweep_interval_s, jobs.sweep)]
+        entries = [
+            Periodic("sweep", settings.sweep_interval_s, jobs.sweep),
+            Periodic("rollups", settings.rollup_interval_s, jobs.roll_up),
+        ]
         if settings.monitor_enabled:
             entries.append(Periodic("pings", settings.schedule_tick_s, jobs.ping_due))
         if settings.matchmaking_enabled:

@@ -18,6 +18,8 @@ acknowledging it) or run twice at once only finds that the work is taken:
 - ``matchmake``, ``ratings``: one round of the matchmaker and of the ratings
   worker; the scheduler kicks them once per period across the cluster.
 - ``sweep``: moves on the work dead workers left (:mod:`palaestra.jobs.sweeper`).
+- ``roll_up``: closes the hours of history whose grace passed (``store.rollups``); two at
+  once take turns on an advisory lock, and the second finds the hours done.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from palaestra.engine.cage.desk import TurnDesk
 from palaestra.engine.cage.matches import create_match
 from palaestra.engine.cage.matchmaker import Matchmaker
 from palaestra.engine.cage.referee import Step, play_match
+from palaestra.engine.history import roll_up_history
 from palaestra.engine.ratings.leaderboard import RatingsWorker
 from palaestra.errors import NotFound
 from palaestra.jobs import sweeper
@@ -87,6 +90,9 @@ class Jobs:
         async def sweep() -> dict[str, int]:
             return await self._sweep()
 
+        async def roll_up() -> int:
+            return int(await self._counted("roll_up", lambda: roll_up_history(self.platform)))
+
         async def step_runs() -> int:
             stepped = await self._counted("step_runs", self.runs.step)
             return len(stepped.claimed)
@@ -98,6 +104,7 @@ class Jobs:
         self.ratings = broker.register_task(ratings, task_name="palaestra.ratings")
         self.sweep = broker.register_task(sweep, task_name="palaestra.sweep")
         self.step_runs = broker.register_task(step_runs, task_name="palaestra.step_runs")
+        self.roll_up = broker.register_task(roll_up, task_name="palaestra.roll_up")
         #: Markers of kicked jobs, so that a burst of events kicks one job.
         self.flags = flags_for(broker, platform.settings)
         #: The run step and the dispatcher, with the recorder this process writes through.
