@@ -211,14 +211,13 @@ async def pairs_played(session: AsyncSession) -> Counter[tuple[str, str]]:
         .where(MatchRollup.side == "attacker", _closed(MatchRollup, until))
         .group_by(MatchRollup.fighter_id, MatchRollup.opponent_id)
     )
-    tail = (
-        select(Match.attacker_id, Match.defender_id, func.count())
-        .where(Match.created_at >= until)
-        .group_by(Match.attacker_id, Match.defender_id)
-    )
-    for query in (rolled, tail):
-        for attacker, defender, count in await session.execute(query):
-            played[pair_key(attacker, defender)] += int(count)
+    for attacker, defender, count in await session.execute(rolled):
+        played[pair_key(attacker, defender)] += int(count)
+    # Counted here, not grouped in SQL: grouped, SQLite would rather walk a fighter index
+    # in order than read the recent range by its time index.
+    tail = select(Match.attacker_id, Match.defender_id).where(Match.created_at >= until)
+    for attacker, defender in await session.execute(tail):
+        played[pair_key(attacker, defender)] += 1
     return played
 
 
