@@ -10,16 +10,23 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from functools import partial
 
 import pytest
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Connection
 
-from palaestra.store.db import Database
+from palaestra.store.db import Database, migrate
 from palaestra.store.models import AgentEvent, Match, Task
 from palaestra.store.rollup_models import DAY, HOUR, AgentRollup
-from palaestra.store.rollups import recompute_day, recompute_hour, roll_up, until_of
+from palaestra.store.rollups import (
+    DEFAULT_GRACE_S,
+    recompute_day,
+    recompute_hour,
+    roll_up,
+    until_of,
+)
 from tests.integration.platform_fixtures import reset_postgres
 from tests.integration.test_rollups import Arena, _closed_aggregates, _closed_rollups
 
@@ -37,13 +44,13 @@ async def _store(url: str) -> Database:
     return db
 
 
-async def _history(db: Database) -> Arena:
-    """An arena with HOURS hours of events, finished tasks and scored matches."""
+async def _history(db: Database, start: float = START) -> Arena:
+    """An arena with HOURS hours of events, finished tasks and scored matches from ``start``."""
     arena = Arena(db)
     await arena.open()
     rng = random.Random(7)
     for hour in range(HOURS):
-        arena.now = START + hour * HOUR + 1800
+        arena.now = start + hour * HOUR + 1800
         await arena.step(
             "events",
             [
@@ -56,7 +63,7 @@ async def _history(db: Database) -> Arena:
         await arena.step("matches", [(0, 1, "rated"), (2, 0, "rated")])
         await arena.step("score", rng.choice(["attacker", "defender", "draw"]))
         await arena.step("end_run", ("SUCCEEDED", 0.5))
-    arena.now = START + HOURS * HOUR + 2 * HOUR
+    arena.now = start + HOURS * HOUR + 2 * HOUR
     return arena
 
 
@@ -121,5 +128,24 @@ async def test_an_hour_or_a_day_redone_changes_nothing(database_url: str) -> Non
         await db.transact(partial(recompute_day, day=int(START)))
         await roll_up(db, arena.now, grace_s=900, max_hours=None)
         assert await db.query(_closed_rollups) == before
+    finally:
+        await db.dispose()
+
+
+async def test_the_migration_rolls_up_the_history_already_stored(database_url: str) -> None:
+    if database_url.startswith("postgresql"):
+        await reset_postgres(database_url)
+    db = Database(database_url)
+    try:
+        async with db.engine.begin() as connection:
+            await connection.run_sync(lambda c: migrate(c, "0011"))
+        yesterday = time.time() // DAY * DAY - DAY  # the history of the last day or two
+        await _history(db, yesterday)
+        await db.migrate()
+        until = await db.query(until_of)
+        assert until == (time.time() - DEFAULT_GRACE_S) // HOUR * HOUR
+        found = await db.query(_closed_rollups)
+        assert found["events"]
+        assert found == await db.query(partial(_closed_aggregates, until=until))
     finally:
         await db.dispose()
