@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from datetime import UTC, datetime
 from functools import partial
 
 import pytest
@@ -25,6 +26,7 @@ from palaestra.store.rollups import (
     recompute_day,
     recompute_hour,
     roll_up,
+    rolled_up_until,
     until_of,
 )
 from tests.integration.platform_fixtures import reset_postgres
@@ -117,8 +119,13 @@ async def test_two_runners_and_the_arena_at_once_close_each_hour_once(
 async def test_an_hour_or_a_day_redone_changes_nothing(database_url: str) -> None:
     db = await _store(database_url)
     try:
+        async with db.session() as session:  # nothing closed yet: nothing may be pruned
+            assert await rolled_up_until(session) == datetime.fromtimestamp(0, UTC)
         arena = await _history(db)
         await roll_up(db, arena.now, grace_s=900, max_hours=None)
+        async with db.session() as session:  # what retention may prune before
+            until = await rolled_up_until(session)
+        assert until == datetime.fromtimestamp(START + (HOURS + 1) * HOUR, UTC)
         before = await db.query(_closed_rollups)
         assert before["events"]
         assert before["tasks"]
