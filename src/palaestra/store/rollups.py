@@ -82,25 +82,31 @@ def _bucket_sql() -> str:
     )
 
 
-_HOUR_SQL: Final = {
+#: The statements that sum an hour's raw rows into each table's roll-up rows.
+_HOUR_SQL: Final[dict[str, tuple[str, ...]]] = {
     "agent_rollups": (
-        "INSERT INTO agent_rollups (agent_id, span, start, kind, outcome, failure, bucket, "
-        "events, latency_ms_sum, first_at, last_at) "
-        f"SELECT agent_id, {HOUR}, CAST(:start AS BIGINT), kind, outcome, {_failure_sql()}, "
-        f"{_bucket_sql()}, "
-        "count(*), coalesce(sum(latency_ms), 0), min(at), max(at) "
-        "FROM agent_events WHERE at >= :lo AND at < :hi GROUP BY 1, 4, 5, 6, 7"
+        (
+            "INSERT INTO agent_rollups (agent_id, span, start, kind, outcome, failure, bucket, "
+            "events, latency_ms_sum, first_at, last_at) "
+            f"SELECT agent_id, {HOUR}, CAST(:start AS BIGINT), kind, outcome, {_failure_sql()}, "
+            f"{_bucket_sql()}, "
+            "count(*), coalesce(sum(latency_ms), 0), min(at), max(at) "
+            "FROM agent_events WHERE at >= :lo AND at < :hi GROUP BY 1, 4, 5, 6, 7"
+        ),
     ),
     "task_rollups": (
-        "INSERT INTO task_rollups (agent_id, span, start, status, tasks, contributed, "
-        "contribution_sum, first_ended, last_ended) "
-        f"SELECT agent_id, {HOUR}, CAST(:start AS BIGINT), status, count(*), count(contribution), "
-        "coalesce(sum(contribution), 0), min(coalesce(completed_at, created_at)), "
-        "max(coalesce(completed_at, created_at)) "
-        "FROM tasks WHERE created_at >= :lo AND created_at < :hi AND agent_id IS NOT NULL "
-        "GROUP BY agent_id, status"
+        (
+            "INSERT INTO task_rollups (agent_id, span, start, status, tasks, contributed, "
+            "contribution_sum, first_ended, last_ended) "
+            f"SELECT agent_id, {HOUR}, CAST(:start AS BIGINT), status, count(*), "
+            "count(contribution), coalesce(sum(contribution), 0), "
+            "min(coalesce(completed_at, created_at)), "
+            "max(coalesce(completed_at, created_at)) "
+            "FROM tasks WHERE created_at >= :lo AND created_at < :hi AND agent_id IS NOT NULL "
+            "GROUP BY agent_id, status"
+        ),
     ),
-    "match_rollups": " ; ".join(
+    "match_rollups": tuple(
         "INSERT INTO match_rollups (fighter_id, span, start, opponent_id, side, kind, status, "
         "outcome, matches) "
         f"SELECT {me}, {HOUR}, CAST(:start AS BIGINT), {them}, '{side}', kind, status, "
@@ -204,7 +210,7 @@ def recompute_hour(connection: Connection, start: int, tables: Iterable[str] = T
         connection.execute(
             text(f"DELETE FROM {table} WHERE span = {HOUR} AND start = :lo"), {"lo": start}
         )
-        for statement in _HOUR_SQL[table].split(" ; "):
+        for statement in _HOUR_SQL[table]:
             connection.execute(
                 text(statement), {"start": start, "lo": float(start), "hi": float(start + HOUR)}
             )
