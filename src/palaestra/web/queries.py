@@ -22,6 +22,7 @@ from palaestra.protocol.constants import Arena
 from palaestra.rules.status import Status
 from palaestra.store.events import agent_events, newest_first
 from palaestra.store.history import failures_total as count_failures
+from palaestra.store.history import latency_percentiles
 from palaestra.store.history import matches_total as count_matches
 from palaestra.store.models import FAILED_EVENTS, NOTABLE_EVENTS, Agent, AgentEvent, Match, Run
 from palaestra.store.paging import (
@@ -180,6 +181,9 @@ class AgentPage:
     failures_total: int
     wizard: WizardProgress | None
     audience: Audience = Audience.PUBLIC
+    #: The 50th, 95th and 99th percentile latency of its timed kinds over all its history,
+    #: each the upper bound of a histogram bucket (``store.rollup_models``); None: none.
+    percentiles: tuple[float | None, ...] = ()
 
 
 def endpoint_host(url: str | None) -> str | None:
@@ -310,6 +314,7 @@ async def agent_page(
         failed = agent_events(agent_id, None, text(FAILED_EVENTS))
         failure_rows = await _serial_page(session, failed, failures, failures_cursor)
         failures_total = await count_failures(session, agent_id)  # roll-ups and the tail
+        percentiles = tuple(await latency_percentiles(session, agent_id, TIMED_KINDS))
         row = replace(AgentRow.of(agent), warnings=_warnings(agent, audience))
         page_changes = event_rows(reversed(list(changes)), audience)
         page_timed = event_rows(reversed(list(timed)), audience)
@@ -326,6 +331,7 @@ async def agent_page(
         failures_total=failures_total or 0,
         wizard=shown_progress(await wizard_progress(platform, agent_id), audience),
         audience=audience,
+        percentiles=percentiles,
     )
 
 
