@@ -30,6 +30,7 @@ from palaestra.engine.accounts import bootstrap_admin
 from palaestra.engine.agents.health import HealthMonitor
 from palaestra.engine.cage.matchmaker import Matchmaker, through_referee
 from palaestra.engine.cage.referee import Referee
+from palaestra.engine.history import roll_up_history
 from palaestra.engine.history.retention import build_retention
 from palaestra.engine.loops import every
 from palaestra.engine.ratings.leaderboard import RatingsWorker
@@ -114,6 +115,10 @@ def create_app(
                 "history retention",
             )
         )
+        # History's roll-ups: one process, so no lock to take (SQLite's writer runs them).
+        rollup_task = asyncio.create_task(
+            every(settings.rollup_interval_s, stop, partial(roll_up_history, current), "roll-ups")
+        )
         matchmaker_task = None
         if settings.matchmaking_enabled:
             wake = app.state.referee.wake if settings.referee_enabled else None
@@ -131,6 +136,7 @@ def create_app(
             if matchmaker_task is not None:
                 await matchmaker_task
             await retention_task  # a pass in progress ends at its next batch
+            await rollup_task
             runs.wake()
             if runs_task is not None:
                 await runs_task

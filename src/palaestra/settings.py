@@ -78,6 +78,20 @@ class Settings(RetentionSettings):
         description="How often the sweeper moves on work left by dead workers: tasks past "
         "their deadline, runs with nothing in flight, turns whose lease ran out.",
     )
+    rollup_interval_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="How often the roll-up job closes the hours whose grace has passed (once "
+        "across the cluster; embedded, inside `palaestra serve`).",
+    )
+    rollup_grace_s: float = Field(
+        default=3600.0,
+        ge=900,
+        description="How long after its end an hour of history is rolled up. A row is written "
+        "with its own time at most a deadline late: a task's (the longest phase, BUILD, 90 s), "
+        "a cage turn's (at most 600 s); 15 minutes covers both, an hour leaves room. Hours "
+        "with a run or match still open wait for it whatever the grace.",
+    )
     host: str = Field(default="127.0.0.1", description="Address `palaestra serve` listens on.")
     port: int = Field(default=8000, ge=0, le=65535, description="Port `palaestra serve` uses.")
     public_url: str = Field(

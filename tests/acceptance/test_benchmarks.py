@@ -114,6 +114,20 @@ QUICK = (
         ),
     ),
     Quick(
+        "history.py",
+        ("postgres",),
+        (
+            r"^sqlite: grown by 300 agents, 333 runs, 3,000 tasks, 30 matches, 20,000 events",
+            r"^postgres: grown by 300 agents, 333 runs, 3,000 tasks, 30 matches, 20,000 events",
+            r"^  overview +\d+\.\d +\d+\.\d +\d+\.\d\dx  (PASS|FAIL)$",
+            r"^  agent page +\d+\.\d +\d+\.\d +\d+\.\d\dx  (PASS|FAIL)$",
+            r"^  GET /api/agents +\d+\.\d +\d+\.\d +\d+\.\d\dx  (PASS|FAIL)$",
+            r"^  health-monitor tick +\d+\.\d +\d+\.\d +\d+\.\d\dx  (PASS|FAIL)$",
+            r"^  whole run \(house\) +\d+\.\d +\d+\.\d +\d+\.\d\dx  (PASS|FAIL)$",
+            r"^PASS  every read answered 200 and the roll-ups equal the raw rows$",
+        ),
+    ),
+    Quick(
         "runs.py",
         ("postgres", "redis"),
         (

@@ -331,10 +331,10 @@ async def test_periodic_work_is_kicked_once_per_period_by_many_schedulers(
         matchmaking_enabled=True,
         matchmaking_interval_s=3.0,
         ratings_interval_s=2.0,
+        rollup_interval_s=1.5,
     )
-    tasks = {
-        name: _Counting() for name in ("sweep", "ping_due", "matchmake", "ratings", "retention")
-    }
+    names = ("sweep", "ping_due", "matchmake", "ratings", "retention", "roll_up")
+    tasks = {name: _Counting() for name in names}
     platform = type("P", (), {"settings": settings, "clock": clock})()
     jobs = type("J", (), {"platform": platform, **tasks})()
     redis = Redis.from_url(redis_url)
@@ -355,6 +355,7 @@ async def test_periodic_work_is_kicked_once_per_period_by_many_schedulers(
         "matchmake": 2,
         "ratings": 3,
         "retention": 1,  # hourly by default: the 6 s fall in one period
+        "roll_up": 4,
     }
     won = [w for s in schedulers for w in s.won]
     assert len(won) == len(set(won))

@@ -15,8 +15,9 @@ from sqlalchemy import func, insert, select, text
 
 from palaestra.engine.agents.outcomes import AgentOutcome, write_outcomes
 from palaestra.engine.cage.referee import Referee
-from palaestra.engine.history import Retention, archived_bodies, read_archive
+from palaestra.engine.history import Retention, archived_bodies, read_archive, roll_up_history
 from palaestra.engine.history.lease import Lease
+from palaestra.engine.history.retention import build_retention
 from palaestra.platform import Platform
 from palaestra.store.archives import ArchiveKind, HistoryArchive
 from palaestra.store.models import AgentEvent, Task
@@ -159,6 +160,24 @@ async def test_events_not_yet_rolled_up_are_kept_whatever_their_age(quick: Platf
     assert min(v[1] for v in left.values()) >= day_of(summarised)
     assert len(left) + len(_archived_events(platform.settings.effective_archive_dir)) == len(before)
     assert any(v[1] < platform.clock.now() - 30 * DAY_S for v in left.values())
+
+
+async def test_the_built_job_waits_on_the_roll_ups_watermark(quick: Platform) -> None:
+    """The job every process builds removes no event the roll-up job has not closed:
+    nothing before the first roll-up, the old days once the hours are rolled up."""
+    platform = quick
+    await _events(platform, await _agents(platform), days=40, per_day=10)
+    before = await _all_events(platform)
+
+    await build_retention(platform).run_once()
+    assert await _all_events(platform) == before  # nothing summarised yet: nothing goes
+
+    while await roll_up_history(platform):  # close every hour up to the grace period
+        pass
+    await build_retention(platform).run_once()
+    left = await _all_events(platform)
+    cut = day_of(platform.clock.now() - 30 * DAY_S)
+    assert left == {k: v for k, v in before.items() if v[1] >= cut}
 
 
 async def test_task_bodies_are_archived_then_cleared_and_said_where(quick: Platform) -> None:

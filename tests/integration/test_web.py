@@ -216,6 +216,9 @@ async def test_an_agent_page_shows_its_failures_timeline_and_chart(
         assert 'class="st-DEGRADED"' in body  # the strip
         assert "health ping" in body
         assert 'data-state="passed"' in body  # the wizard's last result
+        # The percentiles over its history: the failed ping's 4 s is the slowest timing.
+        assert re.search(r"Over its whole history:\s+half within [\d.,]+ ms", body)
+        assert re.search(r"99% within 4,217 ms\.</p>", body)
         assert endpoint.url("/a") not in body  # only the host is public
         status, overview = await page(api, "/")
         assert "External agent responded with 503" in overview

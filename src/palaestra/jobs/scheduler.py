@@ -11,8 +11,9 @@ job loses that one period: the next one comes on time.
 The periodic jobs: ``ping_due`` every ``schedule_tick_s`` (the jobs fan out
 while agents are due), ``matchmake`` every ``matchmaking_interval_s``,
 ``ratings`` every ``ratings_interval_s``, ``sweep`` every
-``sweep_interval_s``, each only while its service is enabled in the settings; and
-``retention`` every ``retention_interval_s``, always.
+``sweep_interval_s``, ``roll_up`` every ``rollup_interval_s``, the first three only while
+their service is enabled in the settings; and ``retention`` every ``retention_interval_s``,
+always.
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ class Scheduler:
         entries = [
             Periodic("sweep", settings.sweep_interval_s, jobs.sweep),
             Periodic("retention", settings.retention_interval_s, jobs.retention),
+            Periodic("rollups", settings.rollup_interval_s, jobs.roll_up),
         ]
         if settings.monitor_enabled:
             entries.append(Periodic("pings", settings.schedule_tick_s, jobs.ping_due))

@@ -20,6 +20,8 @@ acknowledging it) or run twice at once only finds that the work is taken:
 - ``sweep``: moves on the work dead workers left (:mod:`palaestra.jobs.sweeper`).
 - ``retention``: one pass of history retention (:mod:`palaestra.engine.history`), one
   runner at a time by its own lease.
+- ``roll_up``: closes the hours of history whose grace passed (``store.rollups``); two at
+  once take turns on an advisory lock, and the second finds the hours done.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from palaestra.engine.cage.desk import TurnDesk
 from palaestra.engine.cage.matches import create_match
 from palaestra.engine.cage.matchmaker import Matchmaker
 from palaestra.engine.cage.referee import Step, play_match
+from palaestra.engine.history import roll_up_history
 from palaestra.engine.history.retention import build_retention
 from palaestra.engine.ratings.leaderboard import RatingsWorker
 from palaestra.errors import NotFound
@@ -93,6 +96,9 @@ class Jobs:
         async def retention() -> None:
             await self._counted("retention", build_retention(self.platform).run_once)
 
+        async def roll_up() -> int:
+            return int(await self._counted("roll_up", lambda: roll_up_history(self.platform)))
+
         async def step_runs() -> int:
             stepped = await self._counted("step_runs", self.runs.step)
             return len(stepped.claimed)
@@ -105,6 +111,7 @@ class Jobs:
         self.sweep = broker.register_task(sweep, task_name="palaestra.sweep")
         self.retention = broker.register_task(retention, task_name="palaestra.retention")
         self.step_runs = broker.register_task(step_runs, task_name="palaestra.step_runs")
+        self.roll_up = broker.register_task(roll_up, task_name="palaestra.roll_up")
         #: Markers of kicked jobs, so that a burst of events kicks one job.
         self.flags = flags_for(broker, platform.settings)
         #: The run step and the dispatcher, with the recorder this process writes through.

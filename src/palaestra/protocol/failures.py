@@ -54,13 +54,13 @@ class CallFailure(StrEnum):
         """The kind of the failure ``reason`` (a line of ``spec/SCHEMAS.md``, or the
         platform's own) says."""
         text = reason or ""
-        for prefix, kind in _REASON_PREFIXES:
+        for prefix, kind in REASON_PREFIXES:
             if text.startswith(prefix):
                 return kind
         return cls.OTHER
 
 
-_REASON_PREFIXES: tuple[tuple[str, CallFailure], ...] = (
+REASON_PREFIXES: tuple[tuple[str, CallFailure], ...] = (
     ("External agent timed out after ", CallFailure.TIMEOUT),
     ("External agent responded with ", CallFailure.NON_2XX),
     ("Unexpected token ", CallFailure.INVALID_JSON),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final
+from typing import Any, Final
 
 from sqlalchemy import (
     JSON,
@@ -17,9 +17,15 @@ from sqlalchemy import (
     false,
     text,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column
+
+from palaestra.store import rollup_models as _rollup_models  # noqa: F401 - its tables
+from palaestra.store.base import ID, Base
+from palaestra.store.rating_models import FighterRating, LeaderboardSnapshot, RatedMatch
 
 __all__ = [
+    "FAILED_EVENTS",
+    "NOTABLE_EVENTS",
     "Agent",
     "AgentEvent",
     "Base",
@@ -37,11 +43,7 @@ __all__ = [
     "WebSession",
 ]
 
-_ID = String(36)
-
-
-class Base(DeclarativeBase):
-    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON}
+_ID = ID
 
 
 class Meta(Base):
@@ -125,7 +127,22 @@ class Agent(Base):
         Index("ix_agents_owner", "owner_id"),
         Index("ix_agents_next_ping", "next_ping_at"),
         Index("ix_agents_arena_role_status", "arena", "role", "status"),
+        Index("ix_agents_created", "created_at", "id"),  # the lists, newest first
+        Index("ix_agents_arena_created", "arena", "created_at", "id"),
     )
+
+
+#: The partial indexes' predicates, as SQL that a query states word for word (a bound
+#: parameter would hide from the planner that they hold); notable: the overview's feed.
+FAILED_EVENTS: Final = "outcome = 'failure'"
+NOTABLE_EVENTS: Final = (
+    "kind IN ('status', 'probe', 'challenge', 'verify', 'hold') "
+    "OR (kind IN ('ping', 'dispatch', 'verify', 'wizard') AND outcome = 'failure')"
+)
+
+
+def _where(predicate: str) -> dict[str, Any]:
+    return {"sqlite_where": text(predicate), "postgresql_where": text(predicate)}
 
 
 class AgentEvent(Base):
@@ -144,7 +161,17 @@ class AgentEvent(Base):
     reason: Mapped[str | None] = mapped_column(Text)
     detail: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
-    __table_args__ = (Index("ix_agent_events_agent_at", "agent_id", "at"),)
+    # Reads go by agent (its newest rows, or its rows after the roll-ups' watermark), by
+    # time in a recent window, or through the notable rows: never through the whole
+    # history (migration 0012, ``store.rollups``).
+    __table_args__ = (
+        Index("ix_agent_events_agent_at", "agent_id", "at"),
+        Index("ix_agent_events_agent_id", "agent_id", "id"),
+        Index("ix_agent_events_agent_kind", "agent_id", "kind", "id"),
+        Index("ix_agent_events_at", "at"),
+        Index("ix_agent_events_failures", "agent_id", "id", **_where(FAILED_EVENTS)),
+        Index("ix_agent_events_notable", "id", **_where(NOTABLE_EVENTS)),
+    )
 
 
 class Run(Base):
@@ -247,6 +274,8 @@ class Task(Base):
         Index("ix_tasks_run", "run_id"),
         # An agent's tasks a page at a time, newest first (migration 0013).
         Index("ix_tasks_agent_created", "agent_id", "created_at", "id"),
+        # By creation (the roll-up job's hours): it never changes once written.
+        Index("ix_tasks_created", "created_at"),
         # One task per slot attempt: a step repeated by another stepper opens nothing twice.
         # SCOUT tasks have no candidate, and NULLs are distinct in a unique index: theirs is
         # a partial index of its own.
@@ -310,8 +339,9 @@ class Match(Base):
     __table_args__ = (
         Index("ix_matches_created", "created_at"),
         Index("ix_matches_status", "status"),
-        Index("ix_matches_attacker", "attacker_id"),
-        Index("ix_matches_defender", "defender_id"),
+        # A fighter's matches, and those after the roll-ups' watermark (migration 0012).
+        Index("ix_matches_attacker_created", "attacker_id", "created_at"),
+        Index("ix_matches_defender_created", "defender_id", "created_at"),
     )
 
 
@@ -338,57 +368,3 @@ class Turn(Base):
     model_id: Mapped[str | None] = mapped_column(String(200))
     started_at: Mapped[float] = mapped_column(Float)
     finished_at: Mapped[float | None] = mapped_column(Float)
-
-
-class FighterRating(Base):
-    """A cage fighter's live OpenSkill rating on one side; absent until its first rated match."""
-
-    __tablename__ = "fighter_ratings"
-
-    fighter_id: Mapped[str] = mapped_column(
-        _ID, ForeignKey("agents.id", ondelete="CASCADE"), primary_key=True
-    )
-    side: Mapped[str] = mapped_column(String(8), primary_key=True)  # attack | defence
-    mu: Mapped[float] = mapped_column(Float)
-    sigma: Mapped[float] = mapped_column(Float)
-    matches: Mapped[int] = mapped_column(Integer)
-    wins: Mapped[int] = mapped_column(Integer)
-    draws: Mapped[int] = mapped_column(Integer)
-    losses: Mapped[int] = mapped_column(Integer)
-    updated_at: Mapped[float] = mapped_column(Float)
-
-
-class RatedMatch(Base):
-    """A scored match applied to the live ratings, exactly once, with the ratings it moved."""
-
-    __tablename__ = "rated_matches"
-
-    match_id: Mapped[str] = mapped_column(
-        _ID, ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True
-    )
-    result: Mapped[str | None] = mapped_column(String(16))  # attacker | defender | draw
-    attack_mu_before: Mapped[float | None] = mapped_column(Float)
-    attack_sigma_before: Mapped[float | None] = mapped_column(Float)
-    defence_mu_before: Mapped[float | None] = mapped_column(Float)
-    defence_sigma_before: Mapped[float | None] = mapped_column(Float)
-    attack_mu_after: Mapped[float | None] = mapped_column(Float)
-    attack_sigma_after: Mapped[float | None] = mapped_column(Float)
-    defence_mu_after: Mapped[float | None] = mapped_column(Float)
-    defence_sigma_after: Mapped[float | None] = mapped_column(Float)
-    rated_at: Mapped[float] = mapped_column(Float)
-
-
-class LeaderboardSnapshot(Base):
-    """A published leaderboard of one arena as computed at one time."""
-
-    __tablename__ = "leaderboard_snapshots"
-
-    id: Mapped[int] = mapped_column(
-        BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
-    )
-    arena: Mapped[str] = mapped_column(String(16))  # cage | edgearena
-    computed_at: Mapped[float] = mapped_column(Float)
-    match_count: Mapped[int] = mapped_column(Integer)  # scored matches, or finished tasks
-    data: Mapped[dict[str, Any]] = mapped_column(JSON)
-
-    __table_args__ = (Index("ix_leaderboard_snapshots_arena_at", "arena", "computed_at"),)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import select
 
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
-from palaestra.store.models import Agent, Match
+from palaestra.store.history import fighter_matches
+from palaestra.store.models import Agent
 from palaestra.store.paging import Page
 from palaestra.web.list_queries import matches_page
 from palaestra.web.queries import AgentRow, MatchRow
@@ -52,22 +53,16 @@ async def fighter_page(
 
 
 async def _record(platform: Platform, fighter_id: str) -> dict[str, int]:
-    attacking = (Match.attacker_id == fighter_id).label("attacking")
-    query = (
-        select(Match.status, Match.outcome, attacking, func.count())
-        .where(or_(Match.attacker_id == fighter_id, Match.defender_id == fighter_id))
-        .group_by(Match.status, Match.outcome, attacking)
-    )
     tally: Counter[str] = Counter(won=0, lost=0, drawn=0, voided=0)
     async with platform.db.session() as session:
-        for status, outcome, attacker, count in await session.execute(query):
-            if status == "VOIDED":
-                tally["voided"] += count
-            elif outcome == "draw":
-                tally["drawn"] += count
-            elif outcome in ("attacker", "defender"):
-                side = "attacker" if attacker else "defender"
-                tally["won" if outcome == side else "lost"] += count
+        counted = await fighter_matches(session, fighter_id)  # roll-ups and the tail
+    for (status, outcome, side), count in counted.items():
+        if status == "VOIDED":
+            tally["voided"] += count
+        elif outcome == "draw":
+            tally["drawn"] += count
+        elif outcome in ("attacker", "defender"):
+            tally["won" if outcome == side else "lost"] += count
     return dict(tally)
 
 

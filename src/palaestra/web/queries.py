@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy import Select, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 from yarl import URL
@@ -20,7 +20,11 @@ from palaestra.engine.agents.wizard import WizardProgress, wizard_progress
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
 from palaestra.rules.status import Status
-from palaestra.store.models import Agent, AgentEvent, Match, Run
+from palaestra.store.events import agent_events, newest_first
+from palaestra.store.history import failures_total as count_failures
+from palaestra.store.history import latency_percentiles
+from palaestra.store.history import matches_total as count_matches
+from palaestra.store.models import FAILED_EVENTS, NOTABLE_EVENTS, Agent, AgentEvent, Match, Run
 from palaestra.store.paging import (
     Page,
     keyset_serial,
@@ -49,7 +53,8 @@ __all__ = [
     "recent_runs",
 ]
 
-#: History kinds that make the overview's activity feed; failed checks and pings join them.
+#: History kinds that make the overview's activity feed; failed checks and pings join them
+#: (``store.models.NOTABLE_EVENTS`` says it in SQL).
 ACTIVITY_KINDS: Final = ("status", "probe", "challenge", "verify", "hold")
 #: Kinds whose latency is charted on an agent's page.
 TIMED_KINDS: Final = ("ping", "dispatch", "verify")
@@ -178,6 +183,9 @@ class AgentPage:
     failures_total: int
     wizard: WizardProgress | None
     audience: Audience = Audience.PUBLIC
+    #: The 50th, 95th and 99th percentile latency of its timed kinds over all its history,
+    #: each the upper bound of a histogram bucket (``store.rollup_models``); None: none.
+    percentiles: tuple[float | None, ...] = ()
 
 
 def endpoint_host(url: str | None) -> str | None:
@@ -215,24 +223,31 @@ async def overview(platform: Platform, *, activity: int = 15, recent: int = 5) -
             ).all()
         )
         runs_total = await session.scalar(select(func.count()).select_from(Run))
-        matches_total = await session.scalar(select(func.count()).select_from(Match))
-        rows = await session.execute(
-            select(AgentEvent, Agent.name, Agent.arena)
-            .join(Agent, Agent.id == AgentEvent.agent_id)
-            .where(
-                or_(
-                    AgentEvent.kind.in_(ACTIVITY_KINDS),
-                    and_(AgentEvent.kind.in_(FAILURE_KINDS), AgentEvent.outcome == "failure"),
+        matches_total = await count_matches(session)  # roll-ups and the open hours
+        # The newest notable rows through their partial index (its predicate word for word).
+        events = list(
+            await session.scalars(
+                select(AgentEvent)
+                .where(text(NOTABLE_EVENTS))
+                .order_by(AgentEvent.id.desc())
+                .limit(activity)
+            )
+        )
+        names = {
+            agent_id: (name, arena)
+            for agent_id, name, arena in await session.execute(
+                select(Agent.id, Agent.name, Agent.arena).where(
+                    Agent.id.in_({e.agent_id for e in events})
                 )
             )
-            .order_by(AgentEvent.id.desc())
-            .limit(activity)
-        )
+        }
         feed = [
             Activity(
                 e.at, e.agent_id, name, arena, e.kind, e.outcome, r.reason, r.latency_ms, r.detail
             )
-            for e, name, arena in rows.all()
+            for e in events
+            if e.agent_id in names
+            for name, arena in [names[e.agent_id]]
             for r in [EventRow.of(e, Audience.PUBLIC)]
         ]
     ordered = sorted(by_status.items(), key=lambda item: _STATUS_ORDER.index(item[0]))
@@ -284,22 +299,24 @@ async def agent_page(
         agent = await session.get(Agent, agent_id)
         if agent is None or agent.arena != Arena.EDGEARENA:
             return None
-        mine = AgentEvent.agent_id == agent_id
         changes = await session.scalars(
-            select(AgentEvent)
-            .where(mine, AgentEvent.kind == "status")
-            .order_by(AgentEvent.id.desc())
+            agent_events(agent_id, "status")
+            .order_by(*newest_first(kind=True), AgentEvent.id.desc())
             .limit(STATUS_CHANGES)
         )
-        timed = await session.scalars(
-            select(AgentEvent)
-            .where(mine, AgentEvent.kind.in_(TIMED_KINDS), AgentEvent.latency_ms.is_not(None))
-            .order_by(AgentEvent.id.desc())
-            .limit(points)
-        )
-        failed = select(AgentEvent).where(mine, AgentEvent.outcome == "failure")
+        # The newest of each timed kind, one bounded read by (agent, kind) each, merged.
+        timed: list[AgentEvent] = []
+        for kind in TIMED_KINDS:
+            timed += await session.scalars(
+                agent_events(agent_id, kind, AgentEvent.latency_ms.is_not(None))
+                .order_by(*newest_first(kind=True), AgentEvent.id.desc())
+                .limit(points)
+            )
+        timed = sorted(timed, key=lambda event: event.id, reverse=True)[:points]
+        failed = agent_events(agent_id, None, text(FAILED_EVENTS))
         failure_rows = await _serial_page(session, failed, failures, failures_cursor)
-        failures_total = await session.scalar(select(func.count()).select_from(failed.subquery()))
+        failures_total = await count_failures(session, agent_id)  # roll-ups and the tail
+        percentiles = tuple(await latency_percentiles(session, agent_id, TIMED_KINDS))
         row = replace(AgentRow.of(agent), warnings=_warnings(agent, audience))
         page_changes = event_rows(reversed(list(changes)), audience)
         page_timed = event_rows(reversed(list(timed)), audience)
@@ -316,19 +333,24 @@ async def agent_page(
         failures_total=failures_total or 0,
         wizard=shown_progress(await wizard_progress(platform, agent_id), audience),
         audience=audience,
+        percentiles=percentiles,
     )
 
 
 async def _serial_page(
     session: AsyncSession, query: Select[AgentEvent], limit: int, cursor: str | None
 ) -> Page[AgentEvent]:
-    """A page of an agent's events newest first, below ``cursor``, with the cursors around it."""
-    rows = list(await session.scalars(keyset_serial(query, AgentEvent.id, cursor, limit)))
-    page = page_of_serial(rows, limit, lambda event: event.id)
+    """A page of an agent's events newest first, below ``cursor``, with the cursors around it
+    (``query`` from :func:`agent_events`, without a kind)."""
+    newest = keyset_serial(query.order_by(*newest_first()), AgentEvent.id, cursor, limit)
+    page = page_of_serial(list(await session.scalars(newest)), limit, lambda event: event.id)
     if cursor is None:
         return page
     above = keyset_serial_before(
-        query.with_only_columns(AgentEvent.id), AgentEvent.id, cursor, limit
+        query.with_only_columns(AgentEvent.id).order_by(*newest_first(ascending=True)),
+        AgentEvent.id,
+        cursor,
+        limit,
     )
     return replace(page, previous_cursor=previous_serial(list(await session.scalars(above)), limit))
 

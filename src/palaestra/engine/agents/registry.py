@@ -27,6 +27,7 @@ from palaestra.protocol.constants import VERIFY_TIMEOUT_S, Arena
 from palaestra.protocol.urls import require_url
 from palaestra.rules.status import Event, Status
 from palaestra.security import new_token
+from palaestra.store.events import agent_events, newest_first
 from palaestra.store.models import Agent, AgentEvent
 from palaestra.store.paging import Key, Page, keyset, keyset_serial, page_of, page_of_serial
 
@@ -149,7 +150,7 @@ async def recent_history(
     """A page of the agent's history, newest first (one row more is read to know of a next)."""
     async with platform.db.session() as session:
         await _owned(session, caller, agent_id)
-        mine = select(AgentEvent).where(AgentEvent.agent_id == agent_id)
+        mine = agent_events(agent_id).order_by(*newest_first())  # see store.events
         rows = (await session.scalars(keyset_serial(mine, AgentEvent.id, cursor, limit))).all()
     return page_of_serial(rows, limit, lambda event: event.id)
 

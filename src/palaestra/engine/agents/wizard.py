@@ -41,6 +41,7 @@ from palaestra.platform import Platform
 from palaestra.protocol import Role
 from palaestra.protocol.constants import HANDSHAKE_TIMEOUT_S, SIMULATION_GRACE_S, Arena
 from palaestra.rules.status import Event
+from palaestra.store.events import agent_events, newest_first
 from palaestra.store.models import Agent, AgentEvent
 
 __all__ = [
@@ -235,14 +236,16 @@ async def wizard_progress(
     platform: Platform, agent_id: str, attempt_id: str | None = None
 ) -> WizardProgress | None:
     """The attempt ``attempt_id`` of the agent (default: its latest), or ``None``."""
-    query = (
-        select(AgentEvent)
-        .where(AgentEvent.agent_id == agent_id, AgentEvent.kind.in_((START_KIND, CHECK_KIND)))
-        .order_by(AgentEvent.id.desc())
-        .limit(_ROWS_READ)
-    )
+    # One bounded read per kind through the (agent, kind, id) index (``store.events``).
     async with platform.db.session() as session:
-        rows = list(await session.scalars(query))
+        rows: list[AgentEvent] = []
+        for kind in (START_KIND, CHECK_KIND):
+            rows += await session.scalars(
+                agent_events(agent_id, kind)
+                .order_by(*newest_first(kind=True), AgentEvent.id.desc())
+                .limit(_ROWS_READ)
+            )
+        rows = sorted(rows, key=lambda row: row.id, reverse=True)[:_ROWS_READ]
         role = await session.scalar(select(Agent.role).where(Agent.id == agent_id))
     start = next(
         (

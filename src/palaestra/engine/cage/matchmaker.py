@@ -34,8 +34,9 @@ from palaestra.errors import PalaestraError
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
 from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
-from palaestra.rules.matchmaking import Entrant, eligible, pair_key, select_pairings
+from palaestra.rules.matchmaking import Entrant, eligible, select_pairings
 from palaestra.rules.ratings import FighterRatings
+from palaestra.store.history import pairs_played
 from palaestra.store.models import Agent, Match, Meta
 
 __all__ = [
@@ -153,9 +154,6 @@ class Matchmaker:
         open_query = select(Match.attacker_id, Match.defender_id).where(
             Match.status.in_(OPEN_MATCH_STATUSES)
         )
-        played_query = select(Match.attacker_id, Match.defender_id, func.count()).group_by(
-            Match.attacker_id, Match.defender_id
-        )
         # A match the house baseline plays is never rated (rules.producers): scheduling it
         # would only make matches that tell the ratings nothing.
         baseline = house_plays_baseline(self.platform.settings)
@@ -172,9 +170,8 @@ class Matchmaker:
                 busy[attacker] += 1
                 busy[defender] += 1
                 open_total += 1
-            played: Counter[tuple[str, str]] = Counter()
-            for attacker, defender, count in await session.execute(played_query):
-                played[pair_key(attacker, defender)] += count
+            # Every match ever played, by pair: the roll-ups and the open hours' rows.
+            played = await pairs_played(session)
         ratings = await live_ratings(self.platform, [f.id for f in fighters])
         entrants = []
         for fighter in fighters:

@@ -21,6 +21,7 @@ from palaestra.platform import Platform
 from palaestra.rules.matchflow import MatchStatus, TurnStatus
 from palaestra.rules.rejudge import PlayedTurn, Rejudged, Verdict, rejudge
 from palaestra.store.models import Match, Turn
+from palaestra.store.rollups import mark_stale, recompute_marked
 
 __all__ = ["MatchRejudged", "rejudge_matches"]
 
@@ -59,6 +60,18 @@ async def rejudge_matches(
             batch = [await _rejudged(session, match) for match in matches]
             if apply:
                 await _write(session, batch, platform.clock.now())
+                # The roll-ups of the hours whose outcomes changed, recomputed by their job.
+                created = {match.id: match.created_at for match in matches}
+                await mark_stale(
+                    session,
+                    [
+                        created[item.match_id]
+                        for item in batch
+                        if item.now.verdict is Verdict.CHANGED
+                    ],
+                )
+        if apply:  # the marked hours now, rather than at the roll-up job's next run
+            await recompute_marked(platform.db, platform.clock.now())
         done += batch
         after = matches[-1].id
 

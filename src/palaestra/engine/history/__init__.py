@@ -4,6 +4,7 @@
 - ``events``, ``bodies``: its two kinds of history;
 - ``archive``: the Parquet files, in the dataset's format;
 - ``lease``: one runner at a time;
+- ``rollups``: the roll-up job, and the watermark retention waits on;
 - ``status``: what is kept, what is archived, and when (``palaestra retention``).
 """
 
@@ -13,6 +14,7 @@ from palaestra.engine.history.archive import read_archive
 from palaestra.engine.history.bodies import ArchivedBodies, archived_bodies, task_bodies_archive
 from palaestra.engine.history.passes import PassReport
 from palaestra.engine.history.retention import Retention, RolledUpUntil, no_roll_up_limit
+from palaestra.engine.history.rollups import roll_up_history, summarised_until
 
 __all__ = [
     "ArchivedBodies",
@@ -22,5 +24,7 @@ __all__ = [
     "archived_bodies",
     "no_roll_up_limit",
     "read_archive",
+    "roll_up_history",
+    "summarised_until",
     "task_bodies_archive",
 ]

@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from palaestra.engine.history import bodies, events
 from palaestra.engine.history.lease import Lease, LeaseLost
 from palaestra.engine.history.passes import PassReport, PassStopped, RetentionPass
+from palaestra.engine.history.rollups import summarised_until
 from palaestra.platform import Platform
 from palaestra.store.archives import ArchiveKind, HistoryArchive
 from palaestra.store.partitions import DAY_S, day_of, is_partitioned
@@ -51,7 +52,7 @@ def build_retention(platform: Platform, stop: asyncio.Event | None = None) -> Re
     """The retention job as every process runs it (the embedded server's loop, the
     workers' ``retention`` job, ``palaestra retention --run-now``): the one place where
     what bounds it (the roll-ups' watermark, :data:`RolledUpUntil`) is given to it."""
-    return Retention(platform, stop=stop)
+    return Retention(platform, rolled_up_until=summarised_until, stop=stop)
 
 
 class Retention:

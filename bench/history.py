@@ -1,0 +1,339 @@
+"""Reads against history: every page and API read, fresh and after a month of history.
+
+    .venv/bin/python bench/history.py [--events 10000000] [--tasks 1000000] [--agents 18000]
+                                      [--hot 280000] [--repeats 15] [--stores sqlite,postgres]
+                                      [--quick]
+
+For each store a fresh platform is served on 127.0.0.1 (``palaestra serve``'s app,
+uvicorn in this process) with a small arena and a day of history (:data:`FRESH`: a
+page of each list and a chart's worth of events on the paused agent whose page is read,
+so that fresh and grown pages show as much), and 20 agents pinged by the health monitor.
+Each read is timed ``--repeats`` times (median), with a health-monitor tick (the 20
+agents due at once: claim, ping, record) and a whole run (``POST /api/runs``, answered
+by the house as no agent takes tasks, until COMPLETED; median of 3 after one to warm).
+Then history is grown by bulk
+SQL (PostgreSQL's ``generate_series``, SQLite's recursive CTE), as about 30 days of a
+busy arena leave it: ``--agents`` more agents, ``--tasks`` tasks in runs of 9, a match
+per 100 tasks, and ``--events`` agent events (pings, dispatches, status changes, a
+twentieth of them failures), ``--hot`` of them on the paused agent. The roll-ups are
+then rebuilt from the grown rows as migration 0012 builds them (its back-fill: every
+closed hour in turn, timed),
+the tables analysed, and everything is timed again.
+
+Target: each read, the tick and the run within 1.5x of their fresh time (PASS or FAIL
+per line; a missed target does not change the exit status). The exit status is 1 when a
+read fails (a status other than 200) or the roll-ups differ from the raw aggregates
+after the growth, 0 otherwise. PostgreSQL is ``PALAESTRA_BENCH_POSTGRES_URL`` (a
+database of the bench's own is created on it and dropped afterwards).
+"""
+
+# The SQL of rollups_agree is built from the watermark, a number read from the database.
+# ruff: noqa: S608
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import uvicorn
+from aiohttp import web
+from sqlalchemy import insert, text, update
+from sqlalchemy.engine import Connection
+
+from palaestra.app import create_app
+from palaestra.engine.agents.health import HealthMonitor
+from palaestra.engine.ratings.leaderboard import Arena, recompute
+from palaestra.ids import new_id
+from palaestra.platform import Platform
+from palaestra.store.models import Agent, AgentEvent, Match
+from palaestra.store.rollups import DEFAULT_GRACE_S, UNTIL_KEY, backfill, until_of
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
+from bench._history_growth import grow
+from bench._support import (
+    HOST,
+    add_owner,
+    agent_row,
+    agents_process,
+    bench_database,
+    bench_settings,
+    parse_args,
+)
+
+ADMIN = "pa_admin_bench-history-token"
+MONITORED = 20
+RUNS = 3  # whole runs timed, after one to warm
+TARGET = 1.5
+#: The fresh arena's day of history: a page of each list, a chart's worth on the read agent.
+FRESH = {"events": 21_000, "tasks": 900, "agents": 120, "hot": 20_000}
+QUICK = {"events": 20_000, "tasks": 3_000, "agents": 300, "hot": 5_000, "repeats": 2}
+
+
+async def healthy(request: web.BaseRequest) -> web.StreamResponse:
+    return web.Response(body=b'{"ok":true}', content_type="application/json")
+
+
+@asynccontextmanager
+async def served(platform: Platform) -> AsyncIterator[str]:
+    config = uvicorn.Config(
+        create_app(platform=platform), host=HOST, port=0, log_level="warning", lifespan="on"
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.01)
+    try:
+        yield f"http://{HOST}:{server.servers[0].sockets[0].getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        await task
+
+
+async def seed(platform: Platform, ping_url: str) -> dict[str, str]:
+    """The fresh arena; the ids of the rows whose pages are read."""
+    now = time.time()
+    owner = await add_owner(platform, now)
+    hot = agent_row(owner, "hot", now, status="PAUSED")
+    monitored = [
+        agent_row(owner, f"pinged-{i}", now, endpoint_url=f"{ping_url}/{i}", next_ping_at=now + 9e6)
+        for i in range(MONITORED)
+    ]
+    fighters = [
+        agent_row(owner, f"fighter-{i}", now, arena="cage", role=None, entrant_type="harness")
+        for i in range(4)
+    ]
+    match = {
+        "id": new_id(),
+        "attacker_id": fighters[0]["id"],
+        "defender_id": fighters[1]["id"],
+        "ruleset": "cage.v1",
+        "kind": "rated",
+        "status": "SCORED",
+        "outcome": "draw",
+        "decided_by": "utility",
+        "seed": 1,
+        "material": {
+            "entrants": {
+                side: {"fighter_id": fighter["id"], "name": fighter["name"]}
+                for side, fighter in (("attacker", fighters[0]), ("defender", fighters[1]))
+            }
+        },
+        "deadline_ms": 1000,
+        "next_turn": 6,
+        "created_at": now,
+        "updated_at": now,
+        "finished_at": now,
+    }
+    event = {"agent_id": hot["id"], "at": now, "kind": "ping", "outcome": "success"}
+    async with platform.db.session() as session, session.begin():
+        await session.execute(insert(Agent), [hot, *monitored, *fighters])
+        await session.execute(insert(Match), [match])
+        await session.execute(insert(AgentEvent), [{**event, "latency_ms": 12.0}] * 3)
+    return {"owner": owner, "hot": hot["id"], "fighter": fighters[0]["id"], "match": match["id"]}
+
+
+def reads(ids: dict[str, str], run_id: str) -> dict[str, str]:
+    return {
+        "overview": "/",
+        "agents page": "/agents",
+        "agent page": f"/agents/{ids['hot']}",
+        "fighter page": f"/fighters/{ids['fighter']}",
+        "runs page": "/runs",
+        "run page": f"/runs/{run_id}",
+        "matches page": "/matches",
+        "match page": f"/matches/{ids['match']}",
+        "leaderboard": "/leaderboard",
+        "GET /api/agents": "/api/agents",
+        "GET /api/agents/{id}/history": f"/api/agents/{ids['hot']}/history",
+        "GET /api/runs": "/api/runs",
+        "GET /api/matches": "/api/matches",
+        "GET /api/leaderboard/live": "/api/leaderboard/live",
+        "GET /metrics": "/metrics",
+    }
+
+
+async def timed(work: Callable[[], Awaitable[Any]], repeats: int) -> float:
+    await work()  # warm: plans, caches, pools
+    samples = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        await work()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples) * 1000
+
+
+async def measure(
+    platform: Platform, base: str, ids: dict[str, str], repeats: int, failures: list[str]
+) -> dict[str, float]:
+    headers = {"Authorization": f"Bearer {ADMIN}"}
+    found: dict[str, float] = {}
+    async with aiohttp.ClientSession(headers=headers) as http:
+        run_id = await whole_run(http, base)  # warm: the first run plans every statement
+        runs: list[float] = []
+        for _ in range(RUNS):
+            started = time.perf_counter()
+            await whole_run(http, base)
+            runs.append((time.perf_counter() - started) * 1000)
+        found["whole run (house)"] = statistics.median(runs)
+        for name, path in reads(ids, run_id).items():
+
+            async def get(path: str = path, name: str = name) -> None:
+                async with http.get(base + path) as response:
+                    await response.read()
+                    if response.status != 200:
+                        failures.append(f"{name}: {response.status}")
+
+            found[name] = await timed(get, repeats)
+    found["health-monitor tick"] = await timed(lambda: tick(platform), repeats)
+    return found
+
+
+async def whole_run(http: aiohttp.ClientSession, base: str) -> str:
+    sizes = {"scouts": 3, "shortlist": 2, "builds": 1, "verifies": 1, "critiques": 1}
+    async with http.post(f"{base}/api/runs", json={"goal": "bench", "sizes": sizes}) as response:
+        run_id: str = (await response.json())["run_id"]
+    while True:
+        async with http.get(f"{base}/api/runs/{run_id}") as response:
+            if (await response.json())["status"] != "RUNNING":
+                return run_id
+        await asyncio.sleep(0.01)
+
+
+async def tick(platform: Platform) -> None:
+    async with platform.db.session() as session, session.begin():
+        await session.execute(
+            update(Agent).where(Agent.name.like("pinged-%")).values(next_ping_at=0.0)
+        )
+    pinged = await HealthMonitor(platform).run_once()
+    assert pinged == MONITORED, pinged
+
+
+async def publish(platform: Platform) -> None:
+    """The leaderboards, as ``palaestra serve`` publishes them (not timed: not a read)."""
+    for arena in (Arena.CAGE, Arena.EDGEARENA):
+        await recompute(platform, arena, resamples=10)
+
+
+def rebuild_rollups(connection: Connection) -> int:
+    """Migration 0012's back-fill over every row: the roll-ups and their watermark forgotten,
+    then every closed hour rolled up again, one by one; how many hours."""
+    for table in ("agent_rollups", "task_rollups", "match_rollups"):
+        connection.execute(text(f"DELETE FROM {table}"))
+    connection.execute(text("DELETE FROM meta WHERE key = :key"), {"key": UNTIL_KEY})
+    return backfill(connection, time.time(), DEFAULT_GRACE_S)
+
+
+def rollups_agree(connection: Connection) -> bool:
+    """The roll-ups before the watermark and the rows after it, against the raw rows' counts."""
+    until = until_of(connection) or 0.0
+    day = until - until % 86400
+    closed = (
+        f"((span = 86400 AND start <= {until - 86400}) "
+        f"OR (span = 3600 AND start >= {day} AND start < {until}))"
+    )
+    pairs = [
+        (f"SELECT sum(events) FROM agent_rollups WHERE {closed}",
+         f"SELECT count(*) FROM agent_events WHERE at < {until}"),
+        (f"SELECT sum(tasks) FROM task_rollups WHERE {closed}",
+         f"SELECT count(*) FROM tasks WHERE agent_id IS NOT NULL AND created_at < {until}"),
+        (f"SELECT sum(matches) FROM match_rollups WHERE side = 'attacker' AND {closed}",
+         f"SELECT count(*) FROM matches WHERE created_at < {until}"),
+    ]  # fmt: skip
+    return all(
+        int(connection.scalar(text(rolled)) or 0) == int(connection.scalar(text(raw)) or 0)
+        for rolled, raw in pairs
+    )
+
+
+async def one_store(store: str, args: argparse.Namespace, failures: list[str]) -> None:
+    async with AsyncExitStack() as stack:
+        data = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        given: dict[str, Any] = {
+            "admin_token": ADMIN,
+            "matchmaking_enabled": False,
+            "local_model_enabled": False,
+            "public_runs": True,
+            "leaderboard_interval_s": 0.0,  # published below, outside the timings
+            "rollup_interval_s": 1e9,  # the roll-ups are rebuilt below, timed apart
+        }
+        if store == "postgres":
+            given["database_url"] = await stack.enter_async_context(bench_database())
+        platform = await Platform.open(bench_settings(data, **given))
+        stack.push_async_callback(platform.close)
+        port = stack.enter_context(agents_process(healthy))
+        ids = await seed(platform, f"http://{HOST}:{port}")
+        # Fresh: a day of history, a page of each list, rolled up by the job's back-fill.
+        await platform.db.transact(lambda c: grow(c, ids, days=1, mark="1", **FRESH))
+        await platform.db.transact(rebuild_rollups)
+        if not await platform.db.transact(rollups_agree):
+            failures.append(f"{store}: the roll-ups differ from the raw rows when fresh")
+        base = await stack.enter_async_context(served(platform))
+        await publish(platform)
+        fresh = await measure(platform, base, ids, args.repeats, failures)
+        started = time.perf_counter()
+        sizes = await platform.db.transact(
+            lambda c: grow(c, ids, events=args.events, tasks=args.tasks, agents=args.agents,
+                           hot=args.hot)
+        )  # fmt: skip
+        grown_s = time.perf_counter() - started
+        started = time.perf_counter()
+        hours = await platform.db.transact(rebuild_rollups)
+        backfill_s = time.perf_counter() - started
+        if not await platform.db.transact(rollups_agree):
+            failures.append(f"{store}: the roll-ups differ from the raw rows after the growth")
+        await platform.db.transact(lambda c: c.execute(text("ANALYZE")))
+        await publish(platform)
+        grown = await measure(platform, base, ids, args.repeats, failures)
+        size = await platform.db.query(_database_size)
+    print(
+        f"{store}: grown by {sizes} in {grown_s:.0f} s; roll-ups back-filled in "
+        f"{backfill_s:.1f} s ({hours} hours); database {size / 2**20:,.0f} MiB"
+    )
+    print(f"  {'read':<32} {'fresh ms':>9} {'grown ms':>9} {'ratio':>7}")
+    for name, before in fresh.items():
+        after = grown[name]
+        ratio = after / before if before else float("inf")
+        verdict = "PASS" if ratio <= TARGET else "FAIL"
+        print(f"  {name:<32} {before:>9.1f} {after:>9.1f} {ratio:>6.2f}x  {verdict}")
+
+
+def _database_size(connection: Connection) -> int:
+    if connection.dialect.name == "sqlite":
+        pages = connection.exec_driver_sql("PRAGMA page_count").scalar() or 0
+        size = connection.exec_driver_sql("PRAGMA page_size").scalar() or 0
+        return int(pages) * int(size)
+    return int(connection.scalar(text("SELECT pg_database_size(current_database())")) or 0)
+
+
+async def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=10_000_000)
+    parser.add_argument("--tasks", type=int, default=1_000_000)
+    parser.add_argument("--agents", type=int, default=18_000)
+    parser.add_argument("--hot", type=int, default=280_000, help="events on the read agent")
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--stores", default="sqlite,postgres")
+    args = parse_args(parser, QUICK, argv)
+    failures: list[str] = []
+    for store in args.stores.split(","):
+        await one_store(store, args, failures)
+    for failure in failures:
+        print(f"FAIL  {failure}")
+    print("PASS  every read answered 200 and the roll-ups equal the raw rows" if not failures
+          else "FAIL  see above")  # fmt: skip
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

@@ -1,0 +1,324 @@
+"""Roll-ups of closed hours, computed from the raw rows by a job, never by the arena's writes.
+
+An hour *closes* once it is older than a grace period (``Settings.rollup_grace_s``) and
+no run or match still open was created in it or before it: by then every event of the
+hour has been written (the rows are written with their own time at most a task's or a
+turn's deadline late), and every task and match of the hour is final (a task's status and
+contribution are settled when its run ends; a match's outcome when it is scored). The job
+(:func:`roll_up`) recomputes each newly closed hour from its raw rows, in a transaction of
+its own (delete, then insert the hour's aggregates: redoing it changes nothing), then the
+day once its last hour closed (from the day's hours), and advances the watermark
+(:func:`rolled_up_until`) past it. No arena transaction touches a roll-up row: the job's
+transactions are the only writers, and on PostgreSQL they take one advisory lock first,
+so two runners take turns and the second finds the hour done.
+
+Reads add the roll-ups before the watermark to the raw rows after it (``store.history``),
+so they are exact whenever they run. A rejudged match marks its hour stale
+(:func:`mark_stale`); the job recomputes stale hours that are still within the raw rows'
+retention window.
+"""
+
+# The SQL here is built from this module's constants only; values are bound parameters.
+# ruff: noqa: S608
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from functools import partial
+from typing import Final
+
+from sqlalchemy import Connection, func, select, text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from palaestra.protocol.failures import REASON_PREFIXES
+from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
+from palaestra.rules.runflow import RunStatus
+from palaestra.store.db import Database
+from palaestra.store.models import Match, Meta, Run
+from palaestra.store.rollup_models import DAY, HOUR, LATENCY_BOUNDS_MS, NO_LATENCY
+
+__all__ = [
+    "DEFAULT_GRACE_S",
+    "TABLES",
+    "UNTIL_KEY",
+    "backfill",
+    "close_target",
+    "mark_stale",
+    "recompute_day",
+    "recompute_hour",
+    "recompute_marked",
+    "recompute_stale",
+    "roll_up",
+    "rolled_up_until",
+    "until_of",
+]
+
+#: The ``meta`` row holding the watermark: unix seconds, a whole hour; every hour before
+#: it is rolled up, none after it.
+UNTIL_KEY: Final = "rollups_until"
+#: The grace period after which an hour closes, by default (``Settings.rollup_grace_s``).
+DEFAULT_GRACE_S: Final = 3600.0
+#: The advisory lock every roll-up transaction takes first on PostgreSQL (any constant
+#: unique to this job).
+_LOCK: Final = 0x70A1_0112
+
+
+def _failure_sql() -> str:
+    cases = " ".join(
+        f"WHEN substr(coalesce(reason, ''), 1, {len(prefix)}) = '{prefix}' THEN '{kind.value}'"
+        for prefix, kind in REASON_PREFIXES
+    )
+    return f"CASE WHEN outcome <> 'failure' THEN '' {cases} ELSE 'other' END"
+
+
+def _bucket_sql() -> str:
+    cases = " ".join(
+        f"WHEN latency_ms <= {bound!r} THEN {i}" for i, bound in enumerate(LATENCY_BOUNDS_MS)
+    )
+    return (
+        f"CASE WHEN latency_ms IS NULL THEN {NO_LATENCY} {cases} ELSE {len(LATENCY_BOUNDS_MS)} END"
+    )
+
+
+#: The statements that sum an hour's raw rows into each table's roll-up rows.
+_HOUR_SQL: Final[dict[str, tuple[str, ...]]] = {
+    "agent_rollups": (
+        (
+            "INSERT INTO agent_rollups (agent_id, span, start, kind, outcome, failure, bucket, "
+            "events, latency_ms_sum, first_at, last_at) "
+            f"SELECT agent_id, {HOUR}, CAST(:start AS BIGINT), kind, outcome, {_failure_sql()}, "
+            f"{_bucket_sql()}, "
+            "count(*), coalesce(sum(latency_ms), 0), min(at), max(at) "
+            "FROM agent_events WHERE at >= :lo AND at < :hi GROUP BY 1, 4, 5, 6, 7"
+        ),
+    ),
+    "task_rollups": (
+        (
+            "INSERT INTO task_rollups (agent_id, span, start, status, tasks, contributed, "
+            "contribution_sum, first_ended, last_ended) "
+            f"SELECT agent_id, {HOUR}, CAST(:start AS BIGINT), status, count(*), "
+            "count(contribution), coalesce(sum(contribution), 0), "
+            "min(coalesce(completed_at, created_at)), "
+            "max(coalesce(completed_at, created_at)) "
+            "FROM tasks WHERE created_at >= :lo AND created_at < :hi AND agent_id IS NOT NULL "
+            "GROUP BY agent_id, status"
+        ),
+    ),
+    "match_rollups": tuple(
+        "INSERT INTO match_rollups (fighter_id, span, start, opponent_id, side, kind, status, "
+        "outcome, matches) "
+        f"SELECT {me}, {HOUR}, CAST(:start AS BIGINT), {them}, '{side}', kind, status, "
+        "coalesce(outcome, ''), "
+        "count(*) FROM matches WHERE created_at >= :lo AND created_at < :hi "
+        f"GROUP BY {me}, {them}, kind, status, coalesce(outcome, '')"
+        for me, them, side in (
+            ("attacker_id", "defender_id", "attacker"),
+            ("defender_id", "attacker_id", "defender"),
+        )
+    ),
+}
+_SUMS: Final = {
+    "agent_rollups": (
+        ("agent_id", "kind", "outcome", "failure", "bucket"),
+        "sum(events), sum(latency_ms_sum), min(first_at), max(last_at)",
+        "events, latency_ms_sum, first_at, last_at",
+    ),
+    "task_rollups": (
+        ("agent_id", "status"),
+        "sum(tasks), sum(contributed), sum(contribution_sum), min(first_ended), max(last_ended)",
+        "tasks, contributed, contribution_sum, first_ended, last_ended",
+    ),
+    "match_rollups": (
+        ("fighter_id", "opponent_id", "side", "kind", "status", "outcome"),
+        "sum(matches)",
+        "matches",
+    ),
+}
+TABLES: Final = tuple(_HOUR_SQL)
+
+
+def _day_sql(table: str) -> str:
+    keys, sums, columns = _SUMS[table]
+    listed = ", ".join(keys)
+    return (
+        f"INSERT INTO {table} ({listed}, span, start, {columns}) "
+        f"SELECT {listed}, {DAY}, CAST(:day AS BIGINT), {sums} FROM {table} "
+        f"WHERE span = {HOUR} AND start >= :day AND start < :end GROUP BY {listed}"
+    )
+
+
+def _lock(connection: Connection) -> None:
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOCK})
+
+
+def until_of(connection: Connection) -> float | None:
+    """The watermark, or ``None`` before anything was rolled up."""
+    value = connection.scalar(select(Meta.value).where(Meta.key == UNTIL_KEY))
+    return None if value is None else float(value)
+
+
+def _set_until(connection: Connection, until: float, *, exists: bool) -> None:
+    statement = (
+        "UPDATE meta SET value = :value WHERE key = :key"
+        if exists
+        else "INSERT INTO meta (key, value) VALUES (:key, :value)"
+    )
+    connection.execute(text(statement), {"key": UNTIL_KEY, "value": str(int(until))})
+
+
+async def rolled_up_until(session: AsyncSession) -> datetime:
+    """Until when the roll-ups are closed (UTC): every raw row before it is summed in them,
+    so retention may prune the raw rows before it and never one after it. Before anything
+    was rolled up, the epoch (nothing may be pruned)."""
+    value = await session.scalar(select(Meta.value).where(Meta.key == UNTIL_KEY))
+    return datetime.fromtimestamp(float(value) if value is not None else 0.0, UTC)
+
+
+def close_target(connection: Connection, now: float, grace_s: float) -> float:
+    """The hour before which everything is closed: ``grace_s`` before ``now``, and no later
+    than the hour of the oldest run or match still open."""
+    bound = now - grace_s
+    open_runs = connection.scalar(
+        select(func.min(Run.created_at)).where(Run.status == RunStatus.RUNNING.value)
+    )
+    open_matches = connection.scalar(
+        select(func.min(Match.created_at)).where(Match.status.in_(OPEN_MATCH_STATUSES))
+    )
+    for oldest in (open_runs, open_matches):
+        if oldest is not None:
+            bound = min(bound, oldest)
+    return math.floor(bound / HOUR) * HOUR
+
+
+def _first_hour(connection: Connection) -> float | None:
+    """The hour of the oldest raw row, where rolling up starts on a new database."""
+    oldest = [
+        connection.scalar(text(f"SELECT min({column}) FROM {table}"))
+        for table, column in (("agent_events", "at"), ("tasks", "created_at"))
+    ] + [connection.scalar(select(func.min(Match.created_at)))]
+    found = [value for value in oldest if value is not None]
+    return math.floor(min(found) / HOUR) * HOUR if found else None
+
+
+def recompute_hour(connection: Connection, start: int, tables: Iterable[str] = TABLES) -> None:
+    """The hour from ``start`` summed again from its raw rows, in ``tables``; and its day,
+    when the day has no hour left open (``start`` is before the watermark's day)."""
+    for table in tables:
+        connection.execute(
+            text(f"DELETE FROM {table} WHERE span = {HOUR} AND start = :lo"), {"lo": start}
+        )
+        for statement in _HOUR_SQL[table]:
+            connection.execute(
+                text(statement), {"start": start, "lo": float(start), "hi": float(start + HOUR)}
+            )
+
+
+def recompute_day(connection: Connection, day: int, tables: Iterable[str] = TABLES) -> None:
+    """The day from ``day`` summed again from its hours (all of them closed)."""
+    for table in tables:
+        connection.execute(
+            text(f"DELETE FROM {table} WHERE span = {DAY} AND start = :day"), {"day": day}
+        )
+        connection.execute(text(_day_sql(table)), {"day": day, "end": day + DAY})
+
+
+def _close_next(connection: Connection, target: float) -> bool:
+    """Close the next hour before ``target`` (one transaction); ``False`` when none is left."""
+    _lock(connection)
+    until = until_of(connection)
+    exists = until is not None
+    if until is None:
+        until = _first_hour(connection)
+        if until is None:  # no history yet: the first row's hour will be the first closed
+            return False
+    if until >= target:
+        return False
+    start = int(until)
+    recompute_hour(connection, start)
+    if (start + HOUR) % DAY == 0:
+        recompute_day(connection, start + HOUR - DAY)
+    _set_until(connection, start + HOUR, exists=exists)
+    return True
+
+
+def recompute_stale(connection: Connection, now: float, keep_raw_s: float | None) -> int:
+    """Recompute the match hours marked stale before the watermark (one transaction)."""
+    _lock(connection)
+    until = until_of(connection) or 0.0
+    # Taken out first: a mark written while this runs survives for the next job, whose
+    # statements will see the change that wrote it.
+    starts = [
+        int(start)
+        for (start,) in connection.execute(
+            text("DELETE FROM rollup_stale WHERE start < :until RETURNING start"),
+            {"until": until},
+        )
+    ]
+    days = set()
+    for start in sorted(starts):
+        # Retention guard: an hour older than the raw rows' retention window (``keep_raw_s``
+        # before ``now``) may have lost its raw rows to the archive; recomputing it would
+        # replace a roll-up kept for ever with the sum of what is left. It keeps its sums.
+        if keep_raw_s is not None and start < now - keep_raw_s:
+            continue
+        recompute_hour(connection, start, ("match_rollups",))
+        day = start - start % DAY
+        if day + DAY <= until:
+            days.add(day)
+    for day in sorted(days):
+        recompute_day(connection, day, ("match_rollups",))
+    return len(starts)
+
+
+async def mark_stale(session: AsyncSession, created_at: Iterable[float]) -> None:
+    """Mark the hours of matches created at ``created_at`` for the job to recompute (in the
+    caller's transaction: the mark commits with the change)."""
+    starts = sorted({int(at // HOUR) * HOUR for at in created_at})
+    for start in starts:  # in order, so two writers take the keys in one order
+        await session.execute(
+            text("INSERT INTO rollup_stale (start) VALUES (:start) ON CONFLICT DO NOTHING"),
+            {"start": start},
+        )
+
+
+async def roll_up(
+    db: Database,
+    now: float,
+    *,
+    grace_s: float,
+    keep_raw_s: float | None = None,
+    max_hours: int | None = 48,
+) -> int:
+    """Close the hours that closed by ``now`` (at most ``max_hours``, each in a transaction
+    of its own), then recompute the stale ones; how many hours were closed."""
+    target = await db.query(partial(close_target, now=now, grace_s=grace_s))
+    closed = 0
+    while max_hours is None or closed < max_hours:
+        if not await db.transact(partial(_close_next, target=target)):
+            break
+        closed += 1
+    await recompute_marked(db, now, keep_raw_s)
+    return closed
+
+
+async def recompute_marked(db: Database, now: float, keep_raw_s: float | None = None) -> int:
+    """Recompute the hours marked stale, in a transaction of its own (right after the one
+    that marked them: a rejudged outcome reaches the roll-ups at once, not at the next job)."""
+    return await db.transact(partial(recompute_stale, now=now, keep_raw_s=keep_raw_s))
+
+
+def backfill(connection: Connection, now: float, grace_s: float) -> int:
+    """Every closed hour rolled up, in one connection's transaction (migration 0012): the
+    hours one by one, each a bounded range of the raw rows' time indexes."""
+    if connection.dialect.name == "postgresql":
+        # Statistics as the rows stand: a table grown in bulk since its last analysis would
+        # have each hour's range read by a sequential scan (seconds an hour over 1M rows).
+        connection.execute(text("ANALYZE agent_events, tasks, matches"))
+    target = close_target(connection, now, grace_s)
+    closed = 0
+    while _close_next(connection, target):
+        closed += 1
+    return closed
