@@ -73,6 +73,7 @@ def test_status_then_a_pass_then_what_the_archive_holds(data_dir: Path) -> None:
     assert out.count("archived: nothing yet") == 2
     assert "match turns: kept for ever" in out
     assert "store: SQLite, incremental auto-vacuum" in out
+    assert "roll-ups: nothing rolled up yet; raw events after that are kept" in out
 
     ran = run(data_dir, "--run-now")
     assert ran.returncode == 0, ran.stderr
@@ -80,6 +81,7 @@ def test_status_then_a_pass_then_what_the_archive_holds(data_dir: Path) -> None:
     # day 30 days back), and the run's three tasks finished 100 days ago.
     archived = OLD_EVENTS - 30
     first = ran.stdout.splitlines()[0]
+    assert "roll-ups: closed until " in ran.stdout  # --run-now rolled the hours up first
     assert first.startswith(f"pass: archived {archived} events and removed {archived};")
     assert first.endswith(f"archived the bodies of {TASKS} tasks and cleared {TASKS}")
     assert "  wrote agent_events/events-from-1.parquet" in ran.stdout

@@ -12,11 +12,10 @@ from playwright.sync_api import Browser, Page, expect
 
 from palaestra.demo import ADMIN_TOKEN
 from tests.acceptance.demo_process import RunningDemo
+from tests.acceptance.web_checks import DESKTOP, PHONE
 
 pytestmark = pytest.mark.chromium
 
-DESKTOP = {"width": 1280, "height": 900}
-PHONE = {"width": 390, "height": 844}
 #: At least the demo's own matches of its two first harnesses against the house, both seat
 #: orders; the demo says how many it started.
 DEMO_MATCHES = 4

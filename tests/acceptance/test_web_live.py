@@ -15,10 +15,10 @@ import pytest
 from playwright.sync_api import Browser, Page, Response, expect
 
 from tests.acceptance.demo_process import RunningDemo
+from tests.acceptance.web_checks import DESKTOP
 
 pytestmark = pytest.mark.chromium
 
-DESKTOP = {"width": 1280, "height": 900}
 #: The smallest run the launchpad takes: it finishes soon and leaves the demo's own alone.
 SIZES = {"scouts": 1, "shortlist": 1, "builds": 1, "verifies": 1, "critiques": 1}
 

@@ -17,14 +17,11 @@ from playwright.sync_api import Browser, Page, expect
 from palaestra.demo import ADMIN_TOKEN
 from tests.acceptance.demo_process import RunningDemo, free_port
 from tests.acceptance.test_web_register import agent_serve
+from tests.acceptance.web_checks import DESKTOP, PHONE, SERIOUS, assert_fits_phone
 
 pytestmark = pytest.mark.chromium
 
-DESKTOP = {"width": 1280, "height": 900}
-PHONE = {"width": 390, "height": 844}
 SCOUT = "examples.scout:app"
-#: Impacts axe-core rates serious or critical: a page must have none.
-SERIOUS = {"serious", "critical"}
 
 
 def sign_in(page: Page, demo: RunningDemo, token: str, name: str) -> None:
@@ -195,15 +192,7 @@ def test_the_new_pages_fit_a_phone_with_their_navigation_in_reach(
     try:
         sign_in(phone, demo, ADMIN_TOKEN, "admin")
         for path in new_pages(demo):
-            phone.goto(demo.base + path)
-            expect(phone.locator("h1")).to_be_visible()
-            width = phone.evaluate("document.documentElement.scrollWidth")
-            assert width <= PHONE["width"], f"{path} is {width} px wide"
-            for link in phone.get_by_role("navigation").get_by_role("link").all():
-                box = link.bounding_box()
-                assert box is not None, path
-                inside = box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
-                assert inside, f"{path}: the link {link.inner_text()!r} is cut at {box}"
+            assert_fits_phone(phone, demo.base + path, path)
             if path.startswith("/tasks/"):
                 phone.screenshot(path=artifacts / "web-task-phone.png", full_page=True)
     finally:

@@ -11,11 +11,9 @@ from playwright.sync_api import Browser, Page, expect
 
 from palaestra.demo import LINEUP
 from tests.acceptance.demo_process import RunningDemo
+from tests.acceptance.web_checks import DESKTOP, PHONE, SERIOUS, assert_fits_phone
 
 pytestmark = pytest.mark.chromium
-
-DESKTOP = {"width": 1280, "height": 900}
-PHONE = {"width": 390, "height": 844}
 
 
 @pytest.fixture
@@ -165,20 +163,8 @@ def test_every_page_fits_a_phone_with_its_navigation_in_reach(
     paths.append(str(fighter))
     paths.append(f"/agents/{agent_id(demo, 'scout-atlas')}")
     for path in paths:
-        phone.goto(demo.base + path)
-        expect(phone.locator("h1")).to_be_visible()
-        width = phone.evaluate("document.documentElement.scrollWidth")
-        assert width <= PHONE["width"], f"{path} is {width} px wide"
-        for link in phone.get_by_role("navigation").get_by_role("link").all():
-            box = link.bounding_box()
-            assert box is not None, path
-            inside = box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
-            assert inside, f"{path}: the link {link.inner_text()!r} is cut at {box}"
+        assert_fits_phone(phone, demo.base + path, path)
     phone.screenshot(path=artifacts / "web-phone-agent.png", full_page=True)
-
-
-#: Impacts axe-core rates serious or critical: a page must have none.
-SERIOUS = {"serious", "critical"}
 
 
 def test_no_page_has_a_serious_accessibility_violation(page: Page, demo: RunningDemo) -> None:

@@ -1,6 +1,7 @@
 """``palaestra retention``: what history is kept, what is archived and when; and a pass now.
 
-Reads (and with ``--run-now`` archives and removes, as the server's own job does) the
+Reads (and with ``--run-now`` rolls up the closed hours, then archives and removes, as the
+server's own jobs do) the
 configured database directly: no server needs to be running, and one running on the
 same database is not disturbed (one pass runs at a time, by a lease).
 """
@@ -16,6 +17,7 @@ from palaestra.cli.app import app
 from palaestra.cli.ratings import with_platform
 from palaestra.engine.history.passes import PassReport
 from palaestra.engine.history.retention import build_retention
+from palaestra.engine.history.rollups import roll_up_history, summarised_until
 from palaestra.engine.history.status import KindStatus, RetentionStatus, retention_status
 from palaestra.platform import Platform
 from palaestra.store.archives import ArchiveKind
@@ -50,21 +52,35 @@ def _moment(at: float | None) -> str:
 def retention(
     run_now: Annotated[
         bool,
-        typer.Option("--run-now", help="Run one pass now: archive, then remove, what is due."),
+        typer.Option(
+            "--run-now",
+            help="Run one pass now: roll up the closed hours, then archive and remove what is due.",
+        ),
     ] = False,
 ) -> None:
     """Say what history is kept, what is archived and when (with --run-now, do it now)."""
 
-    async def work(platform: Platform) -> tuple[PassReport | None, RetentionStatus]:
-        report = await build_retention(platform).run_once() if run_now else None
-        return report, await retention_status(platform)
+    async def work(platform: Platform) -> tuple[PassReport | None, RetentionStatus, float]:
+        report = None
+        if run_now:  # raw events wait for the roll-ups: close what has closed first
+            while await roll_up_history(platform):
+                pass
+            report = await build_retention(platform).run_once()
+        async with platform.db.session() as session:
+            summarised = await summarised_until(session)
+        return report, await retention_status(platform), summarised
 
-    report, status = with_platform(work)
+    report, status, summarised = with_platform(work)
     if report is not None:
         for line in _report_lines(report):
             typer.echo(line)
     for line in status_lines(status):
         typer.echo(line)
+    closed = f"closed until {_moment(summarised)}" if summarised else "nothing rolled up yet"
+    typer.echo(
+        f"roll-ups: {closed}; raw events after that are kept until the roll-up job has summed "
+        "them, whatever their age"
+    )
 
 
 def _report_lines(report: PassReport) -> list[str]:
