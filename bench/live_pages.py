@@ -301,6 +301,6 @@ if __name__ == "__main__":
     parser.add_argument(
         "--change-every", type=float, default=5.0, help="seconds between runs added, changing"
     )
-    quick = {"clients": 5, "seconds": 2.0, "interval": 0.5, "runs": 60, "change_every": 1.0}
+    quick = {"clients": 5, "seconds": 4.0, "interval": 1.0, "runs": 60, "change_every": 1.0}
     arguments = parse_args(parser, quick)
     sys.exit(asyncio.run(main(arguments)))
