@@ -47,3 +47,12 @@ def demo(tmp_path_factory: pytest.TempPathFactory, chromium_path: str) -> Iterat
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under ``--dist loadgroup`` every test of the session's demo runs on one worker: one
+    demo (and its agents) for the whole tier, not one per worker."""
+    for item in items:
+        if "demo" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("demo"))
