@@ -204,7 +204,8 @@ def test_an_owner_moves_its_agent_and_follows_a_run_live(
             )
             page.goto(agent_url)
             expect(page.locator("h1 + div")).to_contain_text("ACTIVE")
-            expect(page.locator(".facts")).to_contain_text(f"127.0.0.1:{second}")
+            page.locator("#change-endpoint-link").click()
+            expect(page.get_by_label("New endpoint URL")).to_have_value(moved)
 
             # A run, followed on its page without a reload while it goes on.
             seen: list[int] = []
