@@ -11,6 +11,10 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from palaestra.checks import admitted
+from palaestra.engine.accounts import authenticate
+from palaestra.engine.agents.endpoints import change_endpoint
+from palaestra.engine.agents.wizard import begin_wizard, run_wizard_steps
 from palaestra.platform import Platform
 from palaestra.store.models import Agent, AgentEvent
 from tests.integration.browser_support import browser, hidden
@@ -287,3 +291,27 @@ async def test_the_api_changes_a_fighters_model(platform: Platform) -> None:
         assert (status, answer["rated_challenges"]) == (200, True)
         fighter = await fighter_row(platform, fighter_id)
         assert (fighter.provider, fighter.provider_key_sealed) == ({"model": "local"}, None)
+
+
+async def test_a_wizard_of_the_old_endpoint_admits_nothing_once_it_moved(
+    platform: Platform,
+) -> None:
+    """An attempt begun on the old URL that ends after the move is recorded, but its pass
+    speaks of the old URL: the agent stays PENDING until a wizard passes on the new one."""
+    still(platform)
+    old, new = EdgeAgent(key=""), EdgeAgent(key="")
+    async with running(platform) as api, serve(old) as first, serve(new) as second:
+        token = await api.owner("alice")
+        body = {"name": "mover", "role": "SCOUT", "endpoint_url": first.url("/agent")}
+        status, created = await api.call("POST", "/api/agents", token=token, json=body)
+        assert status == 201
+        old.key = new.key = created["api_key"]
+        agent_id = created["agent_id"]
+        caller = await authenticate(platform, token)
+        stale = await begin_wizard(platform, caller, agent_id)
+        moved = await change_endpoint(platform, caller, agent_id, second.url("/agent"))
+        assert moved.attempt is not None
+        assert admitted(await run_wizard_steps(platform, stale))  # it passed, on the old URL
+        assert (await stored(platform, agent_id)).status == "PENDING"
+        assert admitted(await run_wizard_steps(platform, moved.attempt))
+        assert (await stored(platform, agent_id)).status == "ACTIVE"
