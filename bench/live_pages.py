@@ -1,9 +1,10 @@
-"""What an open page costs the server: N browsers keeping ``/runs`` up to date.
+"""What an open page costs the server: N browsers keeping ``/runs``, and a run's page, up to date.
 
-``palaestra serve`` runs on SQLite in a process of its own, with a few hundred runs
-stored; N clients (aiohttp, in this process) each ask once per ``--interval`` seconds,
-their starts spread over the interval, as N open tabs would. Five phases of
-``--seconds`` each, on the same server:
+``palaestra serve`` runs in a process of its own, on SQLite or (``--store postgres``) on a
+PostgreSQL database of the bench's own, with a few hundred runs stored; N clients
+(aiohttp, in this process) each ask once per ``--interval`` seconds, their starts spread
+over the interval, as N open tabs would. Phases of ``--seconds`` each, on the same
+server; first the list ``/runs``:
 
 1. **reload**: each client fetches the whole page (what keeping a page fresh costs
    without live parts: the baseline);
@@ -13,16 +14,29 @@ their starts spread over the interval, as N open tabs would. Five phases of
    as the page does (``Palaestra-Live``, ``If-None-Match``): answered 304;
 4. **live, changing**: the same while a run is added every ``--change-every`` seconds: a
    client is sent the live part once after each change, 304 otherwise;
-5. **healthz**: each client asks ``/healthz`` instead (a small JSON answer after a
+
+then the page of a run under way (``--running`` runs, each with its tasks running, the
+clients' tabs spread over them):
+
+5. **run page, reload**: each client fetches its run's whole page;
+6. **run page, unchanged**: each polls its run's live part with its tag: answered 304;
+7. **run page, changing**: the same while a writer ends one task every
+   ``--change-every`` seconds, a run after the other, as a step of the run does (the
+   task's row, then the run's): every open run page is drawn again once after each
+   step of any running run (the stamp is shared), 304 otherwise;
+
+8. **healthz**: each client asks ``/healthz`` instead (a small JSON answer after a
    ``SELECT 1``): near the floor of what any request costs this server.
 
 For each phase: the requests answered, the server's CPU time per second of the phase (in
 cores) and per request (from /proc), and the answers by status. Its checks (the exit
 status): every reload is a 200 holding the rows; unchanged polls are all 304 (but
-one when the minute turns); in the changing phase every client ends holding the newest run.
+one when the minute turns); in the changing phases every client ends holding the newest
+run, or every task its run's writer ended.
 
-    python bench/live_pages.py                 # 100 clients, 10 s a phase
-    python bench/live_pages.py --clients 300   # more tabs
+    python bench/live_pages.py                   # 100 clients, 10 s a phase, SQLite
+    python bench/live_pages.py --store postgres  # the same on PostgreSQL
+    python bench/live_pages.py --clients 300     # more tabs
 """
 
 from __future__ import annotations
@@ -36,15 +50,19 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import aiohttp
+from sqlalchemy import update
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._support import (
     HOST,
+    bench_database,
     bench_settings,
     cpu_seconds,
     environment,
@@ -54,10 +72,14 @@ from bench._support import (
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.settings import Settings
-from palaestra.store.models import Run
+from palaestra.store.models import Run, Task
 from palaestra.web.live import LIVE_HEADER, STAMP_TTL_S
 
 PAGE = "/runs"
+#: A run's page: the clients' tabs are spread over the runs under way.
+RUN_PAGE = "/runs/{}"
+#: The tasks of each run under way, all running when the bench begins.
+TASKS_PER_RUN = 8
 #: The floor: the cheapest answer the server gives with a query behind it.
 FLOOR = "/healthz"
 FLOOR_PHASE = "healthz (the floor)"
@@ -109,6 +131,51 @@ async def add_runs(platform: Platform, count: int, prefix: str) -> str:
     return goal
 
 
+async def add_running_runs(platform: Platform, count: int) -> dict[str, list[str]]:
+    """``count`` runs under way, each with :data:`TASKS_PER_RUN` tasks sent and running (the
+    run driver is off: nothing moves them but the bench's writer); their tasks by run."""
+    now = platform.clock.now()
+    tasks: dict[str, list[str]] = {}
+    async with platform.db.session() as session, session.begin():
+        for i in range(count):
+            run_id = new_id()
+            session.add(
+                Run(
+                    id=run_id,
+                    owner_id=None,
+                    goal=f"under way {i}",
+                    launchpad="make-money",
+                    status="RUNNING",
+                    phase="SCOUT",
+                    config={},
+                    created_at=now - 1 + i * 1e-3,
+                    updated_at=now,
+                )
+            )
+            await session.flush()
+            tasks[run_id] = []
+            for slot in range(TASKS_PER_RUN):
+                task_id = new_id()
+                tasks[run_id].append(task_id)
+                session.add(
+                    Task(
+                        id=task_id,
+                        run_id=run_id,
+                        candidate_id=None,
+                        phase="SCOUT",
+                        slot=slot,
+                        attempt=0,
+                        executor="bench-agent",
+                        status="RUNNING",
+                        dispatched_at=now,
+                        sent_at=now,
+                        deadline_at=now + 3600,
+                        created_at=now,
+                    )
+                )
+    return tasks
+
+
 async def writer(settings: Settings, every: float, until: float, goals: list[str]) -> None:
     """A run added every ``every`` seconds until ``until``, from a platform of its own (as a
     worker would write)."""
@@ -116,6 +183,41 @@ async def writer(settings: Settings, every: float, until: float, goals: list[str
     try:
         while time.monotonic() < until:
             goals.append(await add_runs(platform, 1, "added"))
+            await asyncio.sleep(every)
+    finally:
+        await platform.close()
+
+
+async def stepper(
+    settings: Settings,
+    every: float,
+    until: float,
+    tasks: dict[str, list[str]],
+    ended: dict[str, int],
+) -> None:
+    """One task ended every ``every`` seconds until ``until``, a run after the other, as a
+    step writes it (the task, then its run's ``updated_at``), from a platform of its own;
+    ``ended`` counts the tasks ended in each run."""
+    platform = await Platform.open(settings)
+    runs = list(tasks)
+    try:
+        step = 0
+        while time.monotonic() < until:
+            run_id = runs[step % len(runs)]
+            done = ended.get(run_id, 0)
+            if done < len(tasks[run_id]):
+                now = platform.clock.now()
+                async with platform.db.session() as session, session.begin():
+                    await session.execute(
+                        update(Task)
+                        .where(Task.id == tasks[run_id][done])
+                        .values(status="SUCCEEDED", latency_ms=420.0, completed_at=now, via="sync")
+                    )
+                    await session.execute(
+                        update(Run).where(Run.id == run_id).values(updated_at=now)
+                    )
+                ended[run_id] = done + 1
+            step += 1
             await asyncio.sleep(every)
     finally:
         await platform.close()
@@ -137,6 +239,7 @@ async def client(
     ``until``; the last body it holds."""
     await asyncio.sleep(offset)
     body, full = "", 0
+    rows = 'data-run="' if path == PAGE else 'data-task="'
     while time.monotonic() < until:
         began = time.monotonic()
         headers = {**LIVE, "If-None-Match": f'"{tag}"'} if live else HTML
@@ -146,10 +249,10 @@ async def client(
             phase.statuses[response.status] += 1
             if response.status == 200:
                 body, tag = text, response.headers.get("ETag", "").strip('"')
-                if path == PAGE and not live and 'data-run="' not in text:
+                if path != FLOOR and not live and rows not in text:
                     phase.problems.append("a reload without its rows")
                 full += 1
-                if live and phase.name == "live, unchanged" and full > 1:
+                if live and phase.name.endswith("unchanged") and full > 1:
                     # (one is the minute turning: "3 min ago" redrawn)
                     phase.problems.append("an unchanged poll answered in full twice")
             elif response.status != 304:
@@ -158,72 +261,106 @@ async def client(
     return body
 
 
-async def loaded(session: aiohttp.ClientSession, base: str) -> str:
+async def loaded(session: aiohttp.ClientSession, base: str, path: str) -> str:
     """The tag of the page as a tab loads it, before the phase is measured."""
-    async with session.get(base + PAGE, headers=LIVE) as response:
+    async with session.get(base + path, headers=LIVE) as response:
         await response.read()
         return response.headers.get("ETag", "").strip('"')
 
 
-async def run_phase(
-    name: str, base: str, server_pid: int, args: argparse.Namespace, settings: Settings
-) -> tuple[Phase, list[str], list[str]]:
+@dataclass
+class Bench:
+    """What the phases share: the server, the options, and the runs under way."""
+
+    base: str
+    server_pid: int
+    args: argparse.Namespace
+    settings: Settings
+    running: dict[str, list[str]]
+
+    def path(self, name: str, n: int) -> str:
+        """The page client ``n`` keeps open in the phase ``name``."""
+        if name == FLOOR_PHASE:
+            return FLOOR
+        if name.startswith("run page"):
+            runs = list(self.running)
+            return RUN_PAGE.format(runs[n % len(runs)])
+        return PAGE
+
+
+async def run_phase(name: str, bench: Bench) -> tuple[Phase, list[str], list[str], list[str]]:
+    """The phase ``name``: the phase, each client's last body and page, and what changed
+    meanwhile (the goals added, or the runs whose tasks were ended, a run per task)."""
+    args = bench.args
     phase = Phase(name)
-    live, changing = name.startswith("live"), name.endswith("changing")
-    goals: list[str] = []
+    live = name.startswith("live") or (name.startswith("run page") and "reload" not in name)
+    changing = name.endswith("changing")
+    paths = [bench.path(name, n) for n in range(args.clients)]
+    changes: list[str] = []
+    ended: dict[str, int] = {}
     connector = aiohttp.TCPConnector(limit=args.clients)
     async with aiohttp.ClientSession(connector=connector) as session:
-        tags = await asyncio.gather(*(loaded(session, base) for _ in range(args.clients)))
-        cpu_before, began = cpu_seconds(server_pid), time.monotonic()
+        tags = await asyncio.gather(*(loaded(session, bench.base, path) for path in paths))
+        cpu_before, began = cpu_seconds(bench.server_pid), time.monotonic()
         until = began + args.seconds
         # The last change leaves every client time to ask once more and be told of it.
         quiet = until - args.interval - STAMP_TTL_S - 0.5
-        write = (
-            asyncio.create_task(writer(settings, args.change_every, quiet, goals))
-            if changing
-            else None
-        )
+        write = None
+        if changing and name.startswith("run page"):
+            write = stepper(bench.settings, args.change_every, quiet, bench.running, ended)
+        elif changing:
+            write = writer(bench.settings, args.change_every, quiet, changes)
+        written = asyncio.create_task(write) if write is not None else None
         bodies = await asyncio.gather(
             *(
                 client(
                     session,
-                    base,
+                    bench.base,
                     phase,
                     live=live,
                     offset=args.interval * n / args.clients,
                     interval=args.interval,
                     until=until,
                     tag=tags[n],
-                    path=FLOOR if name == FLOOR_PHASE else PAGE,
+                    path=paths[n],
                 )
                 for n in range(args.clients)
             )
         )
         phase.seconds = time.monotonic() - began
-        phase.cpu_s = cpu_seconds(server_pid) - cpu_before
-        if write is not None:
-            await write
-    return phase, list(bodies), goals
+        phase.cpu_s = cpu_seconds(bench.server_pid) - cpu_before
+        if written is not None:
+            await written
+    for run_id, count in ended.items():
+        changes += [run_id] * count
+    return phase, list(bodies), paths, changes
 
 
 async def main(args: argparse.Namespace) -> int:
-    with tempfile.TemporaryDirectory() as data:
+    async with AsyncExitStack() as stack:
+        data = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        given: dict[str, Any] = {}
+        if args.store == "postgres":
+            given["database_url"] = await stack.enter_async_context(bench_database())
         settings = bench_settings(
-            Path(data),
+            data,
             public_runs=True,
             runs_enabled=False,
             referee_enabled=False,
             ratings_enabled=False,
             leaderboard_interval_s=0,
+            **given,
         )
         platform = await Platform.open(settings)
         await add_runs(platform, args.runs, "stored")
+        running = await add_running_runs(platform, args.running)
         await platform.close()
         port = free_port()
         base = f"http://{HOST}:{port}"
         with serving(settings, port) as server:
             await wait_for(base, server)
-            return await measure(base, server.pid, args, settings)
+            return await measure(Bench(base, server.pid, args, settings, running))
+    raise AssertionError("unreachable")  # pragma: no cover - the stack returns above
 
 
 @contextlib.contextmanager
@@ -253,41 +390,78 @@ async def wait_for(base: str, server: subprocess.Popen[bytes]) -> None:
     raise RuntimeError("serve did not answer /healthz")
 
 
-async def measure(base: str, server_pid: int, args: argparse.Namespace, settings: Settings) -> int:
+NAMES = (
+    "reload",
+    "reload, changing",
+    "live, unchanged",
+    "live, changing",
+    "run page, reload",
+    "run page, unchanged",
+    "run page, changing",
+    FLOOR_PHASE,
+)
+
+
+def held(name: str, bodies: list[str], paths: list[str], changes: list[str]) -> str | None:
+    """What a client does not hold at the end of the phase ``name``, if anything."""
+    if not changes:
+        return None
+    if not name.startswith("run page"):
+        if all(changes[-1] in body for body in bodies):
+            return None
+        return "a client does not hold the newest run"
+    ended = {run_id: changes.count(run_id) for run_id in set(changes)}
+    for body, path in zip(bodies, paths, strict=True):
+        expected = ended.get(path.rsplit("/", 1)[-1], 0)
+        if body.count('data-status="SUCCEEDED"') != expected:
+            return "a client does not hold every task its run's writer ended"
+    return None
+
+
+async def measure(bench: Bench) -> int:
+    args = bench.args
+    store = "PostgreSQL" if args.store == "postgres" else "SQLite"
     print(
-        f"{args.clients} open pages of {PAGE} ({args.runs} runs stored, 50 shown), each asking "
-        f"every {args.interval:g} s, {args.seconds:g} s a phase, a run added every "
-        f"{args.change_every:g} s while changing; server: palaestra serve, SQLite"
+        f"{args.clients} open pages of {PAGE} ({args.runs} runs stored, 50 shown), then of "
+        f"{args.running} runs under way ({TASKS_PER_RUN} tasks each), each asking every "
+        f"{args.interval:g} s, {args.seconds:g} s a phase, a run added (a task ended) every "
+        f"{args.change_every:g} s while changing; server: palaestra serve, {store}"
     )
     print(
         f"  {'phase':<20} {'requests':>6} {'req/s':>8} {'CPU cores':>10} {'CPU ms/req':>10}"
         "   answers"
     )
     async with aiohttp.ClientSession() as session:  # templates compiled, connections warm
-        for headers in (HTML, LIVE) * 5:
-            async with session.get(base + PAGE, headers=headers) as response:
-                await response.read()
-    phases: list[Phase] = []
+        for path in (PAGE, RUN_PAGE.format(next(iter(bench.running)))):
+            for headers in (HTML, LIVE) * 5:
+                async with session.get(bench.base + path, headers=headers) as response:
+                    await response.read()
+    phases: dict[str, Phase] = {}
     failures: list[str] = []
-    names = ("reload", "reload, changing", "live, unchanged", "live, changing", FLOOR_PHASE)
-    for name in names:
-        phase, bodies, goals = await run_phase(name, base, server_pid, args, settings)
-        phases.append(phase)
+    for name in NAMES:
+        phase, bodies, paths, changes = await run_phase(name, bench)
+        phases[name] = phase
         print(phase.line(), flush=True)
         failures += [f"{name}: {problem}" for problem in sorted(set(phase.problems))]
-        if goals and not all(goals[-1] in body for body in bodies):
-            failures.append(f"{name}: a client does not hold the newest run")
-    baseline, unchanged, changing = phases[0], phases[2], phases[3]
-    for phase, against in ((unchanged, baseline), (changing, phases[1])):
-        ratio = (phase.cpu_s / phase.seconds) / max(against.cpu_s / against.seconds, 1e-9)
-        print(f"{phase.name}: {ratio:.0%} of the server CPU of {against.name}")
+        missing = held(name, bodies, paths, changes)
+        if missing is not None:
+            failures.append(f"{name}: {missing}")
+    for name, against in (
+        ("live, unchanged", "reload"),
+        ("live, changing", "reload, changing"),
+        ("run page, unchanged", "run page, reload"),
+        ("run page, changing", "run page, reload"),
+    ):
+        phase, base = phases[name], phases[against]
+        ratio = (phase.cpu_s / phase.seconds) / max(base.cpu_s / base.seconds, 1e-9)
+        print(f"{name}: {ratio:.0%} of the server CPU of {against}")
     if failures:
         for failure in failures:
             print("FAIL ", failure)
         return 1
     print(
         "PASS  every reload held the rows, unchanged polls were 304, "
-        "every client holds the newest run"
+        "every client holds the newest run and every task ended"
     )
     return 0
 
@@ -298,9 +472,24 @@ if __name__ == "__main__":
     parser.add_argument("--seconds", type=float, default=10.0, help="length of each phase")
     parser.add_argument("--interval", type=float, default=2.0, help="seconds between asks")
     parser.add_argument("--runs", type=int, default=300, help="runs stored")
+    parser.add_argument("--running", type=int, default=10, help="runs under way, their pages")
     parser.add_argument(
-        "--change-every", type=float, default=5.0, help="seconds between runs added, changing"
+        "--change-every", type=float, default=5.0, help="seconds between changes, changing"
     )
-    quick = {"clients": 5, "seconds": 4.0, "interval": 1.0, "runs": 60, "change_every": 1.0}
+    parser.add_argument(
+        "--store",
+        choices=("sqlite", "postgres"),
+        default="sqlite",
+        help="the server's database (postgres: a database of its own on "
+        "PALAESTRA_BENCH_POSTGRES_URL's server)",
+    )
+    quick = {
+        "clients": 5,
+        "seconds": 4.0,
+        "interval": 1.0,
+        "runs": 60,
+        "running": 2,
+        "change_every": 1.0,
+    }
     arguments = parse_args(parser, quick)
     sys.exit(asyncio.run(main(arguments)))

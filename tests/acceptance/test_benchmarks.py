@@ -100,6 +100,8 @@ QUICK = (
             r"^  live, unchanged +\d+ .*   304: \d+$",
             r"^  live, changing +\d+ .*   200: \d+, 304: \d+$",
             r"^live, unchanged: \d+% of the server CPU of reload$",
+            r"^  run page, unchanged +\d+ .*304: \d+$",
+            r"^  run page, changing +\d+ .*   200: \d+(, 304: \d+)?$",
             r"^PASS  every reload held the rows, unchanged polls were 304",
         ),
     ),

@@ -103,3 +103,27 @@ def test_a_hidden_tab_stops_asking_and_asks_at_once_when_shown(
     page.wait_for_timeout(800)  # well within the polling period: the wake-up asked
     assert len(seen) > asked
     expect(page.locator("#matches-live")).to_be_visible()
+
+
+def test_a_running_tasks_seconds_are_counted_between_polls(page: Page, demo: RunningDemo) -> None:
+    """The server draws "12 s of 90 s" once; live.js counts on from there each second, by
+    the page's own clock (the server's need not agree), and stops at the deadline."""
+    page.goto(demo.base + "/matches")
+    page.evaluate(
+        """() => {
+            const at = 1000000;
+            for (const [id, ran] of [["counted", 12], ["late", 89]]) {
+                const span = document.createElement("span");
+                span.id = id;
+                span.className = "elapsed";
+                span.dataset.sent = String(at - ran);
+                span.dataset.deadline = String(at - ran + 90);
+                span.dataset.now = String(at);
+                span.textContent = ran + " s of 90 s";
+                document.querySelector("h1").after(span);
+            }
+        }"""
+    )
+    expect(page.locator("#counted")).to_have_text(re.compile(r"^1[3-5] s of 90 s$"), timeout=4000)
+    page.wait_for_timeout(2500)
+    expect(page.locator("#late")).to_have_text("90 s of 90 s")  # not past its deadline

@@ -1,23 +1,23 @@
 """An owner's work in headless Chromium, signed in once, against the running demo: a run
 followed to its report and read task by task, an agent registered and run through its
 wizard, paused, resumed, renamed and given a new key, a fighter registered and edited, a
-friendly match started, the quotas read, and signing out; then the new pages on a phone and
-under axe-core."""
+friendly match started, the quotas read, and signing out; an agent moved to a new endpoint
+and a run followed live; then the new pages on a phone and under axe-core."""
 
 from __future__ import annotations
 
 import re
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Response, expect
 
 from palaestra.demo import ADMIN_TOKEN
 from tests.acceptance.demo_process import RunningDemo, free_port
 from tests.acceptance.test_web_register import agent_serve
-from tests.acceptance.web_checks import DESKTOP, PHONE, SERIOUS, assert_fits_phone
+from tests.acceptance.web_checks import DESKTOP, PHONE, assert_fits_phone, serious_violations
 
 pytestmark = pytest.mark.chromium
 
@@ -159,6 +159,84 @@ def test_an_owner_does_its_work_in_the_browser(
         context.close()
 
 
+def test_an_owner_moves_its_agent_and_follows_a_run_live(
+    browser: Browser, demo: RunningDemo, artifacts: Path
+) -> None:
+    """A new endpoint, refused in plain words when the arena may not call it, then admitted
+    by the wizard run there; and a run's page that follows the run without a reload,
+    answered 304 while nothing moved."""
+    token = demo.call("POST", "/api/owners", body={"name": "mover"})["token"]
+    context = browser.new_context(viewport=DESKTOP)  # type: ignore[arg-type]
+    page = context.new_page()
+    first, second = free_port(), free_port()
+    try:
+        sign_in(page, demo, token, "mover")
+        with agent_serve(SCOUT, first, key=None) as url:
+            page.goto(demo.base + "/register")
+            page.get_by_label("Agent name").fill("mover-scout")
+            page.get_by_label("Role").select_option("SCOUT")
+            page.get_by_label("Endpoint URL").fill(url)
+            page.get_by_role("button", name="Probe and register").click()
+            key = page.locator("#api-key").inner_text().strip()
+        with agent_serve(SCOUT, first, key=key):
+            page.get_by_role("button", name="Run the wizard").click()
+            expect(page.locator("#wizard")).to_have_attribute(
+                "data-state", "passed", timeout=60_000
+            )
+        page.get_by_role("link", name="The agent's page →").click()
+        agent_url = page.url
+
+        with agent_serve(SCOUT, second, key=key) as moved:
+            page.locator("#change-endpoint-link").click()
+            field = page.get_by_label("New endpoint URL")
+            expect(field).to_have_value(f"http://127.0.0.1:{first}/")
+            field.fill("https://10.20.30.40/hook")
+            page.locator("#change-endpoint").click()
+            expect(page.locator("#endpoint-error")).to_contain_text(
+                "Endpoint refused by egress policy: 10.20.30.40 is a private address"
+            )
+            expect(page.get_by_label("New endpoint URL")).to_have_value("https://10.20.30.40/hook")
+            page.get_by_label("New endpoint URL").fill(moved)
+            page.locator("#change-endpoint").click()
+            expect(page).to_have_url(re.compile(r"/wizard/[0-9a-f-]+$"))
+            expect(page.locator("#wizard")).to_have_attribute(
+                "data-state", "passed", timeout=60_000
+            )
+            page.goto(agent_url)
+            expect(page.locator("h1 + div")).to_contain_text("ACTIVE")
+            page.locator("#change-endpoint-link").click()
+            expect(page.get_by_label("New endpoint URL")).to_have_value(moved)
+
+            # A run, followed on its page without a reload while it goes on.
+            seen: list[int] = []
+
+            def answered(response: Response) -> None:
+                if response.request.headers.get("palaestra-live") == "1":
+                    seen.append(response.status)
+
+            page.on("response", answered)
+            page.goto(demo.base + "/runs/new")
+            page.get_by_label("Goal").fill("A lantern shop for night walkers")
+            for name in ("scouts", "shortlist", "builds", "verifies", "critiques"):
+                page.locator(f"#size-{name}").fill("1")
+            page.get_by_role("button", name="Start the run").click()
+            expect(page).to_have_url(re.compile(r"/runs/[0-9a-f-]+$"))
+            page.evaluate("window.loadedOnce = true")  # gone if the page were loaded again
+            live = page.locator("#run-live")
+            report = live.locator('[data-step="report"]')
+            expect(report).to_have_attribute("data-state", "done", timeout=120_000)
+            expect(live).to_have_attribute("data-status", "COMPLETED")
+            assert page.evaluate("window.loadedOnce") is True
+            assert 200 in seen, seen
+            expect(live).not_to_have_attribute("hx-get", re.compile("."))  # done: it stops
+            asked = len(seen)
+            page.wait_for_timeout(3000)
+            assert len(seen) == asked, "a finished run's page kept asking"
+            page.screenshot(path=artifacts / "web-run-live.png", full_page=True)
+    finally:
+        context.close()
+
+
 def a_task(demo: RunningDemo) -> dict[str, Any]:
     """A task of the demo's own run that an agent answered, once the run has one."""
 
@@ -173,6 +251,21 @@ def a_task(demo: RunningDemo) -> dict[str, Any]:
     return demo.wait_until("a run has a task an agent answered", found, timeout_s=120)
 
 
+def a_model_fighter(demo: RunningDemo) -> str:
+    """A model fighter of an owner of its own (on the arena's local model)."""
+    token = demo.call("POST", "/api/owners", body={"name": f"modeller-{uuid.uuid4().hex[:6]}"})
+    body = {
+        "name": f"owl-{uuid.uuid4().hex[:6]}",
+        "entrant_type": "model",
+        "class": "academic",
+        "model": {"model": "local"},
+    }
+    fighter_id: str = demo.call("POST", "/api/fighters", token=token["token"], body=body)[
+        "fighter_id"
+    ]
+    return fighter_id
+
+
 def new_pages(demo: RunningDemo) -> list[str]:
     task = a_task(demo)
     return [
@@ -181,6 +274,8 @@ def new_pages(demo: RunningDemo) -> list[str]:
         f"/tasks/{task['task_id']}",
         f"/agents/{task['agent_id']}/tasks",
         f"/agents/{task['agent_id']}",
+        f"/agents/{task['agent_id']}/endpoint",
+        f"/fighters/{a_model_fighter(demo)}/model",
     ]
 
 
@@ -195,6 +290,8 @@ def test_the_new_pages_fit_a_phone_with_their_navigation_in_reach(
             assert_fits_phone(phone, demo.base + path, path)
             if path.startswith("/tasks/"):
                 phone.screenshot(path=artifacts / "web-task-phone.png", full_page=True)
+            if path.endswith("/endpoint"):
+                phone.screenshot(path=artifacts / "web-endpoint-phone.png", full_page=True)
     finally:
         context.close()
 
@@ -204,20 +301,9 @@ def test_the_new_pages_have_no_serious_accessibility_violation(
 ) -> None:
     context = browser.new_context(viewport=DESKTOP)  # type: ignore[arg-type]
     page = context.new_page()
-    axe = Axe()
-    found: list[str] = []
     try:
         sign_in(page, demo, ADMIN_TOKEN, "admin")
-        paths = new_pages(demo)
-        for scheme in ("light", "dark"):
-            page.emulate_media(color_scheme=scheme)
-            for path in paths:
-                page.goto(demo.base + path)
-                expect(page.locator("h1")).to_be_visible()
-                for violation in axe.run(page).response["violations"]:
-                    if violation["impact"] in SERIOUS:
-                        where = [node["target"] for node in violation["nodes"]][:3]
-                        found.append(f"{scheme} {path}: {violation['id']} {where}")
+        found = serious_violations(page, demo.base, new_pages(demo))
     finally:
         context.close()
     assert not found, "\n".join(found)

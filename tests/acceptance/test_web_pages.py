@@ -6,12 +6,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, Page, expect
 
 from palaestra.demo import LINEUP
 from tests.acceptance.demo_process import RunningDemo
-from tests.acceptance.web_checks import DESKTOP, PHONE, SERIOUS, assert_fits_phone
+from tests.acceptance.web_checks import DESKTOP, PHONE, assert_fits_phone, serious_violations
 
 pytestmark = pytest.mark.chromium
 
@@ -171,7 +170,6 @@ def test_no_page_has_a_serious_accessibility_violation(page: Page, demo: Running
     """Every page, in the light and the dark colour scheme, scanned by axe-core (WCAG 2.1
     A and AA rules and its best practices) in Chromium: no violation rated serious or
     critical."""
-    axe = Axe()
     page.goto(demo.base + "/agents")
     fighter = page.get_by_role("link", name="cage-baseline").get_attribute("href")
     paths = ["/", "/agents", "/runs", "/matches", "/leaderboard", "/register", "/owner/token"]
@@ -182,16 +180,5 @@ def test_no_page_has_a_serious_accessibility_violation(page: Page, demo: Running
         first = page.locator(f"a[href^='{prefix}']").first
         if first.count():
             paths.append(str(first.get_attribute("href")))
-    found: list[str] = []
-    for scheme in ("light", "dark"):
-        page.emulate_media(color_scheme=scheme)
-        for path in paths:
-            page.goto(demo.base + path)
-            expect(page.locator("h1")).to_be_visible()
-            for violation in axe.run(page).response["violations"]:
-                if violation["impact"] in SERIOUS:
-                    where = [node["target"] for node in violation["nodes"]][:3]
-                    found.append(
-                        f"{scheme} {path}: {violation['id']} ({violation['impact']}) {where}"
-                    )
+    found = serious_violations(page, demo.base, paths)
     assert not found, "\n".join(found)

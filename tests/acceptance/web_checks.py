@@ -3,9 +3,12 @@ serious violation."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, expect
 
-__all__ = ["DESKTOP", "PHONE", "SERIOUS", "assert_fits_phone"]
+__all__ = ["DESKTOP", "PHONE", "SERIOUS", "assert_fits_phone", "serious_violations"]
 
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
@@ -25,3 +28,23 @@ def assert_fits_phone(phone: Page, url: str, path: str) -> None:
         assert box is not None, path
         inside = box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
         assert inside, f"{path}: the link {link.inner_text()!r} is cut at {box}"
+
+
+def serious_violations(page: Page, base: str, paths: Sequence[str]) -> list[str]:
+    """Each of ``paths`` (under ``base``) scanned by axe-core (WCAG 2.1 A and AA rules and its
+    best practices) on ``page``, in the light and the dark colour scheme: its serious and
+    critical violations, a line each."""
+    axe = Axe()
+    found: list[str] = []
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        for path in paths:
+            page.goto(base + path)
+            expect(page.locator("h1")).to_be_visible()
+            for violation in axe.run(page).response["violations"]:
+                if violation["impact"] in SERIOUS:
+                    where = [node["target"] for node in violation["nodes"]][:3]
+                    found.append(
+                        f"{scheme} {path}: {violation['id']} ({violation['impact']}) {where}"
+                    )
+    return found

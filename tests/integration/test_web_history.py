@@ -46,7 +46,7 @@ async def tasks_of(platform: Platform, run_id: str) -> list[Task]:
 async def test_an_agents_tasks_a_page_at_a_time_with_reasons_as_its_audience_reads_them(
     platform: Platform,
 ) -> None:
-    still(platform)
+    still(platform).settings.public_runs = True
     async with running(platform) as api, browser(api) as alice, browser(api) as anyone:
         token = await api.owner("alice")
         owner = await owner_of(platform, token)
@@ -97,6 +97,63 @@ async def test_an_agents_tasks_a_page_at_a_time_with_reasons_as_its_audience_rea
     assert [(t.created_at, t.id) for t in newest] == sorted(
         ((t.created_at, t.id) for t in newest), reverse=True
     )
+
+
+async def test_where_runs_are_private_an_agents_tasks_are_read_as_runs_are(
+    platform: Platform,
+) -> None:
+    """Its owner and the admin read every task; another owner the tasks of its own runs;
+    a browser not signed in none of them."""
+    still(platform).settings.public_runs = False
+    async with (
+        running(platform) as api,
+        browser(api) as alice,
+        browser(api) as bob,
+        browser(api) as admin,
+        browser(api) as anyone,
+    ):
+        alice_token, bob_token = await api.owner("alice"), await api.owner("bob")
+        carol = await owner_of(platform, await api.owner("carol"))
+        agent = await add_agent(platform, await owner_of(platform, alice_token), "scout-p", "SCOUT")
+        served = [{"agent_id": agent, "status": "FAILED", "reason": LEAKY}]
+        bobs = await add_run(platform, served, owner_id=await owner_of(platform, bob_token))
+        carols = await add_run(platform, served, owner_id=carol)
+        [bobs_task], [carols_task] = (
+            await tasks_of(platform, bobs),
+            await tasks_of(platform, carols),
+        )
+        path = f"/agents/{agent}/tasks"
+
+        status, page, _ = await anyone.get(path)
+        assert (status, "Runs are private" in page) == (403, True)
+        assert bobs_task.id not in page
+
+        await bob.sign_in(bob_token)
+        status, page, headers = await bob.get(path)
+        assert status == 200
+        assert headers["Cache-Control"] == "no-store"
+        assert f'href="/tasks/{bobs_task.id}"' in page
+        assert carols_task.id not in page
+        assert carols not in page
+        assert 'id="own-runs-only"' in page
+        assert "db.internal" not in page  # the agent's reasons stay its owner's
+
+        await alice.sign_in(alice_token)
+        await admin.sign_in(ADMIN_TOKEN)
+        for reader in (alice, admin):
+            status, page, _ = await reader.get(path)
+            assert status == 200
+            assert f'href="/tasks/{bobs_task.id}"' in page
+            assert f'href="/tasks/{carols_task.id}"' in page
+            assert "db.internal" in page
+            assert 'id="own-runs-only"' not in page
+
+    # The other owner's page is still one range of the agent's index, its runs read by key.
+    mine = await list_queries.agent_tasks_page(
+        platform, agent, None, Audience.PUBLIC, limit=1, run_owner=carol
+    )
+    assert [t.id for t in mine.items] == [carols_task.id]
+    assert mine.next_cursor is None
 
 
 async def test_a_page_of_an_agents_tasks_is_one_range_of_its_index_and_no_sort(

@@ -14,7 +14,7 @@ from sqlalchemy import update
 from palaestra.clock import FrozenClock
 from palaestra.http.headers import PAGE_POLICY
 from palaestra.platform import Platform
-from palaestra.store.models import Run
+from palaestra.store.models import Match, Run, Turn
 from palaestra.web.live import AGE_STEP_S, LIVE_HEADER, STAMP_TTL_S, StampCache
 from tests.integration.arena_rows import add_agent, add_fighter, add_match, add_owner, add_run
 from tests.integration.platform_fixtures import Api, running
@@ -165,7 +165,7 @@ async def test_a_change_written_by_another_process_is_seen(
             import asyncio, time
             from palaestra.ids import new_id
             from palaestra.store.db import Database
-            from palaestra.store.models import Run
+            from palaestra.store.models import Match, Run, Turn
 
             async def main():
                 db = Database({url!r})
@@ -187,3 +187,142 @@ async def test_a_change_written_by_another_process_is_seen(
         status, _, body = await poll(api, "/runs", tag)
         assert status == 200
         assert "written elsewhere" in body
+
+
+async def test_a_run_page_costs_a_304_until_the_run_moves_and_stops_asking_once_done(
+    platform: Platform, clock: FrozenClock
+) -> None:
+    platform.settings.public_runs = True
+    at_minute_start(clock)
+    owner = await add_owner(still(platform))
+    scout = await add_agent(platform, owner, "scout-atlas", "SCOUT")
+    now = clock.now()
+    sent = {"agent_id": scout, "status": "RUNNING", "dispatched_at": now - 12}
+    run_id = await add_run(platform, [sent | {"deadline_at": now + 18}], status="RUNNING")
+    path = f"/runs/{run_id}"
+    async with running(platform) as api:
+        status, tag, body = await poll(api, path)
+        assert (status, bool(tag)) == (200, True)
+        assert body.lstrip().startswith('<div id="run-live" class="live"')
+        assert f'hx-get="{path}"' in body
+        assert ">12 s of 30 s</span>" in body  # counted on by live.js between polls
+        assert f'data-sent="{now - 12}"' in body
+        assert (await poll(api, path, tag))[:2] == (304, tag)
+        clock.advance(5)  # the seconds of a running task move no stamp: still 304
+        assert (await poll(api, path, tag))[0] == 304
+
+        # A step of the run writes its row: the page is drawn again.
+        async with platform.db.session() as session, session.begin():
+            await session.execute(
+                update(Run).where(Run.id == run_id).values(updated_at=clock.now())
+            )
+        settle(clock)
+        status, tag, body = await poll(api, path, tag)
+        assert status == 200
+        assert ">18 s of 30 s</span>" in body  # 12 + 5 + the settling second
+        assert (await poll(api, path, tag))[0] == 304
+
+        async with platform.db.session() as session, session.begin():
+            await session.execute(
+                update(Run)
+                .where(Run.id == run_id)
+                .values(status="COMPLETED", finished_at=clock.now(), updated_at=clock.now())
+            )
+        settle(clock)
+        status, _, body = await poll(api, path, tag)
+        assert status == 200
+        assert 'data-status="COMPLETED"' in body
+        assert "hx-get" not in body  # a finished run asks no more
+
+
+async def test_a_task_opened_but_not_sent_is_drawn_again_at_the_next_poll(
+    platform: Platform, clock: FrozenClock
+) -> None:
+    """Its send moves no stamp: the page that shows it is not kept as current."""
+    platform.settings.public_runs = True
+    at_minute_start(clock)
+    owner = await add_owner(still(platform))
+    scout = await add_agent(platform, owner, "scout-atlas", "SCOUT")
+    opened = {"agent_id": scout, "status": "RUNNING", "deadline_at": clock.now() + 30}
+    run_id = await add_run(platform, [opened], status="RUNNING")
+    async with running(platform) as api:
+        status, tag, _ = await poll(api, f"/runs/{run_id}")
+        assert status == 200
+        assert tag.endswith("-p")
+        status, again, _ = await poll(api, f"/runs/{run_id}", tag)
+        assert (status, again) == (200, tag)
+
+
+async def test_a_private_run_page_answers_its_readers_only_whatever_the_tag(
+    platform: Platform, clock: FrozenClock
+) -> None:
+    at_minute_start(clock)
+    platform.settings.public_runs = True
+    run_id = await add_run(still(platform), [], status="RUNNING")
+    async with running(platform) as api:
+        _, tag, _ = await poll(api, f"/runs/{run_id}")
+        platform.settings.public_runs = False
+        status, _, body = await poll(api, f"/runs/{run_id}", tag)
+        assert status == 403
+        assert "Runs are private" in body
+
+
+async def test_a_match_page_costs_a_304_until_a_turn_is_played(
+    platform: Platform, clock: FrozenClock
+) -> None:
+    at_minute_start(clock)
+    owner = await add_owner(still(platform))
+    one, two = await add_fighter(platform, owner, "one"), await add_fighter(platform, owner, "two")
+    match_id = await add_match(
+        platform, one, two, None, status="RUNNING", turns=[{"message": "turn one"}]
+    )
+    path = f"/matches/{match_id}"
+    async with running(platform) as api:
+        status, tag, body = await poll(api, path)
+        assert status == 200
+        assert body.lstrip().startswith('<div id="match-live" class="live"')
+        assert "turn one" in body
+        assert (await poll(api, path, tag))[:2] == (304, tag)
+        clock.advance(2)  # the next turn is played two seconds on
+        async with platform.db.session() as session, session.begin():
+            session.add(
+                Turn(
+                    match_id=match_id,
+                    turn=2,
+                    side="defender",
+                    fighter_id=two,
+                    status="OK",
+                    payload="payload 2",
+                    message="turn two",
+                    latency_ms=120.0,
+                    started_at=clock.now(),
+                    finished_at=clock.now(),
+                )
+            )
+            await session.execute(
+                update(Match)
+                .where(Match.id == match_id)
+                .values(next_turn=3, updated_at=clock.now())
+            )
+        settle(clock)
+        status, tag, body = await poll(api, path, tag)
+        assert status == 200
+        assert "turn two" in body  # the chat, turn by turn
+        assert (await poll(api, path, tag))[0] == 304
+        async with platform.db.session() as session, session.begin():
+            await session.execute(
+                update(Match)
+                .where(Match.id == match_id)
+                .values(
+                    status="SCORED",
+                    outcome="draw",
+                    decided_by="utility",
+                    finished_at=clock.now(),
+                    updated_at=clock.now(),
+                )
+            )
+        settle(clock)
+        status, _, body = await poll(api, path, tag)
+        assert status == 200
+        assert 'data-status="SCORED"' in body
+        assert "hx-get" not in body  # a finished match asks no more

@@ -27,36 +27,42 @@ EXPECTED: dict[tuple[Status, Event], Status] = {
     (S.PENDING, E.WIZARD_PASSED): S.ACTIVE,
     (S.PENDING, E.PAUSE): S.PAUSED,
     (S.PENDING, E.RESUME): S.PENDING,
+    (S.PENDING, E.ENDPOINT_CHANGED): S.PENDING,
     (S.ACTIVE, E.FAILURE): S.ACTIVE,
     (S.ACTIVE, E.SUCCESS): S.ACTIVE,
     (S.ACTIVE, E.VERIFIED): S.ACTIVE,
     (S.ACTIVE, E.WIZARD_PASSED): S.ACTIVE,
     (S.ACTIVE, E.PAUSE): S.PAUSED,
     (S.ACTIVE, E.RESUME): S.ACTIVE,
+    (S.ACTIVE, E.ENDPOINT_CHANGED): S.PENDING,
     (S.DEGRADED, E.FAILURE): S.DEGRADED,
     (S.DEGRADED, E.SUCCESS): S.ACTIVE,
     (S.DEGRADED, E.VERIFIED): S.ACTIVE,
     (S.DEGRADED, E.WIZARD_PASSED): S.DEGRADED,
     (S.DEGRADED, E.PAUSE): S.PAUSED,
     (S.DEGRADED, E.RESUME): S.DEGRADED,
+    (S.DEGRADED, E.ENDPOINT_CHANGED): S.PENDING,
     (S.PROBATION, E.FAILURE): S.PROBATION,
     (S.PROBATION, E.SUCCESS): S.DEGRADED,
     (S.PROBATION, E.VERIFIED): S.ACTIVE,
     (S.PROBATION, E.WIZARD_PASSED): S.PROBATION,
     (S.PROBATION, E.PAUSE): S.PAUSED,
     (S.PROBATION, E.RESUME): S.PROBATION,
+    (S.PROBATION, E.ENDPOINT_CHANGED): S.PENDING,
     (S.SUSPENDED, E.FAILURE): S.SUSPENDED,
     (S.SUSPENDED, E.SUCCESS): S.SUSPENDED,
     (S.SUSPENDED, E.VERIFIED): S.ACTIVE,
     (S.SUSPENDED, E.WIZARD_PASSED): S.SUSPENDED,
     (S.SUSPENDED, E.PAUSE): S.PAUSED,
     (S.SUSPENDED, E.RESUME): S.SUSPENDED,
+    (S.SUSPENDED, E.ENDPOINT_CHANGED): S.PENDING,
     (S.PAUSED, E.FAILURE): S.PAUSED,
     (S.PAUSED, E.SUCCESS): S.PAUSED,
     (S.PAUSED, E.VERIFIED): S.PAUSED,  # the owner's pause stands; resume gives ACTIVE
     (S.PAUSED, E.WIZARD_PASSED): S.PAUSED,
     (S.PAUSED, E.PAUSE): S.PAUSED,
     (S.PAUSED, E.RESUME): S.ACTIVE,  # paused with no recorded status: back to ACTIVE
+    (S.PAUSED, E.ENDPOINT_CHANGED): S.PAUSED,  # the pause stands; resume gives PENDING
 }
 STATUS_EVENTS = [e for e in Event if e not in (E.HOLD, E.RELEASE)]
 
@@ -177,3 +183,16 @@ def test_settled_by_success_says_whether_a_success_changes_the_state(
     assert settled_by_success(state) is (after == state)
     if settled_by_success(state):
         assert after is state  # and the machine hands back the very same state
+
+
+def test_a_new_endpoint_waits_for_its_wizard_even_under_a_pause() -> None:
+    changed = transition(AgentState(S.DEGRADED, failures=4), E.ENDPOINT_CHANGED)
+    assert (changed.status, changed.failures, changed.paused_from) == (S.PENDING, 0, None)
+    paused = transition(AgentState(S.ACTIVE), E.PAUSE)
+    moved = transition(paused, E.ENDPOINT_CHANGED)
+    assert (moved.status, moved.paused_from) == (S.PAUSED, S.PENDING)
+    assert transition(moved, E.RESUME).status is S.PENDING
+    # Its wizard passing while paused: the pause stands, and resume gives ACTIVE.
+    admitted = transition(moved, E.WIZARD_PASSED)
+    assert (admitted.status, admitted.paused_from) == (S.PAUSED, S.ACTIVE)
+    assert transition(admitted, E.RESUME).status is S.ACTIVE

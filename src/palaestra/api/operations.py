@@ -27,6 +27,7 @@ OPERATIONS: Final[dict[tuple[str, str], tuple[str, str]]] = {
     ("POST", "/api/agents"): ("register_agent", "Register an edgearena agent"),
     ("GET", "/api/agents"): ("list_agents", "List the caller's agents"),
     ("GET", "/api/agents/{agent_id}"): ("get_agent", "Read an agent"),
+    ("PATCH", "/api/agents/{agent_id}"): ("update_agent", "Change an agent's endpoint"),
     ("GET", "/api/agents/{agent_id}/history"): ("get_agent_history", "An agent's history"),
     ("POST", "/api/agents/{agent_id}/wizard"): ("run_agent_wizard", "Run the wizard"),
     ("POST", "/api/agents/{agent_id}/pause"): ("pause_agent", "Pause an agent"),
@@ -41,7 +42,10 @@ OPERATIONS: Final[dict[tuple[str, str], tuple[str, str]]] = {
         "Prove and set a fighter's endpoint (seed)",
     ),
     ("GET", "/api/fighters/{fighter_id}"): ("get_fighter", "A fighter's public profile"),
-    ("PATCH", "/api/fighters/{fighter_id}"): ("update_fighter", "Change a fighter's settings"),
+    ("PATCH", "/api/fighters/{fighter_id}"): (
+        "update_fighter",
+        "Change a fighter's challenges or its model",
+    ),
     ("GET", "/api/leaderboard"): ("get_leaderboard", "The published leaderboard"),
     ("GET", "/api/leaderboard/live"): ("get_live_leaderboard", "The live cage ratings"),
     ("POST", "/api/leaderboard/recompute"): (

@@ -9,9 +9,11 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from palaestra.api.contract import errors
 from palaestra.api.paging import PAGED, KeysetCursorQuery, SerialCursorQuery, announce_next
 from palaestra.api.schemas import (
+    AgentChange,
     AgentCreated,
     AgentOut,
     CheckOut,
+    EndpointChanged,
     EventOut,
     KeyOut,
     NewAgent,
@@ -21,8 +23,11 @@ from palaestra.api.schemas import (
     VerifyOut,
     WizardOut,
 )
+from palaestra.checks import admitted, warnings
 from palaestra.engine.accounts import create_owner
 from palaestra.engine.agents import registry as service
+from palaestra.engine.agents.endpoints import change_endpoint
+from palaestra.engine.agents.wizard import run_wizard_steps
 from palaestra.http.deps import AdminCaller, AnyCaller, PlatformDep, guarded
 
 router = APIRouter(prefix="/api")
@@ -79,6 +84,39 @@ async def agents(
 async def agent(agent_id: str, platform: PlatformDep, caller: AnyCaller) -> AgentOut:
     """The agent's status, failures, cooldown and hold (its owner, or the admin)."""
     return AgentOut.of(await service.get_agent(platform, caller, agent_id))
+
+
+@router.patch(
+    "/agents/{agent_id}",
+    response_model=EndpointChanged,
+    tags=["agents"],
+    responses=errors(400, 404),
+)
+async def change(
+    agent_id: str, body: AgentChange, platform: PlatformDep, caller: AnyCaller
+) -> EndpointChanged:
+    """Owner or admin: give the agent a new endpoint. A URL the egress policy refuses is
+    answered 400 with the reason (`Endpoint refused by egress policy: ...`), as is one the
+    registration probe cannot reach. Otherwise the agent takes it and is PENDING (a paused
+    agent stays paused): nothing is sent to it until the wizard, run here on the new URL,
+    passes. The same URL again changes nothing."""
+    done = await change_endpoint(platform, caller, agent_id, body.endpoint_url)
+    if done.attempt is None:
+        return EndpointChanged(agent=AgentOut.of(done.agent), changed=False)
+    checks = await run_wizard_steps(platform, done.attempt)
+    agent = await service.get_agent(platform, caller, agent_id)
+    probe = done.probe
+    return EndpointChanged(
+        agent=AgentOut.of(agent),
+        changed=True,
+        probe=None if probe is None else ProbeOut(passed=probe.passed, reason=probe.reason),
+        wizard=WizardOut(
+            passed=admitted(checks),
+            status=agent.status,
+            checks=[CheckOut.of(c) for c in checks],
+            warnings=warnings(checks),
+        ),
+    )
 
 
 @router.get(

@@ -67,20 +67,29 @@ async def profile(fighter_id: str, platform: PlatformDep) -> FighterOut:
     "/fighters/{fighter_id}",
     response_model=FighterOut,
     response_model_by_alias=True,
-    responses=errors(403),
+    responses=errors(400, 403, 404),
 )
 async def change(
     fighter_id: str, body: FighterChange, platform: PlatformDep, caller: AnyCaller
 ) -> FighterOut:
     """Owner: accept rated challenges or friendly matches from other owners, or stop; the
-    next match started against the fighter reads it."""
-    fighter = await service.set_challenges(
-        platform,
-        caller,
-        fighter_id,
-        rated=body.rated_challenges,
-        friendly=body.friendly_challenges,
-    )
+    next match started against the fighter reads it. Owner or admin: a model fighter's new
+    model (`model`), checked as at creation; a `base_url` the egress policy refuses is
+    answered 400 with the reason."""
+    fighter = None
+    if body.model is not None:
+        model = service.ModelConfig(body.model.base_url, body.model.model, body.model.api_key)
+        fighter = await service.change_model(platform, caller, fighter_id, model)
+    if body.rated_challenges is not None or body.friendly_challenges is not None:
+        fighter = await service.set_challenges(
+            platform,
+            caller,
+            fighter_id,
+            rated=body.rated_challenges,
+            friendly=body.friendly_challenges,
+        )
+    if fighter is None:  # every field given was null: nothing to change
+        fighter = await service.get_fighter(platform, fighter_id)
     return await _with_ratings(platform, fighter)
 
 

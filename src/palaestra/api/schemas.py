@@ -16,8 +16,10 @@ from palaestra.rules.reasons import owner_reason
 from palaestra.store.models import Agent, AgentEvent
 
 __all__ = [
+    "AgentChange",
     "AgentOut",
     "CheckOut",
+    "EndpointChanged",
     "EventOut",
     "FighterChange",
     "FighterCreate",
@@ -143,6 +145,30 @@ class WizardOut(BaseModel):
     )
 
 
+class AgentChange(_In):
+    """A new endpoint for the agent. It is judged by the egress policy and probed as at
+    registration; then the agent is PENDING (a paused agent stays paused) until the wizard
+    passes on the new URL, which is run at once."""
+
+    endpoint_url: str = Field(
+        min_length=1,
+        max_length=2000,
+        json_schema_extra=_URL,
+        description="The new URL the agent answers on (its key is unchanged).",
+    )
+
+
+class EndpointChanged(BaseModel):
+    agent: AgentOut = Field(description="The agent after the wizard on its new endpoint.")
+    changed: bool = Field(description="False when the URL was the one it had: nothing ran.")
+    probe: ProbeOut | None = Field(
+        default=None, description="The pre-registration probe of the new URL."
+    )
+    wizard: WizardOut | None = Field(
+        default=None, description="The wizard run on the new URL; passing admits the agent."
+    )
+
+
 class KeyOut(BaseModel):
     api_key: str
 
@@ -200,8 +226,8 @@ class FighterCreate(_In):
 
 
 class FighterChange(_In):
-    """The owner's controls on a fighter: which challenges from other owners it accepts.
-    At least one of the two; one left out (or null) is unchanged."""
+    """The owner's controls on a fighter: which challenges from other owners it accepts,
+    and a model fighter's model. At least one; one left out (or null) is unchanged."""
 
     model_config = ConfigDict(json_schema_extra={"minProperties": 1})
 
@@ -216,11 +242,18 @@ class FighterChange(_In):
         "next match started reads it.",
     )
 
+    model: ModelIn | None = Field(
+        default=None,
+        description="A model fighter's new model, checked as at creation (its owner, or the "
+        "admin). `api_key` may be left out to keep the stored key, for the same `base_url` "
+        "only; the turns it plays from then on use it.",
+    )
+
     @model_validator(mode="after")
     def _one_at_least(self) -> FighterChange:
         if not self.model_fields_set:
             raise PydanticCustomError(
-                "missing_change", "give rated_challenges, friendly_challenges or both"
+                "missing_change", "give rated_challenges, friendly_challenges, model or more"
             )
         return self
 

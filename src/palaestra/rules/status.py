@@ -51,6 +51,7 @@ class Event(StrEnum):
     SUCCESS = "success"  # a successful dispatch, async completion or health ping
     VERIFIED = "verified"  # owner verify with a 2xx reachability check
     WIZARD_PASSED = "wizard-passed"
+    ENDPOINT_CHANGED = "endpoint-changed"  # the owner (or the admin) gave it a new URL
     PAUSE = "pause"
     RESUME = "resume"
     HOLD = "hold"
@@ -103,9 +104,16 @@ def transition(state: AgentState, event: Event) -> AgentState:
                 return replace(state, failures=0, paused_from=Status.ACTIVE)
             return replace(state, status=Status.ACTIVE, failures=0, paused_from=None)
         case Event.WIZARD_PASSED:
+            if state.status is Status.PAUSED and state.paused_from is Status.PENDING:
+                return replace(state, failures=0, paused_from=Status.ACTIVE)  # resumes ACTIVE
             if state.status is not Status.PENDING:
                 return state
             return replace(state, status=Status.ACTIVE, failures=0)
+        case Event.ENDPOINT_CHANGED:
+            # A new URL has passed no wizard: nothing is sent to it until one passes there.
+            if state.status is Status.PAUSED:
+                return replace(state, failures=0, paused_from=Status.PENDING)
+            return replace(state, status=Status.PENDING, failures=0, paused_from=None)
         case Event.PAUSE:
             if state.status is Status.PAUSED:
                 return state

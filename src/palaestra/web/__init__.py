@@ -16,6 +16,7 @@ from starlette.responses import Response
 
 from palaestra.web import (
     challenges,
+    edits,
     fighters,
     history,
     owner_work,
@@ -40,7 +41,7 @@ def mount(app: FastAPI, guide_dir: Path | None = None) -> None:
     # Every page knows the browser's session: "signed in as" in its header, and its forms.
     signed = [Depends(load_session)]
     # owner_work and fighters first: /runs/new and /fighters/new are not ids.
-    routers = (owner_work, fighters, pages, history, register, challenges, tokens, signin)
+    routers = (owner_work, fighters, pages, history, register, edits, challenges, tokens, signin)
     for module in routers:
         app.include_router(module.router, dependencies=signed)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")

@@ -30,20 +30,31 @@ async def agent_tasks(
     platform: PlatformDep,
     cursor: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
-    """The tasks sent to the agent, newest first, a page at a time."""
+    """The tasks sent to the agent, newest first, a page at a time. Where runs are private
+    they are read as runs are: by the agent's owner and the admin all of them, by another
+    owner signed in the tasks of its own runs, by a browser not signed in none."""
     agent = await queries.agent_brief(platform, agent_id)
     if agent is None or agent.role is None:
         return not_found(request, "No such agent.")
     signed = current(request)
     audience = await audience_for(platform, signed.caller if signed else None, agent_id)
-    page = await list_queries.agent_tasks_page(platform, agent_id, cursor, audience)
+    run_owner = None
+    if not platform.settings.public_runs:
+        if signed is None:
+            return private_runs(request)
+        if audience is not Audience.OWNER:  # neither the agent's owner nor the admin
+            run_owner = signed.caller.owner_id
+    page = await list_queries.agent_tasks_page(
+        platform, agent_id, cursor, audience, run_owner=run_owner
+    )
     return render(
         request,
         "agent_tasks.html",
         agent=agent,
         tasks=page,
         cursor=cursor,
-        private=audience is Audience.OWNER,
+        only_own_runs=run_owner is not None,
+        private=audience is Audience.OWNER or run_owner is not None,
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Select, func, or_, select
+from sqlalchemy import ColumnElement, Select, and_, exists, func, or_, select
 from sqlalchemy.orm import aliased, defer
 
 from palaestra.platform import Platform
@@ -135,23 +135,37 @@ async def agent_tasks_page(
     cursor: str | None,
     audience: Audience,
     limit: int = PAGE_SIZE,
+    *,
+    run_owner: str | None = None,
 ) -> Page[AgentTaskRow]:
     """A page of the tasks sent to the agent, newest first: one range of the index on
     ``(agent_id, created_at, id)``, never the agent's whole history. Their payloads and
-    outputs, the bulk of a task's row, are not read."""
-    served = Task.agent_id == agent_id
-    query = agent_tasks_query(agent_id, cursor, limit)
+    outputs, the bulk of a task's row, are not read. ``run_owner``: only the tasks of that
+    owner's runs (where runs are private, what another owner may read)."""
+    query = agent_tasks_query(agent_id, cursor, limit, run_owner=run_owner)
     async with platform.db.session() as session:
         rows = [AgentTaskRow.of(task, audience) for task in await session.scalars(query)]
+    served = _served(agent_id, run_owner)
     return await _with_previous(platform, page_of(rows, limit, _key), Task, served, cursor, limit)
 
 
-def agent_tasks_query(agent_id: str, cursor: str | None, limit: int) -> Select[Task]:
+def agent_tasks_query(
+    agent_id: str, cursor: str | None, limit: int, *, run_owner: str | None = None
+) -> Select[Task]:
     """The read behind :func:`agent_tasks_page`: the agent's tasks below ``cursor``, newest
     first, one more than ``limit``, without their payloads and outputs."""
-    served = select(Task).where(Task.agent_id == agent_id)
+    served = select(Task).where(_served(agent_id, run_owner))
     lean = served.options(defer(Task.payload), defer(Task.output))
     return keyset(lean, Task.created_at, Task.id, cursor, limit)
+
+
+def _served(agent_id: str, run_owner: str | None) -> ColumnElement[bool]:
+    """The agent's tasks; with ``run_owner``, of that owner's runs only (each task's run read
+    by its key, as the index hands the tasks over)."""
+    served = Task.agent_id == agent_id
+    if run_owner is None:
+        return served
+    return and_(served, exists().where(Run.id == Task.run_id, Run.owner_id == run_owner))
 
 
 async def _with_previous(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, Final
 
@@ -29,6 +29,7 @@ from starlette.responses import Response
 from palaestra import __version__
 from palaestra.http.headers import PAGE_POLICY
 from palaestra.platform import Platform
+from palaestra.web import run_queries
 from palaestra.web.rendering import render, render_part
 from palaestra.web.session import current
 from palaestra.web.stamp_queries import Stamps, read_stamps
@@ -42,6 +43,7 @@ __all__ = [
     "StampCache",
     "Topic",
     "live_for",
+    "run_owner",
     "show",
 ]
 
@@ -107,6 +109,12 @@ class Live:
     def every(self) -> int:
         return POLL_S
 
+    def provisional(self) -> Live:
+        """This state with a tag no later poll computes: the page shows something about to
+        change that no stamp follows (a task opened, not yet sent), so the next poll is
+        answered in full."""
+        return replace(self, tag=f"{self.tag}-p", unchanged=False)
+
     def not_modified(self) -> Response:
         # A browser revalidating a page it holds updates the stored headers with the 304's:
         # a 304 sent with the API's policy (it has no HTML body) would leave the page it
@@ -119,6 +127,27 @@ class Live:
         response.headers["ETag"] = f'"{self.tag}"'
         response.headers["Vary"] = f"HX-Request, {LIVE_HEADER}"
         return response
+
+
+#: Run owners kept per process (a run's owner never changes): a private run's page asks
+#: for none on each poll. Emptied when full.
+_OWNERS_KEPT: Final = 10_000
+
+
+async def run_owner(request: Request, run_id: str) -> str | None:
+    """The owner of the run (None: no such run, or none), read once per process."""
+    state = request.app.state
+    owners: dict[str, str] | None = getattr(state, "run_owners", None)
+    if owners is None:
+        owners = state.run_owners = {}
+    found = owners.get(run_id)
+    if found is None:
+        found = await run_queries.run_owner(state.platform, run_id)
+        if found is not None:
+            if len(owners) >= _OWNERS_KEPT:
+                owners.clear()
+            owners[run_id] = found
+    return found
 
 
 def stamp_cache(request: Request) -> StampCache:

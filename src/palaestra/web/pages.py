@@ -1,9 +1,8 @@
 """The public, read-only pages: overview, agents, an agent, a fighter, runs, matches, leaderboard.
 
-A run's and a match's page poll themselves with htmx while they are under
-way: the same URL asked with ``HX-Request`` answers only the live part. The
-overview, the lists and the leaderboard poll with their tag and are answered
-``304`` until what they show changes (:mod:`.live`).
+The overview, the lists, the leaderboard, and a run's and a match's page while they are
+under way poll with their tag (the same URL asked with ``HX-Request`` answers only the
+live part) and are answered ``304`` until what they show changes (:mod:`.live`).
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
 from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
 from palaestra.rules.ratings import MU, SIGMA
-from palaestra.rules.runflow import RunStatus
+from palaestra.rules.runflow import RunStatus, TaskStatus
 from palaestra.web import (
     board_queries,
     fighter_queries,
@@ -32,7 +31,7 @@ from palaestra.web import (
 from palaestra.web.charts import LatencyPoint, latency_chart, status_spans, status_strip
 from palaestra.web.failure_queries import failure_split
 from palaestra.web.forms import FormText, owner_view
-from palaestra.web.live import Topic, live_for, show
+from palaestra.web.live import Topic, live_for, run_owner, show
 from palaestra.web.picture_queries import agent_hours, rating_history
 from palaestra.web.queries import MatchRow
 from palaestra.web.reasons import Audience, audience_for
@@ -224,19 +223,27 @@ async def runs(
 
 @router.get("/runs/{run_id}")
 async def run(request: Request, run_id: str, platform: PlatformDep) -> Response:
+    """A run's page; asked with its tag while the run is under way, 304 until it changed."""
     if not platform.settings.public_runs:
         signed = current(request)
         if signed is None:
             return private_runs(request)
         if not signed.caller.is_admin:
-            owner_id = await run_queries.run_owner(platform, run_id)
+            owner_id = await run_owner(request, run_id)
             if owner_id != signed.caller.owner_id:
                 return not_found(request, "No such run among yours.")
+    live = await live_for(request, (Topic.RUNS,))
+    if live.unchanged:
+        return live.not_modified()
     page = await run_queries.run_page(platform, run_id)
     if page is None:
         return not_found(request, "No such run.")
+    if any(t.status == TaskStatus.RUNNING and t.dispatched_at is None for t in page.tasks):
+        # A task opened but not sent yet: its send moves no stamp, so this draw is not
+        # kept as current and the next poll draws the page again (with its clock).
+        live = live.provisional()
     name = "_run_live.html" if _htmx(request) else "run.html"
-    return _live(render(request, name, run=page, facts=run_queries.output_facts))
+    return live.finish(render(request, name, run=page, facts=run_queries.output_facts, live=live))
 
 
 @router.get("/matches")
@@ -257,11 +264,15 @@ async def matches(
 
 @router.get("/matches/{match_id}")
 async def match(request: Request, match_id: str, platform: PlatformDep) -> Response:
+    """A match's page; asked with its tag while the match is open, 304 until it changed."""
+    live = await live_for(request, (Topic.MATCHES,))
+    if live.unchanged:
+        return live.not_modified()
     page = await match_queries.match_page(platform, match_id)
     if page is None:
         return not_found(request, "No such match.")
     name = "_match_live.html" if _htmx(request) else "match.html"
-    return _live(render(request, name, match=page))
+    return live.finish(render(request, name, match=page, live=live))
 
 
 Filter = Annotated[str | None, Query(max_length=64)]
@@ -312,12 +323,6 @@ def _any_open(matches: list[MatchRow]) -> bool:
 
 def _htmx(request: Request) -> bool:
     return request.headers.get("hx-request") == "true"
-
-
-def _live(response: Response) -> Response:
-    """The page and its live part share a URL: caches must tell them apart."""
-    response.headers["Vary"] = "HX-Request"
-    return response
 
 
 def private_runs(request: Request) -> Response:

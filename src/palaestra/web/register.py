@@ -36,7 +36,7 @@ from palaestra.web.reasons import Audience, audience_for, shown_progress
 from palaestra.web.rendering import render
 from palaestra.web.session import current
 
-__all__ = ["router"]
+__all__ = ["in_background", "router"]
 
 log = structlog.get_logger(__name__)
 router = APIRouter(include_in_schema=False)
@@ -110,7 +110,7 @@ async def start_wizard(
         return render(
             request, "error.html", 400, title="The wizard did not start", message=exc.message
         )
-    _in_background(request, platform, attempt)
+    in_background(request, platform, attempt)
     if not htmx(request):
         return RedirectResponse(f"/agents/{agent_id}/wizard/{attempt.attempt_id}", 303)
     progress = WizardProgress(attempt.attempt_id, platform.clock.now(), ())
@@ -179,7 +179,8 @@ async def _wizard_page(
     return render(request, "wizard.html", private=private, agent=agent, **shared)
 
 
-def _in_background(request: Request, platform: Platform, attempt: WizardAttempt) -> None:
+def in_background(request: Request, platform: Platform, attempt: WizardAttempt) -> None:
+    """Run the wizard attempt's steps after the answer is sent; its page follows them."""
     jobs: set[asyncio.Task[None]] = request.app.state.web_jobs
 
     async def run() -> None:

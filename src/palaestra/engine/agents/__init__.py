@@ -1,6 +1,7 @@
 """edgearena agents: registration, the status machine's writes, the wizard, health pings.
 
 - ``registry``: register (probe, key), read, owner controls, verify, run the wizard;
+- ``endpoints``: a new endpoint, checked as at registration and admitted by its wizard;
 - ``lifecycle``: apply a status-machine event to an agent and write its history;
 - ``outcomes``: the one writer of what tasks and pings leave on agents, in bulk;
 - ``wizard``: the registration wizard step by step, each check recorded as it ends;
@@ -9,6 +10,7 @@
 
 from __future__ import annotations
 
+from palaestra.engine.agents.endpoints import EndpointChange, change_endpoint
 from palaestra.engine.agents.health import (
     DuePing,
     HealthMonitor,
@@ -53,6 +55,7 @@ __all__ = [
     "AgentColumns",
     "AgentOutcome",
     "DuePing",
+    "EndpointChange",
     "HealthMonitor",
     "PingOutcome",
     "Registration",
@@ -62,6 +65,7 @@ __all__ = [
     "apply_event",
     "begin_wizard",
     "change",
+    "change_endpoint",
     "get_agent",
     "history",
     "list_agents",

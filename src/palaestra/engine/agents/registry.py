@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from palaestra.checks import CheckResult, admitted, probe, warnings
 from palaestra.engine.accounts import Caller
+from palaestra.engine.agents.endpoints import valid_endpoint
 from palaestra.engine.agents.lifecycle import apply_event, history
 from palaestra.engine.agents.names import ensure_unused, valid_name
 from palaestra.engine.agents.wizard import begin_wizard, run_wizard_steps
@@ -24,7 +25,6 @@ from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol import Role, UserAgent
 from palaestra.protocol.constants import VERIFY_TIMEOUT_S, Arena
-from palaestra.protocol.urls import require_url
 from palaestra.rules.status import Event, Status
 from palaestra.security import new_token
 from palaestra.store.events import agent_events, newest_first
@@ -61,15 +61,6 @@ class WizardOutcome:
     warnings: list[str]  # the advisory checks that did not pass
 
 
-def _validate_endpoint(url: str) -> str:
-    url = url.strip()
-    if not url.startswith(("https://", "http://")):
-        raise InvalidRequest("endpoint_url must be an https:// URL")
-    if len(url) > 2000:
-        raise InvalidRequest("endpoint_url is longer than 2000 characters")
-    return require_url("endpoint_url", url)
-
-
 async def register_agent(
     platform: Platform, caller: Caller, name: str, role: str, endpoint_url: str
 ) -> Registration:
@@ -81,7 +72,7 @@ async def register_agent(
         role_enum = Role(role)
     except ValueError:
         raise InvalidRequest("role must be one of SCOUT, BUILDER, ANALYST") from None
-    url = _validate_endpoint(endpoint_url)
+    url = valid_endpoint(endpoint_url)
     async with platform.db.session() as session:
         await ensure_unused(session, caller.owner_id, Arena.EDGEARENA, name)
     result = await probe(platform.egress, url)

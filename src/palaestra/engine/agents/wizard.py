@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from palaestra.checks import (
     SIMULATION_CHECKS,
@@ -51,6 +52,7 @@ __all__ = [
     "WizardAttempt",
     "WizardProgress",
     "begin_wizard",
+    "open_attempt",
     "run_wizard_steps",
     "wizard_progress",
 ]
@@ -125,24 +127,30 @@ async def begin_wizard(platform: Platform, caller: Caller, agent_id: str) -> Wiz
             raise NotFound(f"Agent {agent_id} not found")
         if caller.owner_id != agent.owner_id:
             raise Forbidden("only the agent's owner runs its wizard")
-        if agent.arena != Arena.EDGEARENA or agent.role is None or agent.endpoint_url is None:
-            raise InvalidRequest("the wizard is for edgearena agents")
-        attempt = WizardAttempt(
-            attempt_id=new_id(),
-            agent_id=agent.id,
-            url=agent.endpoint_url,
-            role=Role(agent.role),
-            key=platform.vault.open(agent.key_sealed or ""),
+        return open_attempt(platform, session, agent)
+
+
+def open_attempt(platform: Platform, session: AsyncSession, agent: Agent) -> WizardAttempt:
+    """Open an attempt on ``agent``'s endpoint as it stands, in ``session``'s transaction
+    (the caller has checked who asks)."""
+    if agent.arena != Arena.EDGEARENA or agent.role is None or agent.endpoint_url is None:
+        raise InvalidRequest("the wizard is for edgearena agents")
+    attempt = WizardAttempt(
+        attempt_id=new_id(),
+        agent_id=agent.id,
+        url=agent.endpoint_url,
+        role=Role(agent.role),
+        key=platform.vault.open(agent.key_sealed or ""),
+    )
+    session.add(
+        history(
+            agent.id,
+            platform.clock.now(),
+            START_KIND,
+            "started",
+            detail={"attempt": attempt.attempt_id},
         )
-        session.add(
-            history(
-                agent.id,
-                platform.clock.now(),
-                START_KIND,
-                "started",
-                detail={"attempt": attempt.attempt_id},
-            )
-        )
+    )
     return attempt
 
 
@@ -221,6 +229,8 @@ async def _record(
             agent = await session.get(Agent, attempt.agent_id)
             if agent is None:
                 raise NotFound(f"Agent {attempt.agent_id} not found")
+            if agent.endpoint_url != attempt.url:
+                return  # its endpoint changed meanwhile: these checks were of the old one
             agent.wizard_warnings = warnings(ended)
             if not admitted(ended):
                 return

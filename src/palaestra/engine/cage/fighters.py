@@ -28,6 +28,7 @@ __all__ = [
     "EntrantType",
     "FighterCreated",
     "ModelConfig",
+    "change_model",
     "claim_endpoint",
     "create_fighter",
     "get_fighter",
@@ -139,6 +140,55 @@ def _model_provider(
     return {"base_url": base_url.rstrip("/"), "model": model.model}, platform.vault.seal(
         model.api_key
     )
+
+
+async def change_model(
+    platform: Platform, caller: Caller, fighter_id: str, model: ModelConfig
+) -> Agent:
+    """A model fighter's new model (its owner, or the admin), checked as at creation; the
+    turns it plays from then on use it.
+
+    The provider key may be left out only to keep the stored one for the same ``base_url``:
+    a stored key is never sent to a host its owner did not give it for. A fighter that
+    starts spending a key stops taking other owners' friendlies until its owner accepts."""
+    async with platform.db.session() as session:
+        fighter = _model_fighter(await session.get(Agent, fighter_id), caller, fighter_id)
+    stored = fighter.provider or {}
+    keep_key = (
+        model.api_key is None
+        and model.base_url is not None
+        and fighter.provider_key_sealed is not None
+        and model.base_url.strip().rstrip("/") == stored.get("base_url")
+    )
+    if keep_key:
+        model = ModelConfig(
+            model.base_url, model.model, platform.vault.open(fighter.provider_key_sealed or "")
+        )
+    provider, sealed = _model_provider(platform, model)
+    now = platform.clock.now()
+    async with platform.db.session() as session, session.begin():
+        fighter = _model_fighter(await session.get(Agent, fighter_id), caller, fighter_id)
+        if sealed is not None and fighter.provider_key_sealed is None:
+            # From now on its turns spend its owner's key: other owners' friendlies stop
+            # until the owner accepts them again (as a new fighter on a key starts).
+            fighter.friendly_challenges = accepts_friendlies_by_default(True)
+        fighter.provider = provider
+        fighter.provider_key_sealed = sealed
+        fighter.updated_at = now
+        shown = {k: v for k, v in (provider or {}).items() if k in ("base_url", "model")}
+        who = "admin" if caller.is_admin else "owner"
+        session.add(history(fighter_id, now, "model", "changed", detail={**shown, "by": who}))
+    return fighter
+
+
+def _model_fighter(fighter: Agent | None, caller: Caller, fighter_id: str) -> Agent:
+    if fighter is None or fighter.arena != Arena.CAGE:
+        raise NotFound(f"Fighter {fighter_id} not found")
+    if not (caller.is_admin or fighter.owner_id == caller.owner_id):
+        raise Forbidden("only the fighter's owner (or the admin) changes its model")
+    if fighter.entrant_type != EntrantType.MODEL:
+        raise InvalidRequest("only a model fighter has a model to change")
+    return fighter
 
 
 async def get_fighter(platform: Platform, fighter_id: str) -> Agent:

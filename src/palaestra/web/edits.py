@@ -1,0 +1,157 @@
+"""An agent's endpoint and a model fighter's model, changed from the browser.
+
+Each form acts for the browser's session (with its form token) or for the token posted with
+it (:mod:`palaestra.web.forms`), for the owner or the admin, and calls the services
+``PATCH /api/agents/{id}`` and ``PATCH /api/fighters/{id}`` call. A refused change shows the
+form again with the reason and what was typed (a provider key is never sent back). A new
+endpoint is followed to its wizard, which runs on the new URL at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from starlette.responses import RedirectResponse, Response
+
+from palaestra.engine.agents.endpoints import change_endpoint
+from palaestra.engine.cage.fighters import EntrantType, ModelConfig, change_model
+from palaestra.errors import Forbidden, NotFound, PalaestraError, TooManyRequests
+from palaestra.http.deps import PlatformDep
+from palaestra.platform import Platform
+from palaestra.protocol.constants import Arena
+from palaestra.store.models import Agent
+from palaestra.web.forms import FormText, form_caller, refused
+from palaestra.web.pages import not_found
+from palaestra.web.register import in_background
+from palaestra.web.rendering import render
+from palaestra.web.session import current
+
+__all__ = ["router"]
+
+router = APIRouter(include_in_schema=False)
+
+
+@router.get("/agents/{agent_id}/endpoint")
+async def endpoint_form(request: Request, agent_id: str, platform: PlatformDep) -> Response:
+    """The form; its owner (or the admin) signed in finds the URL it has filled in."""
+    agent = await _entrant(platform, agent_id, Arena.EDGEARENA)
+    if agent is None:
+        return not_found(request, "No such agent.")
+    url = agent.endpoint_url if _reads_settings(request, agent) else ""
+    return _endpoint_page(request, agent, 200, url or "")
+
+
+@router.post("/agents/{agent_id}/endpoint")
+async def change_agent_endpoint(
+    request: Request,
+    agent_id: str,
+    platform: PlatformDep,
+    token: FormText = "",
+    csrf_token: FormText = "",
+    endpoint_url: FormText = "",
+) -> Response:
+    """Check the new URL as ``PATCH /api/agents/{id}`` does, then follow its wizard."""
+    agent = await _entrant(platform, agent_id, Arena.EDGEARENA)
+    if agent is None:
+        return not_found(request, "No such agent.")
+    try:
+        caller = await form_caller(request, platform, token, csrf_token)
+        if isinstance(caller, Response):
+            return caller
+        done = await change_endpoint(platform, caller, agent_id, endpoint_url)
+    except (TooManyRequests, NotFound, Forbidden) as exc:
+        return refused(request, exc)  # another's agent, or too many wrong tokens
+    except PalaestraError as exc:
+        return _endpoint_page(request, agent, 400, endpoint_url, token=token, error=exc.message)
+    if done.attempt is None:  # the URL it had: nothing to run
+        return RedirectResponse(f"/agents/{agent_id}#owner-controls", 303)
+    in_background(request, platform, done.attempt)
+    return RedirectResponse(f"/agents/{agent_id}/wizard/{done.attempt.attempt_id}", 303)
+
+
+def _endpoint_page(
+    request: Request,
+    agent: Agent,
+    status: int,
+    endpoint_url: str,
+    *,
+    token: str = "",
+    error: str | None = None,
+) -> Response:
+    return render(
+        request,
+        "agent_endpoint.html",
+        status,
+        private=True,
+        agent=agent,
+        form={"endpoint_url": endpoint_url, "token": token.strip()},
+        error=error,
+    )
+
+
+@router.get("/fighters/{fighter_id}/model")
+async def model_form(request: Request, fighter_id: str, platform: PlatformDep) -> Response:
+    fighter = await _entrant(platform, fighter_id, Arena.CAGE)
+    if fighter is None or fighter.entrant_type != EntrantType.MODEL.value:
+        return not_found(request, "No such model fighter.")
+    provider = fighter.provider or {}
+    form = {"model": provider.get("model", ""), "base_url": provider.get("base_url", "")}
+    if not _reads_settings(request, fighter):
+        form["base_url"] = ""  # its provider's address is its owner's business
+    return _model_page(request, fighter, 200, form)
+
+
+@router.post("/fighters/{fighter_id}/model")
+async def change_fighter_model(
+    request: Request,
+    fighter_id: str,
+    platform: PlatformDep,
+    token: FormText = "",
+    csrf_token: FormText = "",
+    model: FormText = "",
+    base_url: FormText = "",
+    api_key: FormText = "",
+) -> Response:
+    """Check the new model as ``PATCH /api/fighters/{id}`` does, then show the fighter."""
+    fighter = await _entrant(platform, fighter_id, Arena.CAGE)
+    if fighter is None or fighter.entrant_type != EntrantType.MODEL.value:
+        return not_found(request, "No such model fighter.")
+    form = {"model": model, "base_url": base_url, "token": token.strip()}
+    config = ModelConfig(base_url.strip() or None, model.strip(), api_key.strip() or None)
+    try:
+        caller = await form_caller(request, platform, token, csrf_token)
+        if isinstance(caller, Response):
+            return caller
+        await change_model(platform, caller, fighter_id, config)
+    except (TooManyRequests, NotFound, Forbidden) as exc:
+        return refused(request, exc)
+    except PalaestraError as exc:
+        return _model_page(request, fighter, 400, form, error=exc.message)
+    return RedirectResponse(f"/fighters/{fighter_id}#model", 303)
+
+
+def _model_page(
+    request: Request,
+    fighter: Agent,
+    status: int,
+    form: dict[str, Any],
+    error: str | None = None,
+) -> Response:
+    return render(
+        request, "fighter_model.html", status, private=True, fighter=fighter, form=form, error=error
+    )
+
+
+async def _entrant(platform: Platform, entrant_id: str, arena: Arena) -> Agent | None:
+    async with platform.db.session() as session:
+        found = await session.get(Agent, entrant_id)
+    return found if found is not None and found.arena == arena.value else None
+
+
+def _reads_settings(request: Request, agent: Agent) -> bool:
+    """Whether the browser is signed in as the agent's owner or the admin."""
+    signed = current(request)
+    return signed is not None and (
+        signed.caller.is_admin or signed.caller.owner_id == agent.owner_id
+    )
