@@ -62,6 +62,19 @@ def checked_endpoint(platform: Platform, endpoint_url: str) -> str:
     return url
 
 
+async def require_reachable(platform: Platform, url: str) -> CheckResult:
+    """Probe ``url`` as at registration and return the passed probe; an invalid request, in
+    the protocol's words, when its name resolved to an address the egress policy refuses or
+    nothing answered."""
+    result = await probe(platform.egress, url)
+    if not result.passed:
+        reason = result.reason or "no answer"
+        if CallFailure.of(reason) is CallFailure.EGRESS_REFUSED:
+            raise InvalidRequest(reason)  # "Endpoint refused by egress policy: <why>"
+        raise InvalidRequest(f"Endpoint not reachable: {reason}")
+    return result
+
+
 async def change_endpoint(
     platform: Platform, caller: Caller, agent_id: str, endpoint_url: str
 ) -> EndpointChange:
@@ -71,12 +84,7 @@ async def change_endpoint(
         agent = await _editable(await session.get(Agent, agent_id), caller, agent_id)
     if agent.endpoint_url == url:
         return EndpointChange(agent, None, None)
-    result = await probe(platform.egress, url)
-    if not result.passed:
-        reason = result.reason or "no answer"
-        if CallFailure.of(reason) is CallFailure.EGRESS_REFUSED:
-            raise InvalidRequest(reason)  # the name resolved to an address refused
-        raise InvalidRequest(f"Endpoint not reachable: {reason}")
+    result = await require_reachable(platform, url)
     now = platform.clock.now()
     who = "admin" if caller.is_admin else "owner"
     async with platform.db.session() as session, session.begin():

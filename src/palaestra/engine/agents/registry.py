@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from palaestra.checks import CheckResult, admitted, probe, warnings
+from palaestra.checks import CheckResult, admitted, warnings
 from palaestra.engine.accounts import Caller
-from palaestra.engine.agents.endpoints import valid_endpoint
+from palaestra.engine.agents.endpoints import require_reachable, valid_endpoint
 from palaestra.engine.agents.lifecycle import apply_event, history
 from palaestra.engine.agents.names import ensure_unused, valid_name
 from palaestra.engine.agents.wizard import begin_wizard, run_wizard_steps
@@ -75,9 +75,7 @@ async def register_agent(
     url = valid_endpoint(endpoint_url)
     async with platform.db.session() as session:
         await ensure_unused(session, caller.owner_id, Arena.EDGEARENA, name)
-    result = await probe(platform.egress, url)
-    if not result.passed:
-        raise InvalidRequest(f"Endpoint not reachable: {result.reason}")
+    result = await require_reachable(platform, url)
     now = platform.clock.now()
     key = new_token("ea")
     agent = Agent(
