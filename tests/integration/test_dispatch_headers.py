@@ -33,6 +33,8 @@ from palaestra.platform import Platform
 from palaestra.protocol import SIGNED_HEADERS, Phase
 from palaestra.rules.runflow import TaskStatus
 from palaestra.store.models import Task
+from palaestra.web.task_queries import HEADERS_IN_FLIGHT, HEADERS_NOT_KEPT, task_page
+from tests.integration.arena_rows import add_run
 from tests.integration.browser_support import browser
 from tests.integration.edge_agents import EdgeAgent
 from tests.integration.platform_fixtures import ADMIN_TOKEN, running
@@ -225,3 +227,18 @@ async def test_a_reply_recorded_after_its_task_ended_still_leaves_its_headers(
     assert task is not None
     assert task.status == "TIMEOUT"  # the end stands...
     check_kept([task], [endpoint])  # ...and the POST still says what it carried
+
+
+async def test_a_task_without_kept_headers_says_why(platform: Platform) -> None:
+    owner = await add_owner(platform)
+    agent = await add_agent(platform, owner, "s", "SCOUT", "http://127.0.0.1:9/", KEY)
+    sent = {"agent_id": agent, "sent_at": platform.clock.now(), "payload": {"taskId": "t"}}
+    run = await add_run(
+        platform,
+        [sent | {"status": "RUNNING"}, sent | {"status": "FAILED"}],
+        status="RUNNING",
+    )
+    in_flight, older = await tasks_of(platform, run)
+    admin = Caller(owner_id=None, is_admin=True)
+    notes = [(await task_page(platform, t.id, admin)) for t in (in_flight, older)]
+    assert [n.headers_note if n else None for n in notes] == [HEADERS_IN_FLIGHT, HEADERS_NOT_KEPT]

@@ -32,6 +32,7 @@ from palaestra.engine.runs.work import DISPATCH_USER_AGENT
 from palaestra.platform import Platform
 from palaestra.protocol import SIGNED_HEADERS, TIMESTAMP_HEADER, dumps
 from palaestra.rules.producers import producer_label
+from palaestra.rules.runflow import TaskStatus
 from palaestra.store.models import Agent, CompletionReceipt, Run, Task
 from palaestra.web.queries import endpoint_host
 from palaestra.web.reasons import Audience, shown
@@ -48,6 +49,7 @@ __all__ = [
 
 #: Why a sent task shows no signed headers (retention archived them, or they were not kept).
 HEADERS_ARCHIVED: Final = "The signed headers were archived with the body (history retention)."
+HEADERS_IN_FLIGHT: Final = "The signed headers are kept once the POST's reply is recorded."
 HEADERS_NOT_KEPT: Final = (
     "The signed headers were not kept: tasks sent before the arena kept them did not keep "
     "them, and a POST that never left (refused, or stopped) has none."
@@ -190,9 +192,7 @@ async def task_page(platform: Platform, task_id: str, caller: Caller | None) -> 
         headers=request_headers(url, stored) if sent_to_agent else [],
         headers_note=None
         if not sent_to_agent or stored is not None
-        else HEADERS_ARCHIVED
-        if archive is not None and payload is None
-        else HEADERS_NOT_KEPT,
+        else _no_headers(task, archived=archive is not None and payload is None),
         body=_pretty(payload) if whole and payload is not None else None,
         body_bytes=len(dumps(payload)) if payload is not None else None,
         reply=_pretty(task.output) if isinstance(task.output, dict) else None,
@@ -220,6 +220,15 @@ def request_headers(url: str | None, signed: dict[str, str] | None) -> list[Head
         note = "the second it was signed" if name == TIMESTAMP_HEADER and value else ""
         headers.append(Header(name, value, note))
     return headers
+
+
+def _no_headers(task: Task, *, archived: bool) -> str:
+    """Why a task sent to an agent shows no signed headers."""
+    if archived:
+        return HEADERS_ARCHIVED
+    if task.status == TaskStatus.RUNNING.value and task.deferred_at is None:
+        return HEADERS_IN_FLIGHT  # kept with the POST's end, or with its 202
+    return HEADERS_NOT_KEPT
 
 
 def _host(url: str | None) -> str | None:
