@@ -34,9 +34,10 @@ from bench._support import (
     scout_slots,
     seed_scouts,
 )
+from palaestra.clock import FrozenClock
 from palaestra.engine.runs.dispatch import open_slots
 from palaestra.platform import Platform
-from palaestra.protocol.signing import sign, signature_target
+from palaestra.protocol import hmac_signer
 
 __all__ = ["completion_endpoint"]
 
@@ -107,7 +108,7 @@ async def running_tasks(platform: Platform, count: int) -> list[str]:
 def signed_completions(
     task_ids: Sequence[str], public: str
 ) -> list[tuple[str, bytes, dict[str, str]]]:
-    stamp = int(time.time())
+    clock = FrozenClock(int(time.time()))  # one second for all: signed once, posted at once
     out = []
     for task_id in task_ids:
         raw = orjson.dumps(
@@ -119,12 +120,8 @@ def signed_completions(
                 "modelId": "m",
             }
         )
-        target = signature_target(f"{public}/api/agent-tasks/{task_id}/complete")
-        headers = {
-            "Content-Type": "application/json",
-            "x-edgearena-timestamp": str(stamp),
-            "x-edgearena-signature": sign(KEY, stamp, target, raw),
-        }
+        url = f"{public}/api/agent-tasks/{task_id}/complete"
+        headers = {"Content-Type": "application/json", **hmac_signer(KEY, clock)(url, raw)}
         out.append((task_id, raw, headers))
     return out
 

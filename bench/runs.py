@@ -100,8 +100,9 @@ from palaestra import runtime
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
 from bench._support import HOST, REDIS, cpu_seconds, forget_queue, free_port, parse_args
+from palaestra.clock import SystemClock
 from palaestra.ids import new_id
-from palaestra.protocol import UserAgent
+from palaestra.protocol import UserAgent, hmac_signer
 
 POSTGRES = os.environ.get(
     "PALAESTRA_BENCH_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1/test"
@@ -762,8 +763,10 @@ def bare_bodies(
 
 
 async def bare_round(bodies: Sequence[tuple[Agent, bytes, str]], concurrency: int) -> BareRound:
-    """Every body signed with its agent's key and POSTed, ``concurrency`` at once."""
+    """Every body signed with its agent's key (the protocol's signer) and POSTed,
+    ``concurrency`` at once."""
     semaphore = asyncio.Semaphore(concurrency)
+    clock = SystemClock()
     failures: collections.Counter[str] = collections.Counter()
     timeout = aiohttp.ClientTimeout(total=30)
     connector = aiohttp.TCPConnector(limit=0)
@@ -771,15 +774,10 @@ async def bare_round(bodies: Sequence[tuple[Agent, bytes, str]], concurrency: in
 
         async def one(agent: Agent, raw: bytes, task_id: str) -> None:
             async with semaphore:
-                stamp = int(time.time())
-                material = f"{stamp}\n{agent.url.split('://', 1)[1]}\n".encode() + raw
-                digest = hmac.new(agent.key.encode(), material, hashlib.sha256).hexdigest()
                 headers = {
                     "Content-Type": "application/json",
                     "User-Agent": UserAgent.DISPATCH.value,
-                    "x-edgearena-signature": f"sha256={digest}",
-                    "x-edgearena-timestamp": str(stamp),
-                    "x-edgearena-task-id": task_id,
+                    **hmac_signer(agent.key, clock, task_id)(agent.url, raw),
                 }
                 try:
                     async with session.post(agent.url, data=raw, headers=headers) as response:

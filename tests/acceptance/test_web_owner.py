@@ -62,7 +62,7 @@ def test_an_owner_does_its_work_in_the_browser(
         )
         answered.first.locator("a[href^='/tasks/']").click()
         expect(page.locator("#request-headers")).to_contain_text("x-edgearena-task-id")
-        expect(page.locator('[data-header="x-edgearena-signature"]')).to_contain_text("not kept")
+        expect(page.locator('[data-header="x-edgearena-signature"]')).to_contain_text("sha256=")
         expect(page.locator("#request-body")).to_contain_text("night market")
         expect(page.locator("#reply-body")).to_be_visible()
         expect(page.locator("#producer")).to_have_text("agent")

@@ -20,8 +20,8 @@ import pytest
 from aiohttp import web
 
 from palaestra.clock import FrozenClock
-from palaestra.egress import EgressClient, EgressPolicy, EgressResult, hmac_signer
-from palaestra.protocol import RESPONSE_CAP_BYTES, FailureKind
+from palaestra.egress import EgressClient, EgressPolicy, EgressResult
+from palaestra.protocol import RESPONSE_CAP_BYTES, FailureKind, hmac_signer
 from tests.integration.conftest import NetworkGuard
 from tests.integration.servers import (
     LOOPBACK,

@@ -1,6 +1,6 @@
 """An SDK agent behind a real uvicorn server, called by the platform's own egress client.
 
-The platform-side signer (``palaestra.egress.hmac_signer``) must be accepted, and
+The platform-side signer (``palaestra.protocol.hmac_signer``) must be accepted, and
 every tampered variant of its request refused with 401 before the handler runs.
 """
 
@@ -17,10 +17,10 @@ import pytest
 from palaestra.checks.payloads import dispatch_for
 from palaestra.checks.wizard import simulation
 from palaestra.clock import FrozenClock, SystemClock
-from palaestra.egress import EgressClient, EgressPolicy, hmac_signer
+from palaestra.egress import EgressClient, EgressPolicy
 from palaestra.harness import Agent, AgentSettings, Phase, Task
 from palaestra.harness.testing import serve
-from palaestra.protocol import Role, UserAgent, dumps, signed_headers
+from palaestra.protocol import Role, UserAgent, dumps, hmac_signer, signed_headers
 
 KEY = "ea_live_integration_41"
 OUTPUT: dict[str, Any] = {

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, insert, select, text
 
+from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.outcomes import AgentOutcome, write_outcomes
 from palaestra.engine.cage.referee import Referee
 from palaestra.engine.history import Retention, archived_bodies, read_archive, roll_up_history
@@ -29,6 +30,7 @@ from palaestra.store.partitions import (
     partition_name,
     partitions,
 )
+from palaestra.web.task_queries import HEADERS_ARCHIVED, task_page
 from tests.integration.arena_rows import add_agent, add_owner, add_run
 from tests.integration.platform_fixtures import ADMIN_TOKEN, running
 from tests.integration.web_support import page
@@ -420,3 +422,50 @@ async def test_a_pass_cut_short_anywhere_is_finished_by_the_next_losing_nothing(
     assert _archived_events(platform.settings.effective_archive_dir) == old
     assert await _all_events(platform) == {k: v for k, v in before.items() if v[1] >= cut}
     assert all(entry.removed_at is not None for entry in await _logged(platform))
+
+
+async def test_the_signed_headers_a_task_kept_go_with_its_body(quick: Platform) -> None:
+    """``tasks.request_headers`` is treated as the payload is: archived, then cleared."""
+    platform = quick
+    agents = await _agents(platform, 1)
+    start = platform.clock.now()
+    signed = {
+        "x-edgearena-signature": "sha256=" + "0f" * 32,
+        "x-edgearena-timestamp": str(int(start - 100 * DAY_S)),
+    }
+    specs = [
+        {
+            "agent_id": agents[0],
+            "status": "SUCCEEDED",
+            "payload": {"goal": "g"},
+            "output": {"o": i},
+            "request_headers": signed | {"x-edgearena-task-id": f"t{i}"},
+            "sent_at": start - 100 * DAY_S,
+        }
+        for i in range(2)
+    ]
+    platform.clock.current = start - 100 * DAY_S  # type: ignore[attr-defined]
+    old = await add_run(platform, specs)
+    platform.clock.current = start  # type: ignore[attr-defined]
+    recent = await add_run(platform, specs)
+
+    await Retention(platform).run_once()
+
+    async with platform.db.session() as session:
+        tasks = list(await session.scalars(select(Task)))
+        where = await archived_bodies(session, start - 100 * DAY_S + 10)
+    assert all(t.request_headers is None for t in tasks if t.run_id == old)
+    assert all(t.request_headers is not None for t in tasks if t.run_id == recent)
+    assert where is not None
+    rows = read_archive(platform.settings.effective_archive_dir / where.file)
+    assert sorted(json.loads(r["request_headers"])["x-edgearena-task-id"] for r in rows) == [
+        "t0",
+        "t1",
+    ]
+    assert all(json.loads(r["request_headers"])["x-edgearena-signature"] for r in rows)
+    # The task's page says where they went.
+    cleared = next(t for t in tasks if t.run_id == old)
+    shown = await task_page(platform, cleared.id, Caller(owner_id=None, is_admin=True))
+    assert shown is not None
+    assert shown.headers_note == HEADERS_ARCHIVED
+    assert shown.archived is not None

@@ -20,10 +20,10 @@ from aiohttp import web
 
 from palaestra.checks.payloads import dispatch_for
 from palaestra.clock import SystemClock
-from palaestra.egress import EgressClient, EgressPolicy, hmac_signer
+from palaestra.egress import EgressClient, EgressPolicy
 from palaestra.harness import Agent, AgentSettings, Phase, Task
 from palaestra.harness.testing import serve as serve_agent
-from palaestra.protocol import dumps, signature_target
+from palaestra.protocol import dumps, hmac_signer, signature_target
 from tests.integration.conftest import NetworkGuard
 from tests.integration.servers import LOOPBACK, ScriptedResolver, serve
 

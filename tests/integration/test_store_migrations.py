@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -119,3 +120,62 @@ async def test_owners_stored_before_rotation_keep_their_tokens(settings: Setting
         assert (await authenticate(platform, "pa_owner_stored-before")).owner_id == "o1"
     finally:
         await platform.close()
+
+
+async def test_tasks_stored_before_0015_stay_whole_and_keep_no_signed_headers(
+    settings: Settings,
+) -> None:
+    """0015 adds ``tasks.request_headers`` to a database that has tasks: they stay as they
+    were, with NULL there (they did not keep their headers), and new rows can keep them."""
+    db = await migrated_to(settings, "0014")
+    task = {"id": "t-old", "payload": '{"taskId": "t-old"}', "output": '{"ok": true}'}
+    try:
+        async with db.engine.begin() as connection:
+            await connection.execute(
+                text(
+                    "INSERT INTO owners (id, name, token_hash, created_at) "
+                    "VALUES ('o1', 'bob', :hash, 1.0)"
+                ),
+                {"hash": "0" * 64},
+            )
+            await connection.execute(
+                text(
+                    "INSERT INTO runs (id, owner_id, goal, launchpad, status, phase, config, "
+                    "created_at, updated_at) VALUES ('r1', 'o1', 'g', 'make-money', "
+                    "'COMPLETED', 'REPORT', '{}', 1.0, 2.0)"
+                )
+            )
+            await connection.execute(
+                text(
+                    "INSERT INTO tasks (id, run_id, phase, slot, attempt, executor, status, "
+                    "payload, output, sent_at, created_at) VALUES (:id, 'r1', 'SCOUT', 0, 0, "
+                    "'scout', 'SUCCEEDED', :payload, :output, 1.5, 1.0)"
+                ),
+                task,
+            )
+        async with db.engine.begin() as connection:
+            await connection.run_sync(lambda c: migrate(c, "0015"))
+            await connection.execute(
+                text(
+                    "INSERT INTO tasks (id, run_id, phase, slot, attempt, executor, status, "
+                    "request_headers, created_at) VALUES ('t-new', 'r1', 'SCOUT', 1, 0, "
+                    "'scout', 'RUNNING', :headers, 3.0)"
+                ),
+                {"headers": '{"x-edgearena-task-id": "t-new"}'},
+            )
+            rows = await connection.execute(
+                text("SELECT id, payload, output, sent_at, request_headers FROM tasks ORDER BY id")
+            )
+            found = [tuple(row) for row in rows]
+    finally:
+        await db.dispose()
+    payloads = [(i, _json(p), _json(o), s, _json(h)) for i, p, o, s, h in found]
+    assert payloads == [
+        ("t-new", None, None, None, {"x-edgearena-task-id": "t-new"}),
+        ("t-old", {"taskId": "t-old"}, {"ok": True}, 1.5, None),
+    ]
+
+
+def _json(value: Any) -> Any:
+    """A JSON column as read by raw SQL: text on SQLite, decoded on PostgreSQL."""
+    return json.loads(value) if isinstance(value, str) else value

@@ -35,6 +35,7 @@ PAYLOAD = {
     "messages": [{"role": "user", "content": PROMPT}],
 }
 OUTPUT = {"candidate_title": "Moonlight Bakes", "pitch": "bread at 3 am"}
+SIGNATURE = "sha256=" + "5e" * 32
 
 
 async def tasks_of(platform: Platform, run_id: str) -> list[Task]:
@@ -229,6 +230,12 @@ async def test_a_task_shows_the_request_as_sent_and_the_reply_to_whom_may_read_i
             producer="agent",
             latency_ms=987.0,
         )
+        kept = {  # as the send path keeps them: the signer's headers
+            "x-edgearena-signature": SIGNATURE,
+            "x-edgearena-timestamp": str(int(now - 6)),
+            "x-edgearena-task-id": sync.id,
+        }
+        await sent_task(platform, run, 0, request_headers=kept)
         failed = await sent_task(
             platform, run, 1, payload=PAYLOAD, dispatched_at=now - 5, latency_ms=20.0
         )
@@ -263,13 +270,14 @@ async def test_a_task_shows_the_request_as_sent_and_the_reply_to_whom_may_read_i
             ("Host", "agents.example"),
             ("User-Agent", "EdgeArena-Dispatch/1.0"),
             ("Content-Type", "application/json"),
-            ("x-edgearena-timestamp", str(int(now - 5))),
+            ("x-edgearena-signature", SIGNATURE),
+            ("x-edgearena-timestamp", str(int(now - 6))),  # the second it was signed
             ("x-edgearena-task-id", sync.id),
         ):
             row = f'<th scope="row" class="mono">{name}</th><td><span class="mono">{value}</span>'
             assert f'<tr data-header="{name}">{row}' in page, name
-        assert '<tr data-header="x-edgearena-signature">' in page
-        assert "<em>not kept</em>" in page
+        assert "<em>not kept</em>" not in page
+        assert 'id="request-headers-note"' not in page
         assert PROMPT in text
         assert '"candidate_title": "Moonlight Bakes"' in text
         assert 'data-producer="agent"' in page
@@ -279,6 +287,10 @@ async def test_a_task_shows_the_request_as_sent_and_the_reply_to_whom_may_read_i
         # whole reason of that agent's failure; the agent's owner does, redacted.
         _, page, _ = await alice.get(f"/tasks/{failed.id}")
         assert PROMPT in html.unescape(page)
+        # Sent before the arena kept the signed headers: their names, and says so.
+        assert '<tr data-header="x-edgearena-signature">' in page
+        assert page.count("<em>not kept</em>") == 3
+        assert "tasks sent before the arena kept them did not keep them" in page
         assert "db.internal" not in page
         assert "No answer kept: the task failed" in page
         status, page, _ = await bob.get(f"/tasks/{failed.id}")

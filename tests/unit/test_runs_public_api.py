@@ -130,8 +130,10 @@ EXPORTS = {
         "InFlight",
         "Reservation",
         "Reserved",
+        "Sent",
         "TaskWork",
         "outcome_of",
+        "post",
         "send",
     },
     "palaestra.rules.report": {

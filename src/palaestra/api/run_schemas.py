@@ -170,11 +170,19 @@ class TaskDetailOut(TaskOut):
     """A task with what was sent (the signed payload, prompts included) and what came back."""
 
     payload: dict[str, Any] | None
+    request_headers: dict[str, str] | None = Field(
+        default=None,
+        description="The signed headers the POST carried, by name, as the arena's signer "
+        "made them (x-edgearena-signature, x-edgearena-timestamp, x-edgearena-task-id; "
+        "never the key); null for a task not sent to an agent, sent before the arena kept "
+        "them, or archived by history retention",
+    )
     output: dict[str, Any] | None
     archived: str | None = Field(
         default=None,
-        description="Set when history retention archived the payload and output (both then "
-        "null): 'archived on <date>, in <file>', the Parquet file under the archive folder",
+        description="Set when history retention archived the payload, the signed headers and "
+        "the output (all then null): 'archived on <date>, in <file>', the Parquet file under "
+        "the archive folder",
     )
 
     @classmethod
@@ -182,6 +190,7 @@ class TaskDetailOut(TaskOut):
         return cls(
             **TaskOut.of(task).model_dump(),
             payload=task.payload,
+            request_headers=task.request_headers,
             output=task.output,
             archived=archived,
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from palaestra.clock import Clock
+from palaestra.clock import Clock, FrozenClock
 from palaestra.egress import EgressClient, EgressResult
 from palaestra.protocol import (
     FailureKind,
@@ -20,7 +20,7 @@ from palaestra.protocol import (
     UserAgent,
     answers_later,
     dumps,
-    signed_headers,
+    hmac_signer,
     token_count_warnings,
     validate_envelope,
 )
@@ -57,7 +57,7 @@ async def dispatch(
     """A signed production dispatch: ``dispatch:<PHASE>`` (envelope and full schema) and timing."""
     payload = dispatch_for(phase)
     body = dumps(payload.wire())
-    headers = signed_headers(key, url, body, int(clock.now()), payload.task_id).as_dict()
+    headers = hmac_signer(key, clock, payload.task_id)(url, body)
     sent = await send(
         client, url, body, headers, DISPATCH_USER_AGENT, deadline_ms / 1000, deferred_ok=True
     )
@@ -102,8 +102,8 @@ async def stale_timestamp(
     """Advisory: a correctly signed dispatch past the replay window should get a 4xx."""
     payload = dispatch_for(phase)
     body = dumps(payload.wire())
-    stamp = int(clock.now()) - STALE_BY_SECONDS
-    headers = signed_headers(key, url, body, stamp, payload.task_id).as_dict()
+    earlier = FrozenClock(clock.now() - STALE_BY_SECONDS)
+    headers = hmac_signer(key, earlier, payload.task_id)(url, body)
     sent = await send(client, url, body, headers, DISPATCH_USER_AGENT, deadline_ms / 1000)
     result = sent.result
     check = partial(CheckResult, "stale-timestamp", advisory=True)

@@ -7,7 +7,7 @@ lines are the same wherever they are shown.
 from __future__ import annotations
 
 from palaestra.clock import Clock
-from palaestra.egress import EgressClient, EgressResult, hmac_signer
+from palaestra.egress import EgressClient, EgressResult
 from palaestra.ids import new_id
 from palaestra.protocol import (
     SIGNATURE_HEADER,
@@ -17,7 +17,7 @@ from palaestra.protocol import (
     UserAgent,
     check_required_keys,
     dumps,
-    signed_headers,
+    hmac_signer,
 )
 from palaestra.protocol.constants import (
     HANDSHAKE_TIMEOUT_S,
@@ -185,7 +185,7 @@ async def tampered_signature(
     deadline = PHASE_DEADLINE_MS[phase] if deadline_ms is None else deadline_ms
     payload = dispatch_for(phase)
     body = dumps(payload.wire())
-    headers = signed_headers(key, url, body, int(clock.now()), payload.task_id).as_dict()
+    headers = hmac_signer(key, clock, payload.task_id)(url, body)
     headers[SIGNATURE_HEADER] = _corrupted(headers[SIGNATURE_HEADER])
     result = await client.post_json(
         url,

@@ -10,11 +10,11 @@ from typing import Annotated, NoReturn
 import typer
 
 from palaestra.cli.app import app
-from palaestra.clock import SystemClock
+from palaestra.clock import Clock, FrozenClock, SystemClock
 from palaestra.egress.policy import EgressPolicy
 from palaestra.egress.resolve import resolve_checked
 from palaestra.errors import EgressRefused, PalaestraError
-from palaestra.protocol.signing import signed_headers
+from palaestra.protocol.signing import SIGNATURE_HEADER, hmac_signer
 
 __all__ = ["sign", "url_check"]
 
@@ -39,15 +39,15 @@ def sign(
 ) -> None:
     """Print the x-edgearena-signature value of a request (an empty body by default)."""
     body = _read_body(body_file)
-    stamp = int(SystemClock().now()) if timestamp is None else timestamp
+    clock: Clock = SystemClock() if timestamp is None else FrozenClock(timestamp)
     try:
-        signed = signed_headers(key, url, body, stamp, task_id)
+        signed = hmac_signer(key, clock, task_id)(url, body)
     except PalaestraError as exc:
         fail(str(exc))
     if not headers:
-        typer.echo(signed.signature)
+        typer.echo(signed[SIGNATURE_HEADER])
         return
-    for name, value in signed.as_dict().items():
+    for name, value in signed.items():
         typer.echo(f"{name}: {value}")
 
 

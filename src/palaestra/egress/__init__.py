@@ -1,7 +1,7 @@
 """Outbound calls under the egress policy: https only, public addresses, no redirects, capped."""
 
 from palaestra.egress.classify import PEER_ERRORS
-from palaestra.egress.client import EgressClient, EgressResult, Signer, hmac_signer
+from palaestra.egress.client import EgressClient, EgressResult, Signer
 from palaestra.egress.policy import EgressPolicy, parse_address, parse_numeric_ipv4
 from palaestra.egress.resolve import PolicyResolver, resolve_checked
 
@@ -12,7 +12,6 @@ __all__ = [
     "EgressResult",
     "PolicyResolver",
     "Signer",
-    "hmac_signer",
     "parse_address",
     "parse_numeric_ipv4",
     "resolve_checked",

@@ -29,7 +29,6 @@ from palaestra.errors import EgressRefused
 from palaestra.protocol.constants import RESPONSE_CAP_BYTES
 from palaestra.protocol.failures import Failure
 from palaestra.protocol.jsonwire import InvalidJson, loads
-from palaestra.protocol.signing import signed_headers
 
 from .classify import PEER_ERRORS, classify, refusal_text
 from .connections import Connections
@@ -38,23 +37,15 @@ from .policy import EgressPolicy
 from .resolve import PolicyResolver, plain_http
 from .wire import PeerError, TooLarge, Want, request_head
 
-__all__ = ["EgressClient", "EgressResult", "Signer", "hmac_signer"]
+__all__ = ["EgressClient", "EgressResult", "Signer"]
 
-#: Builds the signature headers for (url, raw body) right before sending.
+#: Makes the headers that sign a request, from its URL and raw body, right before it is
+#: sent (the protocol's signer, :func:`palaestra.protocol.hmac_signer`); opaque here.
 Signer = Callable[[str, bytes], Mapping[str, str]]
 
 log = structlog.get_logger(__name__)
 
 _CHECKED_URLS = 4096  # endpoint URLs remembered as parsed and judged
-
-
-def hmac_signer(key: str, clock: Clock, task_id: str | None = None) -> Signer:
-    """A signer for edgearena-v1 dispatches with ``key``, stamped by ``clock``."""
-
-    def sign(url: str, body: bytes) -> Mapping[str, str]:
-        return signed_headers(key, url, body, int(clock.now()), task_id).as_dict()
-
-    return sign
 
 
 @dataclass(frozen=True, slots=True)

@@ -246,6 +246,10 @@ class Task(Base):
     executor: Mapped[str] = mapped_column(String(200))  # agent name, house-model, house-baseline
     status: Mapped[str] = mapped_column(String(16))  # PENDING|RUNNING|SUCCEEDED|FAILED|TIMEOUT
     payload: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    #: The signed headers its POST carried, by name, as the protocol's signer made them
+    #: (``protocol.SIGNED_HEADERS``; never a key); None: not sent, or sent before the
+    #: arena kept them (migration 0015). Retention archives and clears it with the payload.
+    request_headers: Mapped[dict[str, str] | None] = mapped_column(JSON)
     dispatched_at: Mapped[float | None] = mapped_column(Float)  # as sent_at, once sent
     deadline_at: Mapped[float | None] = mapped_column(Float)  # from the send, once sent
     #: When the task was claimed for sending (or for the house to answer), just before its

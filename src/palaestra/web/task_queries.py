@@ -9,9 +9,11 @@ Who reads what (the task's run decides first, as on the run's page):
   owner and the admin only, as the API (``GET /api/runs/{run}/tasks/{task}``) gives them;
 * a failure's whole reason (redacted): the agent's owner and the admin (``web.reasons``).
 
-The arena keeps no dispatch signature (it is made at the moment of the POST and needs the
-key the agent held then), so the page names the signature header and says so. A payload or
-a reply archived since (set NULL) reads "not kept".
+The signed headers are those the protocol's signer made for the POST, as the send path
+stored them on the task's row (``tasks.request_headers``: signature, timestamp, task id;
+never the key). Tasks sent before the arena kept them, and a POST that never left, have
+none, and the page says so. A payload, a reply or headers archived since (set NULL) read
+"not kept".
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ from palaestra.engine.accounts import Caller
 from palaestra.engine.history import ArchivedBodies, archived_bodies
 from palaestra.engine.runs.work import DISPATCH_USER_AGENT
 from palaestra.platform import Platform
-from palaestra.protocol import SIGNATURE_HEADER, TIMESTAMP_HEADER, SignedHeaders, dumps
+from palaestra.protocol import SIGNED_HEADERS, TIMESTAMP_HEADER, dumps
 from palaestra.rules.producers import producer_label
+from palaestra.rules.runflow import TaskStatus
 from palaestra.store.models import Agent, CompletionReceipt, Run, Task
 from palaestra.web.queries import endpoint_host
 from palaestra.web.reasons import Audience, shown
@@ -44,10 +47,12 @@ __all__ = [
     "task_page",
 ]
 
-#: Why the page shows no dispatch signature.
-SIGNATURE_NOTE: Final = (
-    "sha256= and the HMAC-SHA256, under the agent's key, of the timestamp, the host and path, "
-    "and the body; made at the moment of the POST and not kept"
+#: Why a sent task shows no signed headers (retention archived them, or they were not kept).
+HEADERS_ARCHIVED: Final = "The signed headers were archived with the body (history retention)."
+HEADERS_IN_FLIGHT: Final = "The signed headers are kept once the POST's reply is recorded."
+HEADERS_NOT_KEPT: Final = (
+    "The signed headers were not kept: tasks sent before the arena kept them did not keep "
+    "them, and a POST that never left (refused, or stopped) has none."
 )
 
 
@@ -122,6 +127,7 @@ class TaskPage:
     access: Access
     endpoint: str | None  # the whole URL (Access.WHOLE) or its host
     headers: list[Header]
+    headers_note: str | None  # why the signed headers show no values, when they do not
     body: str | None  # the signed body, pretty-printed; None: not kept (or not for this reader)
     body_bytes: int | None  # its size on the wire
     reply: str | None  # the output that came back, pretty-printed; None: none kept
@@ -170,7 +176,9 @@ async def task_page(platform: Platform, task_id: str, caller: Caller | None) -> 
     url = agent.endpoint_url if agent is not None else None
     sent = task.dispatched_at or task.sent_at
     payload = task.payload if isinstance(task.payload, dict) else None
+    stored = task.request_headers if isinstance(task.request_headers, dict) else None
     audience = Audience.OWNER if agent_owner else Audience.PUBLIC
+    sent_to_agent = agent is not None and sent is not None
     return TaskPage(
         task=replace(TaskRow.of(task), reason=shown(task.reason, audience)),
         run_id=run.id,
@@ -181,7 +189,10 @@ async def task_page(platform: Platform, task_id: str, caller: Caller | None) -> 
         deferred_at=task.deferred_at,
         access=access,
         endpoint=url if whole else endpoint_host(url),
-        headers=[] if agent is None or sent is None else request_headers(task.id, url, sent),
+        headers=request_headers(url, stored) if sent_to_agent else [],
+        headers_note=None
+        if not sent_to_agent or stored is not None
+        else _no_headers(task, archived=archive is not None and payload is None),
         body=_pretty(payload) if whole and payload is not None else None,
         body_bytes=len(dumps(payload)) if payload is not None else None,
         reply=_pretty(task.output) if isinstance(task.output, dict) else None,
@@ -192,24 +203,32 @@ async def task_page(platform: Platform, task_id: str, caller: Caller | None) -> 
     )
 
 
-def request_headers(task_id: str, url: str | None, sent_at: float) -> list[Header]:
-    """The headers a dispatch carried: the protocol's signed headers (the one list,
-    ``SignedHeaders``), and those the egress client adds to every JSON POST."""
-    signed = SignedHeaders(signature="", timestamp=int(sent_at), task_id=task_id)
+def request_headers(url: str | None, signed: dict[str, str] | None) -> list[Header]:
+    """The headers a dispatch carried: those the egress client adds to every JSON POST, then
+    the protocol's signed headers (its one list, ``SIGNED_HEADERS``) as the signer made them
+    and the task's row kept them (``signed``; None: not kept)."""
     host = _host(url)
     headers = [] if host is None else [Header("Host", host)]
     headers += [
         Header("User-Agent", DISPATCH_USER_AGENT),
         Header("Content-Type", "application/json"),
     ]
-    for name, value in signed.as_dict().items():
-        if name == SIGNATURE_HEADER:
-            headers.append(Header(name, None, SIGNATURE_NOTE))
-        elif name == TIMESTAMP_HEADER:
-            headers.append(Header(name, value, "the second the task was sent"))
-        else:
-            headers.append(Header(name, value))
+    for name in SIGNED_HEADERS:
+        value = None if signed is None else signed.get(name)
+        if signed is not None and value is None:
+            continue  # a header this request did not carry
+        note = "the second it was signed" if name == TIMESTAMP_HEADER and value else ""
+        headers.append(Header(name, value, note))
     return headers
+
+
+def _no_headers(task: Task, *, archived: bool) -> str:
+    """Why a task sent to an agent shows no signed headers."""
+    if archived:
+        return HEADERS_ARCHIVED
+    if task.status == TaskStatus.RUNNING.value and task.deferred_at is None:
+        return HEADERS_IN_FLIGHT  # kept with the POST's end, or with its 202
+    return HEADERS_NOT_KEPT
 
 
 def _host(url: str | None) -> str | None:

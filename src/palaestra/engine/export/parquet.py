@@ -163,6 +163,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("run_id", _TEXT),
             ("run_finished_at", _FLOAT),
             *((f.name, f.type) for f in _TASK),
+            ("request_headers", _TEXT),  # the signed headers the POST carried, as JSON
         ]
     ),
 }

@@ -63,7 +63,7 @@ JSON_TEXT_FIELDS: Final = {
 #: The same for the retention job's archive files, in the dataset's format.
 ARCHIVE_JSON_TEXT_FIELDS: Final = {
     "agent_events": ("detail",),
-    "task_bodies": ("payload", "output"),
+    "task_bodies": ("payload", "output", "request_headers"),
 }
 _PAGE: Final = 200
 

@@ -1,6 +1,7 @@
-"""Retention of tasks' payloads and outputs: archived by the day their run finished, then
-cleared. The task rows stay (runs, reports and pages need them); where a body is gone,
-the archive log says when it went and in which file (:func:`archived_bodies`)."""
+"""Retention of tasks' payloads, signed request headers and outputs: archived by the day
+their run finished, then cleared. The task rows stay (runs, reports and pages need them);
+where a body is gone, the archive log says when it went and in which file
+(:func:`archived_bodies`)."""
 
 from __future__ import annotations
 
@@ -148,13 +149,15 @@ async def _records(p: RetentionPass, finished: dict[str, float]) -> list[dict[st
     return [
         {"run_id": t.run_id, "run_finished_at": finished[t.run_id]}
         | task_record(t, roles.get(t.agent_id) if t.agent_id else None)
+        | {"request_headers": t.request_headers}
         for t in tasks
     ]
 
 
 async def clear_day(p: RetentionPass, day: float) -> None:
-    """Clear the payloads and outputs of the tasks of the runs finished on ``day``, a batch
-    of runs per transaction (again and again harmlessly: a pass cut short resumes it)."""
+    """Clear the payloads, signed headers and outputs of the tasks of the runs finished on
+    ``day``, a batch of runs per transaction (again and again harmlessly: a pass cut short
+    resumes it)."""
     after = None
     while runs := await _runs(p, day, after):
         ids = [r.id for r in runs]
@@ -163,9 +166,14 @@ async def clear_day(p: RetentionPass, day: float) -> None:
             cleared = connection.execute(
                 update(Task)
                 .where(
-                    Task.run_id.in_(ids), or_(Task.payload.is_not(None), Task.output.is_not(None))
+                    Task.run_id.in_(ids),
+                    or_(
+                        Task.payload.is_not(None),
+                        Task.request_headers.is_not(None),
+                        Task.output.is_not(None),
+                    ),
                 )
-                .values(payload=null(), output=null())
+                .values(payload=null(), request_headers=null(), output=null())
             )
             return int(cleared.rowcount)
 

@@ -82,6 +82,8 @@ class Finish:
     reason: str | None = None
     contribution: float | None = None  # a success's is settled when its run ends
     signature: str | None = None  # an async completion's, kept against replays
+    #: The signed headers the task's POST carried (a synchronous reply's), kept on its row.
+    request_headers: dict[str, str] | None = None
     #: A completion that arrived past the task's deadline: told why not, never recorded.
     late: bool = False
 
@@ -90,8 +92,8 @@ class Finish:
         return self.status is TaskStatus.SUCCEEDED
 
     def end(self, now: float) -> tuple[Any, ...]:
-        """The task's conditional update: its end (``END_COLUMNS``), where it is still RUNNING
-        (``END_CONDITIONS``)."""
+        """The task's conditional update: its end (``END_COLUMNS``, then ``request_headers``
+        when the end carries them), where it is still RUNNING (``END_CONDITIONS``)."""
         return (
             self.status.value,
             now,
@@ -105,6 +107,7 @@ class Finish:
             self.contribution if self.succeeded else 0.0,
             self.executor,
             self.producer.value if self.producer is not None else None,
+            *(() if self.request_headers is None else (json_text(self.request_headers),)),
             self.task_id,
             TaskStatus.RUNNING.value,
         )
@@ -165,6 +168,8 @@ END_COLUMNS: Final = (
     "producer",
 )
 END_CONDITIONS: Final = ("id", "status")
+#: What a POST's end writes besides: the signed headers it carried.
+_SENT_COLUMNS: Final = (*END_COLUMNS, "request_headers")
 
 
 class Recorder:
@@ -173,14 +178,16 @@ class Recorder:
     def __init__(self, platform: Platform, *, max_batch: int = _MAX_BATCH) -> None:
         self.platform = platform
         self._batches: Batcher[Finish, Verdict] = Batcher(self._write, max_batch=max_batch)
-        self._deferrals: Batcher[tuple[str, str], None] = Batcher(
+        self._deferrals: Batcher[tuple[str, str, dict[str, str] | None], None] = Batcher(
             self._write_deferrals, max_batch=max_batch
         )
 
-    def defer(self, task_id: str, run_id: str) -> asyncio.Future[None]:
+    def defer(
+        self, task_id: str, run_id: str, request_headers: dict[str, str] | None = None
+    ) -> asyncio.Future[None]:
         """Note that ``task_id``'s agent answered 202: its answer comes by the callback, and
-        a missed deadline is then the agent's."""
-        return self._deferrals.submit((task_id, run_id))
+        a missed deadline is then the agent's; keep the signed headers its POST carried."""
+        return self._deferrals.submit((task_id, run_id, request_headers))
 
     def record_in(
         self, connection: Connection, items: Sequence[Finish], now: float
@@ -209,19 +216,25 @@ class Recorder:
         await self._deferrals.close()
         await self._batches.close()
 
-    async def _write_deferrals(self, batch: list[tuple[str, str]]) -> list[None]:
+    async def _write_deferrals(
+        self, batch: list[tuple[str, str, dict[str, str] | None]]
+    ) -> list[None]:
         now = self.platform.clock.now()
         # In id order, as every writer of tasks takes them.
-        rows = [(now, task_id, TaskStatus.RUNNING.value) for task_id, _ in sorted(batch)]
-        await self.platform.db.transact(
-            partial(
-                update_values,
-                table=_TASKS,
-                columns=("deferred_at",),
-                conditions=_DEFER_ON,
-                values=rows,
-            )
-        )
+        rows = [
+            (now, json_text(headers), task_id, TaskStatus.RUNNING.value)
+            for task_id, _, headers in sorted(batch, key=lambda d: d[0])
+        ]
+        kept = [(row[1], row[2]) for row in rows if row[1] is not None]
+
+        def write(connection: Connection) -> None:
+            count = update_values(connection, _TASKS, _DEFER_COLUMNS, _DEFER_ON, rows)
+            if kept and count != len(rows):
+                # A task ended before its 202 came (its deadline passed): what its POST
+                # carried is still kept. (-1: a driver that does not count rows.)
+                update_values(connection, _TASKS, _HEADERS, _BY_ID, kept)
+
+        await self.platform.db.transact(write)
         return [None] * len(batch)
 
     async def _write(self, batch: list[Finish]) -> list[Verdict]:
@@ -279,12 +292,22 @@ class Recorder:
         if winners:
             self._end(connection, winners)
             self._effects(connection, winners, now)
+        kept = {  # a POST that ended too late still says what it carried
+            p.item.task_id: (json_text(p.item.request_headers), p.item.task_id)
+            for p, verdict in zip(batch, verdicts, strict=True)
+            if verdict is not Verdict.RECORDED and p.item.request_headers is not None
+        }
+        if kept:
+            update_values(connection, _TASKS, _HEADERS, _BY_ID, [kept[t] for t in sorted(kept)])
         return verdicts
 
     def _end(self, connection: Connection, winners: list[_Prepared]) -> int:
-        """End the tasks of ``winners`` where they are still RUNNING; the row count (SQLite)."""
-        ends = [w.end for w in winners]
-        return update_values(connection, _TASKS, END_COLUMNS, END_CONDITIONS, ends)
+        """End the tasks of ``winners`` where they are still RUNNING (a POST's with the signed
+        headers it carried); the row count (SQLite)."""
+        ends = [w.end for w in winners if w.item.request_headers is None]
+        sent = [w.end for w in winners if w.item.request_headers is not None]
+        count = update_values(connection, _TASKS, END_COLUMNS, END_CONDITIONS, ends)
+        return count + update_values(connection, _TASKS, _SENT_COLUMNS, END_CONDITIONS, sent)
 
     def _effects(self, connection: Connection, winners: list[_Prepared], now: float) -> None:
         """What ending ``winners`` leaves behind: replay receipts, and the agents' side."""
@@ -334,6 +357,9 @@ _LOCK_RUNS: Final = (
     .with_for_update(key_share=True)
 )
 _DEFER_ON: Final = ("id", "status")
+_DEFER_COLUMNS: Final = ("deferred_at", "request_headers")
+_HEADERS: Final = ("request_headers",)
+_BY_ID: Final = ("id",)
 _TASK_STATE: Final = select(_TASKS.c.id, _TASKS.c.status).where(one_of(_TASKS.c.id, "ids"))
 #: By whether to lock: on PostgreSQL in id order, so that two batches never wait on each
 #: other's rows crosswise; on SQLite the transaction holds the write lock already.

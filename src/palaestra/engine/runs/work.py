@@ -1,7 +1,8 @@
 """Carrying out one opened task: its signed POST, or the house's answer, and its end recorded.
 
-:func:`send` POSTs a task once, signed as the seed says, and :func:`outcome_of`
-turns the reply into the :class:`Finish` to record. :class:`TaskWork` does
+:func:`post` POSTs a task once, signed by the protocol's signer, keeping the
+headers it made (the task's row keeps them), and :func:`outcome_of` turns the
+reply into the :class:`Finish` to record. :class:`TaskWork` does
 that, or has the house answer, and records the end; both ways of stepping
 runs use it through the run stepper, which starts each task it opened as a
 coroutine that :class:`InFlight` tracks, once the task's send is claimed.
@@ -11,29 +12,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 import structlog
 
-from palaestra.clock import Clock
-from palaestra.egress import Signer
 from palaestra.engine.runs.dispatch import Opened
 from palaestra.engine.runs.facts import Context
 from palaestra.engine.runs.house import BASELINE, HOUSE_MODEL, HouseAgent, HouseTask
 from palaestra.engine.runs.recorder import Finish, Recorder
 from palaestra.platform import Platform
-from palaestra.protocol import (
-    SIGNATURE_HEADER,
-    TASK_ID_HEADER,
-    TIMESTAMP_HEADER,
-    SchemaViolation,
-    answers_later,
-    sign,
-    signature_target,
-    validate_envelope,
-)
+from palaestra.protocol import SchemaViolation, answers_later, hmac_signer, validate_envelope
 from palaestra.protocol.failures import CallFailure, FailureKind
 from palaestra.rules.producers import Producer
 from palaestra.rules.runflow import TaskStatus
@@ -44,8 +33,10 @@ __all__ = [
     "InFlight",
     "Reservation",
     "Reserved",
+    "Sent",
     "TaskWork",
     "outcome_of",
+    "post",
     "send",
 ]
 
@@ -56,42 +47,47 @@ DISPATCH_USER_AGENT: Final = "EdgeArena-Dispatch/1.0"
 
 
 async def send(platform: Platform, task: Opened) -> Finish | None:
-    """POST the signed task once; the outcome to record, or ``None`` after a 202 without a
-    reply envelope (a 202 carrying one is a result, like a 200)."""
+    """POST the signed task once; the outcome to record (the signed headers in it), or
+    ``None`` after a 202 without a reply envelope (a 202 carrying one is a result, like a
+    200)."""
+    return (await post(platform, task)).end
+
+
+async def post(platform: Platform, task: Opened) -> Sent:
+    """POST the signed task once, keeping the headers the protocol's signer made for it:
+    what :func:`send` does, with those headers for a 202 too."""
     request = task.request
     assert task.url is not None
     assert task.key is not None
+    sign = hmac_signer(task.key, platform.clock, task.task_id)
+    made: dict[str, str] = {}
+
+    def signer(url: str, body: bytes) -> dict[str, str]:
+        made.update(sign(url, body))  # what went on the wire, to be kept with the task
+        return made
+
     result = await platform.egress.post_json(
         task.url,
         task.body,
         user_agent=DISPATCH_USER_AGENT,
         deadline=request.deadline_s,
-        signer=_signer(task.key, platform.clock, task.task_id),
+        signer=signer,
         deferred_ok=True,
     )
+    headers = made or None
     if result.failure is None and answers_later(result.status, result.data):
-        return None  # the answer comes by the async completion callback
-    return outcome_of(task, result.failure, result.data, result.latency_ms)
+        return Sent(headers, None)  # the answer comes by the async completion callback
+    end = outcome_of(task, result.failure, result.data, result.latency_ms)
+    return Sent(headers, replace(end, request_headers=headers))
 
 
-@lru_cache(maxsize=4096)
-def _target(url: str) -> str:
-    return signature_target(url)
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """What :func:`send` did: the signed headers it sent (None: it sent nothing), and the
+    task's end, None when the answer comes by the callback."""
 
-
-def _signer(key: str, clock: Clock, task_id: str) -> Signer:
-    """The seed's three headers, as ``egress.hmac_signer`` makes them, with each endpoint's
-    ``host+pathname`` worked out once rather than per dispatch."""
-
-    def signed(url: str, body: bytes) -> dict[str, str]:
-        stamp = int(clock.now())
-        return {
-            SIGNATURE_HEADER: sign(key, stamp, _target(url), body),
-            TIMESTAMP_HEADER: str(stamp),
-            TASK_ID_HEADER: task_id,
-        }
-
-    return signed
+    headers: dict[str, str] | None
+    end: Finish | None
 
 
 def outcome_of(task: Opened, failure: Any, data: Any, latency_ms: float) -> Finish:
@@ -237,10 +233,11 @@ class TaskWork:
         """POST the task once and record its outcome (a 202 leaves it to its callback)."""
         metrics = self.platform.metrics
         try:
-            end = await send(self.platform, item)
+            sent = await post(self.platform, item)
+            end = sent.end
             if end is None:
                 metrics.dispatches.labels("deferred").inc()
-                await self.recorder.defer(item.task_id, item.request.run_id)
+                await self.recorder.defer(item.task_id, item.request.run_id, sent.headers)
                 return
             metrics.dispatches.labels(end.status.value.lower()).inc()
             if not end.succeeded:
