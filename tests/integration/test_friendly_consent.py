@@ -182,7 +182,9 @@ async def test_only_the_owner_changes_it_and_a_change_says_what(arena: Platform)
             status, body = await api.call("PATCH", path, token=bob, json=bad)
             assert (status, body["code"]) == (422, "invalid-request"), (bad, body)
         _, body = await api.call("PATCH", path, token=bob, json={})
-        assert "give rated_challenges, friendly_challenges or both" in body["error"]
+        assert (
+            "give at least one of rated_challenges, friendly_challenges and model" in body["error"]
+        )
         # One left out is unchanged.
         both = {"friendly_challenges": True, "rated_challenges": True}
         assert (await api.call("PATCH", path, token=bob, json=both))[0] == 200

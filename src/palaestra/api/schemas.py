@@ -253,7 +253,8 @@ class FighterChange(_In):
     def _one_at_least(self) -> FighterChange:
         if not self.model_fields_set:
             raise PydanticCustomError(
-                "missing_change", "give rated_challenges, friendly_challenges, model or more"
+                "missing_change",
+                "give at least one of rated_challenges, friendly_challenges and model",
             )
         return self
 
