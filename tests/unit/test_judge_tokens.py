@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -110,3 +111,66 @@ def test_a_piece_left_out_of_the_unicode_readings_has_none(
         if not candidate:
             raw = judge_bytes._b64_bytes(piece.translate(judge_bytes._URLSAFE))
             assert judge_bytes._unicode_readings(raw) == []
+
+
+_WORDS = st.text("abcXY12~>-_=+/", min_size=1, max_size=9)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    name=st.sampled_from(sorted(_CUTS)),
+    texts=st.lists(st.binary(min_size=0, max_size=30), min_size=MANY_TOKENS, max_size=60),
+    tails=st.lists(
+        st.tuples(st.text(" ", min_size=1, max_size=2), _WORDS, st.text(" ", max_size=2)),
+        min_size=1,
+        max_size=12,
+    ),
+)
+def test_tokens_with_a_short_last_word_cut_at_once_show_what_each_cut_alone_shows(
+    name: str, texts: list[bytes], tails: list[tuple[str, str, str]]
+) -> None:
+    """A token with spaces in it is cut at once too; one ending in a short word (``...
+    ANRX gb``) is read again without it, as the cut of one token does."""
+    drop, block, decode, signed = _CUTS[name]
+    tokens = [_ENCODE[name](b"QUILL 4821 " + raw) for raw in texts]
+    for i, (before, word, after) in enumerate(tails):
+        at = (i * 7) % len(tokens)
+        tokens[at] = tokens[at] + before + word + after
+    tokens.append(tokens[0][:9] + " ~>" + " ab")  # a marker before the short word
+    pieces = [p for token in tokens for p in dec._pieces(token, drop, block, signed)]
+    expected = printable_runs(decode(pieces)) if pieces else None
+    spec = dec._SPECS[decode]
+    raw = decoded_many(tokens, spec, lambda token: dec._pieces(token, drop, block, signed))
+    assert (printable_runs(raw) if raw is not None else None) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    words=st.lists(
+        st.text("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-=", min_size=6)
+        | st.text(_PRINTABLE, min_size=3, max_size=28).map(
+            lambda text: base64.b64encode(text.encode()).decode()
+        )
+        | st.text(_PRINTABLE, min_size=3, max_size=28).map(
+            lambda text: base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+        )
+        | st.text(_PRINTABLE, min_size=3, max_size=24).map(
+            lambda text: base64.b32encode(text.encode()).decode()
+        )
+        | st.text(_PRINTABLE, min_size=3, max_size=18).map(lambda text: text.encode().hex()),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_a_word_left_unread_has_no_reading(words: list[str]) -> None:
+    """The words ``words-decoded`` rules out all at once are those its reading of one word
+    would read nothing in."""
+    words = [word[:40] for word in words]
+    text = " ".join(words)
+    codes = np.frombuffer(text.encode("ascii"), np.uint8)
+    lengths = np.array([len(word) for word in words])
+    starts = np.cumsum(lengths + 1) - lengths - 1
+    readable = judge_bytes._may_read(codes, starts, lengths)
+    for word, kept in zip(words, readable.tolist(), strict=True):
+        if not kept:
+            assert judge_bytes._word_reading(word) is None, word
