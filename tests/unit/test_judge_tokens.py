@@ -174,3 +174,34 @@ def test_a_word_left_unread_has_no_reading(words: list[str]) -> None:
     for word, kept in zip(words, readable.tolist(), strict=True):
         if not kept:
             assert judge_bytes._word_reading(word) is None, word
+
+
+_ALPHABETS = {
+    "base64": "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+    "base32": "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
+    "hex": "0123456789abcdefABCDEF",
+    "ascii85": "".join(map(chr, range(33, 118))),
+    "base85": "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+    "!#$%&()*+-;<=>?@^_`{|}~",
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.data(),
+    name=st.sampled_from(sorted(_CUTS)),
+    spans=st.lists(st.tuples(st.integers(0, 199), st.integers(0, 60)), min_size=1, max_size=20),
+)
+def test_blocks_read_from_one_pass_over_the_source_read_as_laid_out(
+    data: st.DataObject, name: str, spans: list[tuple[int, int]]
+) -> None:
+    """Long pieces' whole blocks are read once from the source (windows); the bytes are
+    those of the pieces laid out one after another, refused pieces and padding included."""
+    table, base, block, size = digits.GROUPS[_CUTS[name][2]]
+    # The encoding's digits, now and then a character that is none.
+    raw = data.draw(st.text(_ALPHABETS[name] + "~ ", max_size=200)).encode()
+    source = np.frombuffer(raw.translate(table), np.uint8)
+    starts = np.array([min(at, len(raw)) for at, _ in spans], np.int64)
+    lengths = np.array([min(n, len(raw) - min(at, len(raw))) for at, n in spans], np.int64)
+    laid_out = digits._groups_laid_out(source, starts, lengths, base, block, size)
+    assert digits._groups_windows(source, starts, lengths, base, block, size) == laid_out
