@@ -232,6 +232,12 @@ def _one_by_one(
     return spec.decode(pieces) if pieces else None
 
 
+#: The lead bytes of UTF-8 that may start a character ``judge_bytes`` reads as text
+#: outside ASCII: U+0080 to U+027F, U+0340 to U+04FF, U+F000 to U+FFFF, U+10000 to U+3FFFF.
+_READABLE_LEADS: Final = np.zeros(256, bool)
+_READABLE_LEADS[[*range(0xC2, 0xCA), *range(0xCD, 0xD4), 0xEF, 0xF0]] = True
+
+
 def unicode_candidates(pieces: list[str]) -> list[bool]:
     """Whether base 64 of each piece (its alphabet only, ``-`` and ``_`` read as ``+`` and
     ``/``) may read as text outside ASCII (``judge_bytes._unicode_readings``): a byte of
@@ -260,7 +266,13 @@ def unicode_candidates(pieces: list[str]) -> list[bool]:
             sums[some] = np.add.reduceat(mask, at[some], dtype=np.int64)
         return sums
 
-    high = per_piece(data >= 0x80) > 0
+    # A readable character outside ASCII in UTF-8 (U+00A0 to U+04FF, full-width forms,
+    # mathematical letters) is a lead byte of these and a continuation byte after it.
+    lead = _READABLE_LEADS[data]
+    lead[:-1] &= (data[1:] & 0xC0) == 0x80
+    lead[-1:] = False
+    lead[np.flatnonzero(relative == 0)[1:] - 1] = False  # the next byte is another piece's
+    high = per_piece(lead) > 0
     candidate = (high & (8 * per_piece(replaced) < count)) | (4 * per_piece(data == 0) >= count)
     candidate |= per_piece(marks) > 0
     return (candidate & (count > 0)).tolist()  # type: ignore[no-any-return]
