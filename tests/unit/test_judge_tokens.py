@@ -205,3 +205,23 @@ def test_blocks_read_from_one_pass_over_the_source_read_as_laid_out(
     lengths = np.array([min(n, len(raw) - min(at, len(raw))) for at, n in spans], np.int64)
     laid_out = digits._groups_laid_out(source, starts, lengths, base, block, size)
     assert digits._groups_windows(source, starts, lengths, base, block, size) == laid_out
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    name=st.sampled_from(sorted(_CUTS)),
+    texts=st.lists(st.binary(min_size=1, max_size=30), min_size=1, max_size=8),
+    order=st.lists(st.integers(0, 7), min_size=1, max_size=120),
+    noise=st.lists(st.text(_NOISE, max_size=12), max_size=4),
+)
+def test_tokens_said_again_read_as_each_said_once(
+    name: str, texts: list[bytes], order: list[int], noise: list[str]
+) -> None:
+    """A few tokens said over and over are decoded once each, and read token by token as
+    the pieces of them all decoded together read."""
+    drop, block, decode, signed = _CUTS[name]
+    distinct = [_ENCODE[name](b"QUILL 4821 " + raw) for raw in texts] + noise
+    tokens = [distinct[at % len(distinct)] for at in order]
+    pieces = [p for token in tokens for p in dec._pieces(token, drop, block, signed)]
+    expected = printable_runs(decode(pieces)) if pieces else None
+    assert dec._decoded_tokens(tokens, drop, block, decode, signed) == expected
