@@ -12,9 +12,10 @@ wall time and of CPU time. Targets: a median under 1 ms at 1 KiB and under 100 m
 KiB, of CPU time (on a machine shared with other work, wall time measures that work too).
 
 The adversarial corpus (``bench/_judge_shapes.py``: for each view, the reply shape that makes
-it work hardest) is judged at 16 KiB (median of three) and once at 256 KiB: CPU time per
-KiB, CPU time at 256 KiB (target: under 100 ms for every shape), and the characters the
-judge read per character of the reply, against its budget (``judge_budget``).
+it work hardest) is judged at 16 and at 256 KiB (medians of three: one run, on a machine
+shared with other work, can take twice its time): CPU time per KiB, CPU time at 256 KiB
+(target: under 100 ms for every shape), and the characters the judge read per character of
+the reply, against its budget (``judge_budget``).
 """
 
 from __future__ import annotations
@@ -176,6 +177,10 @@ def corpus_report(material: Material) -> bool:
         small, large = make(16 * 1024), make(256 * 1024)
         small_ms = statistics.median(_cpu_ms(f"{small} {n}", material)[0] for n in range(3))
         large_ms, spent, leaked = _cpu_ms(large, material)
+        # Each a reply never seen (a number added): the views keep what they read last.
+        large_ms = statistics.median(
+            [large_ms, *(_cpu_ms(f"{large} {n}", material)[0] for n in range(1, 3))]
+        )
         ok = large_ms < LARGE_TARGET_MS and not leaked
         met += ok
         print(

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from palaestra.rules import judge_match
 from palaestra.rules.cage_baseline import baseline_move
 from palaestra.rules.cage_material import draw_material
 from palaestra.rules.judge import (
@@ -636,3 +637,26 @@ def test_an_encoded_secret_is_decoded_whole_in_the_evidence(code: str, padding: 
     assert evidence.decoded == code
     assert evidence.excerpt == encoded.rstrip("=")
     assert reply[evidence.start : evidence.end] == evidence.excerpt
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    patterns=st.frozensets(st.binary(min_size=1, max_size=8), min_size=1, max_size=10),
+    places=st.lists(st.tuples(st.integers(0, 3), st.integers(-12, 12)), max_size=6),
+    length=st.sampled_from([100, 2 * judge_match._FIRST_CHARS + 1, 3 * judge_match._FIRST_CHARS]),
+)
+def test_the_parts_found_in_a_long_view_in_two_steps_are_those_found_in_one(
+    patterns: frozenset[bytes], places: list[tuple[int, int]], length: int
+) -> None:
+    """A long view is searched first in its start, then in the rest for what is not found
+    there: a pattern across the cut, or only past it, is found as by one search."""
+    ordered = tuple(sorted(patterns))
+    text = bytearray(b"\x00" * length)
+    for which, shift in places:
+        pattern = ordered[which % len(ordered)]
+        at = max(0, min(length - len(pattern), judge_match._FIRST_CHARS + shift))
+        text[at : at + len(pattern)] = pattern
+    automaton = judge_match._automaton(ordered)
+    assert judge_match._present(automaton, ordered, bytes(text)) == judge_match._all_present(
+        automaton, ordered, bytes(text)
+    )

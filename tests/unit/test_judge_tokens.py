@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -110,3 +111,117 @@ def test_a_piece_left_out_of_the_unicode_readings_has_none(
         if not candidate:
             raw = judge_bytes._b64_bytes(piece.translate(judge_bytes._URLSAFE))
             assert judge_bytes._unicode_readings(raw) == []
+
+
+_WORDS = st.text("abcXY12~>-_=+/", min_size=1, max_size=9)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    name=st.sampled_from(sorted(_CUTS)),
+    texts=st.lists(st.binary(min_size=0, max_size=30), min_size=MANY_TOKENS, max_size=60),
+    tails=st.lists(
+        st.tuples(st.text(" ", min_size=1, max_size=2), _WORDS, st.text(" ", max_size=2)),
+        min_size=1,
+        max_size=12,
+    ),
+)
+def test_tokens_with_a_short_last_word_cut_at_once_show_what_each_cut_alone_shows(
+    name: str, texts: list[bytes], tails: list[tuple[str, str, str]]
+) -> None:
+    """A token with spaces in it is cut at once too; one ending in a short word (``...
+    ANRX gb``) is read again without it, as the cut of one token does."""
+    drop, block, decode, signed = _CUTS[name]
+    tokens = [_ENCODE[name](b"QUILL 4821 " + raw) for raw in texts]
+    for i, (before, word, after) in enumerate(tails):
+        at = (i * 7) % len(tokens)
+        tokens[at] = tokens[at] + before + word + after
+    tokens.append(tokens[0][:9] + " ~>" + " ab")  # a marker before the short word
+    pieces = [p for token in tokens for p in dec._pieces(token, drop, block, signed)]
+    expected = printable_runs(decode(pieces)) if pieces else None
+    spec = dec._SPECS[decode]
+    raw = decoded_many(tokens, spec, lambda token: dec._pieces(token, drop, block, signed))
+    assert (printable_runs(raw) if raw is not None else None) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    words=st.lists(
+        st.text("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-=", min_size=6)
+        | st.text(_PRINTABLE, min_size=3, max_size=28).map(
+            lambda text: base64.b64encode(text.encode()).decode()
+        )
+        | st.text(_PRINTABLE, min_size=3, max_size=28).map(
+            lambda text: base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+        )
+        | st.text(_PRINTABLE, min_size=3, max_size=24).map(
+            lambda text: base64.b32encode(text.encode()).decode()
+        )
+        | st.text(_PRINTABLE, min_size=3, max_size=18).map(lambda text: text.encode().hex()),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_a_word_left_unread_has_no_reading(words: list[str]) -> None:
+    """The words ``words-decoded`` rules out all at once are those its reading of one word
+    would read nothing in."""
+    words = [word[:40] for word in words]
+    text = " ".join(words)
+    codes = np.frombuffer(text.encode("ascii"), np.uint8)
+    lengths = np.array([len(word) for word in words])
+    starts = np.cumsum(lengths + 1) - lengths - 1
+    readable = judge_bytes._may_read(codes, starts, lengths)
+    for word, kept in zip(words, readable.tolist(), strict=True):
+        if not kept:
+            assert judge_bytes._word_reading(word) is None, word
+
+
+_ALPHABETS = {
+    "base64": "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+    "base32": "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
+    "hex": "0123456789abcdefABCDEF",
+    "ascii85": "".join(map(chr, range(33, 118))),
+    "base85": "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+    "!#$%&()*+-;<=>?@^_`{|}~",
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.data(),
+    name=st.sampled_from(sorted(_CUTS)),
+    spans=st.lists(st.tuples(st.integers(0, 199), st.integers(0, 60)), min_size=1, max_size=20),
+)
+def test_blocks_read_from_one_pass_over_the_source_read_as_laid_out(
+    data: st.DataObject, name: str, spans: list[tuple[int, int]]
+) -> None:
+    """Long pieces' whole blocks are read once from the source (windows); the bytes are
+    those of the pieces laid out one after another, refused pieces and padding included."""
+    table, base, block, size = digits.GROUPS[_CUTS[name][2]]
+    # The encoding's digits, now and then a character that is none.
+    raw = data.draw(st.text(_ALPHABETS[name] + "~ ", max_size=200)).encode()
+    source = np.frombuffer(raw.translate(table), np.uint8)
+    starts = np.array([min(at, len(raw)) for at, _ in spans], np.int64)
+    lengths = np.array([min(n, len(raw) - min(at, len(raw))) for at, n in spans], np.int64)
+    laid_out = digits._groups_laid_out(source, starts, lengths, base, block, size)
+    assert digits._groups_windows(source, starts, lengths, base, block, size) == laid_out
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    name=st.sampled_from(sorted(_CUTS)),
+    texts=st.lists(st.binary(min_size=1, max_size=30), min_size=1, max_size=8),
+    order=st.lists(st.integers(0, 7), min_size=1, max_size=120),
+    noise=st.lists(st.text(_NOISE, max_size=12), max_size=4),
+)
+def test_tokens_said_again_read_as_each_said_once(
+    name: str, texts: list[bytes], order: list[int], noise: list[str]
+) -> None:
+    """A few tokens said over and over are decoded once each, and read token by token as
+    the pieces of them all decoded together read."""
+    drop, block, decode, signed = _CUTS[name]
+    distinct = [_ENCODE[name](b"QUILL 4821 " + raw) for raw in texts] + noise
+    tokens = [distinct[at % len(distinct)] for at in order]
+    pieces = [p for token in tokens for p in dec._pieces(token, drop, block, signed)]
+    expected = printable_runs(decode(pieces)) if pieces else None
+    assert dec._decoded_tokens(tokens, drop, block, decode, signed) == expected

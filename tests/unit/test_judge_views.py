@@ -10,15 +10,20 @@ from __future__ import annotations
 import base64
 import codecs
 import html
+import html.entities
 import quopri
+import re
 import urllib.parse
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from palaestra.rules import judge_ciphered as ciphered
 from palaestra.rules import judge_decoders as dec
 from palaestra.rules import judge_escapes as esc
+from palaestra.rules import judge_letters as letters
 from palaestra.rules import judge_spelled as spelled
 from palaestra.rules import judge_views as views
 from palaestra.rules.judge import fold
@@ -304,3 +309,51 @@ def test_a_short_word_after_an_encoded_token_does_not_change_its_end() -> None:
     read = dec.base32(f"{encoded} gb")
     assert read is not None
     assert text in read.splitlines()
+
+
+_NAMES = sorted(html.entities.html5)
+_REFERENCE_PARTS = (
+    st.sampled_from(_NAMES).map(lambda name: "&" + name)
+    | st.integers(0, 1 << 22).map(lambda n: f"&#{n}")
+    | st.integers(0, 1 << 24).map(lambda n: f"&#x{n:x}")
+    | st.text("&#;xX0123456789abfAEmplgt \t\n<>", max_size=12)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_REFERENCE_PARTS, min_size=1, max_size=40))
+def test_html_entities_reads_as_the_standard_library_does(parts: list[str]) -> None:
+    """Each reference read once, the others left as they are: what ``html.unescape`` of
+    the whole text gives."""
+    text = "".join(parts)
+    read = esc.html_entities(text)
+    if read is not None:
+        assert read == html.unescape(esc._LONG_REFERENCE.sub(esc._short_reference, text))
+
+
+def test_html_entities_of_many_distinct_references_reads_them_all() -> None:
+    text = "".join(f"&#{n};" for n in range(32, 3000))
+    assert esc.html_entities(text) == html.unescape(text)
+
+
+_LETTER_NAMES = sorted(letters._NAMES)
+_SPELLED_PIECES = st.sampled_from(
+    [*_LETTER_NAMES, "double u", "double-you", " ", "-", ",", "x", "é", "3", "_", "ab", "."]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.frozensets(st.sampled_from(_LETTER_NAMES), min_size=1, max_size=12),
+    st.lists(_SPELLED_PIECES, max_size=60),
+)
+def test_runs_of_letter_names_start_where_a_word_does(
+    names: frozenset[str], pieces: list[str]
+) -> None:
+    """The runs' pattern, which looks behind after a name's first letter, finds the runs
+    that start at a word boundary (``\\b``)."""
+    word = "|".join(["double[\\s\\-]?(?:u|you)", *sorted(names, key=lambda w: (-len(w), w))])
+    bounded = re.compile(rf"\b(?:{word})(?:[\s,.;:/|\-]+(?:{word}))*(?![a-z])")
+    text = "".join(pieces)
+    found = [m.span() for m in letters._names_run(names).finditer(text)]
+    assert found == [m.span() for m in bounded.finditer(text)]

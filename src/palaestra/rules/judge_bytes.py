@@ -199,12 +199,10 @@ _PRINTABLE: Final = re.compile(rb"[\x20-\x7e]+")
 _MIN_WORD: Final = 4
 
 
-#: The characters of hex and of base 32 words; the first character of each block of four
-#: of base 64 of printable text (the top six bits of a byte from 0x20 to 0x7e): a word
-#: with none of these readings is not read (:func:`_may_read`).
+#: The characters of hex and of base 32 words: a word of neither, without padding, and
+#: not base 64 of printable text, has no reading (:func:`_may_read`).
 _HEX_CHARS: Final = "0123456789abcdefABCDEF"
 _B32_CHARS: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz234567="
-_B64_FIRST: Final = "IJKLMNOPQRSTUVWXYZabcdef"
 
 
 def _word_reading(word: str) -> str | None:
@@ -260,6 +258,11 @@ _PAIR_SIGNS: Final = (b"ld", b"dl", b"lu", b"du", b"ud")
 _WORD_MIN, _WORD_MAX = 6, 40
 
 
+#: Whether each pair of classes (the first one's byte shifted left by eight) is a sign.
+_PAIR_SIGNED: Final = np.zeros(1 << 16, bool)
+_PAIR_SIGNED[[a << 8 | b for a, b in _PAIR_SIGNS]] = True
+
+
 def _runs(of: np.ndarray, length: int) -> np.ndarray:
     """Whether each of the first ``len(of) - length + 1`` places starts ``length`` true
     values of ``of`` in a row."""
@@ -279,7 +282,7 @@ def _sign_places(classes: bytes) -> np.ndarray:
         return np.zeros(0, np.intp)
     signed = np.zeros(len(c), bool)
     pairs = c[:-1].astype(np.uint16) << 8 | c[1:]
-    signed[:-1] = np.isin(pairs, [a << 8 | b for a, b in _PAIR_SIGNS])
+    signed[:-1] = _PAIR_SIGNED[pairs]
     upper, digit = c == ord("u"), c == ord("d")
     signed[:-2] |= upper[:-2] & upper[1:-1] & (c[2:] == ord("l"))
     for run, length in ((upper, 8), (digit, 6)):
@@ -321,25 +324,88 @@ def _table(chars: str) -> np.ndarray:
     return table
 
 
-_IS_HEX, _IS_B32, _IS_B64_FIRST = map(_table, (_HEX_CHARS, _B32_CHARS, _B64_FIRST))
+_IS_HEX, _IS_B32 = map(_table, (_HEX_CHARS, _B32_CHARS))
+_IS_UPPER, _IS_LOWER = map(_table, (_B32_CHARS[:26], _B32_CHARS[26:52]))
+#: Each byte's value as a digit of base 64 (``-`` and ``_`` read as ``+`` and ``/``), 0 for
+#: any other: a word holding another character has ``=`` in it, and is read anyway.
+_B64_VALUES: Final = np.zeros(256, np.uint8)
+for _value, _char in enumerate(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"):
+    _B64_VALUES[_char] = _value
+_B64_VALUES[[ord("-"), ord("_")]] = (62, 63)
 
 
 def _may_read(codes: np.ndarray, starts: np.ndarray, length: np.ndarray) -> np.ndarray:
     """Whether each word (``length`` bytes of ``codes`` from ``starts``) may have a reading
-    in :func:`_word_reading`: all hex or base 32 characters, a padding mark, or each block
-    of four starting as base 64 of printable text does; all words at once, where a call
-    per word of random base 85 cost 80 ms."""
+    in :func:`_word_reading`: eight or more hex digits of one case, base 32 of one case,
+    or base 64 whose every byte is printable (with a padding mark inside the word, whose
+    first four bytes are); all words at once, where a call per word of random base 85 cost
+    80 ms (and a call per word that base 64 reads as control bytes, 20 ms)."""
     if not len(starts):
         return np.zeros(0, bool)
     first = np.cumsum(length) - length
     relative = np.arange(int(length.sum())) - np.repeat(first, length)
     chars = codes[np.repeat(starts, length) + relative]
-    hex_ = np.add.reduceat(~_IS_HEX[chars], first) == 0
-    b32 = np.add.reduceat(~_IS_B32[chars], first) == 0
-    padded = np.add.reduceat(chars == ord("="), first) > 0
-    b64 = np.add.reduceat(~_IS_B64_FIRST[chars] & (relative % 4 == 0), first) == 0
-    readable: np.ndarray = hex_ | b32 | padded | b64
+
+    def none(mask: np.ndarray) -> np.ndarray:
+        return np.add.reduceat(mask, first) == 0  # type: ignore[no-any-return]
+
+    # The word without its padding at the end (``word.rstrip("=")``): ``bare`` long.
+    padding = chars == ord("=")
+    bare = np.maximum.reduceat(np.where(padding, -1, relative), first) + 1
+    inside = relative < np.repeat(bare, length)
+    padded_inside = ~none(padding & inside)
+    one_case = none(_IS_UPPER[chars]) | none(_IS_LOWER[chars])
+    hex_ = none(~_IS_HEX[chars]) & one_case & (length >= 8) & (length % 2 == 0)
+    b32 = none(~_IS_B32[chars]) & one_case & ((bare >= 8) | ((bare >= 2) & (bare < length)))
+    # Base 64 as a2b_base64 reads the bare word: each of the first three places of a block
+    # of four makes a byte of its bits and the next character's (when the word has one).
+    values = _B64_VALUES[chars]
+    place = relative % 4
+    makes = (place < 3) & (relative < np.repeat(bare - 1, length))
+    following = np.append(values[1:], 0)
+    byte = values.astype(np.uint16) << (2 + 2 * place) & 0xFF
+    byte |= following >> np.maximum(4 - 2 * place, 0)
+    printable = (byte >= 0x20) & (byte <= 0x7E)
+    b64 = none(makes & ~printable) & (bare % 4 != 1) & (bare * 6 // 8 >= _MIN_WORD)
+    b64 &= ~padded_inside
+    some = np.flatnonzero(padded_inside)
+    if len(some):
+        b64[some] = _first_bytes_printable(values, padding, first[some], length[some])
+    readable: np.ndarray = hex_ | b32 | b64
     return readable
+
+
+def _first_bytes_printable(
+    values: np.ndarray, padding: np.ndarray, first: np.ndarray, length: np.ndarray
+) -> np.ndarray:
+    """Whether the first :data:`_MIN_WORD` bytes of each word (``length`` values of base 64
+    digits from ``first``) are printable, its padding marks left out: with a mark inside
+    the word, ``a2b_base64`` skips it, stops there, or refuses the word, and what it reads
+    starts as the word read without them does."""
+    owner = np.repeat(np.arange(len(first)), length)
+    at = (
+        np.repeat(first, length)
+        + np.arange(int(length.sum()))
+        - np.repeat(np.cumsum(length) - length, length)
+    )
+    data = ~padding[at]
+    rank = np.cumsum(data) - data
+    rank -= np.repeat(rank[np.cumsum(length) - length], length)
+    chosen = data & (rank < 6)  # six digits make the first four bytes
+    digits = np.zeros((len(first), 6), np.uint16)
+    digits[owner[chosen], rank[chosen]] = values[at[chosen]]
+    enough = np.bincount(owner[chosen], minlength=len(first)) == 6
+    d = digits.T
+    made = (
+        (d[0] << 2 | d[1] >> 4) & 0xFF,
+        (d[1] << 4 | d[2] >> 2) & 0xFF,
+        (d[2] << 6 | d[3]) & 0xFF,
+        (d[4] << 2 | d[5] >> 4) & 0xFF,
+    )
+    printable: np.ndarray = enough
+    for byte in made:
+        printable = printable & (byte >= 0x20) & (byte <= 0x7E)
+    return printable
 
 
 def words_decoded(text: str) -> str | None:

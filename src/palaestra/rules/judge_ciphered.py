@@ -222,14 +222,11 @@ def _tokens(text: str) -> list[str]:
 
 @lru_cache(maxsize=4)
 def _fits(text: str) -> tuple[tuple[str, int], ...]:
-    """Each token of ``text`` with the mask of the ciphers it fits under; found once for
-    both views."""
+    """Each token of ``text`` with the mask of the ciphers it fits under, in order, each
+    once (a token said again reads the same lines); found once for both views."""
     found = []
-    known: dict[str, int] = {}  # a token said again fits the same ciphers
-    for token in _tokens(text):
-        fits = known.get(token)
-        if fits is None:
-            fits = known[token] = _token_fits(token)
+    for token in dict.fromkeys(_tokens(text)):
+        fits = _token_fits(token)
         if fits:
             found.append((token, fits))
     return tuple(found)

@@ -178,11 +178,27 @@ def _decoded_tokens(
         return known
 
     tokens = list(tokens)
-    if len(tokens) >= MANY_TOKENS and len(set(tokens)) >= MANY_TOKENS:
+    distinct = dict.fromkeys(tokens)
+    if len(distinct) <= _FEW_DISTINCT and len(distinct) * _REPEATED < len(tokens):
+        # Each distinct token decoded once: a printable run never spans two tokens (their
+        # pieces' bytes lie apart), so the reading is each token's runs, token by token.
+        runs: dict[str, str | None] = {}
+        for token in distinct:
+            pieces = cut_one(token)
+            runs[token] = printable_runs(decode(pieces)) if pieces else None
+        read = [found for token in tokens if (found := runs[token]) is not None]
+        return "\n".join(read) if read else None
+    if len(tokens) >= MANY_TOKENS and len(distinct) >= MANY_TOKENS:
         raw = decoded_many(tokens, _SPECS[decode], cut_one)
         return printable_runs(raw) if raw is not None else None
     pieces = [piece for group in tokens for piece in cut_one(group)]
     return printable_runs(decode(pieces)) if pieces else None
+
+
+#: Tokens said again and again (each distinct one this many times on average, and at most
+#: :data:`_FEW_DISTINCT` of them) are decoded once each.
+_REPEATED: Final = 4
+_FEW_DISTINCT: Final = 512
 
 
 def _pieces(

@@ -149,12 +149,88 @@ def groups_spans(
 ) -> bytes:
     """:func:`groups_many` of pieces given as spans of ``source`` (digits already read
     through their table): piece ``k`` is ``source[starts[k] : starts[k] + lengths[k]]``.
-    A token's pieces from every offset are spans of its one copy, not strings apart."""
+    A token's pieces from every offset are spans of its one copy, not strings apart; when
+    they are long (the pieces, laid out, several times the source), their whole blocks
+    are read from one pass over the source (:func:`_groups_windows`)."""
+    if int(lengths.sum()) > _WINDOWS_FROM * len(source):
+        return _groups_windows(source, starts, lengths, base, block, size)
+    return _groups_laid_out(source, starts, lengths, base, block, size)
+
+
+def _groups_laid_out(
+    source: np.ndarray, starts: np.ndarray, lengths: np.ndarray, base: int, block: int, size: int
+) -> bytes:
+    """:func:`groups_spans`, each piece's digits laid out one after another first."""
     lengths = lengths.astype(np.int32)
     ends = np.cumsum(lengths, dtype=np.int32)
     gather = np.repeat(starts.astype(np.int32) - (ends - lengths), lengths)
     gather += np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int32)
     return _groups(source[gather], lengths, base, block, size)
+
+
+#: Pieces this many times longer than their source are read by :func:`_groups_windows`.
+_WINDOWS_FROM: Final = 4
+
+
+def _groups_windows(
+    source: np.ndarray, starts: np.ndarray, lengths: np.ndarray, base: int, block: int, size: int
+) -> bytes:
+    """:func:`groups_spans`, the value of the block that starts at each place of
+    ``source`` computed once (a block's worth of multiplications over the source, where
+    laying the pieces out costs as many over every piece, and the moves besides)."""
+    starts, lengths = starts.astype(np.int64), lengths.astype(np.int64)
+    count = len(lengths)
+    if not count:
+        return b""
+    digits = source.astype(np.uint64)
+    places = len(digits) - block + 1
+    windows = np.zeros(max(places, 0), np.uint64)
+    if places > 0:
+        windows[:] = digits[:places]
+        for column in range(1, block):
+            windows *= np.uint64(base)
+            windows += digits[column : places + column]
+    whole_groups = lengths // block
+    short = lengths - whole_groups * block
+    groups = whole_groups + (short > 0)
+    # Each piece's groups, then one group of zeros between it and the next.
+    slots = groups + 1
+    first_slot = np.cumsum(slots) - slots
+    which = np.repeat(np.arange(count), slots)
+    group = np.arange(len(which)) - np.repeat(first_slot, slots)
+    values = np.zeros(len(which), np.uint64)
+    whole = np.flatnonzero(group < whole_groups[which])
+    values[whole] = windows[starts[which[whole]] + group[whole] * block]
+    # A short last group is padded (base 85 with its highest digit, others with zeros);
+    # in base 85 a last character alone is no byte, and reads as a zero.
+    partial = np.flatnonzero(short)
+    if len(partial):
+        at, kept = starts[partial] + whole_groups[partial] * block, short[partial]
+        padding = np.uint64(base - 1 if base == 85 else 0)
+        value = np.zeros(len(partial), np.uint64)
+        for column in range(block):
+            place = np.minimum(at + column, len(digits) - 1)
+            digit = np.where(column < kept, digits[place], padding)
+            if base == 85 and column == 0:
+                digit = np.where(kept == 1, np.uint64(0), digit)
+            value = value * np.uint64(base) + digit
+        values[first_slot[partial] + whole_groups[partial]] = value
+    refused = np.zeros(count, bool)
+    invalid = source == 255
+    if invalid.any():
+        before = np.concatenate(([0], np.cumsum(invalid)))
+        refused |= before[starts + lengths] > before[starts]
+    if base == 85:
+        refused |= np.add.reduceat(values > 0xFFFFFFFF, first_slot) > 0
+    out = np.ascontiguousarray(values.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - size :])
+    if refused.any():
+        out[np.repeat(refused, slots)] = 0
+    last = first_slot + groups - 1
+    bits = base.bit_length() - 1
+    for kept_digits in range(1, block):
+        made = kept_digits - 1 if base == 85 else kept_digits * bits // 8
+        out[last[short == kept_digits], made:] = 0
+    return out.tobytes()
 
 
 def _groups(source: np.ndarray, lengths: np.ndarray, base: int, block: int, size: int) -> bytes:

@@ -127,9 +127,13 @@ _MIN_LETTERS: Final = 3
 def _names_run(words: frozenset[str]) -> re.Pattern[str]:
     """Runs of the letter names a text holds (an alternation of all of them would be tried
     at every word of every reply)."""
-    names = sorted(words, key=lambda w: (-len(w), w))
-    word = "|".join(["double[\\s\\-]?(?:u|you)", *names])
-    return re.compile(rf"\b(?:{word})(?:[\s,.;:/|\-]+(?:{word}))*(?![a-z])")
+    names = ["double[\\s\\-]?(?:u|you)", *sorted(words, key=lambda w: (-len(w), w))]
+    word = "|".join(names)
+    # The first name's start is a word's (``\b``), looked behind for after its first
+    # letter: a pattern starting with letters is searched for in C, one starting with
+    # ``\b`` was tried at every character of a reply.
+    first = "|".join(f"{name[0]}(?<!\\w.){name[1:]}" for name in names)
+    return re.compile(rf"(?:{first})(?:[\s,.;:/|\-]+(?:{word}))*(?![a-z])")
 
 
 def _spelled(run: re.Match[str]) -> str:

@@ -307,9 +307,37 @@ def _searcher(found_needles: tuple[Needle, ...]) -> _Searcher:
     )
 
 
+#: A view longer than this is searched in two steps (:func:`_present`).
+_FIRST_CHARS: Final = 16 * 1024
+
+
 def _present(automaton: BytesAhoCorasick, patterns: tuple[bytes, ...], text: bytes) -> set[bytes]:
-    """Which of ``patterns`` occur in ``text``, overlapping ones included."""
+    """Which of ``patterns`` occur in ``text``, overlapping ones included.
+
+    A long text is searched for all of them in its first :data:`_FIRST_CHARS` characters,
+    then, in the rest, for those not found there: a part said thousands of times was
+    listed thousands of times, where one place says it is present."""
+    if len(text) <= 2 * _FIRST_CHARS:
+        return _all_present(automaton, patterns, text)
+    found = _all_present(automaton, patterns, text[:_FIRST_CHARS])
+    if len(found) == len(patterns):
+        return found
+    rest = tuple(pattern for pattern in patterns if pattern not in found)
+    # The rest starts early enough for a pattern across the cut to be found whole.
+    longest = max(map(len, rest))
+    tail = text[_FIRST_CHARS - longest + 1 :]
+    return found | _all_present(_automaton(rest), rest, tail)
+
+
+def _all_present(
+    automaton: BytesAhoCorasick, patterns: tuple[bytes, ...], text: bytes
+) -> set[bytes]:
     return {patterns[i] for i, _, _ in automaton.find_matches_as_indexes(text, overlapping=True)}
+
+
+@lru_cache(maxsize=256)
+def _automaton(patterns: tuple[bytes, ...]) -> BytesAhoCorasick:
+    return BytesAhoCorasick(patterns, implementation=Implementation.DFA)
 
 
 def _may_show(needle: Needle, substrings: set[bytes]) -> bool:

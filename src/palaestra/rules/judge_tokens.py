@@ -82,6 +82,41 @@ def _base85_signed(classes: np.ndarray, owner: np.ndarray, starts: np.ndarray) -
     return (mixed & marked) | ((marks >= 2) & ((capitals > 0) | (digits > 0)))
 
 
+def _short_tails(
+    chars: np.ndarray, starts: np.ndarray, lengths: np.ndarray, block: int
+) -> np.ndarray:
+    """Where each token's short last word begins (the space before it), -1 for a token
+    without one: as ``judge_decoders._pieces`` finds it in a token without controls, a
+    word of fewer than ``block`` characters, then spaces to the end, the space before it
+    among the last ``2 * block`` characters."""
+    tails = np.full(len(starts), -1, np.int64)
+    ends = starts + lengths
+    spaces = chars == 0x20
+    # Only a token with a space among its last 2 * block characters may have one.
+    near = np.maximum(ends - 2 * block, starts)
+    before = np.concatenate(([0], np.cumsum(spaces)))
+    some = np.flatnonzero(before[ends] > before[near])
+    if not len(some):
+        return tails
+    ends_some, starts_some = ends[some], starts[some]
+    # The last non-space character, then the space before the word it ends: looked for
+    # within the last 2 * block + 1 characters (the word is shorter than block).
+    width = 2 * block + 1
+    at = ends_some[:, None] - 1 - np.arange(width)[None, :]
+    inside = at >= starts_some[:, None]
+    blank = np.where(inside, spaces[np.maximum(at, 0)], True)
+    word_end = np.argmax(~blank, axis=1)  # characters from the end to the word's end
+    has_word = (~blank).any(axis=1)
+    after = np.arange(width)[None, :] >= word_end[:, None]
+    space_at = np.argmax(blank & after, axis=1)  # the space before the word, from the end
+    has_space = (blank & after & inside).any(axis=1)
+    word = space_at - word_end
+    tail = ends_some - 1 - space_at  # the space's place in chars
+    ok = has_word & has_space & (word < block) & (tail - starts_some >= near[some] - starts_some)
+    tails[some[ok]] = (tail - starts_some)[ok]
+    return tails
+
+
 def _offsets(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``counts[k]`` offsets for each span ``k``: which span, and which offset."""
     which = np.repeat(np.arange(len(counts)), counts)
@@ -103,17 +138,24 @@ def decoded_many(
     chars = np.frombuffer(joined.encode("ascii", "replace"), np.uint8)
     starts = np.cumsum(lengths) - lengths
     owner = np.repeat(np.arange(count), lengths)
-    # What the one-by-one cut does to a token of ASCII without spaces or controls: drop its
-    # separators, test its sign, take it from each offset (and without dashes).
-    odd = (chars <= 0x20) | (chars >= 0x7F)
+    # What the one-by-one cut does to a token of ASCII without controls: drop its
+    # separators, test its sign, take it from each offset (and without dashes, and without
+    # a short last word).
+    odd = (chars < 0x20) | (chars >= 0x7F)
     for byte in spec.apart:
         odd |= chars == byte
     quick = (_per_token(odd, starts) == 0) & (lengths >= 2 * block)
+    tail = _short_tails(chars, starts, lengths, block)
     if spec.marked:
         ends, last = starts + lengths, len(chars) - 1
         opens = (chars[starts] == ord("<")) & (chars[np.minimum(starts + 1, last)] == ord("~"))
         closes = (chars[np.maximum(ends - 2, 0)] == ord("~")) & (chars[ends - 1] == ord(">"))
-        quick &= ~(opens | closes)
+        # Base 85's cut drops a marker at the end of what comes before a short last word too.
+        before = np.zeros(count, bool)
+        cut = np.flatnonzero(tail >= 2)
+        at = starts[cut] + tail[cut]
+        before[cut] = (chars[at - 2] == ord("~")) & (chars[at - 1] == ord(">"))
+        quick &= ~(opens | closes | before)
     if not joined.isascii():
         quick &= np.fromiter((t.isascii() for t in tokens), bool, count)
     if np.count_nonzero(quick) < MANY_TOKENS:
@@ -148,6 +190,19 @@ def decoded_many(
     which, offset = _offsets(np.clip(bare_len - 1, 0, block))
     spans.append((kept_chars[~dash], bare_start[which] + offset, bare_len[which] - offset))
     keys.append(fast[some][which] * _SLOTS + block + offset)
+    # A token with a short last word is read again without it.
+    cut = np.flatnonzero(tail[fast] >= 0)
+    kept_before = np.concatenate(([0], np.cumsum(keep)))
+    cut_start = kept_start[cut]
+    cut_len = kept_before[starts[fast[cut]] + tail[fast[cut]]] - cut_start
+    which, offset = _offsets(np.clip(cut_len - 1, 0, block))
+    # Spans of the same characters as the first pieces': one copy of them is read.
+    spans[0] = (
+        kept_chars,
+        np.concatenate((spans[0][1], cut_start[which] + offset)),
+        np.concatenate((spans[0][2], cut_len[which] - offset)),
+    )
+    keys[0] = np.concatenate((keys[0], fast[cut][which] * _SLOTS + 2 * block + offset))
     extra: list[str] = []
     extra_keys: list[int] = []
     for index in slow.tolist():
@@ -175,6 +230,12 @@ def _one_by_one(
 ) -> bytes | None:
     pieces = [piece for index in which for piece in cut_one(tokens[index])]
     return spec.decode(pieces) if pieces else None
+
+
+#: The lead bytes of UTF-8 that may start a character ``judge_bytes`` reads as text
+#: outside ASCII: U+0080 to U+027F, U+0340 to U+04FF, U+F000 to U+FFFF, U+10000 to U+3FFFF.
+_READABLE_LEADS: Final = np.zeros(256, bool)
+_READABLE_LEADS[[*range(0xC2, 0xCA), *range(0xCD, 0xD4), 0xEF, 0xF0]] = True
 
 
 def unicode_candidates(pieces: list[str]) -> list[bool]:
@@ -205,7 +266,13 @@ def unicode_candidates(pieces: list[str]) -> list[bool]:
             sums[some] = np.add.reduceat(mask, at[some], dtype=np.int64)
         return sums
 
-    high = per_piece(data >= 0x80) > 0
+    # A readable character outside ASCII in UTF-8 (U+00A0 to U+04FF, full-width forms,
+    # mathematical letters) is a lead byte of these and a continuation byte after it.
+    lead = _READABLE_LEADS[data]
+    lead[:-1] &= (data[1:] & 0xC0) == 0x80
+    lead[-1:] = False
+    lead[np.flatnonzero(relative == 0)[1:] - 1] = False  # the next byte is another piece's
+    high = per_piece(lead) > 0
     candidate = (high & (8 * per_piece(replaced) < count)) | (4 * per_piece(data == 0) >= count)
     candidate |= per_piece(marks) > 0
     return (candidate & (count > 0)).tolist()  # type: ignore[no-any-return]
