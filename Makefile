@@ -42,7 +42,7 @@ typecheck: install
 	$(BIN)/mypy
 
 # Lint, types and the docs build at once (each one's output printed whole), then the tiers.
-# Every tier runs on two processes: each has its own PostgreSQL database and only ever
+# The other tiers run on two processes: each has its own PostgreSQL database and only ever
 # listens on ephemeral ports. In the acceptance tier, most of whose tests wait on servers
 # and subprocesses, the tests of the one demo it starts stay on one process (loadgroup).
 # The local model's tests run alone, so that its generations get both cores (and apart
