@@ -16,7 +16,7 @@ SQL (PostgreSQL's ``generate_series``, SQLite's recursive CTE), as about 30 days
 busy arena leave it: ``--agents`` more agents, ``--tasks`` tasks in runs of 9, a match
 per 100 tasks, and ``--events`` agent events (pings, dispatches, status changes, a
 twentieth of them failures), ``--hot`` of them on the paused agent. The roll-ups are
-then rebuilt from the grown rows as migration 0012 builds them (its back-fill: every
+then rebuilt from the grown rows as migration 0014 builds them (its back-fill: every
 closed hour in turn, timed),
 the tables analysed, and everything is timed again.
 
@@ -55,7 +55,7 @@ from palaestra.engine.ratings.leaderboard import Arena, recompute
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.store.models import Agent, AgentEvent, Match
-from palaestra.store.rollups import DEFAULT_GRACE_S, UNTIL_KEY, backfill, until_of
+from palaestra.store.rollups import DEFAULT_GRACE_S, TABLES, UNTIL_KEY, backfill, until_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
 from bench._history_growth import grow
@@ -226,9 +226,9 @@ async def publish(platform: Platform) -> None:
 
 
 def rebuild_rollups(connection: Connection) -> int:
-    """Migration 0012's back-fill over every row: the roll-ups and their watermark forgotten,
+    """Migration 0014's back-fill over every row: the roll-ups and their watermark forgotten,
     then every closed hour rolled up again, one by one; how many hours."""
-    for table in ("agent_rollups", "task_rollups", "match_rollups"):
+    for table in TABLES:
         connection.execute(text(f"DELETE FROM {table}"))
     connection.execute(text("DELETE FROM meta WHERE key = :key"), {"key": UNTIL_KEY})
     return backfill(connection, time.time(), DEFAULT_GRACE_S)
@@ -249,6 +249,8 @@ def rollups_agree(connection: Connection) -> bool:
          f"SELECT count(*) FROM tasks WHERE agent_id IS NOT NULL AND created_at < {until}"),
         (f"SELECT sum(matches) FROM match_rollups WHERE side = 'attacker' AND {closed}",
          f"SELECT count(*) FROM matches WHERE created_at < {until}"),
+        (f"SELECT sum(runs) FROM run_rollups WHERE {closed}",
+         f"SELECT count(*) FROM runs WHERE created_at < {until}"),
     ]  # fmt: skip
     return all(
         int(connection.scalar(text(rolled)) or 0) == int(connection.scalar(text(raw)) or 0)

@@ -35,6 +35,7 @@ from palaestra.store.rollup_models import (
     AgentRollup,
     MatchRollup,
     RollupStale,
+    RunRollup,
     TaskRollup,
     latency_bucket,
     percentile,
@@ -308,7 +309,7 @@ async def _replay(url: str, script: list[tuple[str, Any]]) -> None:
 
 def _forget(connection: Connection) -> None:
     """Every row gone, roll-ups and watermark too: the next example starts afresh."""
-    for table in (Owner, Run, RollupStale):
+    for table in (Owner, Run, RollupStale, RunRollup):
         connection.execute(delete(table))
     connection.execute(delete(Meta).where(Meta.key == UNTIL_KEY))
 
@@ -345,6 +346,7 @@ def _closed_rollups(connection: Connection) -> dict[str, Any]:
         )
         for r in connection.execute(select(MatchRollup))
     }
+    found["runs"] = {(r.span, r.start): r.runs for r in connection.execute(select(RunRollup))}
     return found
 
 
@@ -397,11 +399,16 @@ def _closed_aggregates(connection: Connection, until: float) -> dict[str, Any]:
                 (m.defender_id, m.attacker_id, "defender"),
             ):
                 found[(me, span, start, them, side, m.kind, m.status, m.outcome or "")] += 1
+    runs: Counter[tuple[int, int]] = Counter()
+    for run in connection.execute(select(Run)):
+        for span, start in _spans(run.created_at, until):
+            runs[span, start] += 1
     return {
         "until": until,
         "events": {k: (n, _r(s), _r(f), _r(la)) for k, (n, s, f, la) in events.items()},
         "tasks": {k: (n, c, _r(s), _r(f), _r(la)) for k, (n, c, s, f, la) in tasks.items()},
         "matches": dict(found),
+        "runs": dict(runs),
     }
 
 
@@ -421,6 +428,7 @@ async def _reads(db: Database, agents: list[str]) -> dict[str, Any]:
                 await history.latency_percentiles(session, agent, ("ping", "dispatch")),
             )
         found["matches"] = await history.matches_total(session)
+        found["runs"] = await history.runs_total(session)
         found["pairs"] = dict(await history.pairs_played(session))
     return found
 
@@ -463,6 +471,7 @@ def _raw_reads(connection: Connection, agents: list[str]) -> dict[str, Any]:
             [percentile(histogram.items(), f) for f in (0.5, 0.95, 0.99)],
         )
     found["matches"] = len(match_rows)
+    found["runs"] = len(list(connection.execute(select(Run.id))))
     found["pairs"] = dict(Counter(pair_key(m.attacker_id, m.defender_id) for m in match_rows))
     return found
 

@@ -9,6 +9,7 @@
   contributions and when the first and the last of them ended.
 - ``match_rollups``: a fighter's matches created in one span, by opponent, side, kind,
   status and outcome (each match twice: once for each of its fighters).
+- ``run_rollups``: the runs created in one span (the overview's count of runs).
 - ``rollup_stale``: hours whose matches changed after they were rolled up (a rejudged
   outcome): the job recomputes them.
 
@@ -34,6 +35,7 @@ __all__ = [
     "AgentRollup",
     "MatchRollup",
     "RollupStale",
+    "RunRollup",
     "TaskRollup",
     "latency_bucket",
     "percentile",
@@ -113,6 +115,16 @@ class MatchRollup(Base):
         Index("ix_match_rollups_span_start", "span", "start"),
         Index("ix_match_rollups_opponent", "opponent_id"),
     )
+
+
+class RunRollup(Base):
+    """The runs created in one span: a count that a run's later steps never change."""
+
+    __tablename__ = "run_rollups"
+
+    span: Mapped[int] = mapped_column(Integer, primary_key=True)
+    start: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    runs: Mapped[int] = mapped_column(BigInteger)
 
 
 class RollupStale(Base):

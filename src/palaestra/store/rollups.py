@@ -44,6 +44,7 @@ __all__ = [
     "TABLES",
     "UNTIL_KEY",
     "backfill",
+    "backfill_table",
     "close_target",
     "mark_stale",
     "recompute_day",
@@ -118,6 +119,13 @@ _HOUR_SQL: Final[dict[str, tuple[str, ...]]] = {
             ("defender_id", "attacker_id", "defender"),
         )
     ),
+    "run_rollups": (
+        (
+            "INSERT INTO run_rollups (span, start, runs) "
+            f"SELECT {HOUR}, CAST(:start AS BIGINT), count(*) FROM runs "
+            "WHERE created_at >= :lo AND created_at < :hi HAVING count(*) > 0"
+        ),
+    ),
 }
 _SUMS: Final = {
     "agent_rollups": (
@@ -135,17 +143,20 @@ _SUMS: Final = {
         "sum(matches)",
         "matches",
     ),
+    "run_rollups": ((), "sum(runs)", "runs"),
 }
 TABLES: Final = tuple(_HOUR_SQL)
 
 
 def _day_sql(table: str) -> str:
     keys, sums, columns = _SUMS[table]
-    listed = ", ".join(keys)
+    listed = "".join(f"{key}, " for key in keys)
+    # Without keys the sum is one row even over no hours: a day without rows has none.
+    grouped = f"GROUP BY {', '.join(keys)}" if keys else "HAVING count(*) > 0"
     return (
-        f"INSERT INTO {table} ({listed}, span, start, {columns}) "
-        f"SELECT {listed}, {DAY}, CAST(:day AS BIGINT), {sums} FROM {table} "
-        f"WHERE span = {HOUR} AND start >= :day AND start < :end GROUP BY {listed}"
+        f"INSERT INTO {table} ({listed}span, start, {columns}) "
+        f"SELECT {listed}{DAY}, CAST(:day AS BIGINT), {sums} FROM {table} "
+        f"WHERE span = {HOUR} AND start >= :day AND start < :end {grouped}"
     )
 
 
@@ -198,7 +209,7 @@ def _first_hour(connection: Connection) -> float | None:
     oldest = [
         connection.scalar(text(f"SELECT min({column}) FROM {table}"))
         for table, column in (("agent_events", "at"), ("tasks", "created_at"))
-    ] + [connection.scalar(select(func.min(Match.created_at)))]
+    ] + [connection.scalar(select(func.min(model.created_at))) for model in (Match, Run)]
     found = [value for value in oldest if value is not None]
     return math.floor(min(found) / HOUR) * HOUR if found else None
 
@@ -225,7 +236,7 @@ def recompute_day(connection: Connection, day: int, tables: Iterable[str] = TABL
         connection.execute(text(_day_sql(table)), {"day": day, "end": day + DAY})
 
 
-def _close_next(connection: Connection, target: float) -> bool:
+def _close_next(connection: Connection, target: float, tables: Iterable[str] = TABLES) -> bool:
     """Close the next hour before ``target`` (one transaction); ``False`` when none is left."""
     _lock(connection)
     until = until_of(connection)
@@ -237,9 +248,9 @@ def _close_next(connection: Connection, target: float) -> bool:
     if until >= target:
         return False
     start = int(until)
-    recompute_hour(connection, start)
+    recompute_hour(connection, start, tables)
     if (start + HOUR) % DAY == 0:
-        recompute_day(connection, start + HOUR - DAY)
+        recompute_day(connection, start + HOUR - DAY, tables)
     _set_until(connection, start + HOUR, exists=exists)
     return True
 
@@ -310,15 +321,34 @@ async def recompute_marked(db: Database, now: float, keep_raw_s: float | None = 
     return await db.transact(partial(recompute_stale, now=now, keep_raw_s=keep_raw_s))
 
 
-def backfill(connection: Connection, now: float, grace_s: float) -> int:
-    """Every closed hour rolled up, in one connection's transaction (migration 0012): the
-    hours one by one, each a bounded range of the raw rows' time indexes."""
+def backfill(
+    connection: Connection, now: float, grace_s: float, tables: Iterable[str] = TABLES
+) -> int:
+    """Every closed hour rolled up into ``tables``, in one connection's transaction
+    (migration 0014): the hours one by one, each a bounded range of the raw rows' time
+    indexes."""
     if connection.dialect.name == "postgresql":
         # Statistics as the rows stand: a table grown in bulk since its last analysis would
         # have each hour's range read by a sequential scan (seconds an hour over 1M rows).
         connection.execute(text("ANALYZE agent_events, tasks, matches"))
     target = close_target(connection, now, grace_s)
     closed = 0
-    while _close_next(connection, target):
+    while _close_next(connection, target, tables):
         closed += 1
     return closed
+
+
+def backfill_table(connection: Connection, table: str) -> int:
+    """A roll-up table added after the watermark moved: every hour and day before the
+    watermark summed into it from the raw rows (the other tables untouched); how many
+    hours."""
+    until = until_of(connection)
+    first = _first_hour(connection)
+    if until is None or first is None:
+        return 0
+    hours = range(int(first), int(until), HOUR)
+    for start in hours:
+        recompute_hour(connection, start, (table,))
+        if (start + HOUR) % DAY == 0:
+            recompute_day(connection, start + HOUR - DAY, (table,))
+    return len(hours)
