@@ -80,6 +80,8 @@ class WebSession(Base):
     created_at: Mapped[float] = mapped_column(Float)
     expires_at: Mapped[float] = mapped_column(Float)
 
+    __table_args__ = (Index("ix_web_sessions_expires", "expires_at"),)  # retention's deletes
+
 
 class Agent(Base):
     """An edgearena agent or a cage fighter: one registered entrant of one owner."""
@@ -310,6 +312,9 @@ class CompletionReceipt(Base):
     task_id: Mapped[str] = mapped_column(_ID, primary_key=True)
     signature: Mapped[str] = mapped_column(String(128), primary_key=True)
     received_at: Mapped[float] = mapped_column(Float)
+
+    # Retention archives and removes them a day at a time.
+    __table_args__ = (Index("ix_completion_receipts_received", "received_at"),)
 
 
 class Match(Base):

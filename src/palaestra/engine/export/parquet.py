@@ -165,6 +165,14 @@ SCHEMAS: dict[str, pa.Schema] = {
             *((f.name, f.type) for f in _TASK),
         ]
     ),
+    "completion_receipts": pa.schema(
+        [
+            ("schema_version", _TEXT),
+            ("task_id", _TEXT),
+            ("signature", _TEXT),
+            ("received_at", _FLOAT),
+        ]
+    ),
 }
 
 

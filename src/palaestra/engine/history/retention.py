@@ -9,7 +9,11 @@ A pass, run by one runner at a time (:class:`~palaestra.engine.history.lease.Lea
    ``min(now - window, rolled_up_until)``;
 4. archives and clears the payloads and outputs of tasks of runs finished more than
    ``retention_task_bodies_days`` ago (whole days);
-5. on SQLite in incremental auto-vacuum mode, gives the freed pages back, in steps.
+5. archives and removes the receipts of async completions received more than
+   ``retention_receipts_days`` ago (whole days), and deletes the browser sessions
+   expired more than ``retention_web_sessions_days`` ago (:mod:`.receipts`,
+   :mod:`.sessions`);
+6. on SQLite in incremental auto-vacuum mode, gives the freed pages back, in steps.
 
 Every read, write and removal is one short transaction of ``retention_batch_rows`` rows
 at most, with ``retention_pause_s`` between two. Turns of cage matches are kept whole:
@@ -26,7 +30,7 @@ from typing import Any, Final, cast
 from sqlalchemy import Connection, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from palaestra.engine.history import bodies, events
+from palaestra.engine.history import bodies, events, receipts, sessions
 from palaestra.engine.history.lease import Lease, LeaseLost
 from palaestra.engine.history.passes import PassReport, PassStopped, RetentionPass
 from palaestra.engine.history.rollups import summarised_until
@@ -92,10 +96,19 @@ class Retention:
 
     def task_bodies_cutoff(self) -> float | None:
         """Bodies of tasks of runs finished before this time go in this pass; None: none."""
-        days = self.platform.settings.retention_task_bodies_days
-        if days == 0:
-            return None
-        return day_of(self.platform.clock.now() - days * DAY_S)
+        return self._days_cutoff(self.platform.settings.retention_task_bodies_days)
+
+    def receipts_cutoff(self) -> float | None:
+        """Receipts received before this time (a day's start) go in this pass; None: none."""
+        return self._days_cutoff(self.platform.settings.retention_receipts_days)
+
+    def sessions_cutoff(self) -> float | None:
+        """Sessions expired before this time are deleted in this pass; None: none are."""
+        days = self.platform.settings.retention_web_sessions_days
+        return None if days == 0 else self.platform.clock.now() - days * DAY_S
+
+    def _days_cutoff(self, days: int) -> float | None:
+        return None if days == 0 else day_of(self.platform.clock.now() - days * DAY_S)
 
     async def run_once(self) -> PassReport:
         """One pass; a pass that finds the lease held by another runner does nothing."""
@@ -131,6 +144,12 @@ class Retention:
         bodies_cut = self.task_bodies_cutoff()
         if bodies_cut is not None:
             await bodies.archive_task_bodies(work, bodies_cut)
+        receipts_cut = self.receipts_cutoff()
+        if receipts_cut is not None:
+            await receipts.archive_receipts(work, receipts_cut)
+        sessions_cut = self.sessions_cutoff()
+        if sessions_cut is not None:
+            await sessions.delete_expired_sessions(work, sessions_cut)
         if db.is_sqlite:
             await self._vacuum(work)
 
@@ -141,6 +160,9 @@ class Retention:
         for entry in unfinished:
             if entry.kind == ArchiveKind.TASK_BODIES.value:
                 await bodies.clear_day(work, entry.first_at)
+                await work.removed(entry.id)
+            elif entry.kind == ArchiveKind.COMPLETION_RECEIPTS.value:
+                await receipts.remove_receipts_of_day(work, entry.first_at)
                 await work.removed(entry.id)
             else:
                 await events.resume(work, entry)

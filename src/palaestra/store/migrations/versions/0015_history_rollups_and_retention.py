@@ -1,8 +1,11 @@
-"""the runs rolled up per hour and day, so the overview's count of runs reads no history
+"""the runs rolled up per hour and day, and the indexes retention reads receipts and sessions by
 
 ``run_rollups`` is created and filled, from the runs already stored, for every hour and
 day before the roll-ups' watermark (``store.rollups.backfill_table``: each hour a range
-of ``ix_runs_created``); from then on the roll-up job keeps it with the other tables.
+of ``ix_runs_created``); from then on the roll-up job keeps it with the other tables, and
+the overview's count of runs reads no history. ``completion_receipts`` is indexed by
+when each was received and ``web_sessions`` by expiry, the ranges retention archives
+and deletes.
 
 Revision ID: 0015
 Revises: 0014
@@ -29,7 +32,11 @@ def upgrade() -> None:
         sa.Column("runs", sa.BigInteger(), nullable=False),
     )
     backfill_table(op.get_bind(), "run_rollups")
+    op.create_index("ix_completion_receipts_received", "completion_receipts", ["received_at"])
+    op.create_index("ix_web_sessions_expires", "web_sessions", ["expires_at"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_web_sessions_expires", table_name="web_sessions")
+    op.drop_index("ix_completion_receipts_received", table_name="completion_receipts")
     op.drop_table("run_rollups")
