@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
@@ -315,6 +316,7 @@ async def one_store(store: str, args: argparse.Namespace, failures: list[str]) -
         base = await stack.enter_async_context(served(platform))
         await publish(platform)
         fresh = await measure(platform, base, ids, args.repeats, failures)
+        fresh_load = os.getloadavg()[0]
         started = time.perf_counter()
         sizes = await platform.db.transact(
             lambda c: grow(c, ids, events=args.events, tasks=args.tasks, agents=args.agents,
@@ -329,11 +331,14 @@ async def one_store(store: str, args: argparse.Namespace, failures: list[str]) -
         await platform.db.transact(lambda c: c.execute(text("ANALYZE")))
         await publish(platform)
         grown = await measure(platform, base, ids, args.repeats, failures)
+        grown_load = os.getloadavg()[0]
         size = await platform.db.query(_database_size)
     print(
         f"{store}: grown by {sizes} in {grown_s:.0f} s; roll-ups back-filled in "
         f"{backfill_s:.1f} s ({hours} hours); database {size / 2**20:,.0f} MiB"
     )
+    print(f"  load average (1 min) after the fresh timings {fresh_load:.1f}, after the grown ones "
+          f"{grown_load:.1f}")  # fmt: skip
     print(f"  {'read':<32} {'fresh ms':>9} {'grown ms':>9} {'ratio':>7}")
     for name, before in fresh.items():
         after = grown[name]
