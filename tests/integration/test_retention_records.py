@@ -1,6 +1,7 @@
-"""Retention of completion receipts (archived, then removed) and expired browser sessions
-(deleted), on both stores: nothing lost, nothing archived twice, nothing still within its
-window removed."""
+"""Retention of completion receipts (archived, then removed), expired browser sessions
+(deleted) and the hourly roll-ups of days past the events' window (their days' rows
+stay), on both stores: nothing lost, nothing archived twice, nothing still within its
+window removed, every read the same."""
 
 from __future__ import annotations
 
@@ -11,11 +12,15 @@ from typing import Any
 import pytest
 from sqlalchemy import insert, select
 
-from palaestra.engine.history import Retention, read_archive
+from palaestra.engine.history import Retention, read_archive, roll_up_history
+from palaestra.engine.history.retention import build_retention
 from palaestra.platform import Platform
+from palaestra.store import history
 from palaestra.store.archives import ArchiveKind, HistoryArchive
-from palaestra.store.models import CompletionReceipt, WebSession
+from palaestra.store.models import AgentEvent, CompletionReceipt, WebSession
 from palaestra.store.partitions import DAY_S, day_of
+from palaestra.store.rollup_models import DAY, HOUR, AgentRollup
+from tests.integration.arena_rows import add_agent, add_owner
 
 pytestmark = pytest.mark.asyncio
 
@@ -167,3 +172,58 @@ async def test_sessions_expired_past_the_window_are_deleted_in_batches(quick: Pl
     await Retention(platform).run_once()
     async with platform.db.session() as session:
         assert len(list(await session.scalars(select(WebSession.id_hash)))) == 4
+
+
+async def test_hourly_rollups_of_days_past_the_window_go_and_every_read_stays(
+    quick: Platform,
+) -> None:
+    platform = quick
+    platform.settings.retention_events_days = 2
+    owner = await add_owner(platform)
+    agents = [await add_agent(platform, owner, f"a{i}", "SCOUT") for i in range(2)]
+    now = platform.clock.now()
+    rows = [
+        {
+            "agent_id": agents[i % 2],
+            "at": now - day * DAY_S - i * 1800.0,
+            "kind": ("ping", "dispatch")[i % 2],
+            "outcome": "failure" if i % 3 == 0 else "success",
+            "latency_ms": 10.0 * i,
+            "reason": "External agent timed out after 30000 ms" if i % 3 == 0 else None,
+        }
+        for day in range(5, 0, -1)
+        for i in range(6)
+    ]
+    async with platform.db.session() as session, session.begin():
+        await session.execute(insert(AgentEvent), rows)
+    while await roll_up_history(platform):  # every closed hour, 48 a call
+        pass
+    before = await _reads(platform, agents)
+
+    report = await build_retention(platform).run_once()
+
+    cut = day_of(platform.clock.now() - 2 * DAY_S)
+    assert report.events_removed > 0
+    assert report.rollup_hours_pruned > 0
+    async with platform.db.session() as session:
+        hours = list(
+            await session.scalars(select(AgentRollup.start).where(AgentRollup.span == HOUR))
+        )
+        days = list(await session.scalars(select(AgentRollup.start).where(AgentRollup.span == DAY)))
+    assert hours
+    assert min(hours) >= cut  # the hours of the days before the cut are gone
+    assert min(days) < cut  # their days stay
+    assert await _reads(platform, agents) == before  # every read, the same
+
+
+async def _reads(platform: Platform, agents: list[str]) -> list[Any]:
+    async with platform.db.session() as session:
+        found: list[Any] = [await history.runs_total(session)]
+        for agent in agents:
+            failures = await history.agent_failures(session, agent, ("ping", "dispatch"))
+            found += [
+                {k: (s.count, s.first, s.last) for k, s in failures.items()},
+                await history.failures_total(session, agent),
+                await history.latency_percentiles(session, agent, ("ping", "dispatch")),
+            ]
+    return found

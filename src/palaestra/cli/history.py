@@ -98,7 +98,8 @@ def _report_lines(report: PassReport) -> list[str]:
         f"{report.task_bodies_cleared:,}",
         f"  archived {report.receipts_archived:,} completion receipts and removed "
         f"{report.receipts_removed:,}; deleted {report.web_sessions_deleted:,} expired browser "
-        "sessions",
+        f"sessions and the hourly roll-ups of {report.rollup_hours_pruned:,} hours (their days' "
+        "stay)",
     ]
     if report.partitions_created or report.partitions_dropped:
         lines.append(

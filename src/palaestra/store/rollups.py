@@ -41,12 +41,14 @@ from palaestra.store.rollup_models import DAY, HOUR, LATENCY_BOUNDS_MS, NO_LATEN
 
 __all__ = [
     "DEFAULT_GRACE_S",
+    "PRUNED_KEY",
     "TABLES",
     "UNTIL_KEY",
     "backfill",
     "backfill_table",
     "close_target",
     "mark_stale",
+    "prune_hour",
     "recompute_day",
     "recompute_hour",
     "recompute_marked",
@@ -59,6 +61,9 @@ __all__ = [
 #: The ``meta`` row holding the watermark: unix seconds, a whole hour; every hour before
 #: it is rolled up, none after it.
 UNTIL_KEY: Final = "rollups_until"
+#: The ``meta`` row saying before when the hourly rows were deleted (:func:`prune_hour`):
+#: whole days, summed in their day rows, never recomputed.
+PRUNED_KEY: Final = "rollup_hours_pruned_until"
 #: The grace period after which an hour closes, by default (``Settings.rollup_grace_s``).
 DEFAULT_GRACE_S: Final = 3600.0
 #: The advisory lock every roll-up transaction takes first on PostgreSQL (any constant
@@ -165,6 +170,11 @@ def _lock(connection: Connection) -> None:
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOCK})
 
 
+def _meta_float(connection: Connection, key: str) -> float | None:
+    value = connection.scalar(select(Meta.value).where(Meta.key == key))
+    return None if value is None else float(value)
+
+
 def until_of(connection: Connection) -> float | None:
     """The watermark, or ``None`` before anything was rolled up."""
     value = connection.scalar(select(Meta.value).where(Meta.key == UNTIL_KEY))
@@ -172,12 +182,16 @@ def until_of(connection: Connection) -> float | None:
 
 
 def _set_until(connection: Connection, until: float, *, exists: bool) -> None:
+    _set_meta(connection, UNTIL_KEY, until, exists=exists)
+
+
+def _set_meta(connection: Connection, key: str, value: float, *, exists: bool) -> None:
     statement = (
         "UPDATE meta SET value = :value WHERE key = :key"
         if exists
         else "INSERT INTO meta (key, value) VALUES (:key, :value)"
     )
-    connection.execute(text(statement), {"key": UNTIL_KEY, "value": str(int(until))})
+    connection.execute(text(statement), {"key": key, "value": str(int(value))})
 
 
 async def rolled_up_until(session: AsyncSession) -> datetime:
@@ -259,6 +273,7 @@ def recompute_stale(connection: Connection, now: float, keep_raw_s: float | None
     """Recompute the match hours marked stale before the watermark (one transaction)."""
     _lock(connection)
     until = until_of(connection) or 0.0
+    pruned = _meta_float(connection, PRUNED_KEY) or 0.0
     # Taken out first: a mark written while this runs survives for the next job, whose
     # statements will see the change that wrote it.
     starts = [
@@ -274,6 +289,8 @@ def recompute_stale(connection: Connection, now: float, keep_raw_s: float | None
         # before ``now``) may have lost its raw rows to the archive; recomputing it would
         # replace a roll-up kept for ever with the sum of what is left. It keeps its sums.
         if keep_raw_s is not None and start < now - keep_raw_s:
+            continue
+        if start < pruned:  # its day's other hours are gone: its day row keeps its sums
             continue
         recompute_hour(connection, start, ("match_rollups",))
         day = start - start % DAY
@@ -319,6 +336,41 @@ async def recompute_marked(db: Database, now: float, keep_raw_s: float | None = 
     """Recompute the hours marked stale, in a transaction of its own (right after the one
     that marked them: a rejudged outcome reaches the roll-ups at once, not at the next job)."""
     return await db.transact(partial(recompute_stale, now=now, keep_raw_s=keep_raw_s))
+
+
+def prune_hour(connection: Connection, before: float) -> bool:
+    """Delete the oldest hour's rows of every roll-up table if that hour's day ended before
+    ``before`` and before the watermark's day (one transaction); ``False`` when none is left.
+
+    The day's rows hold the same sums, and reads take whole days from them
+    (``store.history``). Call it only for days older than the raw events' retention
+    window: the job recomputes no stale hour of those (:func:`recompute_stale`), which is
+    also told that hours before the pruned bound have no siblings left to sum.
+    """
+    _lock(connection)
+    until = until_of(connection) or 0.0
+    bound = min(math.floor(before / DAY), math.floor(until / DAY)) * DAY
+    oldest = [
+        connection.scalar(text(f"SELECT min(start) FROM {table} WHERE span = {HOUR}"))
+        for table in TABLES
+    ]
+    found = [int(start) for start in oldest if start is not None and start < bound]
+    pruned = _meta_float(connection, PRUNED_KEY)
+    if not found:
+        if pruned is None or pruned < bound:
+            _set_meta(connection, PRUNED_KEY, bound, exists=pruned is not None)
+        return False
+    start = min(found)
+    for table in TABLES:
+        connection.execute(
+            text(f"DELETE FROM {table} WHERE span = {HOUR} AND start = :start"), {"start": start}
+        )
+    # This hour's day is going, hour by hour, and every day before it is gone: a stale
+    # mark in them is never recomputed (its day's row would lose the other hours' sums).
+    day_end = (start // DAY + 1) * DAY
+    if pruned is None or pruned < day_end:
+        _set_meta(connection, PRUNED_KEY, day_end, exists=pruned is not None)
+    return True
 
 
 def backfill(

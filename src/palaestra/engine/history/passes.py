@@ -36,6 +36,7 @@ class PassReport:
     receipts_archived: int = 0
     receipts_removed: int = 0
     web_sessions_deleted: int = 0
+    rollup_hours_pruned: int = 0
     partitions_created: list[str] = field(default_factory=list)
     partitions_dropped: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)

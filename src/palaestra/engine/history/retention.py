@@ -6,7 +6,8 @@ A pass, run by one runner at a time (:class:`~palaestra.engine.history.lease.Lea
 2. finishes the removals a pass cut short left (files logged, rows not yet removed);
 3. archives and removes raw agent events older than ``retention_events_days`` (whole
    days), but never events the roll-ups have not summarised yet: the cutoff is
-   ``min(now - window, rolled_up_until)``;
+   ``min(now - window, rolled_up_until)``; and deletes the hourly roll-up rows of the
+   days before that cutoff, whose daily rows hold the same sums;
 4. archives and clears the payloads and outputs of tasks of runs finished more than
    ``retention_task_bodies_days`` ago (whole days);
 5. archives and removes the receipts of async completions received more than
@@ -25,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any, Final, cast
 
 from sqlalchemy import Connection, select, text
@@ -37,6 +39,7 @@ from palaestra.engine.history.rollups import summarised_until
 from palaestra.platform import Platform
 from palaestra.store.archives import ArchiveKind, HistoryArchive
 from palaestra.store.partitions import DAY_S, day_of, is_partitioned
+from palaestra.store.rollups import prune_hour
 
 __all__ = ["Retention", "RolledUpUntil", "build_retention", "no_roll_up_limit"]
 
@@ -141,6 +144,7 @@ class Retention:
             if partitioned:
                 await events.drop_old_partitions(work, cut)
             await events.archive_loose(work, cut)
+            await self._prune_rollup_hours(work, cut)
         bodies_cut = self.task_bodies_cutoff()
         if bodies_cut is not None:
             await bodies.archive_task_bodies(work, bodies_cut)
@@ -152,6 +156,12 @@ class Retention:
             await sessions.delete_expired_sessions(work, sessions_cut)
         if db.is_sqlite:
             await self._vacuum(work)
+
+    async def _prune_rollup_hours(self, work: RetentionPass, cut: float) -> None:
+        """The hourly roll-up rows of the days before ``cut``, an hour per transaction."""
+        while await self.platform.db.transact(partial(prune_hour, before=cut)):
+            work.report.rollup_hours_pruned += 1
+            await work.pause()
 
     async def _finish_removals(self, work: RetentionPass) -> None:
         query = select(HistoryArchive).where(HistoryArchive.removed_at.is_(None))
