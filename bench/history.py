@@ -282,7 +282,9 @@ def rollups_agree(connection: Connection) -> bool:
          f"SELECT count(*) FROM tasks WHERE agent_id IS NOT NULL AND created_at < {until}"),
         (f"SELECT sum(matches) FROM match_rollups WHERE side = 'attacker' AND {closed}",
          f"SELECT count(*) FROM matches WHERE created_at < {until}"),
-        (f"SELECT sum(runs) FROM run_rollups WHERE {closed}",
+        (f"SELECT sum(matches) FROM arena_rollups WHERE {closed}",
+         f"SELECT count(*) FROM matches WHERE created_at < {until}"),
+        (f"SELECT sum(runs) FROM arena_rollups WHERE {closed}",
          f"SELECT count(*) FROM runs WHERE created_at < {until}"),
     ]  # fmt: skip
     return all(

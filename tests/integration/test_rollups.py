@@ -33,9 +33,9 @@ from palaestra.store.rollup_models import (
     DAY,
     HOUR,
     AgentRollup,
+    ArenaRollup,
     MatchRollup,
     RollupStale,
-    RunRollup,
     TaskRollup,
     latency_bucket,
     percentile,
@@ -309,7 +309,7 @@ async def _replay(url: str, script: list[tuple[str, Any]]) -> None:
 
 def _forget(connection: Connection) -> None:
     """Every row gone, roll-ups and watermark too: the next example starts afresh."""
-    for table in (Owner, Run, RollupStale, RunRollup):
+    for table in (Owner, Run, RollupStale, ArenaRollup):
         connection.execute(delete(table))
     connection.execute(delete(Meta).where(Meta.key == UNTIL_KEY))
 
@@ -346,7 +346,9 @@ def _closed_rollups(connection: Connection) -> dict[str, Any]:
         )
         for r in connection.execute(select(MatchRollup))
     }
-    found["runs"] = {(r.span, r.start): r.runs for r in connection.execute(select(RunRollup))}
+    found["arena"] = {
+        (r.span, r.start): (r.runs, r.matches) for r in connection.execute(select(ArenaRollup))
+    }
     return found
 
 
@@ -399,16 +401,19 @@ def _closed_aggregates(connection: Connection, until: float) -> dict[str, Any]:
                 (m.defender_id, m.attacker_id, "defender"),
             ):
                 found[(me, span, start, them, side, m.kind, m.status, m.outcome or "")] += 1
-    runs: Counter[tuple[int, int]] = Counter()
+    arena: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0])
     for run in connection.execute(select(Run)):
         for span, start in _spans(run.created_at, until):
-            runs[span, start] += 1
+            arena[span, start][0] += 1
+    for m in connection.execute(select(Match)):
+        for span, start in _spans(m.created_at, until):
+            arena[span, start][1] += 1
     return {
         "until": until,
         "events": {k: (n, _r(s), _r(f), _r(la)) for k, (n, s, f, la) in events.items()},
         "tasks": {k: (n, c, _r(s), _r(f), _r(la)) for k, (n, c, s, f, la) in tasks.items()},
         "matches": dict(found),
-        "runs": dict(runs),
+        "arena": {k: (runs, matches) for k, (runs, matches) in arena.items()},
     }
 
 

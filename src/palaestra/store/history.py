@@ -25,8 +25,8 @@ from palaestra.store.rollup_models import (
     DAY,
     HOUR,
     AgentRollup,
+    ArenaRollup,
     MatchRollup,
-    RunRollup,
     TaskRollup,
     latency_bucket,
     percentile,
@@ -197,8 +197,8 @@ async def fighter_matches(session: AsyncSession, fighter_id: str) -> Counter[tup
 async def matches_total(session: AsyncSession) -> int:
     """How many matches there are."""
     until = await watermark(session)
-    rolled = select(func.coalesce(func.sum(MatchRollup.matches), 0)).where(
-        MatchRollup.side == "attacker", _closed(MatchRollup, until)
+    rolled = select(func.coalesce(func.sum(ArenaRollup.matches), 0)).where(
+        _closed(ArenaRollup, until)
     )
     tail = select(func.count()).select_from(Match).where(Match.created_at >= until)
     return int(await session.scalar(rolled) or 0) + int(await session.scalar(tail) or 0)
@@ -207,7 +207,7 @@ async def matches_total(session: AsyncSession) -> int:
 async def runs_total(session: AsyncSession) -> int:
     """How many runs there are."""
     until = await watermark(session)
-    rolled = select(func.coalesce(func.sum(RunRollup.runs), 0)).where(_closed(RunRollup, until))
+    rolled = select(func.coalesce(func.sum(ArenaRollup.runs), 0)).where(_closed(ArenaRollup, until))
     tail = select(func.count()).select_from(Run).where(Run.created_at >= until)
     return int(await session.scalar(rolled) or 0) + int(await session.scalar(tail) or 0)
 

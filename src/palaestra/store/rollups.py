@@ -124,11 +124,13 @@ _HOUR_SQL: Final[dict[str, tuple[str, ...]]] = {
             ("defender_id", "attacker_id", "defender"),
         )
     ),
-    "run_rollups": (
+    "arena_rollups": (
         (
-            "INSERT INTO run_rollups (span, start, runs) "
-            f"SELECT {HOUR}, CAST(:start AS BIGINT), count(*) FROM runs "
-            "WHERE created_at >= :lo AND created_at < :hi HAVING count(*) > 0"
+            "INSERT INTO arena_rollups (span, start, runs, matches) "
+            f"SELECT {HOUR}, CAST(:start AS BIGINT), r.n, m.n "
+            "FROM (SELECT count(*) AS n FROM runs WHERE created_at >= :lo AND created_at < :hi) r, "
+            "(SELECT count(*) AS n FROM matches WHERE created_at >= :lo AND created_at < :hi) m "
+            "WHERE r.n + m.n > 0"
         ),
     ),
 }
@@ -148,7 +150,7 @@ _SUMS: Final = {
         "sum(matches)",
         "matches",
     ),
-    "run_rollups": ((), "sum(runs)", "runs"),
+    "arena_rollups": ((), "sum(runs), sum(matches)", "runs, matches"),
 }
 TABLES: Final = tuple(_HOUR_SQL)
 

@@ -1,11 +1,12 @@
-"""the runs rolled up per hour and day, and the indexes retention reads receipts and sessions by
+"""runs and matches rolled up per hour and day, and the indexes retention reads receipts and
+sessions by
 
-``run_rollups`` is created and filled, from the runs already stored, for every hour and
-day before the roll-ups' watermark (``store.rollups.backfill_table``: each hour a range
-of ``ix_runs_created``); from then on the roll-up job keeps it with the other tables, and
-the overview's count of runs reads no history. ``completion_receipts`` is indexed by
-when each was received and ``web_sessions`` by expiry, the ranges retention archives
-and deletes.
+``arena_rollups`` is created and filled, from the runs and matches already stored, for
+every hour and day before the roll-ups' watermark (``store.rollups.backfill_table``:
+each hour a range of ``ix_runs_created`` and ``ix_matches_created``); from then on the
+roll-up job keeps it with the other tables, and the overview's counts read a row a
+day. ``completion_receipts`` is indexed by when each was received and ``web_sessions``
+by expiry, the ranges retention archives and deletes.
 
 Revision ID: 0015
 Revises: 0014
@@ -26,12 +27,13 @@ depends_on = None
 
 def upgrade() -> None:
     op.create_table(
-        "run_rollups",
+        "arena_rollups",
         sa.Column("span", sa.Integer(), primary_key=True),
         sa.Column("start", sa.BigInteger(), primary_key=True),
         sa.Column("runs", sa.BigInteger(), nullable=False),
+        sa.Column("matches", sa.BigInteger(), nullable=False),
     )
-    backfill_table(op.get_bind(), "run_rollups")
+    backfill_table(op.get_bind(), "arena_rollups")
     op.create_index("ix_completion_receipts_received", "completion_receipts", ["received_at"])
     op.create_index("ix_web_sessions_expires", "web_sessions", ["expires_at"])
 
@@ -39,4 +41,4 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index("ix_web_sessions_expires", table_name="web_sessions")
     op.drop_index("ix_completion_receipts_received", table_name="completion_receipts")
-    op.drop_table("run_rollups")
+    op.drop_table("arena_rollups")

@@ -1,5 +1,5 @@
-"""Runs stored before their roll-up existed are rolled up by the migration that adds it, on
-both stores: the overview's count stays what it was."""
+"""Runs and matches stored before their arena-wide roll-up existed are rolled up by the
+migration that adds it, on both stores: the overview's counts stay what they were."""
 
 from __future__ import annotations
 
@@ -49,15 +49,17 @@ async def test_runs_stored_before_the_roll_up_are_rolled_up_and_counted_the_same
         async with db.engine.begin() as connection:
             await connection.run_sync(lambda c: migrate(c, AFTER))
             rows = {
-                (span, start): runs
-                for span, start, runs in await connection.execute(
-                    text("SELECT span, start, runs FROM run_rollups")
+                (span, start): (runs, matches)
+                for span, start, runs, matches in await connection.execute(
+                    text("SELECT span, start, runs, matches FROM arena_rollups")
                 )
             }
         closed = [at for at in CREATED if at < UNTIL]
-        hours = {(HOUR, int(at - at % HOUR)): 1 for at in closed}
-        assert rows == {**hours, (DAY, START): sum(1 for at in closed if at < START + DAY)}
+        hours = {(HOUR, int(at - at % HOUR)): (1, 0) for at in closed}
+        day = sum(1 for at in closed if at < START + DAY)
+        assert rows == {**hours, (DAY, START): (day, 0)}
         async with db.session() as session:
             assert await history.runs_total(session) == len(CREATED)
+            assert await history.matches_total(session) == 0
     finally:
         await db.dispose()
