@@ -1,5 +1,4 @@
-"""runs and matches rolled up per hour and day, and the indexes retention reads receipts and
-sessions by
+"""arena-wide roll-ups of runs and matches; retention's indexes of receipts and sessions
 
 ``arena_rollups`` is created and filled, from the runs and matches already stored, for
 every hour and day before the roll-ups' watermark (``store.rollups.backfill_table``:
