@@ -4,7 +4,8 @@ Its statements are explained on both stores: none reads the history tables, and 
 snapshots are read through ``ix_leaderboard_snapshots_arena_at`` or by primary key,
 never scanned (on PostgreSQL sequential scans are priced out first, so that the small
 test table shows which index each read could use). A second view reads no snapshot's
-data; a new publication, a rating that moves and a new fighter are shown at once.
+data, and neither the page nor the API reads the live ratings again while none moved; a
+new publication, a rating that moves and a new fighter are shown at once.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from sqlalchemy import event, text, update
 
 from palaestra.engine.ratings.leaderboard import Arena, recompute
 from palaestra.engine.ratings.live import rate_pending
+from palaestra.engine.ratings.live_table import live_table
 from palaestra.platform import Platform
 from palaestra.store.models import FighterRating
 from palaestra.web.board_queries import cage_board, edgearena_board
@@ -108,6 +110,12 @@ async def test_a_second_view_decodes_no_snapshot_and_changes_show_at_once(
         await edgearena_board(platform)
     assert again == first
     assert not [s for s, _ in seen if "leaderboard_snapshots.data" in s]
+    # Nor any rating, nor the fighters: the live table is ranked once per change, for the
+    # API as for the page.
+    with statements(platform) as seen:
+        await live_table(platform, limit=3)
+        await live_table(platform, limit=3)
+    assert not [s for s, _ in seen if "fighter_ratings.mu" in s or "agents.name" in s]
     # A rating that moves: the live table ranks again.
     top = first.live.items[0]["fighter_id"]
     async with platform.db.session() as session, session.begin():

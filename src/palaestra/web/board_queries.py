@@ -9,9 +9,9 @@ A published snapshot never changes once stored: each process reads and decodes t
 newest one, and narrows and sorts its tables, once per publication
 (:class:`_Published`), not once per view. A view reads only which snapshot is the
 newest, through ``ix_leaderboard_snapshots_arena_at``. The live table is ranked again
-only when a fighter or a live rating changed (:class:`_Ranked`, keyed by their count
-and latest write, as the live pages' stamps are). So a view's cost does not grow with
-the fighters and agents the tables rank, nor with the matches behind them.
+only when a fighter or a live rating changed (``engine.ratings.live_table``). So a
+view's cost does not grow with the fighters and agents the tables rank, nor with the
+matches behind them.
 """
 
 from __future__ import annotations
@@ -24,16 +24,16 @@ from functools import partial
 from typing import Any, Final
 from weakref import WeakKeyDictionary
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from palaestra.engine.ratings.leaderboard import Arena, Snapshot
-from palaestra.engine.ratings.live_table import cage_fighters, live_table
+from palaestra.engine.ratings.live_table import fighter_classes, live_table
 from palaestra.errors import Conflict, InvalidRequest
 from palaestra.platform import Platform
 from palaestra.protocol import Role
 from palaestra.rules.leaderboard_tables import ENTRANT_TYPES, filter_agents, filter_cage
 from palaestra.store.db import Database
-from palaestra.store.models import Agent, FighterRating, LeaderboardSnapshot
+from palaestra.store.models import LeaderboardSnapshot
 from palaestra.store.paging import (
     FIRST_PAGE,
     Page,
@@ -121,45 +121,6 @@ class _Published:
 
 #: Per database (a platform's, while it is open), the snapshot each arena last published.
 _published: WeakKeyDictionary[Database, dict[Arena, _Published]] = WeakKeyDictionary()
-#: Pages of the live table kept per state of the fighters and their ratings.
-_PAGES_KEPT: Final = 64
-
-
-@dataclass(slots=True)
-class _Ranked:
-    """The fighters' classes and the pages of the live table read while the fighters and
-    their live ratings were in one state (``stamp``)."""
-
-    stamp: tuple[object, ...]
-    classes: list[str]
-    pages: OrderedDict[tuple[object, ...], Page[dict[str, Any]]] = field(
-        default_factory=OrderedDict
-    )
-
-
-_ranked: WeakKeyDictionary[Database, _Ranked] = WeakKeyDictionary()
-
-
-async def _ranked_now(platform: Platform) -> _Ranked:
-    """The live state of the cage: reused while no fighter and no live rating changed."""
-    cage = Agent.arena == Arena.CAGE.value
-    stamp_query = select(
-        select(func.count()).select_from(FighterRating).scalar_subquery(),
-        select(func.max(FighterRating.updated_at)).scalar_subquery(),
-        select(func.count()).select_from(Agent).where(cage).scalar_subquery(),
-        select(func.max(Agent.updated_at)).where(cage).scalar_subquery(),
-    )
-    async with platform.db.read() as connection:
-        stamp = tuple((await connection.execute(stamp_query)).one())
-    known = _ranked.get(platform.db)
-    if known is not None and known.stamp == stamp:
-        return known
-    facts = await cage_fighters(platform)
-    classes = sorted(
-        set(platform.settings.fighter_classes) | {f.fighter_class for f in facts if f.fighter_class}
-    )
-    _ranked[platform.db] = ranked = _Ranked(stamp, classes)
-    return ranked
 
 
 async def _newest(platform: Platform, arena: Arena) -> _Published | None:
@@ -253,11 +214,8 @@ async def cage_board(
     """
     entrant_type = entrant_type if entrant_type in ENTRANT_TYPES else None
     fighter_class = (fighter_class or "").strip()[:32] or None
-    ranked = await _ranked_now(platform)
-    classes = ranked.classes
-    live = await _live(
-        platform, ranked, entrant_type, fighter_class, page_size, live_cursor or None
-    )
+    classes = sorted(set(platform.settings.fighter_classes) | await fighter_classes(platform))
+    live = await _live(platform, entrant_type, fighter_class, page_size, live_cursor or None)
     published = await _newest(platform, Arena.CAGE)
     if published is None:
         return CageBoard(entrant_type, fighter_class, classes, published=False, live=live)
@@ -327,26 +285,16 @@ def _around(
 
 async def _live(
     platform: Platform,
-    ranked: _Ranked,
     entrant_type: str | None,
     fighter_class: str | None,
     page_size: int,
     cursor: str | None,
 ) -> Page[dict[str, Any]]:
-    key = (entrant_type, fighter_class, page_size, cursor)
-    page = ranked.pages.get(key)
-    if page is not None:
-        ranked.pages.move_to_end(key)
-        return page
     table = partial(live_table, platform, entrant_type=entrant_type, fighter_class=fighter_class)
     try:
-        page = await table(limit=page_size, cursor=cursor)
+        return await table(limit=page_size, cursor=cursor)
     except InvalidRequest:
-        page = await table(limit=page_size)  # not a cursor a page gave: the top of the table
-    ranked.pages[key] = page
-    if len(ranked.pages) > _PAGES_KEPT:
-        ranked.pages.popitem(last=False)
-    return page
+        return await table(limit=page_size)  # not a cursor a page gave: the top of the table
 
 
 async def edgearena_board(
