@@ -131,6 +131,8 @@ class Agent(Base):
         Index("ix_agents_arena_role_status", "arena", "role", "status"),
         Index("ix_agents_created", "created_at", "id"),  # the lists, newest first
         Index("ix_agents_arena_created", "arena", "created_at", "id"),
+        # The live table's stamp: an arena's latest write, and how many (index only).
+        Index("ix_agents_arena_updated", "arena", "updated_at"),
     )
 
 

@@ -92,6 +92,7 @@ class _Published:
         self.snapshot = snapshot
         self._cage: OrderedDict[tuple[str | None, str | None], _CageTable] = OrderedDict()
         self._edge: list[dict[str, Any]] | None = None
+        self._edge_roles: set[str] = set()
 
     def cage_table(self, entrant_type: str | None, fighter_class: str | None) -> _CageTable:
         key = (entrant_type, fighter_class)
@@ -116,7 +117,13 @@ class _Published:
                 ),
                 key=lambda row: ROLES.index(row["role"]),
             )
+            self._edge_roles = {row["role"] for row in self._edge}
         return self._edge
+
+    def edge_has(self, role: str) -> bool:
+        """Whether the edgearena table has a row of ``role``."""
+        self.edge_rows()
+        return role in self._edge_roles
 
 
 #: Per database (a platform's, while it is open), the snapshot each arena last published.
@@ -315,7 +322,7 @@ async def edgearena_board(
         (role, [r for r in shown if r.get("role") == role])
         for role in ROLES
         if any(r.get("role") == role for r in shown)
-        or (start == 0 and not any(r.get("role") == role for r in rows))
+        or (start == 0 and not published.edge_has(role))
     ]
     following, before = _around(snapshot.computed_at, start, end, len(rows), page_size)
     return EdgeBoard(

@@ -5,7 +5,8 @@ every hour and day before the roll-ups' watermark (``store.rollups.backfill_tabl
 each hour a range of ``ix_runs_created`` and ``ix_matches_created``); from then on the
 roll-up job keeps it with the other tables, and the overview's counts read a row a
 day. ``completion_receipts`` is indexed by when each was received and ``web_sessions``
-by expiry, the ranges retention archives and deletes.
+by expiry, the ranges retention archives and deletes; ``agents`` by arena and latest
+write and ``fighter_ratings`` by latest write, the live table's stamp.
 
 Revision ID: 0015
 Revises: 0014
@@ -35,9 +36,13 @@ def upgrade() -> None:
     backfill_table(op.get_bind(), "arena_rollups")
     op.create_index("ix_completion_receipts_received", "completion_receipts", ["received_at"])
     op.create_index("ix_web_sessions_expires", "web_sessions", ["expires_at"])
+    op.create_index("ix_agents_arena_updated", "agents", ["arena", "updated_at"])
+    op.create_index("ix_fighter_ratings_updated", "fighter_ratings", ["updated_at"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_fighter_ratings_updated", table_name="fighter_ratings")
+    op.drop_index("ix_agents_arena_updated", table_name="agents")
     op.drop_index("ix_web_sessions_expires", table_name="web_sessions")
     op.drop_index("ix_completion_receipts_received", table_name="completion_receipts")
     op.drop_table("arena_rollups")
