@@ -19,7 +19,7 @@ from typing import Final
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
-__all__ = ["grow"]
+__all__ = ["grow", "grow_day"]
 
 DAYS: Final = 30
 #: Rows per INSERT: PostgreSQL holds a statement's series in memory.
@@ -191,4 +191,81 @@ def grow(
     return (
         f"{agents:,} agents, {runs:,} runs, {tasks:,} tasks, {matches:,} matches, "
         f"{events:,} events ({hot:,} on the read agent)"
+    )
+
+
+def grow_day(
+    connection: Connection,
+    *,
+    day: int,
+    start: float,
+    agents: int,
+    events: int,
+    tasks: int,
+) -> None:
+    """Day number ``day`` (from 0) of a busy arena, from ``start`` (unix seconds): its
+    ``events`` agent events, ``tasks`` tasks in finished runs of 9 with a completion
+    receipt each, and a match per 100 tasks, among the ``agents`` agents a :func:`grow`
+    of mark ``"2"`` made. Ids carry mark ``"3"`` and numbers unique to the day."""
+    sql, agent = _Sql(connection.dialect.name, "3"), _Sql(connection.dialect.name, "2")
+    runs = max(1, tasks // TASKS_PER_RUN)
+    matches = tasks // 100
+    fighters = max(2, agents // 20)
+    edge = agents - fighters
+    base = day * 10_000_000  # numbers of one day apart from another's (10M rows a day at most)
+    spread = 86400.0
+    run_at = f"{start} + i * {spread / runs}"
+    _insert(
+        connection,
+        sql,
+        "runs",
+        "id, goal, launchpad, status, phase, config, created_at, updated_at, finished_at, kicks",
+        f"SELECT {sql.id('b', f'i + {base}')}, 'a goal', 'make-money', 'COMPLETED', 'REPORT', "
+        f"'{{}}', {run_at}, {run_at}, {run_at} + 60, 0",
+        runs,
+    )
+    at = f"{start} + (i % {runs}) * {spread / runs}"
+    _insert(
+        connection,
+        sql,
+        "tasks",
+        "id, run_id, phase, slot, attempt, agent_id, executor, status, payload, output, "
+        "dispatched_at, sent_at, completed_at, via, latency_ms, contribution, created_at",
+        f"SELECT {sql.id('c', f'i + {base}')}, {sql.id('b', f'(i % {runs}) + 1 + {base}')}, "
+        f"'SCOUT', i / {runs}, 0, {agent.id('a', f'(i % {edge}) + 1')}, 'grown', 'SUCCEEDED', "
+        '\'{"goal": "a goal", "prompt": "propose a business"}\', \'{"ok": true}\', '
+        f"{at}, {at}, {at} + 2, 'async', {sql.random} * 2000, {sql.random}, {at}",
+        tasks,
+    )
+    _insert(
+        connection,
+        sql,
+        "completion_receipts",
+        "task_id, signature, received_at",
+        f"SELECT {sql.id('c', f'i + {base}')}, 'v1,' || {sql.id('e', f'i + {base}')}, {at} + 2",
+        tasks,
+    )
+    fighter = f"{edge} + 1 + (i % {fighters})"
+    match_at = f"{start} + i * {spread / max(1, matches)}"
+    _insert(
+        connection,
+        sql,
+        "matches",
+        "id, attacker_id, defender_id, ruleset, kind, status, outcome, decided_by, seed, "
+        "material, deadline_ms, next_turn, created_at, updated_at, finished_at",
+        f"SELECT {sql.id('d', f'i + {base}')}, {agent.id('a', fighter)}, "
+        f"{agent.id('a', f'{edge} + 1 + ((i + 1) % {fighters})')}, 'cage.v1', 'rated', "
+        f"'SCORED', 'draw', 'utility', i, '{{}}', 1000, 6, {match_at}, {match_at}, {match_at}",
+        matches,
+    )
+    _insert(
+        connection,
+        sql,
+        "agent_events",
+        "agent_id, at, kind, outcome, latency_ms, reason",
+        f"SELECT {agent.id('a', f'(i % {agents}) + 1')}, {start} + i * {spread / max(1, events)}, "
+        "CASE WHEN i % 100 < 90 THEN 'ping' ELSE 'dispatch' END, "
+        f"CASE WHEN i % 20 = 0 THEN 'failure' ELSE 'success' END, {sql.random} * 800, "
+        "CASE WHEN i % 20 = 0 THEN 'External agent timed out after 30000 ms' ELSE NULL END",
+        events,
     )

@@ -6,8 +6,9 @@
 
 For each store a fresh platform is served on 127.0.0.1 (``palaestra serve``'s app,
 uvicorn in this process) with a small arena and a day of history (:data:`FRESH`: a
-page of each list and a chart's worth of events on the paused agent whose page is read,
-so that fresh and grown pages show as much), and 20 agents pinged by the health monitor.
+page of each list, the leaderboards' tables included, and a chart's worth of events on
+the paused agent whose page is read, so that fresh and grown pages show as much), and 20
+agents pinged by the health monitor.
 Each read is timed ``--repeats`` times (median), with a health-monitor tick (the 20
 agents due at once: claim, ping, record) and a whole run (``POST /api/runs``, answered
 by the house as no agent takes tasks, until COMPLETED; median of 3 after one to warm).
@@ -16,15 +17,29 @@ SQL (PostgreSQL's ``generate_series``, SQLite's recursive CTE), as about 30 days
 busy arena leave it: ``--agents`` more agents, ``--tasks`` tasks in runs of 9, a match
 per 100 tasks, and ``--events`` agent events (pings, dispatches, status changes, a
 twentieth of them failures), ``--hot`` of them on the paused agent. The roll-ups are
-then rebuilt from the grown rows as migration 0012 builds them (its back-fill: every
+then rebuilt from the grown rows as migration 0014 builds them (its back-fill: every
 closed hour in turn, timed),
 the tables analysed, and everything is timed again.
 
 Target: each read, the tick and the run within 1.5x of their fresh time (PASS or FAIL
-per line; a missed target does not change the exit status). The exit status is 1 when a
-read fails (a status other than 200) or the roll-ups differ from the raw aggregates
-after the growth, 0 otherwise. PostgreSQL is ``PALAESTRA_BENCH_POSTGRES_URL`` (a
-database of the bench's own is created on it and dropped afterwards).
+per line; a missed target does not change the exit status).
+
+Storage under retention (``--phases storage``): on a fresh platform of each store, under
+a clock of its own, ``--simulate-days`` days (90) of a busy arena are written a day at a
+time (``--events`` / 30 events and ``--tasks`` / 30 tasks a day, each task with a
+completion receipt, a match per 100 tasks, among ``--agents`` agents), each day followed
+by the roll-up job and a retention pass at the default windows (events 30 days, task
+bodies and receipts 90), as ``palaestra serve`` runs them. The database's size, its
+agent events and the archive folder's size are printed every tenth day, then how much
+the database grew a day before and after the events' window filled. Target: the agent
+events held at the window's worth (31 days of them at most) whatever the days written
+(PASS or FAIL); what still grows is what is kept for ever (tasks, runs, matches,
+roll-ups) and, until their own 90 days, the task bodies and receipts.
+
+The exit status is 1 when a read fails (a status other than 200), the roll-ups differ
+from the raw aggregates after the growth, or more events are kept than the window's;
+0 otherwise. PostgreSQL is ``PALAESTRA_BENCH_POSTGRES_URL`` (a database of the bench's
+own is created on it and dropped afterwards).
 """
 
 # The SQL of rollups_agree is built from the watermark, a number read from the database.
@@ -34,12 +49,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -50,15 +67,24 @@ from sqlalchemy import insert, text, update
 from sqlalchemy.engine import Connection
 
 from palaestra.app import create_app
+from palaestra.clock import FrozenClock
 from palaestra.engine.agents.health import HealthMonitor
+from palaestra.engine.history.retention import build_retention
 from palaestra.engine.ratings.leaderboard import Arena, recompute
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.store.models import Agent, AgentEvent, Match
-from palaestra.store.rollups import DEFAULT_GRACE_S, UNTIL_KEY, backfill, until_of
+from palaestra.store.rollups import (
+    DEFAULT_GRACE_S,
+    TABLES,
+    UNTIL_KEY,
+    backfill,
+    roll_up,
+    until_of,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
-from bench._history_growth import grow
+from bench._history_growth import grow, grow_day
 from bench._support import (
     HOST,
     add_owner,
@@ -73,9 +99,19 @@ ADMIN = "pa_admin_bench-history-token"
 MONITORED = 20
 RUNS = 3  # whole runs timed, after one to warm
 TARGET = 1.5
-#: The fresh arena's day of history: a page of each list, a chart's worth on the read agent.
-FRESH = {"events": 21_000, "tasks": 900, "agents": 120, "hot": 20_000}
-QUICK = {"events": 20_000, "tasks": 3_000, "agents": 300, "hot": 5_000, "repeats": 2}
+#: The fresh arena's day of history: a page of each list (the agents and, a twentieth of
+#: them, the fighters: 209, a page of the live table's API), a chart's worth on the read
+#: agent.
+FRESH = {"events": 21_000, "tasks": 900, "agents": 4_100, "hot": 20_000}
+QUICK = {
+    "events": 20_000,
+    "tasks": 3_000,
+    "agents": 300,
+    "hot": 5_000,
+    "repeats": 2,
+    "simulate_days": 34,
+}
+DAY = 86400.0
 
 
 async def healthy(request: web.BaseRequest) -> web.StreamResponse:
@@ -226,9 +262,9 @@ async def publish(platform: Platform) -> None:
 
 
 def rebuild_rollups(connection: Connection) -> int:
-    """Migration 0012's back-fill over every row: the roll-ups and their watermark forgotten,
+    """Migration 0014's back-fill over every row: the roll-ups and their watermark forgotten,
     then every closed hour rolled up again, one by one; how many hours."""
-    for table in ("agent_rollups", "task_rollups", "match_rollups"):
+    for table in TABLES:
         connection.execute(text(f"DELETE FROM {table}"))
     connection.execute(text("DELETE FROM meta WHERE key = :key"), {"key": UNTIL_KEY})
     return backfill(connection, time.time(), DEFAULT_GRACE_S)
@@ -249,6 +285,10 @@ def rollups_agree(connection: Connection) -> bool:
          f"SELECT count(*) FROM tasks WHERE agent_id IS NOT NULL AND created_at < {until}"),
         (f"SELECT sum(matches) FROM match_rollups WHERE side = 'attacker' AND {closed}",
          f"SELECT count(*) FROM matches WHERE created_at < {until}"),
+        (f"SELECT sum(matches) FROM arena_rollups WHERE {closed}",
+         f"SELECT count(*) FROM matches WHERE created_at < {until}"),
+        (f"SELECT sum(runs) FROM arena_rollups WHERE {closed}",
+         f"SELECT count(*) FROM runs WHERE created_at < {until}"),
     ]  # fmt: skip
     return all(
         int(connection.scalar(text(rolled)) or 0) == int(connection.scalar(text(raw)) or 0)
@@ -281,6 +321,7 @@ async def one_store(store: str, args: argparse.Namespace, failures: list[str]) -
         base = await stack.enter_async_context(served(platform))
         await publish(platform)
         fresh = await measure(platform, base, ids, args.repeats, failures)
+        fresh_load = os.getloadavg()[0]
         started = time.perf_counter()
         sizes = await platform.db.transact(
             lambda c: grow(c, ids, events=args.events, tasks=args.tasks, agents=args.agents,
@@ -295,17 +336,106 @@ async def one_store(store: str, args: argparse.Namespace, failures: list[str]) -
         await platform.db.transact(lambda c: c.execute(text("ANALYZE")))
         await publish(platform)
         grown = await measure(platform, base, ids, args.repeats, failures)
+        grown_load = os.getloadavg()[0]
         size = await platform.db.query(_database_size)
     print(
         f"{store}: grown by {sizes} in {grown_s:.0f} s; roll-ups back-filled in "
         f"{backfill_s:.1f} s ({hours} hours); database {size / 2**20:,.0f} MiB"
     )
+    print(f"  load average (1 min) after the fresh timings {fresh_load:.1f}, after the grown ones "
+          f"{grown_load:.1f}")  # fmt: skip
     print(f"  {'read':<32} {'fresh ms':>9} {'grown ms':>9} {'ratio':>7}")
     for name, before in fresh.items():
         after = grown[name]
         ratio = after / before if before else float("inf")
         verdict = "PASS" if ratio <= TARGET else "FAIL"
         print(f"  {name:<32} {before:>9.1f} {after:>9.1f} {ratio:>6.2f}x  {verdict}")
+
+
+async def storage(store: str, args: argparse.Namespace, failures: list[str]) -> None:
+    """``--simulate-days`` days written a day at a time, each followed by the roll-up job
+    and a retention pass; the storage printed every tenth day (and the last)."""
+    days = args.simulate_days
+    per_day = {"events": args.events // 30, "tasks": args.tasks // 30}
+    async with AsyncExitStack() as stack:
+        data = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        given: dict[str, Any] = {"retention_pause_s": 0.0}
+        if store == "postgres":
+            given["database_url"] = await stack.enter_async_context(bench_database())
+        # Whole days, ending yesterday: the rows' times are in the past of the real clock.
+        first = (time.time() // DAY - days - 1) * DAY
+        clock = FrozenClock(first)
+        platform = await Platform.open(bench_settings(data, **given), clock=clock)
+        stack.push_async_callback(platform.close)
+        owner = await add_owner(platform, first)
+        await platform.db.transact(
+            lambda c: grow(c, {"owner": owner, "hot": ""}, events=0, tasks=0,
+                           agents=args.agents, hot=0, days=1, mark="2")
+        )  # fmt: skip
+        retention = build_retention(platform)
+        settings = platform.settings
+        print(
+            f"{store}: {days} days of {per_day['events']:,} events and {per_day['tasks']:,} "
+            f"tasks (and receipts) a day among {args.agents:,} agents; retention at the "
+            f"defaults: events {settings.retention_events_days} days, task bodies "
+            f"{settings.retention_task_bodies_days}, receipts {settings.retention_receipts_days}"
+        )
+        print(f"  {'day':>4} {'database MiB':>13} {'agent events':>13} {'archive MiB':>12} "
+              f"{'pass s':>7}")  # fmt: skip
+        sizes: dict[int, int] = {}
+        started = time.perf_counter()
+        for day in range(days):
+            start = first + day * DAY
+            await platform.db.transact(
+                partial(grow_day, day=day, start=start, agents=args.agents, **per_day)
+            )
+            clock.current = start + DAY + 2 * 3600  # the next morning: yesterday's hours closed
+            passed = time.perf_counter()
+            await roll_up_to_now(platform)
+            report = await retention.run_once()
+            if report.deferred:
+                print(f"  day {day + 1}: left for the next pass: {report.deferred}")
+            pass_s = time.perf_counter() - passed
+            sizes[day + 1] = size = await platform.db.query(_database_size)
+            events = await platform.db.query(_event_count)
+            if (day + 1) % 10 == 0 or day + 1 in (settings.retention_events_days + 1, days):
+                archive = sum(
+                    f.stat().st_size
+                    for f in settings.effective_archive_dir.rglob("*")
+                    if f.is_file()
+                )
+                print(f"  {day + 1:>4} {size / 2**20:>13,.0f} {events:>13,} "
+                      f"{archive / 2**20:>12,.0f} {pass_s:>7.1f}")  # fmt: skip
+    window = settings.retention_events_days
+    if days <= window + 1:
+        print(f"  ({days} days do not pass the events' window: nothing to compare)")
+        return
+    before = (sizes[window] - sizes[1]) / (window - 1) / 2**20
+    after = (sizes[days] - sizes[window + 1]) / (days - window - 1) / 2**20
+    held = (window + 1) * per_day["events"]
+    verdict = "PASS" if events <= held else "FAIL"
+    print(
+        f"  the database grew {before:,.1f} MiB a day until the events' window filled (days "
+        f"1 to {window}), {after:,.1f} MiB a day after it (days {window + 1} to {days}: the "
+        f"rows kept for ever, and task bodies and receipts until their own windows); agent "
+        f"events held at {events:,} (at most {held:,})  {verdict}; "
+        f"{time.perf_counter() - started:.0f} s in all"
+    )
+    if verdict == "FAIL":
+        failures.append(f"{store}: {events:,} agent events kept after {days} days")
+
+
+async def roll_up_to_now(platform: Platform) -> None:
+    """The roll-up job, as the server runs it, until no closed hour is left."""
+    while await roll_up(
+        platform.db, platform.clock.now(), grace_s=DEFAULT_GRACE_S,
+        keep_raw_s=platform.settings.retention_events_days * DAY, max_hours=None,
+    ):  # fmt: skip
+        pass
+
+
+def _event_count(connection: Connection) -> int:
+    return int(connection.scalar(text("SELECT count(*) FROM agent_events")) or 0)
 
 
 def _database_size(connection: Connection) -> int:
@@ -324,10 +454,16 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hot", type=int, default=280_000, help="events on the read agent")
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--stores", default="sqlite,postgres")
+    parser.add_argument("--phases", default="reads,storage", help="reads, storage or both")
+    parser.add_argument("--simulate-days", type=int, default=90)
     args = parse_args(parser, QUICK, argv)
     failures: list[str] = []
+    phases = args.phases.split(",")
     for store in args.stores.split(","):
-        await one_store(store, args, failures)
+        if "reads" in phases:
+            await one_store(store, args, failures)
+        if "storage" in phases:
+            await storage(store, args, failures)
     for failure in failures:
         print(f"FAIL  {failure}")
     print("PASS  every read answered 200 and the roll-ups equal the raw rows" if not failures

@@ -33,6 +33,29 @@ class RetentionSettings(BaseSettings):
         "then both are archived to Parquet and cleared (the tasks themselves stay, and their "
         "pages say where the bodies went). 0 keeps them for ever.",
     )
+    retention_receipts_days: int = Field(
+        default=90,
+        description="Days the receipts of accepted async completions (the callback a task's "
+        "page shows: when it came, with which signature) are kept; older ones are archived to "
+        "Parquet, then removed (whole days at a time). A receipt guards against a replayed "
+        "completion only while the signature's timestamp is fresh (five minutes): any window "
+        "keeps that guard. 0 keeps them for ever.",
+    )
+    retention_web_sessions_days: int = Field(
+        default=1,
+        description="Days a browser session's row is kept after the session expired; then it "
+        "is deleted, with nothing archived (an expired session signs nobody in). 0 keeps them "
+        "for ever.",
+    )
+    retention_leaderboard_snapshots: int = Field(
+        default=10,
+        ge=1,
+        le=10_000,
+        description="Published leaderboards kept per arena: each publication deletes the older "
+        "ones, with nothing archived (a leaderboard is computed again from the matches and "
+        "tasks, which are kept). The rated-match records (each rated match's ratings before "
+        "and after) are kept for ever: they mark a match as applied to the live ratings.",
+    )
     retention_batch_rows: int = Field(
         default=5000,
         ge=100,
@@ -68,7 +91,12 @@ class RetentionSettings(BaseSettings):
         "they were.",
     )
 
-    @field_validator("retention_events_days", "retention_task_bodies_days")
+    @field_validator(
+        "retention_events_days",
+        "retention_task_bodies_days",
+        "retention_receipts_days",
+        "retention_web_sessions_days",
+    )
     @classmethod
     def _days(cls, value: int, info: ValidationInfo) -> int:
         if not 0 <= value <= MAX_RETENTION_DAYS:

@@ -70,8 +70,12 @@ def test_status_then_a_pass_then_what_the_archive_holds(data_dir: Path) -> None:
     assert "history retention: a pass every 3600 s; archives in" in out
     assert "agent events: kept 30 days; events older than " in out
     assert "task payloads and outputs: kept 90 days after their run finished" in out
-    assert out.count("archived: nothing yet") == 2
+    assert "completion receipts (the callbacks task pages show): kept 90 days" in out
+    assert out.count("archived: nothing yet") == 3
     assert "match turns: kept for ever" in out
+    assert "browser sessions: deleted 1 days after they expired" in out
+    assert "published leaderboards: the latest 10 per arena" in out
+    assert "rated-match records (ratings before and after each rated match): kept for ever" in out
     assert "store: SQLite, incremental auto-vacuum" in out
     assert "roll-ups: nothing rolled up yet; raw events after that are kept" in out
 

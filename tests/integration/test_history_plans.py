@@ -35,7 +35,7 @@ pytestmark = pytest.mark.asyncio
 
 START = 1_790_000_000.0
 
-HISTORY = ("agent_events", "tasks", "matches")
+HISTORY = ("agent_events", "tasks", "matches", "runs")
 
 
 @contextmanager

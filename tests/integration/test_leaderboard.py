@@ -215,7 +215,8 @@ async def test_only_on_demand_when_the_interval_is_zero(platform: Platform) -> N
 
 
 async def test_old_snapshots_are_pruned(platform: Platform, clock: FrozenClock) -> None:
-    for _ in range(leaderboard.KEEP_SNAPSHOTS + 3):
+    platform.settings.retention_leaderboard_snapshots = 4
+    for _ in range(4 + 3):
         clock.advance(1)
         await recompute(platform, Arena.CAGE)
     await recompute(platform, Arena.EDGEARENA)
@@ -229,7 +230,7 @@ async def test_old_snapshots_are_pruned(platform: Platform, clock: FrozenClock) 
                 )
             ).all()
         )
-    assert counts == {"cage": leaderboard.KEEP_SNAPSHOTS, "edgearena": 1}
+    assert counts == {"cage": 4, "edgearena": 1}
 
 
 async def test_the_edgearena_table(platform: Platform) -> None:

@@ -20,11 +20,14 @@ from sqlalchemy.engine import Connection
 
 from palaestra.store.db import Database, migrate
 from palaestra.store.models import AgentEvent, Match, Task
-from palaestra.store.rollup_models import DAY, HOUR, AgentRollup
+from palaestra.store.rollup_models import DAY, HOUR, AgentRollup, MatchRollup
 from palaestra.store.rollups import (
     DEFAULT_GRACE_S,
+    mark_stale,
+    prune_hour,
     recompute_day,
     recompute_hour,
+    recompute_marked,
     roll_up,
     rolled_up_until,
     until_of,
@@ -154,5 +157,38 @@ async def test_the_migration_rolls_up_the_history_already_stored(database_url: s
         found = await db.query(_closed_rollups)
         assert found["events"]
         assert found == await db.query(partial(_closed_aggregates, until=until))
+    finally:
+        await db.dispose()
+
+
+async def test_a_stale_hour_of_a_pruned_day_keeps_its_days_sums(database_url: str) -> None:
+    db = await _store(database_url)
+    try:
+        arena = await _history(db)
+        await roll_up(db, arena.now, grace_s=900, max_hours=None)
+        while await db.transact(partial(prune_hour, before=START + DAY)):
+            pass
+        day_rows = select(MatchRollup).where(MatchRollup.span == DAY, MatchRollup.start == START)
+        hours = select(func.count()).where(
+            MatchRollup.span == HOUR, MatchRollup.start < START + DAY
+        )
+
+        def rows(connection: Connection) -> list[tuple[object, ...]]:
+            return sorted(tuple(r) for r in connection.execute(day_rows).all())
+
+        before = await db.query(rows)
+        assert before
+        assert await db.query(lambda c: c.scalar(hours)) == 0
+        async with db.session() as session, session.begin():  # a rejudge in the pruned day
+            match = await session.scalar(
+                select(Match).where(Match.created_at < START + DAY).limit(1)
+            )
+            assert match is not None
+            match.outcome = "draw" if match.outcome != "draw" else "attacker"
+            await mark_stale(session, [match.created_at])
+        # No retention window (as after the window was widened): the mark is still skipped.
+        await recompute_marked(db, arena.now, keep_raw_s=None)
+        assert await db.query(rows) == before
+        assert await db.query(lambda c: c.scalar(hours)) == 0
     finally:
         await db.dispose()

@@ -33,6 +33,7 @@ from palaestra.store.rollup_models import (
     DAY,
     HOUR,
     AgentRollup,
+    ArenaRollup,
     MatchRollup,
     RollupStale,
     TaskRollup,
@@ -308,7 +309,7 @@ async def _replay(url: str, script: list[tuple[str, Any]]) -> None:
 
 def _forget(connection: Connection) -> None:
     """Every row gone, roll-ups and watermark too: the next example starts afresh."""
-    for table in (Owner, Run, RollupStale):
+    for table in (Owner, Run, RollupStale, ArenaRollup):
         connection.execute(delete(table))
     connection.execute(delete(Meta).where(Meta.key == UNTIL_KEY))
 
@@ -344,6 +345,9 @@ def _closed_rollups(connection: Connection) -> dict[str, Any]:
             r.matches
         )
         for r in connection.execute(select(MatchRollup))
+    }
+    found["arena"] = {
+        (r.span, r.start): (r.runs, r.matches) for r in connection.execute(select(ArenaRollup))
     }
     return found
 
@@ -397,11 +401,19 @@ def _closed_aggregates(connection: Connection, until: float) -> dict[str, Any]:
                 (m.defender_id, m.attacker_id, "defender"),
             ):
                 found[(me, span, start, them, side, m.kind, m.status, m.outcome or "")] += 1
+    arena: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0])
+    for run in connection.execute(select(Run)):
+        for span, start in _spans(run.created_at, until):
+            arena[span, start][0] += 1
+    for m in connection.execute(select(Match)):
+        for span, start in _spans(m.created_at, until):
+            arena[span, start][1] += 1
     return {
         "until": until,
         "events": {k: (n, _r(s), _r(f), _r(la)) for k, (n, s, f, la) in events.items()},
         "tasks": {k: (n, c, _r(s), _r(f), _r(la)) for k, (n, c, s, f, la) in tasks.items()},
         "matches": dict(found),
+        "arena": {k: (runs, matches) for k, (runs, matches) in arena.items()},
     }
 
 
@@ -421,6 +433,7 @@ async def _reads(db: Database, agents: list[str]) -> dict[str, Any]:
                 await history.latency_percentiles(session, agent, ("ping", "dispatch")),
             )
         found["matches"] = await history.matches_total(session)
+        found["runs"] = await history.runs_total(session)
         found["pairs"] = dict(await history.pairs_played(session))
     return found
 
@@ -463,6 +476,7 @@ def _raw_reads(connection: Connection, agents: list[str]) -> dict[str, Any]:
             [percentile(histogram.items(), f) for f in (0.5, 0.95, 0.99)],
         )
     found["matches"] = len(match_rows)
+    found["runs"] = len(list(connection.execute(select(Run.id))))
     found["pairs"] = dict(Counter(pair_key(m.attacker_id, m.defender_id) for m in match_rows))
     return found
 

@@ -8,7 +8,7 @@ import pytest
 
 EXPORTS = {
     "palaestra.engine.ratings.live": {"BASELINE_PLAYED", "live_ratings", "rate_pending"},
-    "palaestra.engine.ratings.live_table": {"cage_fighters", "live_table"},
+    "palaestra.engine.ratings.live_table": {"cage_fighters", "fighter_classes", "live_table"},
     "palaestra.engine.ratings.leaderboard": {
         "Arena",
         "RatingsWorker",

@@ -19,6 +19,9 @@ def test_defaults_keep_events_a_month_and_task_bodies_a_quarter(tmp_path: Path) 
     assert settings.retention_events_days == 30
     assert settings.retention_task_bodies_days == 90
     assert settings.retention_batch_rows == 5000
+    assert settings.retention_receipts_days == 90
+    assert settings.retention_web_sessions_days == 1
+    assert settings.retention_leaderboard_snapshots == 10
     assert settings.effective_archive_dir == tmp_path / "archive"
     assert _settings(archive_dir=tmp_path / "elsewhere").effective_archive_dir == (
         tmp_path / "elsewhere"
@@ -45,6 +48,19 @@ def test_zero_keeps_for_ever() -> None:
             "PALAESTRA_RETENTION_TASK_BODIES_DAYS is 4000: give a number of days from 1 to "
             "3650, or 0 to keep for ever",
         ),
+        (
+            "retention_receipts_days",
+            -2,
+            "PALAESTRA_RETENTION_RECEIPTS_DAYS is -2: give a number of days from 1 to 3650, "
+            "or 0 to keep for ever",
+        ),
+        (
+            "retention_web_sessions_days",
+            3651,
+            "PALAESTRA_RETENTION_WEB_SESSIONS_DAYS is 3651: give a number of days from 1 to "
+            "3650, or 0 to keep for ever",
+        ),
+        ("retention_leaderboard_snapshots", 0, "greater than or equal to 1"),
         ("retention_batch_rows", 10, "greater than or equal to 100"),
         ("retention_batch_rows", 1_000_000, "less than or equal to 100000"),
         ("retention_pause_s", -0.5, "greater than or equal to 0"),

@@ -37,6 +37,12 @@ _WHAT = {
         "kept {days} days after their run finished; those of runs finished before {day} are "
         "archived, then cleared (the tasks stay), at the next pass",
     ),
+    ArchiveKind.COMPLETION_RECEIPTS: (
+        "completion receipts (the callbacks task pages show)",
+        "receipts",
+        "kept {days} days; receipts received before {day} are archived, then removed, at the "
+        "next pass",
+    ),
 }
 
 
@@ -90,6 +96,10 @@ def _report_lines(report: PassReport) -> list[str]:
         f"pass: archived {report.events_archived:,} events and removed {report.events_removed:,}; "
         f"archived the bodies of {report.task_bodies_archived:,} tasks and cleared "
         f"{report.task_bodies_cleared:,}",
+        f"  archived {report.receipts_archived:,} completion receipts and removed "
+        f"{report.receipts_removed:,}; deleted {report.web_sessions_deleted:,} expired browser "
+        f"sessions and the hourly roll-ups of {report.rollup_hours_pruned:,} hours (their days' "
+        "stay)",
     ]
     if report.partitions_created or report.partitions_dropped:
         lines.append(
@@ -111,6 +121,21 @@ def status_lines(status: RetentionStatus) -> list[str]:
     for kind in status.kinds:
         lines += _kind_lines(kind)
     lines.append("  match turns: kept for ever (the judge re-reads them; the dataset carries them)")
+    if status.web_sessions_days:
+        lines.append(
+            f"  browser sessions: deleted {status.web_sessions_days} days after they expired "
+            "(nothing archived: an expired session signs nobody in)"
+        )
+    else:
+        lines.append("  browser sessions: kept for ever, expired ones too (the window is 0)")
+    lines.append(
+        f"  published leaderboards: the latest {status.leaderboard_snapshots} per arena "
+        "(older ones deleted as each is published; computed again from the matches and tasks)"
+    )
+    lines.append(
+        "  rated-match records (ratings before and after each rated match): kept for ever "
+        "(they mark a match as applied to the live ratings)"
+    )
     lines.append(f"  oldest agent event kept: {_moment(status.oldest_event_at)}")
     lines.append(_store_line(status))
     if status.recent:

@@ -19,6 +19,8 @@ class ArchiveKind(StrEnum):
     AGENT_EVENTS = "agent_events"
     #: Tasks' payloads and outputs, of the runs that finished in the file's range.
     TASK_BODIES = "task_bodies"
+    #: Receipts of accepted async completions, received in the file's range.
+    COMPLETION_RECEIPTS = "completion_receipts"
 
 
 class HistoryArchive(Base):

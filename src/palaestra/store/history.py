@@ -20,11 +20,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from palaestra.protocol.failures import CallFailure
 from palaestra.rules.matchmaking import pair_key
-from palaestra.store.models import AgentEvent, Match, Meta, Task
+from palaestra.store.models import AgentEvent, Match, Meta, Run, Task
 from palaestra.store.rollup_models import (
     DAY,
     HOUR,
     AgentRollup,
+    ArenaRollup,
     MatchRollup,
     TaskRollup,
     latency_bucket,
@@ -40,6 +41,7 @@ __all__ = [
     "latency_percentiles",
     "matches_total",
     "pairs_played",
+    "runs_total",
     "tasks_by_status",
     "watermark",
 ]
@@ -195,10 +197,18 @@ async def fighter_matches(session: AsyncSession, fighter_id: str) -> Counter[tup
 async def matches_total(session: AsyncSession) -> int:
     """How many matches there are."""
     until = await watermark(session)
-    rolled = select(func.coalesce(func.sum(MatchRollup.matches), 0)).where(
-        MatchRollup.side == "attacker", _closed(MatchRollup, until)
+    rolled = select(func.coalesce(func.sum(ArenaRollup.matches), 0)).where(
+        _closed(ArenaRollup, until)
     )
     tail = select(func.count()).select_from(Match).where(Match.created_at >= until)
+    return int(await session.scalar(rolled) or 0) + int(await session.scalar(tail) or 0)
+
+
+async def runs_total(session: AsyncSession) -> int:
+    """How many runs there are."""
+    until = await watermark(session)
+    rolled = select(func.coalesce(func.sum(ArenaRollup.runs), 0)).where(_closed(ArenaRollup, until))
+    tail = select(func.count()).select_from(Run).where(Run.created_at >= until)
     return int(await session.scalar(rolled) or 0) + int(await session.scalar(tail) or 0)
 
 

@@ -80,6 +80,8 @@ class WebSession(Base):
     created_at: Mapped[float] = mapped_column(Float)
     expires_at: Mapped[float] = mapped_column(Float)
 
+    __table_args__ = (Index("ix_web_sessions_expires", "expires_at"),)  # retention's deletes
+
 
 class Agent(Base):
     """An edgearena agent or a cage fighter: one registered entrant of one owner."""
@@ -129,6 +131,8 @@ class Agent(Base):
         Index("ix_agents_arena_role_status", "arena", "role", "status"),
         Index("ix_agents_created", "created_at", "id"),  # the lists, newest first
         Index("ix_agents_arena_created", "arena", "created_at", "id"),
+        # The live table's stamp: an arena's latest write, and how many (index only).
+        Index("ix_agents_arena_updated", "arena", "updated_at"),
     )
 
 
@@ -314,6 +318,9 @@ class CompletionReceipt(Base):
     task_id: Mapped[str] = mapped_column(_ID, primary_key=True)
     signature: Mapped[str] = mapped_column(String(128), primary_key=True)
     received_at: Mapped[float] = mapped_column(Float)
+
+    # Retention archives and removes them a day at a time.
+    __table_args__ = (Index("ix_completion_receipts_received", "received_at"),)
 
 
 class Match(Base):

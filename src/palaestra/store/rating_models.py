@@ -32,6 +32,9 @@ class FighterRating(Base):
     losses: Mapped[int] = mapped_column(Integer)
     updated_at: Mapped[float] = mapped_column(Float)
 
+    # The live table's stamp: the latest write, read without a scan.
+    __table_args__ = (Index("ix_fighter_ratings_updated", "updated_at"),)
+
 
 class RatedMatch(Base):
     """A scored match applied to the live ratings, exactly once, with the ratings it moved."""

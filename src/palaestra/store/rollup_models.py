@@ -9,6 +9,8 @@
   contributions and when the first and the last of them ended.
 - ``match_rollups``: a fighter's matches created in one span, by opponent, side, kind,
   status and outcome (each match twice: once for each of its fighters).
+- ``arena_rollups``: the runs and the matches created in one span, arena-wide (the
+  overview's counts: a row a span, however many fighters met).
 - ``rollup_stale``: hours whose matches changed after they were rolled up (a rejudged
   outcome): the job recomputes them.
 
@@ -32,6 +34,7 @@ __all__ = [
     "LATENCY_BOUNDS_MS",
     "NO_LATENCY",
     "AgentRollup",
+    "ArenaRollup",
     "MatchRollup",
     "RollupStale",
     "TaskRollup",
@@ -113,6 +116,18 @@ class MatchRollup(Base):
         Index("ix_match_rollups_span_start", "span", "start"),
         Index("ix_match_rollups_opponent", "opponent_id"),
     )
+
+
+class ArenaRollup(Base):
+    """The runs and the matches created in one span: counts that their later steps (a run
+    ending, a match scored or rejudged) never change."""
+
+    __tablename__ = "arena_rollups"
+
+    span: Mapped[int] = mapped_column(Integer, primary_key=True)
+    start: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    runs: Mapped[int] = mapped_column(BigInteger)
+    matches: Mapped[int] = mapped_column(BigInteger)
 
 
 class RollupStale(Base):

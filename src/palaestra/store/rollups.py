@@ -41,11 +41,14 @@ from palaestra.store.rollup_models import DAY, HOUR, LATENCY_BOUNDS_MS, NO_LATEN
 
 __all__ = [
     "DEFAULT_GRACE_S",
+    "PRUNED_KEY",
     "TABLES",
     "UNTIL_KEY",
     "backfill",
+    "backfill_table",
     "close_target",
     "mark_stale",
+    "prune_hour",
     "recompute_day",
     "recompute_hour",
     "recompute_marked",
@@ -58,6 +61,9 @@ __all__ = [
 #: The ``meta`` row holding the watermark: unix seconds, a whole hour; every hour before
 #: it is rolled up, none after it.
 UNTIL_KEY: Final = "rollups_until"
+#: The ``meta`` row saying before when the hourly rows were deleted (:func:`prune_hour`):
+#: whole days, summed in their day rows, never recomputed.
+PRUNED_KEY: Final = "rollup_hours_pruned_until"
 #: The grace period after which an hour closes, by default (``Settings.rollup_grace_s``).
 DEFAULT_GRACE_S: Final = 3600.0
 #: The advisory lock every roll-up transaction takes first on PostgreSQL (any constant
@@ -118,6 +124,15 @@ _HOUR_SQL: Final[dict[str, tuple[str, ...]]] = {
             ("defender_id", "attacker_id", "defender"),
         )
     ),
+    "arena_rollups": (
+        (
+            "INSERT INTO arena_rollups (span, start, runs, matches) "
+            f"SELECT {HOUR}, CAST(:start AS BIGINT), r.n, m.n "
+            "FROM (SELECT count(*) AS n FROM runs WHERE created_at >= :lo AND created_at < :hi) r, "
+            "(SELECT count(*) AS n FROM matches WHERE created_at >= :lo AND created_at < :hi) m "
+            "WHERE r.n + m.n > 0"
+        ),
+    ),
 }
 _SUMS: Final = {
     "agent_rollups": (
@@ -135,23 +150,31 @@ _SUMS: Final = {
         "sum(matches)",
         "matches",
     ),
+    "arena_rollups": ((), "sum(runs), sum(matches)", "runs, matches"),
 }
 TABLES: Final = tuple(_HOUR_SQL)
 
 
 def _day_sql(table: str) -> str:
     keys, sums, columns = _SUMS[table]
-    listed = ", ".join(keys)
+    listed = "".join(f"{key}, " for key in keys)
+    # Without keys the sum is one row even over no hours: a day without rows has none.
+    grouped = f"GROUP BY {', '.join(keys)}" if keys else "HAVING count(*) > 0"
     return (
-        f"INSERT INTO {table} ({listed}, span, start, {columns}) "
-        f"SELECT {listed}, {DAY}, CAST(:day AS BIGINT), {sums} FROM {table} "
-        f"WHERE span = {HOUR} AND start >= :day AND start < :end GROUP BY {listed}"
+        f"INSERT INTO {table} ({listed}span, start, {columns}) "
+        f"SELECT {listed}{DAY}, CAST(:day AS BIGINT), {sums} FROM {table} "
+        f"WHERE span = {HOUR} AND start >= :day AND start < :end {grouped}"
     )
 
 
 def _lock(connection: Connection) -> None:
     if connection.dialect.name == "postgresql":
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOCK})
+
+
+def _meta_float(connection: Connection, key: str) -> float | None:
+    value = connection.scalar(select(Meta.value).where(Meta.key == key))
+    return None if value is None else float(value)
 
 
 def until_of(connection: Connection) -> float | None:
@@ -161,12 +184,16 @@ def until_of(connection: Connection) -> float | None:
 
 
 def _set_until(connection: Connection, until: float, *, exists: bool) -> None:
+    _set_meta(connection, UNTIL_KEY, until, exists=exists)
+
+
+def _set_meta(connection: Connection, key: str, value: float, *, exists: bool) -> None:
     statement = (
         "UPDATE meta SET value = :value WHERE key = :key"
         if exists
         else "INSERT INTO meta (key, value) VALUES (:key, :value)"
     )
-    connection.execute(text(statement), {"key": UNTIL_KEY, "value": str(int(until))})
+    connection.execute(text(statement), {"key": key, "value": str(int(value))})
 
 
 async def rolled_up_until(session: AsyncSession) -> datetime:
@@ -198,7 +225,7 @@ def _first_hour(connection: Connection) -> float | None:
     oldest = [
         connection.scalar(text(f"SELECT min({column}) FROM {table}"))
         for table, column in (("agent_events", "at"), ("tasks", "created_at"))
-    ] + [connection.scalar(select(func.min(Match.created_at)))]
+    ] + [connection.scalar(select(func.min(model.created_at))) for model in (Match, Run)]
     found = [value for value in oldest if value is not None]
     return math.floor(min(found) / HOUR) * HOUR if found else None
 
@@ -225,7 +252,7 @@ def recompute_day(connection: Connection, day: int, tables: Iterable[str] = TABL
         connection.execute(text(_day_sql(table)), {"day": day, "end": day + DAY})
 
 
-def _close_next(connection: Connection, target: float) -> bool:
+def _close_next(connection: Connection, target: float, tables: Iterable[str] = TABLES) -> bool:
     """Close the next hour before ``target`` (one transaction); ``False`` when none is left."""
     _lock(connection)
     until = until_of(connection)
@@ -237,9 +264,9 @@ def _close_next(connection: Connection, target: float) -> bool:
     if until >= target:
         return False
     start = int(until)
-    recompute_hour(connection, start)
+    recompute_hour(connection, start, tables)
     if (start + HOUR) % DAY == 0:
-        recompute_day(connection, start + HOUR - DAY)
+        recompute_day(connection, start + HOUR - DAY, tables)
     _set_until(connection, start + HOUR, exists=exists)
     return True
 
@@ -248,6 +275,7 @@ def recompute_stale(connection: Connection, now: float, keep_raw_s: float | None
     """Recompute the match hours marked stale before the watermark (one transaction)."""
     _lock(connection)
     until = until_of(connection) or 0.0
+    pruned = _meta_float(connection, PRUNED_KEY) or 0.0
     # Taken out first: a mark written while this runs survives for the next job, whose
     # statements will see the change that wrote it.
     starts = [
@@ -263,6 +291,8 @@ def recompute_stale(connection: Connection, now: float, keep_raw_s: float | None
         # before ``now``) may have lost its raw rows to the archive; recomputing it would
         # replace a roll-up kept for ever with the sum of what is left. It keeps its sums.
         if keep_raw_s is not None and start < now - keep_raw_s:
+            continue
+        if start < pruned:  # its day's other hours are gone: its day row keeps its sums
             continue
         recompute_hour(connection, start, ("match_rollups",))
         day = start - start % DAY
@@ -310,15 +340,69 @@ async def recompute_marked(db: Database, now: float, keep_raw_s: float | None = 
     return await db.transact(partial(recompute_stale, now=now, keep_raw_s=keep_raw_s))
 
 
-def backfill(connection: Connection, now: float, grace_s: float) -> int:
-    """Every closed hour rolled up, in one connection's transaction (migration 0012): the
-    hours one by one, each a bounded range of the raw rows' time indexes."""
+def prune_hour(connection: Connection, before: float) -> bool:
+    """Delete the oldest hour's rows of every roll-up table if that hour's day ended before
+    ``before`` and before the watermark's day (one transaction); ``False`` when none is left.
+
+    The day's rows hold the same sums, and reads take whole days from them
+    (``store.history``). Call it only for days older than the raw events' retention
+    window: the job recomputes no stale hour of those (:func:`recompute_stale`), which is
+    also told that hours before the pruned bound have no siblings left to sum.
+    """
+    _lock(connection)
+    until = until_of(connection) or 0.0
+    bound = min(math.floor(before / DAY), math.floor(until / DAY)) * DAY
+    oldest = [
+        connection.scalar(text(f"SELECT min(start) FROM {table} WHERE span = {HOUR}"))
+        for table in TABLES
+    ]
+    found = [int(start) for start in oldest if start is not None and start < bound]
+    pruned = _meta_float(connection, PRUNED_KEY)
+    if not found:
+        if pruned is None or pruned < bound:
+            _set_meta(connection, PRUNED_KEY, bound, exists=pruned is not None)
+        return False
+    start = min(found)
+    for table in TABLES:
+        connection.execute(
+            text(f"DELETE FROM {table} WHERE span = {HOUR} AND start = :start"), {"start": start}
+        )
+    # This hour's day is going, hour by hour, and every day before it is gone: a stale
+    # mark in them is never recomputed (its day's row would lose the other hours' sums).
+    day_end = (start // DAY + 1) * DAY
+    if pruned is None or pruned < day_end:
+        _set_meta(connection, PRUNED_KEY, day_end, exists=pruned is not None)
+    return True
+
+
+def backfill(
+    connection: Connection, now: float, grace_s: float, tables: Iterable[str] = TABLES
+) -> int:
+    """Every closed hour rolled up into ``tables``, in one connection's transaction
+    (migration 0014): the hours one by one, each a bounded range of the raw rows' time
+    indexes."""
     if connection.dialect.name == "postgresql":
         # Statistics as the rows stand: a table grown in bulk since its last analysis would
         # have each hour's range read by a sequential scan (seconds an hour over 1M rows).
         connection.execute(text("ANALYZE agent_events, tasks, matches"))
     target = close_target(connection, now, grace_s)
     closed = 0
-    while _close_next(connection, target):
+    while _close_next(connection, target, tables):
         closed += 1
     return closed
+
+
+def backfill_table(connection: Connection, table: str) -> int:
+    """A roll-up table added after the watermark moved: every hour and day before the
+    watermark summed into it from the raw rows (the other tables untouched); how many
+    hours."""
+    until = until_of(connection)
+    first = _first_hour(connection)
+    if until is None or first is None:
+        return 0
+    hours = range(int(first), int(until), HOUR)
+    for start in hours:
+        recompute_hour(connection, start, (table,))
+        if (start + HOUR) % DAY == 0:
+            recompute_day(connection, start + HOUR - DAY, (table,))
+    return len(hours)

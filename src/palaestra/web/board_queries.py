@@ -4,22 +4,36 @@ Read-only: a page never computes a snapshot (``palaestra serve`` publishes
 them on its schedule, the admin on demand); without one the page says so.
 The published cage table is narrowed and ranked again exactly as the API
 does it (``engine.leaderboard_tables.filter_cage``).
+
+A published snapshot never changes once stored: each process reads and decodes the
+newest one, and narrows and sorts its tables, once per publication
+(:class:`_Published`), not once per view. A view reads only which snapshot is the
+newest, through ``ix_leaderboard_snapshots_arena_at``. The live table is ranked again
+only when a fighter or a live rating changed (``engine.ratings.live_table``). So a
+view's cost does not grow with the fighters and agents the tables rank, nor with the
+matches behind them.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Final
+from weakref import WeakKeyDictionary
 
-from palaestra.engine.ratings.leaderboard import Arena, latest
-from palaestra.engine.ratings.live_table import cage_fighters, live_table
+from sqlalchemy import select
+
+from palaestra.engine.ratings.leaderboard import Arena, Snapshot
+from palaestra.engine.ratings.live_table import fighter_classes, live_table
 from palaestra.errors import Conflict, InvalidRequest
 from palaestra.platform import Platform
 from palaestra.protocol import Role
 from palaestra.rules.leaderboard_tables import ENTRANT_TYPES, filter_agents, filter_cage
+from palaestra.store.db import Database
+from palaestra.store.models import LeaderboardSnapshot
 from palaestra.store.paging import (
     FIRST_PAGE,
     Page,
@@ -42,6 +56,104 @@ ROLES: Final = tuple(role.value for role in Role)
 PAGE_SIZE: Final = 50
 #: The intervals drawn as bars (attack and defence are given as numbers beside them).
 _DRAWN: Final = ("overall",)
+#: Narrowed cage tables kept per publication (entrant type and class pairs asked for).
+_TABLES_KEPT: Final = 32
+
+
+@dataclass(frozen=True, slots=True)
+class _CageTable:
+    """A published cage table narrowed by the filters, with what its page draws of it."""
+
+    table: dict[str, Any]
+    scale: IntervalScale | None
+    group_scale: IntervalScale | None
+    head_to_head: dict[str, Any] | None
+
+    @classmethod
+    def of(
+        cls, data: dict[str, Any], entrant_type: str | None, fighter_class: str | None
+    ) -> _CageTable:
+        table = filter_cage(data, entrant_type=entrant_type, fighter_class=fighter_class)
+        fighters, groups = table["fighters"], [*table["summary"], *table["differences"]]
+        return cls(
+            table,
+            IntervalScale.over(_bounds(fighters, _DRAWN)) if fighters else None,
+            IntervalScale.over(_bounds(groups, _DRAWN)) if table["summary"] else None,
+            _grid_of(data.get("head_to_head"), fighters),
+        )
+
+
+class _Published:
+    """The newest snapshot of one arena as this process decoded it, with the tables the
+    pages made of it (each computed once per publication)."""
+
+    def __init__(self, snapshot_id: int, snapshot: Snapshot) -> None:
+        self.snapshot_id = snapshot_id
+        self.snapshot = snapshot
+        self._cage: OrderedDict[tuple[str | None, str | None], _CageTable] = OrderedDict()
+        self._edge: list[dict[str, Any]] | None = None
+        self._edge_roles: set[str] = set()
+
+    def cage_table(self, entrant_type: str | None, fighter_class: str | None) -> _CageTable:
+        key = (entrant_type, fighter_class)
+        table = self._cage.get(key)
+        if table is None:
+            table = _CageTable.of(self.snapshot.data, entrant_type, fighter_class)
+            self._cage[key] = table
+            if len(self._cage) > _TABLES_KEPT:
+                self._cage.popitem(last=False)
+        else:
+            self._cage.move_to_end(key)
+        return table
+
+    def edge_rows(self) -> list[dict[str, Any]]:
+        """The agents of the edgearena table with a role, in the roles' order."""
+        if self._edge is None:
+            self._edge = sorted(
+                (
+                    row
+                    for row in filter_agents(self.snapshot.data)["agents"]
+                    if row.get("role") in ROLES
+                ),
+                key=lambda row: ROLES.index(row["role"]),
+            )
+            self._edge_roles = {row["role"] for row in self._edge}
+        return self._edge
+
+    def edge_has(self, role: str) -> bool:
+        """Whether the edgearena table has a row of ``role``."""
+        self.edge_rows()
+        return role in self._edge_roles
+
+
+#: Per database (a platform's, while it is open), the snapshot each arena last published.
+_published: WeakKeyDictionary[Database, dict[Arena, _Published]] = WeakKeyDictionary()
+
+
+async def _newest(platform: Platform, arena: Arena) -> _Published | None:
+    """The newest published snapshot of ``arena``: its id read each time, its data only
+    when this process has not decoded that snapshot yet."""
+    newest = (
+        select(LeaderboardSnapshot.id)
+        .where(LeaderboardSnapshot.arena == arena.value)
+        .order_by(LeaderboardSnapshot.computed_at.desc(), LeaderboardSnapshot.id.desc())
+        .limit(1)
+    )
+    held = _published.setdefault(platform.db, {})
+    async with platform.db.session() as session:
+        snapshot_id = await session.scalar(newest)
+        if snapshot_id is None:
+            held.pop(arena, None)
+            return None
+        known = held.get(arena)
+        if known is not None and known.snapshot_id == snapshot_id:
+            return known
+        row = await session.get(LeaderboardSnapshot, snapshot_id)
+        if row is None:  # removed since: a newer one was published meanwhile
+            return None
+        snapshot = Snapshot(arena, row.computed_at, row.match_count, row.data)
+    held[arena] = found = _Published(snapshot_id, snapshot)
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,15 +221,14 @@ async def cage_board(
     """
     entrant_type = entrant_type if entrant_type in ENTRANT_TYPES else None
     fighter_class = (fighter_class or "").strip()[:32] or None
-    facts = await cage_fighters(platform)
-    classes = sorted(
-        set(platform.settings.fighter_classes) | {f.fighter_class for f in facts if f.fighter_class}
-    )
+    classes = sorted(set(platform.settings.fighter_classes) | await fighter_classes(platform))
     live = await _live(platform, entrant_type, fighter_class, page_size, live_cursor or None)
-    snapshot = await latest(platform, Arena.CAGE)
-    if snapshot is None:
+    published = await _newest(platform, Arena.CAGE)
+    if published is None:
         return CageBoard(entrant_type, fighter_class, classes, published=False, live=live)
-    table = filter_cage(snapshot.data, entrant_type=entrant_type, fighter_class=fighter_class)
+    snapshot = published.snapshot
+    narrowed = published.cage_table(entrant_type, fighter_class)
+    table = narrowed.table
     fighters = table["fighters"]
     start, end = _window(cursor, snapshot.computed_at, page_size)
     following, before = _around(snapshot.computed_at, start, end, len(fighters), page_size)
@@ -137,13 +248,9 @@ async def cage_board(
         summary=table["summary"],
         differences=table["differences"],
         live=live,
-        scale=IntervalScale.over(_bounds(fighters, _DRAWN)) if fighters else None,
-        group_scale=(
-            IntervalScale.over(_bounds([*table["summary"], *table["differences"]], _DRAWN))
-            if table["summary"]
-            else None
-        ),
-        head_to_head=_grid_of(snapshot.data.get("head_to_head"), fighters),
+        scale=narrowed.scale,
+        group_scale=narrowed.group_scale,
+        head_to_head=narrowed.head_to_head,
     )
 
 
@@ -203,21 +310,19 @@ async def edgearena_board(
     """A page of the edgearena table (agents by role, then rank), one section per role.
 
     A cursor of an older snapshot (or none a page gave) shows the first page."""
-    snapshot = await latest(platform, Arena.EDGEARENA)
-    if snapshot is None:
+    published = await _newest(platform, Arena.EDGEARENA)
+    if published is None:
         return EdgeBoard(published=False)
+    snapshot = published.snapshot
     # The page's sections go in the roles' order: the table is paged in that order too.
-    rows = sorted(
-        (row for row in filter_agents(snapshot.data)["agents"] if row.get("role") in ROLES),
-        key=lambda row: ROLES.index(row["role"]),
-    )
+    rows = published.edge_rows()
     start, end = _window(cursor, snapshot.computed_at, page_size)
     shown = rows[start:end]
     roles = [
         (role, [r for r in shown if r.get("role") == role])
         for role in ROLES
         if any(r.get("role") == role for r in shown)
-        or (start == 0 and not any(r.get("role") == role for r in rows))
+        or (start == 0 and not published.edge_has(role))
     ]
     following, before = _around(snapshot.computed_at, start, end, len(rows), page_size)
     return EdgeBoard(

@@ -24,6 +24,7 @@ from palaestra.store.events import agent_events, newest_first
 from palaestra.store.history import failures_total as count_failures
 from palaestra.store.history import latency_percentiles
 from palaestra.store.history import matches_total as count_matches
+from palaestra.store.history import runs_total as count_runs
 from palaestra.store.models import FAILED_EVENTS, NOTABLE_EVENTS, Agent, AgentEvent, Match, Run
 from palaestra.store.paging import (
     Page,
@@ -222,8 +223,9 @@ async def overview(platform: Platform, *, activity: int = 15, recent: int = 5) -
                 )
             ).all()
         )
-        runs_total = await session.scalar(select(func.count()).select_from(Run))
-        matches_total = await count_matches(session)  # roll-ups and the open hours
+        # The totals from the roll-ups of the closed hours and the rows of the open ones.
+        runs_total = await count_runs(session)
+        matches_total = await count_matches(session)
         # The newest notable rows through their partial index (its predicate word for word).
         events = list(
             await session.scalars(

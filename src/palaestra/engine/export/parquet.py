@@ -166,6 +166,14 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("request_headers", _TEXT),  # the signed headers the POST carried, as JSON
         ]
     ),
+    "completion_receipts": pa.schema(
+        [
+            ("schema_version", _TEXT),
+            ("task_id", _TEXT),
+            ("signature", _TEXT),
+            ("received_at", _FLOAT),
+        ]
+    ),
 }
 
 

@@ -64,6 +64,7 @@ JSON_TEXT_FIELDS: Final = {
 ARCHIVE_JSON_TEXT_FIELDS: Final = {
     "agent_events": ("detail",),
     "task_bodies": ("payload", "output", "request_headers"),
+    "completion_receipts": (),
 }
 _PAGE: Final = 200
 

@@ -1,7 +1,8 @@
-"""History that stays bounded: raw events and tasks' bodies archived to Parquet, then removed.
+"""History that stays bounded: raw events, tasks' bodies and completion receipts archived to
+Parquet, then removed; expired browser sessions deleted.
 
 - ``retention``: the job (:class:`Retention`), one pass at a time;
-- ``events``, ``bodies``: its two kinds of history;
+- ``events``, ``bodies``, ``receipts``, ``sessions``: the kinds of history it bounds;
 - ``archive``: the Parquet files, in the dataset's format;
 - ``lease``: one runner at a time;
 - ``rollups``: the roll-up job, and the watermark retention waits on;

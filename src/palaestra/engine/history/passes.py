@@ -33,6 +33,10 @@ class PassReport:
     events_removed: int = 0
     task_bodies_archived: int = 0
     task_bodies_cleared: int = 0
+    receipts_archived: int = 0
+    receipts_removed: int = 0
+    web_sessions_deleted: int = 0
+    rollup_hours_pruned: int = 0
     partitions_created: list[str] = field(default_factory=list)
     partitions_dropped: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)

@@ -6,10 +6,15 @@ A pass, run by one runner at a time (:class:`~palaestra.engine.history.lease.Lea
 2. finishes the removals a pass cut short left (files logged, rows not yet removed);
 3. archives and removes raw agent events older than ``retention_events_days`` (whole
    days), but never events the roll-ups have not summarised yet: the cutoff is
-   ``min(now - window, rolled_up_until)``;
+   ``min(now - window, rolled_up_until)``; and deletes the hourly roll-up rows of the
+   days before that cutoff, whose daily rows hold the same sums;
 4. archives and clears the payloads and outputs of tasks of runs finished more than
    ``retention_task_bodies_days`` ago (whole days);
-5. on SQLite in incremental auto-vacuum mode, gives the freed pages back, in steps.
+5. archives and removes the receipts of async completions received more than
+   ``retention_receipts_days`` ago (whole days), and deletes the browser sessions
+   expired more than ``retention_web_sessions_days`` ago (:mod:`.receipts`,
+   :mod:`.sessions`);
+6. on SQLite in incremental auto-vacuum mode, gives the freed pages back, in steps.
 
 Every read, write and removal is one short transaction of ``retention_batch_rows`` rows
 at most, with ``retention_pause_s`` between two. Turns of cage matches are kept whole:
@@ -21,18 +26,20 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any, Final, cast
 
 from sqlalchemy import Connection, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from palaestra.engine.history import bodies, events
+from palaestra.engine.history import bodies, events, receipts, sessions
 from palaestra.engine.history.lease import Lease, LeaseLost
 from palaestra.engine.history.passes import PassReport, PassStopped, RetentionPass
 from palaestra.engine.history.rollups import summarised_until
 from palaestra.platform import Platform
 from palaestra.store.archives import ArchiveKind, HistoryArchive
 from palaestra.store.partitions import DAY_S, day_of, is_partitioned
+from palaestra.store.rollups import prune_hour
 
 __all__ = ["Retention", "RolledUpUntil", "build_retention", "no_roll_up_limit"]
 
@@ -92,10 +99,19 @@ class Retention:
 
     def task_bodies_cutoff(self) -> float | None:
         """Bodies of tasks of runs finished before this time go in this pass; None: none."""
-        days = self.platform.settings.retention_task_bodies_days
-        if days == 0:
-            return None
-        return day_of(self.platform.clock.now() - days * DAY_S)
+        return self._days_cutoff(self.platform.settings.retention_task_bodies_days)
+
+    def receipts_cutoff(self) -> float | None:
+        """Receipts received before this time (a day's start) go in this pass; None: none."""
+        return self._days_cutoff(self.platform.settings.retention_receipts_days)
+
+    def sessions_cutoff(self) -> float | None:
+        """Sessions expired before this time are deleted in this pass; None: none are."""
+        days = self.platform.settings.retention_web_sessions_days
+        return None if days == 0 else self.platform.clock.now() - days * DAY_S
+
+    def _days_cutoff(self, days: int) -> float | None:
+        return None if days == 0 else day_of(self.platform.clock.now() - days * DAY_S)
 
     async def run_once(self) -> PassReport:
         """One pass; a pass that finds the lease held by another runner does nothing."""
@@ -128,11 +144,24 @@ class Retention:
             if partitioned:
                 await events.drop_old_partitions(work, cut)
             await events.archive_loose(work, cut)
+            await self._prune_rollup_hours(work, cut)
         bodies_cut = self.task_bodies_cutoff()
         if bodies_cut is not None:
             await bodies.archive_task_bodies(work, bodies_cut)
+        receipts_cut = self.receipts_cutoff()
+        if receipts_cut is not None:
+            await receipts.archive_receipts(work, receipts_cut)
+        sessions_cut = self.sessions_cutoff()
+        if sessions_cut is not None:
+            await sessions.delete_expired_sessions(work, sessions_cut)
         if db.is_sqlite:
             await self._vacuum(work)
+
+    async def _prune_rollup_hours(self, work: RetentionPass, cut: float) -> None:
+        """The hourly roll-up rows of the days before ``cut``, an hour per transaction."""
+        while await self.platform.db.transact(partial(prune_hour, before=cut)):
+            work.report.rollup_hours_pruned += 1
+            await work.pause()
 
     async def _finish_removals(self, work: RetentionPass) -> None:
         query = select(HistoryArchive).where(HistoryArchive.removed_at.is_(None))
@@ -141,6 +170,9 @@ class Retention:
         for entry in unfinished:
             if entry.kind == ArchiveKind.TASK_BODIES.value:
                 await bodies.clear_day(work, entry.first_at)
+                await work.removed(entry.id)
+            elif entry.kind == ArchiveKind.COMPLETION_RECEIPTS.value:
+                await receipts.remove_receipts_of_day(work, entry.first_at)
                 await work.removed(entry.id)
             else:
                 await events.resume(work, entry)

@@ -48,6 +48,8 @@ class RetentionStatus:
     archive_dir: Path
     interval_s: float
     kinds: list[KindStatus]
+    web_sessions_days: int  # after expiry; 0: kept for ever
+    leaderboard_snapshots: int  # kept per arena
     oldest_event_at: float | None
     partitions: list[Partition]
     default_partition_rows: int | None
@@ -62,6 +64,7 @@ async def retention_status(platform: Platform) -> RetentionStatus:
     windows = {
         ArchiveKind.AGENT_EVENTS: settings.retention_events_days,
         ArchiveKind.TASK_BODIES: settings.retention_task_bodies_days,
+        ArchiveKind.COMPLETION_RECEIPTS: settings.retention_receipts_days,
     }
     kinds = []
     async with platform.db.session() as session:
@@ -94,6 +97,8 @@ async def retention_status(platform: Platform) -> RetentionStatus:
         archive_dir=settings.effective_archive_dir,
         interval_s=settings.retention_interval_s,
         kinds=kinds,
+        web_sessions_days=settings.retention_web_sessions_days,
+        leaderboard_snapshots=settings.retention_leaderboard_snapshots,
         oldest_event_at=oldest,
         recent=recent,
         database_file=make_url(platform.db.url).database if platform.db.is_sqlite else None,

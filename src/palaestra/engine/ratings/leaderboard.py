@@ -46,8 +46,6 @@ __all__ = ["Arena", "RatingsWorker", "Snapshot", "latest", "recompute", "view"]
 
 log = structlog.get_logger(__name__)
 
-#: Snapshots kept per arena (older ones are deleted when a new one is stored).
-KEEP_SNAPSHOTS = 10
 BOOTSTRAP_SEED = 20_260_101
 #: Rows of the live table in a leaderboard asked for without ``limit`` (the first page).
 LIVE_ROWS = 200
@@ -93,7 +91,8 @@ async def recompute(platform: Platform, arena: Arena, *, resamples: int | None =
             select(LeaderboardSnapshot.id)
             .where(LeaderboardSnapshot.arena == arena.value)
             .order_by(LeaderboardSnapshot.computed_at.desc(), LeaderboardSnapshot.id.desc())
-            .limit(KEEP_SNAPSHOTS)
+            # Older ones are deleted as this one is stored.
+            .limit(platform.settings.retention_leaderboard_snapshots)
         )
         kept = list(await session.scalars(keep))
         await session.execute(

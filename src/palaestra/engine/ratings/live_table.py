@@ -6,25 +6,38 @@ and the next page holds the rows ranked below it.
 While no rating moves, walking the pages sees every fighter exactly once; a
 fighter whose rating moves during the walk is shown where it stands when its page
 is read (a live table has no snapshot to hold still).
+
+The table is ranked again only when a fighter or a live rating changed: each process
+keeps the ranked rows of the tables asked for (:class:`_Ranked`) with the state they
+were read in (how many fighters and ratings there are and their latest write, as the
+live pages' stamps are), and a read checks that state first. So a page costs what it
+shows, not what every fighter's rating costs to read and rank.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Final
+from weakref import WeakKeyDictionary
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from palaestra.engine.ratings.live import live_ratings
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
 from palaestra.rules.leaderboard_tables import FighterFacts, live_rows
 from palaestra.rules.status import Status
-from palaestra.store.models import Agent
+from palaestra.store.db import Database
+from palaestra.store.models import Agent, FighterRating
 from palaestra.store.paging import FIRST_PAGE, Page, decode_ranked, encode_ranked
 
-__all__ = ["cage_fighters", "live_table"]
+__all__ = ["cage_fighters", "fighter_classes", "live_table"]
+
+#: Filtered tables kept ranked per state of the fighters and their ratings.
+_TABLES_KEPT: Final = 32
 
 
 async def cage_fighters(
@@ -78,6 +91,69 @@ def _page_of_ranked(
     return Page(list(rows[start:end]), following, before)
 
 
+@dataclass(slots=True)
+class _Ranked:
+    """Every fighter, as read while the fighters and their live ratings were in one state
+    (``stamp``), and the tables ranked from them so far, by filters."""
+
+    stamp: tuple[object, ...]
+    fighters: list[FighterFacts]
+    tables: OrderedDict[
+        tuple[str | None, str | None], tuple[list[dict[str, Any]], dict[str, str]]
+    ] = field(default_factory=OrderedDict)
+
+    def table(
+        self, ratings: Mapping[str, Any] | None, entrant_type: str | None, fighter_class: str | None
+    ) -> tuple[list[dict[str, Any]], dict[str, str]] | None:
+        """The ranked rows and names of the table the filters make; None while unranked
+        and ``ratings`` not given."""
+        key = (entrant_type, fighter_class)
+        found = self.tables.get(key)
+        if found is not None:
+            self.tables.move_to_end(key)
+            return found
+        if ratings is None:
+            return None
+        fighters = [
+            f
+            for f in self.fighters
+            if f.status != Status.PENDING
+            and (entrant_type is None or f.entrant_type == entrant_type)
+            and (fighter_class is None or f.fighter_class == fighter_class)
+        ]
+        found = live_rows(fighters, ratings), {f.fighter_id: f.name for f in fighters}
+        self.tables[key] = found
+        if len(self.tables) > _TABLES_KEPT:
+            self.tables.popitem(last=False)
+        return found
+
+
+_ranked: WeakKeyDictionary[Database, _Ranked] = WeakKeyDictionary()
+
+
+async def _current(platform: Platform) -> _Ranked:
+    """The fighters as they stand, reread only when one of them or a live rating changed."""
+    cage = Agent.arena == Arena.CAGE.value
+    stamp_query = select(
+        select(func.count()).select_from(FighterRating).scalar_subquery(),
+        select(func.max(FighterRating.updated_at)).scalar_subquery(),
+        select(func.count()).select_from(Agent).where(cage).scalar_subquery(),
+        select(func.max(Agent.updated_at)).where(cage).scalar_subquery(),
+    )
+    async with platform.db.read() as connection:
+        stamp = tuple((await connection.execute(stamp_query)).one())
+    known = _ranked.get(platform.db)
+    if known is not None and known.stamp == stamp:
+        return known
+    _ranked[platform.db] = ranked = _Ranked(stamp, await cage_fighters(platform))
+    return ranked
+
+
+async def fighter_classes(platform: Platform) -> set[str]:
+    """The classes the fighters declare."""
+    return {f.fighter_class for f in (await _current(platform)).fighters if f.fighter_class}
+
+
 async def live_table(
     platform: Platform,
     *,
@@ -90,13 +166,11 @@ async def live_table(
 
     Each row's ``rank`` is its place in the whole (filtered) table. A cursor of a fighter
     outside the table starts the page below its value."""
-    fighters = [
-        fighter
-        for fighter in await cage_fighters(
-            platform, entrant_type=entrant_type, fighter_class=fighter_class
-        )
-        if fighter.status != Status.PENDING
-    ]
-    rows = live_rows(fighters, await live_ratings(platform, [f.fighter_id for f in fighters]))
-    names = {fighter.fighter_id: fighter.name for fighter in fighters}
+    ranked = await _current(platform)
+    table = ranked.table(None, entrant_type, fighter_class)
+    if table is None:
+        ids = [f.fighter_id for f in ranked.fighters if f.status != Status.PENDING]
+        table = ranked.table(await live_ratings(platform, ids), entrant_type, fighter_class)
+        assert table is not None
+    rows, names = table
     return _page_of_ranked(rows, names, limit, cursor)

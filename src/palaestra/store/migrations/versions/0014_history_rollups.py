@@ -33,6 +33,8 @@ branch_labels = None
 depends_on = None
 
 _ID = sa.String(36)
+#: The roll-up tables this revision creates (later revisions add theirs).
+_TABLES = ("agent_rollups", "task_rollups", "match_rollups")
 
 
 def _agent(name: str) -> sa.Column[Any]:
@@ -115,7 +117,7 @@ def upgrade() -> None:
     op.create_index("ix_agents_arena_created", "agents", ["arena", "created_at", "id"])
     # The history already stored, rolled up to the hour that closes now (the rows carry
     # the wall clock's time); an empty database starts with the roll-up job.
-    backfill(op.get_bind(), time.time(), DEFAULT_GRACE_S)
+    backfill(op.get_bind(), time.time(), DEFAULT_GRACE_S, _TABLES)
 
 
 def downgrade() -> None:
