@@ -235,14 +235,12 @@ def _groups_windows(
 
 def _low_bytes(values: np.ndarray, size: int) -> np.ndarray:
     """The low ``size`` bytes of each value, big-endian, one row per value. Four bytes are
-    one cast; fewer, a byte at a time: a copy of some bytes of each 8-byte row moved them
+    one cast; others, a byte at a time: a copy of some bytes of each 8-byte row moved them
     one by one, at several times the cost."""
     if size == 4:
         return values.astype(">u4").view(np.uint8).reshape(-1, 4)
-    if size < 4:
-        shifts = [np.uint64(8 * (size - 1 - place)) for place in range(size)]
-        return np.stack([(values >> shift).astype(np.uint8) for shift in shifts], axis=1)
-    return np.ascontiguousarray(values.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - size :])
+    shifts = [np.uint64(8 * (size - 1 - place)) for place in range(size)]
+    return np.stack([(values >> shift).astype(np.uint8) for shift in shifts], axis=1)
 
 
 def _short_masks(base: int, block: int, size: int) -> np.ndarray:
@@ -325,7 +323,7 @@ def groups_few(pieces: list[str], digits: bytes, base: int, block: int, size: in
             total += table[:, column]
         if base == 85 and (total > 0xFFFFFFFF).any():
             continue
-        raw = total.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - size :].tobytes()
+        raw = _low_bytes(total, size).tobytes()
         if short:
             whole = short - 1 if base == 85 else short * bits // 8
             raw = raw[: len(raw) - size + whole]
