@@ -222,7 +222,7 @@ def _groups_windows(
         refused |= before[starts + lengths] > before[starts]
     if base == 85:
         refused |= np.add.reduceat(values > 0xFFFFFFFF, first_slot) > 0
-    out = np.ascontiguousarray(values.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - size :])
+    out = _low_bytes(values, size)
     if refused.any():
         out[np.repeat(refused, slots)] = 0
     last = first_slot + groups - 1
@@ -231,6 +231,34 @@ def _groups_windows(
         made = kept_digits - 1 if base == 85 else kept_digits * bits // 8
         out[last[short == kept_digits], made:] = 0
     return out.tobytes()
+
+
+def _low_bytes(values: np.ndarray, size: int) -> np.ndarray:
+    """The low ``size`` bytes of each value, big-endian, one row per value. Four bytes are
+    one cast; others, a byte at a time: a copy of some bytes of each 8-byte row moved them
+    one by one, at several times the cost."""
+    if size == 4:
+        return values.astype(">u4").view(np.uint8).reshape(-1, 4)
+    shifts = [np.uint64(8 * (size - 1 - place)) for place in range(size)]
+    return np.stack([(values >> shift).astype(np.uint8) for shift in shifts], axis=1)
+
+
+def _short_masks(base: int, block: int, size: int) -> np.ndarray:
+    """For each count of digits in a last group, the mask of the bytes they make, of a
+    group's ``size`` bytes (big-endian: the first, the highest)."""
+    bits = base.bit_length() - 1
+    masks = [(1 << 8 * size) - 1]
+    for short in range(1, block):
+        whole = short - 1 if base == 85 else short * bits // 8
+        masks.append((1 << 8 * size) - (1 << 8 * (size - whole)))
+    return np.array(masks, np.uint64)
+
+
+_ALL_BYTES: Final = {size: (1 << 8 * size) - 1 for size in range(1, 8)}
+_SHORT_MASKS: Final = {
+    (base, block, size): _short_masks(base, block, size)
+    for base, block, size in ((16, 2, 1), (32, 8, 5), (64, 4, 3), (85, 5, 4))
+}
 
 
 def _groups(source: np.ndarray, lengths: np.ndarray, base: int, block: int, size: int) -> bytes:
@@ -244,7 +272,6 @@ def _groups(source: np.ndarray, lengths: np.ndarray, base: int, block: int, size
     values = np.full((int(groups.sum()) + count) * block, base - 1 if base == 85 else 0, np.uint8)
     values[shift] = source
     table = values.reshape(-1, block)
-    table[first_group + groups] = 0
     last = first_group + groups - 1
     if base == 85:
         # A last character alone is no byte, and its padding must not refuse the piece.
@@ -253,19 +280,24 @@ def _groups(source: np.ndarray, lengths: np.ndarray, base: int, block: int, size
     for column in range(1, block):
         total *= base
         total += table[:, column]
+    total[first_group + groups] = 0  # the group of zeros after each piece
     refused = np.zeros(count, dtype=bool)
     if 255 in source:
         refused[np.searchsorted(np.cumsum(lengths), np.flatnonzero(source == 255), "right")] = True
     if base == 85:
         over = np.flatnonzero(total > 0xFFFFFFFF)
         refused[np.searchsorted(first_group, over, "right") - 1] = True
-    out = np.ascontiguousarray(total.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - size :])
+    # What each group keeps of its bytes, as a mask on its value: all of them; those a
+    # short last group makes; none in a refused piece. One pass over the values, where
+    # zeroing the rows of bytes took one per kind of row.
+    keep = np.full(len(total), np.uint64(_ALL_BYTES[size]))
+    left = lengths % block
+    short = np.flatnonzero(left)
+    keep[last[short]] = _SHORT_MASKS[base, block, size][left[short]]
     if refused.any():
-        out[np.repeat(refused, groups + 1)] = 0
-    bits = base.bit_length() - 1
-    for short in range(1, block):
-        whole = short - 1 if base == 85 else short * bits // 8
-        out[last[lengths % block == short], whole:] = 0
+        keep[np.repeat(refused, groups + 1)] = 0
+    total &= keep
+    out = _low_bytes(total, size)
     return out.tobytes()
 
 
@@ -291,7 +323,7 @@ def groups_few(pieces: list[str], digits: bytes, base: int, block: int, size: in
             total += table[:, column]
         if base == 85 and (total > 0xFFFFFFFF).any():
             continue
-        raw = total.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - size :].tobytes()
+        raw = _low_bytes(total, size).tobytes()
         if short:
             whole = short - 1 if base == 85 else short * bits // 8
             raw = raw[: len(raw) - size + whole]

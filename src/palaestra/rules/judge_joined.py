@@ -45,6 +45,25 @@ _BASE32_GROUPS: Final = re.compile(
 
 
 _FIVE_GROUPS: Final = b"llllsllllsllllsllllsllll"
+_NOT_GROUPED: Final = re.compile("[^A-Za-z0-9+/=]")
+
+
+def _first_run(text: str, start: int, stop: int) -> re.Match[str] | None:
+    """The first match of :data:`_GROUPS` starting from ``start`` to before ``stop``. A
+    run's first group ends where its characters do, at a mark, so every start before the
+    same mark matches or fails alike: one match tried per mark, not one per start."""
+    while start < stop:
+        found = _NOT_GROUPED.search(text, start)
+        end = len(text) if found is None else found.start()
+        if end - start > 8:
+            start = end - 8  # a first group is at most eight characters
+            continue
+        if end - start >= 2 and end < len(text) and text[end] in _GROUP_MARKS:
+            run = _GROUPS.match(text, start)
+            if run is not None:
+                return run
+        start = end + 1
+    return None
 
 
 def regrouped(text: str) -> str | None:
@@ -58,12 +77,10 @@ def regrouped(text: str) -> str | None:
         # run from there, not the pattern at every character of the reply.
         if hint.start() < last:
             continue
-        for start in range(max(last, hint.start() - 8), hint.start() - 1):
-            run = _GROUPS.match(text, start)
-            if run is not None:
-                runs.append(_GROUP_MARK.sub("", run.group()))
-                last = run.end()
-                break
+        run = _first_run(text, max(last, hint.start() - 8), hint.start() - 1)
+        if run is not None:
+            runs.append(_GROUP_MARK.sub("", run.group()))
+            last = run.end()
     # Five groups of four letters, found in the character classes (one a character); with a
     # digit, base 32 already shows as such to the decodings.
     classes = char_classes(text)
