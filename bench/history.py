@@ -74,9 +74,9 @@ from palaestra.engine.ratings.leaderboard import Arena, recompute
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.store.models import Agent, AgentEvent, Match
+from palaestra.store.rollup_sql import TABLES
 from palaestra.store.rollups import (
     DEFAULT_GRACE_S,
-    TABLES,
     UNTIL_KEY,
     backfill,
     roll_up,

@@ -21,6 +21,7 @@ from palaestra.rules import (
     judge_joined,
     judge_letters,
     judge_views,
+    judge_words,
 )
 from palaestra.rules.judge import fold, judge_reply
 from palaestra.rules.judge_chains import view_chains
@@ -326,8 +327,8 @@ VIEW_TABLE: list[tuple[str, Callable[[str], str | None], str, str | None]] = [
     ("base64-unicode-none", judge_bytes.base64_unicode, "plain words", None),
     ("hex-unicode", judge_bytes.hex_unicode, sm.utf16_units("QUILL"), "quill"),
     ("hex-unicode-none", judge_bytes.hex_unicode, "plain words", None),
-    ("words-decoded", judge_bytes.words_decoded, "UVVJTEw= NDgyMQ==", "quill 4821"),
-    ("words-decoded-none", judge_bytes.words_decoded, "plain words", None),
+    ("words-decoded", judge_words.words_decoded, "UVVJTEw= NDgyMQ==", "quill 4821"),
+    ("words-decoded-none", judge_words.words_decoded, "plain words", None),
     ("regrouped", judge_joined.regrouped, "51.55.49.4c.4c", "5155494c4c"),
     ("regrouped-none", judge_joined.regrouped, "An end. A start.", None),
     ("literals", judge_joined.literals, 'b"QUI" b"LL"', "quill"),

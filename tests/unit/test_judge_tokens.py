@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palaestra.rules import judge_bytes
+from palaestra.rules import judge_bytes, judge_words
 from palaestra.rules import judge_decoders as dec
 from palaestra.rules import judge_digits as digits
 from palaestra.rules.judge_decoders import printable_runs
@@ -109,7 +109,7 @@ def test_a_piece_left_out_of_the_unicode_readings_has_none(
     pieces = [piece for piece in pieces if piece]
     for piece, candidate in zip(pieces, unicode_candidates(pieces), strict=True):
         if not candidate:
-            raw = judge_bytes._b64_bytes(piece.translate(judge_bytes._URLSAFE))
+            raw = judge_words.b64_bytes(piece.translate(judge_words.URLSAFE))
             assert judge_bytes._unicode_readings(raw) == []
 
 
@@ -170,10 +170,10 @@ def test_a_word_left_unread_has_no_reading(words: list[str]) -> None:
     codes = np.frombuffer(text.encode("ascii"), np.uint8)
     lengths = np.array([len(word) for word in words])
     starts = np.cumsum(lengths + 1) - lengths - 1
-    readable = judge_bytes._may_read(codes, starts, lengths)
+    readable = judge_words._may_read(codes, starts, lengths)
     for word, kept in zip(words, readable.tolist(), strict=True):
         if not kept:
-            assert judge_bytes._word_reading(word) is None, word
+            assert judge_words._word_reading(word) is None, word
 
 
 _ALPHABETS = {

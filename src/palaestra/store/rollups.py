@@ -32,17 +32,16 @@ from typing import Final
 from sqlalchemy import Connection, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from palaestra.protocol.failures import REASON_PREFIXES
 from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
 from palaestra.rules.runflow import RunStatus
 from palaestra.store.db import Database
 from palaestra.store.models import Match, Meta, Run
-from palaestra.store.rollup_models import DAY, HOUR, LATENCY_BOUNDS_MS, NO_LATENCY
+from palaestra.store.rollup_models import DAY, HOUR
+from palaestra.store.rollup_sql import HOUR_SQL, TABLES, day_sql
 
 __all__ = [
     "DEFAULT_GRACE_S",
     "PRUNED_KEY",
-    "TABLES",
     "UNTIL_KEY",
     "backfill",
     "backfill_table",
@@ -69,102 +68,6 @@ DEFAULT_GRACE_S: Final = 3600.0
 #: The advisory lock every roll-up transaction takes first on PostgreSQL (any constant
 #: unique to this job).
 _LOCK: Final = 0x70A1_0112
-
-
-def _failure_sql() -> str:
-    cases = " ".join(
-        f"WHEN substr(coalesce(reason, ''), 1, {len(prefix)}) = '{prefix}' THEN '{kind.value}'"
-        for prefix, kind in REASON_PREFIXES
-    )
-    return f"CASE WHEN outcome <> 'failure' THEN '' {cases} ELSE 'other' END"
-
-
-def _bucket_sql() -> str:
-    cases = " ".join(
-        f"WHEN latency_ms <= {bound!r} THEN {i}" for i, bound in enumerate(LATENCY_BOUNDS_MS)
-    )
-    return (
-        f"CASE WHEN latency_ms IS NULL THEN {NO_LATENCY} {cases} ELSE {len(LATENCY_BOUNDS_MS)} END"
-    )
-
-
-#: The statements that sum an hour's raw rows into each table's roll-up rows.
-_HOUR_SQL: Final[dict[str, tuple[str, ...]]] = {
-    "agent_rollups": (
-        (
-            "INSERT INTO agent_rollups (agent_id, span, start, kind, outcome, failure, bucket, "
-            "events, latency_ms_sum, first_at, last_at) "
-            f"SELECT agent_id, {HOUR}, CAST(:start AS BIGINT), kind, outcome, {_failure_sql()}, "
-            f"{_bucket_sql()}, "
-            "count(*), coalesce(sum(latency_ms), 0), min(at), max(at) "
-            "FROM agent_events WHERE at >= :lo AND at < :hi GROUP BY 1, 4, 5, 6, 7"
-        ),
-    ),
-    "task_rollups": (
-        (
-            "INSERT INTO task_rollups (agent_id, span, start, status, tasks, contributed, "
-            "contribution_sum, first_ended, last_ended) "
-            f"SELECT agent_id, {HOUR}, CAST(:start AS BIGINT), status, count(*), "
-            "count(contribution), coalesce(sum(contribution), 0), "
-            "min(coalesce(completed_at, created_at)), "
-            "max(coalesce(completed_at, created_at)) "
-            "FROM tasks WHERE created_at >= :lo AND created_at < :hi AND agent_id IS NOT NULL "
-            "GROUP BY agent_id, status"
-        ),
-    ),
-    "match_rollups": tuple(
-        "INSERT INTO match_rollups (fighter_id, span, start, opponent_id, side, kind, status, "
-        "outcome, matches) "
-        f"SELECT {me}, {HOUR}, CAST(:start AS BIGINT), {them}, '{side}', kind, status, "
-        "coalesce(outcome, ''), "
-        "count(*) FROM matches WHERE created_at >= :lo AND created_at < :hi "
-        f"GROUP BY {me}, {them}, kind, status, coalesce(outcome, '')"
-        for me, them, side in (
-            ("attacker_id", "defender_id", "attacker"),
-            ("defender_id", "attacker_id", "defender"),
-        )
-    ),
-    "arena_rollups": (
-        (
-            "INSERT INTO arena_rollups (span, start, runs, matches) "
-            f"SELECT {HOUR}, CAST(:start AS BIGINT), r.n, m.n "
-            "FROM (SELECT count(*) AS n FROM runs WHERE created_at >= :lo AND created_at < :hi) r, "
-            "(SELECT count(*) AS n FROM matches WHERE created_at >= :lo AND created_at < :hi) m "
-            "WHERE r.n + m.n > 0"
-        ),
-    ),
-}
-_SUMS: Final = {
-    "agent_rollups": (
-        ("agent_id", "kind", "outcome", "failure", "bucket"),
-        "sum(events), sum(latency_ms_sum), min(first_at), max(last_at)",
-        "events, latency_ms_sum, first_at, last_at",
-    ),
-    "task_rollups": (
-        ("agent_id", "status"),
-        "sum(tasks), sum(contributed), sum(contribution_sum), min(first_ended), max(last_ended)",
-        "tasks, contributed, contribution_sum, first_ended, last_ended",
-    ),
-    "match_rollups": (
-        ("fighter_id", "opponent_id", "side", "kind", "status", "outcome"),
-        "sum(matches)",
-        "matches",
-    ),
-    "arena_rollups": ((), "sum(runs), sum(matches)", "runs, matches"),
-}
-TABLES: Final = tuple(_HOUR_SQL)
-
-
-def _day_sql(table: str) -> str:
-    keys, sums, columns = _SUMS[table]
-    listed = "".join(f"{key}, " for key in keys)
-    # Without keys the sum is one row even over no hours: a day without rows has none.
-    grouped = f"GROUP BY {', '.join(keys)}" if keys else "HAVING count(*) > 0"
-    return (
-        f"INSERT INTO {table} ({listed}span, start, {columns}) "
-        f"SELECT {listed}{DAY}, CAST(:day AS BIGINT), {sums} FROM {table} "
-        f"WHERE span = {HOUR} AND start >= :day AND start < :end {grouped}"
-    )
 
 
 def _lock(connection: Connection) -> None:
@@ -237,7 +140,7 @@ def recompute_hour(connection: Connection, start: int, tables: Iterable[str] = T
         connection.execute(
             text(f"DELETE FROM {table} WHERE span = {HOUR} AND start = :lo"), {"lo": start}
         )
-        for statement in _HOUR_SQL[table]:
+        for statement in HOUR_SQL[table]:
             connection.execute(
                 text(statement), {"start": start, "lo": float(start), "hi": float(start + HOUR)}
             )
@@ -249,7 +152,7 @@ def recompute_day(connection: Connection, day: int, tables: Iterable[str] = TABL
         connection.execute(
             text(f"DELETE FROM {table} WHERE span = {DAY} AND start = :day"), {"day": day}
         )
-        connection.execute(text(_day_sql(table)), {"day": day, "end": day + DAY})
+        connection.execute(text(day_sql(table)), {"day": day, "end": day + DAY})
 
 
 def _close_next(connection: Connection, target: float, tables: Iterable[str] = TABLES) -> bool:
