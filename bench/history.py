@@ -51,9 +51,10 @@ from sqlalchemy.engine import Connection
 
 from palaestra.app import create_app
 from palaestra.engine.agents.health import HealthMonitor
-from palaestra.engine.ratings.leaderboard import Arena, recompute
+from palaestra.engine.ratings.leaderboard import recompute
 from palaestra.ids import new_id
 from palaestra.platform import Platform
+from palaestra.protocol.constants import Arena
 from palaestra.store.models import Agent, AgentEvent, Match
 from palaestra.store.rollups import DEFAULT_GRACE_S, UNTIL_KEY, backfill, until_of
 

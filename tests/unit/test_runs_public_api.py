@@ -37,8 +37,6 @@ EXPORTS = {
     },
     "palaestra.rules.scoring": {
         "CONFIDENCE_WEIGHT",
-        "DUPLICATE_JACCARD",
-        "DUPLICATE_RATIO",
         "REPUTATION_ALPHA",
         "CandidateScore",
         "Shortlist",
@@ -46,7 +44,6 @@ EXPORTS = {
         "contribution",
         "final_score",
         "is_eliminating",
-        "near_duplicate",
         "outcome",
         "shortlist",
         "shortlist_score",
@@ -70,15 +67,10 @@ EXPORTS = {
         "baseline_output",
     },
     "palaestra.engine.runs.house": {
-        "BASELINE",
-        "HOUSE_EXECUTORS",
-        "HOUSE_MODEL",
         "HouseAgent",
         "HouseAnswer",
         "HouseModel",
-        "HouseTask",
         "HouseWriter",
-        "baseline_output",
     },
     "palaestra.engine.runs.recorder": {
         "END_COLUMNS",
@@ -99,7 +91,6 @@ EXPORTS = {
     "palaestra.engine.runs.service": {
         "MAX_GOAL_CHARS",
         "SIZE_LIMITS",
-        "RunDetail",
         "RunSummary",
         "get_run",
         "get_task",

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Final
 
-from palaestra.engine.ratings.leaderboard import Arena, latest
+from palaestra.engine.ratings.leaderboard import latest
 from palaestra.engine.ratings.live_table import cage_fighters, live_table
 from palaestra.errors import Conflict, InvalidRequest
 from palaestra.platform import Platform
 from palaestra.protocol import Role
+from palaestra.protocol.constants import Arena
 from palaestra.rules.leaderboard_tables import ENTRANT_TYPES, filter_agents, filter_cage
 from palaestra.store.paging import (
     FIRST_PAGE,
@@ -29,7 +30,6 @@ from palaestra.store.paging import (
 from palaestra.web.charts import IntervalScale
 
 __all__ = [
-    "ENTRANT_TYPES",
     "PAGE_SIZE",
     "CageBoard",
     "EdgeBoard",

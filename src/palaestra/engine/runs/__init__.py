@@ -42,15 +42,7 @@ from palaestra.engine.runs.facts import (
     read_facts,
     read_records,
 )
-from palaestra.engine.runs.house import (
-    BASELINE,
-    HOUSE_EXECUTORS,
-    HOUSE_MODEL,
-    HouseAgent,
-    HouseAnswer,
-    HouseTask,
-    baseline_output,
-)
+from palaestra.engine.runs.house import HouseAgent, HouseAnswer
 from palaestra.engine.runs.reading import (
     TASK_FACTS,
     RunDetail,
@@ -95,6 +87,13 @@ from palaestra.engine.runs.writes import (
     RunWrite,
     Written,
     write_batch,
+)
+from palaestra.rules.house_answers import (
+    BASELINE,
+    HOUSE_EXECUTORS,
+    HOUSE_MODEL,
+    HouseTask,
+    baseline_output,
 )
 
 __all__ = [
