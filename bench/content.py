@@ -37,12 +37,12 @@ from typing import Any, Final
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
 from bench import _content_cage as cage
 from bench._support import parse_args
-from palaestra.engine.runs.house import HouseAgent, HouseAnswer, HouseTask
+from palaestra.engine.runs.house import HouseAgent, HouseAnswer
 from palaestra.protocol import Phase
 from palaestra.providers.local import LocalModel, find_local_model, shared_local_model
 from palaestra.providers.local_house import FieldWriter
 from palaestra.rules.answer_check import answer_problems, normalised
-from palaestra.rules.house_answers import baseline_output
+from palaestra.rules.house_answers import HouseTask, baseline_output
 from palaestra.rules.house_fields import bank_text
 from palaestra.rules.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS, messages_for
 from palaestra.settings import Settings

@@ -70,9 +70,10 @@ from palaestra.app import create_app
 from palaestra.clock import FrozenClock
 from palaestra.engine.agents.health import HealthMonitor
 from palaestra.engine.history.retention import build_retention
-from palaestra.engine.ratings.leaderboard import Arena, recompute
+from palaestra.engine.ratings.leaderboard import recompute
 from palaestra.ids import new_id
 from palaestra.platform import Platform
+from palaestra.protocol.constants import Arena
 from palaestra.store.models import Agent, AgentEvent, Match
 from palaestra.store.rollup_sql import TABLES
 from palaestra.store.rollups import (

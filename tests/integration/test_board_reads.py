@@ -20,11 +20,12 @@ from typing import Any
 import pytest
 from sqlalchemy import event, text, update
 
-from palaestra.engine.ratings.leaderboard import Arena, recompute
+from palaestra.engine.ratings.leaderboard import recompute
 from palaestra.engine.ratings.live import rate_pending
 from palaestra.engine.ratings.live_table import live_table
 from palaestra.platform import Platform
-from palaestra.store.models import FighterRating
+from palaestra.protocol.constants import Arena
+from palaestra.store.rating_models import FighterRating
 from palaestra.web.board_queries import cage_board, edgearena_board
 from tests.integration.arena_rows import add_fighter, add_matches, add_owner
 

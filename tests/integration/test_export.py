@@ -10,13 +10,9 @@ from typing import Any
 import orjson
 import pytest
 
-from palaestra.engine.export.dataset import (
-    JSON_TEXT_FIELDS,
-    SCHEMA_VERSION,
-    ExportFormat,
-    ParquetUnavailable,
-    export_dataset,
-)
+from palaestra.engine.export.dataset import export_dataset
+from palaestra.engine.export.records import JSON_TEXT_FIELDS, SCHEMA_VERSION
+from palaestra.engine.export.writers import ExportFormat, ParquetUnavailable
 from palaestra.engine.ratings.live import rate_pending
 from palaestra.platform import Platform
 from palaestra.rules.judge import judge_reply

@@ -15,7 +15,7 @@ from palaestra.clock import FrozenClock
 from palaestra.engine.accounts import Caller
 from palaestra.engine.cage.desk import TurnDesk
 from palaestra.engine.cage.matches import create_match
-from palaestra.engine.cage.referee import LEASE_GRACE_S
+from palaestra.engine.cage.turns import LEASE_GRACE_S
 from palaestra.engine.runs.service import start_run
 from palaestra.jobs.broker import InProcessBroker
 from palaestra.jobs.runs import QueuedRuns

@@ -12,11 +12,12 @@ from sqlalchemy import func, select
 
 from palaestra.clock import FrozenClock
 from palaestra.engine.ratings import leaderboard
-from palaestra.engine.ratings.leaderboard import Arena, RatingsWorker, recompute, view
+from palaestra.engine.ratings.leaderboard import RatingsWorker, recompute, view
 from palaestra.errors import InvalidRequest
 from palaestra.platform import Platform
+from palaestra.protocol.constants import Arena
 from palaestra.rules.bradley_terry import Strengths, simulate
-from palaestra.store.models import LeaderboardSnapshot
+from palaestra.store.rating_models import LeaderboardSnapshot
 from tests.integration.arena_rows import (
     add_agent,
     add_fighter,

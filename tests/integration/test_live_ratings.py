@@ -10,7 +10,7 @@ from sqlalchemy import select
 from palaestra.engine.ratings.live import live_ratings, rate_pending
 from palaestra.platform import Platform
 from palaestra.rules.ratings import Rating, Record, Result, rate
-from palaestra.store.models import FighterRating, RatedMatch
+from palaestra.store.rating_models import FighterRating, RatedMatch
 from tests.integration.arena_rows import add_fighter, add_match, add_owner
 
 pytestmark = pytest.mark.asyncio

@@ -20,7 +20,7 @@ import pytest
 
 from palaestra.engine.accounts import Caller
 from palaestra.engine.runs.driver import RunDriver
-from palaestra.engine.runs.house import HouseAgent, HouseTask
+from palaestra.engine.runs.house import HouseAgent
 from palaestra.engine.runs.service import start_run
 from palaestra.platform import Platform
 from palaestra.protocol import Phase, validate_output
@@ -28,6 +28,7 @@ from palaestra.providers.local import LocalModel, find_local_model, shared_local
 from palaestra.providers.local_house import FieldWriter
 from palaestra.rules.answer_check import normalised
 from palaestra.rules.cage_house import DEFENDER_GRAMMAR, attacker_grammar
+from palaestra.rules.house_answers import HouseTask
 from palaestra.rules.house_fields import FIELDS, field_grammar
 from palaestra.rules.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS, messages_for
 from palaestra.settings import Settings

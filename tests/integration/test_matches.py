@@ -23,7 +23,8 @@ from sqlalchemy import update
 
 from palaestra.clock import FrozenClock
 from palaestra.engine.cage.matches import get_match
-from palaestra.engine.cage.referee import LEASE_GRACE_S, Referee, Step, play_next_turn
+from palaestra.engine.cage.referee import Referee, Step, play_next_turn
+from palaestra.engine.cage.turns import LEASE_GRACE_S
 from palaestra.platform import Platform
 from palaestra.rules.cage_material import draw_material
 from palaestra.rules.cage_payloads import SYSTEM_PROMPT

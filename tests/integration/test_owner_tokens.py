@@ -18,7 +18,7 @@ from sqlalchemy import select
 from structlog.testing import capture_logs
 from typer.testing import CliRunner
 
-from palaestra.cli.commands import app as cli
+from palaestra.cli import app as cli
 from palaestra.clock import FrozenClock
 from palaestra.engine import accounts
 from palaestra.engine.accounts import Caller, authenticate, create_owner

@@ -16,9 +16,9 @@ from aiohttp import web
 from examples.plain_scout import create_app
 
 from palaestra.checks import Verdict, admitted, run_checks
-from palaestra.checks.conformance import Arena
 from palaestra.platform import Platform
 from palaestra.protocol import Role
+from palaestra.protocol.constants import Arena
 from palaestra.settings import Settings
 from tests.integration.platform_fixtures import Api, running
 from tests.integration.test_run_end_to_end import wait_for_report

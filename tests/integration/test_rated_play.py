@@ -17,10 +17,11 @@ from sqlalchemy import func, select
 from palaestra.clock import FrozenClock
 from palaestra.engine.cage.referee import Referee
 from palaestra.engine.export.dataset import export_dataset
-from palaestra.engine.ratings.leaderboard import Arena, recompute
+from palaestra.engine.ratings.leaderboard import recompute
 from palaestra.engine.ratings.live import rate_pending
 from palaestra.platform import Platform
-from palaestra.store.models import FighterRating, RatedMatch
+from palaestra.protocol.constants import Arena
+from palaestra.store.rating_models import FighterRating, RatedMatch
 from tests.integration.cage_agents import ChatServer
 from tests.integration.platform_fixtures import ADMIN_TOKEN, Api, running
 from tests.integration.servers import serve

@@ -14,8 +14,8 @@ from palaestra.engine.accounts import authenticate
 from palaestra.platform import Platform
 from palaestra.security import hash_token
 from palaestra.settings import Settings
+from palaestra.store.base import Base
 from palaestra.store.db import Database, migrate
-from palaestra.store.models import Base
 from palaestra.store.partitions import include_name
 from tests.integration.platform_fixtures import reset_postgres
 

@@ -8,9 +8,10 @@ import re
 import pytest
 from markupsafe import escape
 
-from palaestra.engine.ratings.leaderboard import Arena, recompute
+from palaestra.engine.ratings.leaderboard import recompute
 from palaestra.engine.ratings.live import rate_pending
 from palaestra.platform import Platform
+from palaestra.protocol.constants import Arena
 from tests.integration.arena_rows import add_agent, add_fighter, add_matches, add_owner, add_run
 from tests.integration.platform_fixtures import running
 from tests.integration.web_support import HOSTILE, page, still

@@ -86,7 +86,8 @@ async def test_each_list_of_the_agents_page_pages_on_its_own(platform: Platform)
 async def test_the_leaderboard_table_pages_and_keeps_its_filters(
     platform: Platform, clock: FrozenClock
 ) -> None:
-    from palaestra.engine.ratings.leaderboard import Arena, recompute
+    from palaestra.engine.ratings.leaderboard import recompute
+    from palaestra.protocol.constants import Arena
     from palaestra.web.board_queries import PAGE_SIZE as BOARD_PAGE
 
     still(platform).settings.leaderboard_resamples = 20
@@ -159,7 +160,8 @@ async def test_the_live_table_pages_best_first_and_keeps_its_filters(platform: P
 async def test_the_edgearena_table_pages_and_each_table_keeps_the_others_page(
     platform: Platform,
 ) -> None:
-    from palaestra.engine.ratings.leaderboard import Arena, recompute
+    from palaestra.engine.ratings.leaderboard import recompute
+    from palaestra.protocol.constants import Arena
     from palaestra.web.board_queries import PAGE_SIZE as BOARD_PAGE
 
     owner = await add_owner(still(platform))

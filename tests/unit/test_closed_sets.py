@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
-from palaestra.checks import conformance
-from palaestra.engine.ratings import leaderboard
+import palaestra
 from palaestra.protocol.constants import Arena
 from palaestra.rules.matchflow import OPEN_MATCH_STATUSES, MatchStatus
 
@@ -14,9 +16,15 @@ def test_the_arenas_are_the_two_protocols() -> None:
     assert [arena.value for arena in Arena] == ["edgearena", "cage"]
 
 
-def test_the_leaderboard_and_the_conformance_runner_name_the_same_arenas() -> None:
-    assert leaderboard.Arena is Arena
-    assert conformance.Arena is Arena
+def test_only_the_protocol_defines_the_arenas() -> None:
+    package = Path(palaestra.__file__).parent
+    defining = [
+        path.relative_to(package).as_posix()
+        for path in sorted(package.rglob("*.py"))
+        for node in ast.parse(path.read_text()).body
+        if isinstance(node, ast.ClassDef) and node.name == "Arena"
+    ]
+    assert defining == ["protocol/constants.py"]
 
 
 def test_the_open_match_statuses() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from palaestra.engine.export.dataset import scrub
+from palaestra.engine.export.records import scrub
 
 
 def test_scrub_drops_credential_keys_at_any_depth() -> None:

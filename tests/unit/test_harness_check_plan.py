@@ -11,7 +11,6 @@ from palaestra.protocol import Phase, Role
 
 CHECKS_API = {
     "palaestra.checks.conformance": [
-        "Arena",
         "Deadlines",
         "Progress",
         "cage_check_names",

@@ -335,6 +335,14 @@ VIEW_TABLE: list[tuple[str, Callable[[str], str | None], str, str | None]] = [
     ("literals-none", judge_joined.literals, "no quotes", None),
     ("confusables-greek-nu-upsilon", judge_views.confusables, "\u039f\u039d\u03a5\u03a7", "onyx"),
     ("confusables-lunate-sigma", judge_views.confusables, "\u03f9\u0399\u03a4\u0391", "cita"),
+    # Base 32 under ROT47: letters and marks alternate, no two marks side by side.
+    (
+        "rot47-base32",
+        judge_views.rot47,
+        " x'v&t#z$u&c%r~y(u'x'z\"z%xuypllll :",
+        "IVGUERKSFU4TCOJWFVIVKQKTIFJA====",
+    ),
+    ("rot47-none", judge_views.rot47, "subtle deepest faded trees", None),
 ]
 
 

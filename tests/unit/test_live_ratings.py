@@ -28,7 +28,6 @@ def test_public_names() -> None:
         "live_score",
         "rate",
         "result_of",
-        "win_probability",
     }
 
 
@@ -100,21 +99,6 @@ def test_rate_is_deterministic() -> None:
     assert rate(Rating(26.0, 5.0), Rating(23.0, 2.0), Result.ATTACKER) == rate(
         Rating(26.0, 5.0), Rating(23.0, 2.0), Result.ATTACKER
     )
-
-
-@pytest.mark.parametrize(
-    ("attack", "defence"),
-    [(Rating(), Rating()), (Rating(30.0, 2.0), Rating(25.0, 3.0)), (Rating(10.0, 8.0), Rating())],
-)
-def test_win_probability_is_openskills_prediction(attack: Rating, defence: Rating) -> None:
-    model = BradleyTerryFull()
-    expected = model.predict_win(
-        [
-            [model.rating(mu=attack.mu, sigma=attack.sigma)],
-            [model.rating(mu=defence.mu, sigma=defence.sigma)],
-        ]
-    )[0]
-    assert ratings.win_probability(attack, defence) == pytest.approx(expected)
 
 
 def test_conservative_estimate_and_live_score() -> None:

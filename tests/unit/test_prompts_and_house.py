@@ -16,7 +16,7 @@ from palaestra.rules.prompts import (
     messages_for,
     system_prompt,
 )
-from palaestra.rules.scoring import near_duplicate
+from palaestra.rules.titles import near_duplicate
 
 #: Every key of every schema in spec/SCHEMAS.md, nested ones included.
 SCHEMA_KEYS = {

@@ -10,7 +10,6 @@ EXPORTS = {
     "palaestra.engine.ratings.live": {"BASELINE_PLAYED", "live_ratings", "rate_pending"},
     "palaestra.engine.ratings.live_table": {"cage_fighters", "fighter_classes", "live_table"},
     "palaestra.engine.ratings.leaderboard": {
-        "Arena",
         "RatingsWorker",
         "Snapshot",
         "latest",
@@ -35,16 +34,7 @@ EXPORTS = {
         "set_paused",
         "through_referee",
     },
-    "palaestra.engine.export.dataset": {
-        "CREDENTIAL_KEYS",
-        "JSON_TEXT_FIELDS",
-        "SCHEMA_VERSION",
-        "ExportFormat",
-        "ExportSummary",
-        "ParquetUnavailable",
-        "export_dataset",
-        "scrub",
-    },
+    "palaestra.engine.export.dataset": {"ExportSummary", "export_dataset"},
     "palaestra.api.leaderboard_schemas": {
         "AgentRow",
         "CageRow",

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
+from pathlib import Path
 
 import pytest
+
+import palaestra
 
 EXPORTS = {
     "palaestra.rules.selection": {
@@ -37,8 +41,6 @@ EXPORTS = {
     },
     "palaestra.rules.scoring": {
         "CONFIDENCE_WEIGHT",
-        "DUPLICATE_JACCARD",
-        "DUPLICATE_RATIO",
         "REPUTATION_ALPHA",
         "CandidateScore",
         "Shortlist",
@@ -46,7 +48,6 @@ EXPORTS = {
         "contribution",
         "final_score",
         "is_eliminating",
-        "near_duplicate",
         "outcome",
         "shortlist",
         "shortlist_score",
@@ -70,15 +71,10 @@ EXPORTS = {
         "baseline_output",
     },
     "palaestra.engine.runs.house": {
-        "BASELINE",
-        "HOUSE_EXECUTORS",
-        "HOUSE_MODEL",
         "HouseAgent",
         "HouseAnswer",
         "HouseModel",
-        "HouseTask",
         "HouseWriter",
-        "baseline_output",
     },
     "palaestra.engine.runs.recorder": {
         "END_COLUMNS",
@@ -99,13 +95,36 @@ EXPORTS = {
     "palaestra.engine.runs.service": {
         "MAX_GOAL_CHARS",
         "SIZE_LIMITS",
-        "RunDetail",
         "RunSummary",
         "get_run",
         "get_task",
         "list_runs",
         "phase_summary",
         "start_run",
+    },
+    "palaestra.engine.runs": {
+        "BATCH",
+        "COMPLETION_BODY_CAP_BYTES",
+        "DISPATCH_USER_AGENT",
+        "MAX_GOAL_CHARS",
+        "SIZE_LIMITS",
+        "CompletionDesk",
+        "CompletionRejected",
+        "HouseAgent",
+        "InFlight",
+        "Recorder",
+        "RunDetail",
+        "RunDriver",
+        "RunStepper",
+        "RunSummary",
+        "Runs",
+        "Stepped",
+        "TaskWork",
+        "phase_summary",
+        "read_run",
+        "shown_report",
+        "start_run",
+        "task_facts",
     },
     "palaestra.engine.runs.stepper": {"BATCH", "LEASE_S", "RunStepper", "Runs", "Stepped"},
     "palaestra.engine.runs.driver": {"RunDriver"},
@@ -242,3 +261,18 @@ def test_all_is_pinned(module: str, names: set[str]) -> None:
     assert set(loaded.__all__) == names
     assert len(loaded.__all__) == len(names)
     assert all(getattr(loaded, name, None) is not None for name in names)
+
+
+def test_the_runs_package_exports_only_what_other_packages_use() -> None:
+    package = Path(palaestra.__file__).parent
+    used: set[str] = set()
+    for path in package.rglob("*.py"):
+        if path.is_relative_to(package / "engine" / "runs"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "palaestra.engine.runs"
+            ):
+                used |= {alias.name for alias in node.names}
+    runs = importlib.import_module("palaestra.engine.runs")
+    assert set(runs.__all__) - used == set()

@@ -28,7 +28,7 @@ from palaestra.protocol import (
     validate_envelope,
     validate_output,
 )
-from palaestra.protocol.schemas import Violation
+from palaestra.protocol.violations import Violation
 from tests.unit.strategies import json_values as any_json
 
 CANDIDATE = "0192f4a9-1be4-7123-b21d-0a55f00d4c8e"

@@ -13,7 +13,6 @@ from palaestra.rules.scoring import (
     contribution,
     final_score,
     is_eliminating,
-    near_duplicate,
     outcome,
     shortlist,
     shortlist_score,
@@ -21,6 +20,7 @@ from palaestra.rules.scoring import (
     updated_reputation,
     verification_score,
 )
+from palaestra.rules.titles import near_duplicate
 
 THIN = {
     "candidate_title": "Idea",

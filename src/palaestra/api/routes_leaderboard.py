@@ -20,6 +20,7 @@ from palaestra.engine.ratings.live import rate_pending
 from palaestra.engine.ratings.live_table import live_table
 from palaestra.errors import InvalidRequest
 from palaestra.http.deps import AdminCaller, PlatformDep
+from palaestra.protocol.constants import Arena
 
 #: The arenas, as the schema states them (an unknown one is a 422 before any rule runs).
 ArenaName = Literal["cage", "edgearena"]
@@ -106,7 +107,7 @@ async def recompute(
 ) -> PublishedOut:
     """Apply pending live ratings and publish a fresh snapshot of the arena now."""
     try:
-        chosen = leaderboard.Arena(arena)
+        chosen = Arena(arena)
     except ValueError:
         raise InvalidRequest("arena must be cage or edgearena") from None
     await rate_pending(platform)

@@ -7,8 +7,9 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
+from palaestra.engine.runs import RunDetail
 from palaestra.engine.runs.reading import shown_report, task_facts
-from palaestra.engine.runs.service import MAX_GOAL_CHARS, RunDetail, RunSummary, phase_summary
+from palaestra.engine.runs.service import MAX_GOAL_CHARS, RunSummary, phase_summary
 from palaestra.rules.producers import Producer
 from palaestra.rules.prompts import LAUNCHPADS
 from palaestra.rules.report import task_href

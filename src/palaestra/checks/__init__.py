@@ -1,7 +1,6 @@
 """The checks the platform runs on agents, shared with ``palaestra check``."""
 
 from palaestra.checks.conformance import (
-    Arena,
     Deadlines,
     Progress,
     cage_check_names,
@@ -29,6 +28,7 @@ from palaestra.checks.wizard import (
     simulation,
     tampered_signature,
 )
+from palaestra.protocol.constants import Arena
 
 __all__ = [
     "ACCEPTS_FORGED",

@@ -42,7 +42,6 @@ from .results import CheckResult
 from .sending import SentRequest
 
 __all__ = [
-    "Arena",
     "Deadlines",
     "Progress",
     "cage_check_names",

@@ -17,7 +17,7 @@ from palaestra.cli import (  # noqa: F401
 )
 from palaestra.cli.app import app
 
-__all__ = ["app", "main"]
+__all__ = ["main"]
 
 
 def main() -> None:

@@ -21,7 +21,8 @@ from rich.table import Table
 
 from palaestra.cli.app import app
 from palaestra.engine.cage import matchmaker
-from palaestra.engine.export.dataset import ExportFormat, ParquetUnavailable, export_dataset
+from palaestra.engine.export.dataset import export_dataset
+from palaestra.engine.export.writers import ExportFormat, ParquetUnavailable
 from palaestra.engine.ratings import leaderboard as boards
 from palaestra.engine.ratings.live import rate_pending
 from palaestra.errors import PalaestraError
@@ -104,7 +105,7 @@ def leaderboard(
         await rate_pending(platform)  # idempotent: what no server has rated yet
         if recompute:
             try:
-                chosen = boards.Arena(arena)
+                chosen = Arena(arena)
             except ValueError:
                 fail("arena must be cage or edgearena")
             await boards.recompute(platform, chosen)

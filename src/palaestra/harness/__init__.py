@@ -22,12 +22,7 @@ callback.
 
 from palaestra.harness.agent import Agent
 from palaestra.harness.asgi import AgentApp
-from palaestra.harness.llm import (
-    Completion,
-    InvalidModelOutput,
-    ModelUnavailable,
-    OpenAIChat,
-)
+from palaestra.harness.llm import InvalidModelOutput, ModelUnavailable, OpenAIChat
 from palaestra.harness.local_llm import LocalModelChat
 from palaestra.harness.replies import HttpReply, MemoryReplyStore, ReplyStore
 from palaestra.harness.settings import AgentSettings
@@ -41,6 +36,7 @@ from palaestra.harness.tasks import (
     UpstreamFailed,
 )
 from palaestra.protocol import Phase, Side
+from palaestra.providers import Completion
 
 __all__ = [
     "Agent",

@@ -30,7 +30,6 @@ from .tasks import Reply, Task, Turn, UpstreamFailed
 __all__ = [
     "ANYWHERE",
     "CAGE_SYSTEM_PROMPT",
-    "Completion",
     "InvalidModelOutput",
     "ModelUnavailable",
     "OpenAIChat",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from sqlalchemy import and_, or_, select
 
-from palaestra.engine.cage.referee import LEASE_GRACE_S
+from palaestra.engine.cage.turns import LEASE_GRACE_S
 from palaestra.engine.runs.stepper import BATCH
 from palaestra.jobs.kicks import Kicks
 from palaestra.platform import Platform

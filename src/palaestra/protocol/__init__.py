@@ -43,8 +43,6 @@ from palaestra.protocol.jsonwire import InvalidJson, dumps, loads
 from palaestra.protocol.models import InvalidMessage
 from palaestra.protocol.schemas import (
     Envelope,
-    SchemaViolation,
-    Violation,
     check_required_keys,
     token_count_warnings,
     validate_envelope,
@@ -65,6 +63,7 @@ from palaestra.protocol.signing import (
     signed_headers,
     verify,
 )
+from palaestra.protocol.violations import SchemaViolation, Violation
 
 __all__ = [
     "CAGE_RULESET",

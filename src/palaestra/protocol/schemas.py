@@ -32,8 +32,6 @@ from palaestra.protocol.violations import (
 
 __all__ = [
     "Envelope",
-    "SchemaViolation",
-    "Violation",
     "check_required_keys",
     "token_count_warnings",
     "validate_envelope",

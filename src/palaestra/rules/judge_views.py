@@ -157,18 +157,31 @@ _ROT47_HINT: Final = re.compile(r"[!-/:-@\[-`{-~](?:[^\s!-/:-@\[-`{-~]*[!-/:-@\[
 #: Hex of text under ROT47: each byte's first digit (``2``-``7``) reads ``a``-``f``, its
 #: second (``0``-``9``, ``a``-``f``, ``A``-``F``) reads ``_`a``-``h``, ``2``-``7``, ``p``-``u``.
 _ROT47_HEX: Final = re.compile(r"(?:[a-f][_`a-h2-7p-u]){8,}")
+#: Base 32 under ROT47: ``A``-``O`` read ``p``-``~``, ``P``-``Z`` read ``!``-``+``, ``2``-``7``
+#: read ``a``-``f`` and the padding ``l``; letters and marks alternate, so that two marks
+#: seldom stand side by side. A word of sixteen such characters with marks in it, from both
+#: halves of the alphabet.
+_ROT47_BASE32: Final = re.compile(r"[!-+a-fp-~]{16,}")
 
 
 def rot47(text: str) -> str | None:
     """ROT47 (every printable ASCII character rotated by 47): applies when a word holds two
     punctuation marks side by side and three in all, as ROT47 of letters does, or reads as
-    hex under ROT47."""
+    hex or base 32 under ROT47."""
     classes = char_classes(text)
     if b"pp" in classes and _ROT47_HINT.search(text):
         return text.translate(_ROT47)
     if max(map(len, long_words(text, 12)), default=0) >= 16 and _ROT47_HEX.search(text):
         return text.translate(_ROT47)
+    if any(_both_halves(word) for word in _ROT47_BASE32.findall(text)):
+        return text.translate(_ROT47)
     return None
+
+
+def _both_halves(word: str) -> bool:
+    """Whether ``word`` holds base 32's letters of both halves under ROT47 (a mark of
+    ``!``-``+`` and a letter of ``p``-``~``), as base 32 of text does."""
+    return any("!" <= c <= "+" for c in word) and any("p" <= c <= "~" for c in word)
 
 
 def reversed_text(text: str) -> str | None:

@@ -21,7 +21,6 @@ Pure: no I/O, no clock reads.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
@@ -41,7 +40,6 @@ __all__ = [
     "live_score",
     "rate",
     "result_of",
-    "win_probability",
 ]
 
 _MODEL: Final = BradleyTerryFull()
@@ -111,12 +109,6 @@ def rate(attack: Rating, defence: Rating, result: Result) -> tuple[Rating, Ratin
         Rating(float(new_attack.mu), float(new_attack.sigma)),
         Rating(float(new_defence.mu), float(new_defence.sigma)),
     )
-
-
-def win_probability(attack: Rating, defence: Rating) -> float:
-    """The model's probability that this attack beats this defence (OpenSkill's prediction)."""
-    spread = math.sqrt(2.0 * BETA**2 + attack.sigma**2 + defence.sigma**2)
-    return 0.5 * math.erfc(-(attack.mu - defence.mu) / (spread * math.sqrt(2.0)))
 
 
 def live_score(attack: Rating, defence: Rating) -> float:

@@ -45,12 +45,10 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from palaestra.protocol.constants import Phase
-from palaestra.rules.titles import DUPLICATE_JACCARD, DUPLICATE_RATIO, near, near_duplicate, title
+from palaestra.rules.titles import near, title
 
 __all__ = [
     "CONFIDENCE_WEIGHT",
-    "DUPLICATE_JACCARD",
-    "DUPLICATE_RATIO",
     "REPUTATION_ALPHA",
     "CandidateScore",
     "Shortlist",
@@ -58,7 +56,6 @@ __all__ = [
     "contribution",
     "final_score",
     "is_eliminating",
-    "near_duplicate",
     "outcome",
     "shortlist",
     "shortlist_score",

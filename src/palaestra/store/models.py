@@ -19,9 +19,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
+from palaestra.store import rating_models as _rating_models  # noqa: F401 - its tables
 from palaestra.store import rollup_models as _rollup_models  # noqa: F401 - its tables
 from palaestra.store.base import ID, Base
-from palaestra.store.rating_models import FighterRating, LeaderboardSnapshot, RatedMatch
 
 __all__ = [
     "FAILED_EVENTS",
@@ -31,12 +31,9 @@ __all__ = [
     "Base",
     "Candidate",
     "CompletionReceipt",
-    "FighterRating",
-    "LeaderboardSnapshot",
     "Match",
     "Meta",
     "Owner",
-    "RatedMatch",
     "Run",
     "Task",
     "Turn",

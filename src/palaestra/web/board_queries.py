@@ -26,24 +26,24 @@ from weakref import WeakKeyDictionary
 
 from sqlalchemy import select
 
-from palaestra.engine.ratings.leaderboard import Arena, Snapshot
+from palaestra.engine.ratings.leaderboard import Snapshot
 from palaestra.engine.ratings.live_table import fighter_classes, live_table
 from palaestra.errors import Conflict, InvalidRequest
 from palaestra.platform import Platform
 from palaestra.protocol import Role
+from palaestra.protocol.constants import Arena
 from palaestra.rules.leaderboard_tables import ENTRANT_TYPES, filter_agents, filter_cage
 from palaestra.store.db import Database
-from palaestra.store.models import LeaderboardSnapshot
 from palaestra.store.paging import (
     FIRST_PAGE,
     Page,
     decode_position,
     encode_position,
 )
+from palaestra.store.rating_models import LeaderboardSnapshot
 from palaestra.web.charts import IntervalScale
 
 __all__ = [
-    "ENTRANT_TYPES",
     "PAGE_SIZE",
     "CageBoard",
     "EdgeBoard",

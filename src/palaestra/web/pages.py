@@ -17,6 +17,7 @@ from palaestra.engine.quotas import quota_use
 from palaestra.http.deps import PlatformDep
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
+from palaestra.rules.leaderboard_tables import ENTRANT_TYPES
 from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
 from palaestra.rules.ratings import MU, SIGMA
 from palaestra.rules.runflow import RunStatus, TaskStatus
@@ -305,7 +306,7 @@ async def leaderboard(
         "leaderboard.html",
         cage=cage,
         edge=await board_queries.edgearena_board(platform, edge_cursor),
-        entrant_types=board_queries.ENTRANT_TYPES,
+        entrant_types=ENTRANT_TYPES,
         interval_s=platform.settings.leaderboard_interval_s,
         state={
             "entrant_type": cage.entrant_type,

@@ -10,7 +10,8 @@ from sqlalchemy import select
 
 from palaestra.platform import Platform
 from palaestra.rules.runflow import TaskStatus
-from palaestra.store.models import Match, RatedMatch, Task
+from palaestra.store.models import Match, Task
+from palaestra.store.rating_models import RatedMatch
 from palaestra.web.pictures import HourBucket, RatingPoint
 
 __all__ = ["HOURS", "RATED_MATCHES", "agent_hours", "rating_history"]

@@ -48,7 +48,6 @@ __all__ = [
     "agent_rows",
     "agent_status",
     "endpoint_host",
-    "fighter_rows",
     "overview",
     "recent_matches",
     "recent_runs",
@@ -282,10 +281,6 @@ async def agent_rows(platform: Platform, arena: Arena = Arena.EDGEARENA) -> list
     query = select(Agent).where(Agent.arena == arena.value).order_by(Agent.created_at, Agent.name)
     async with platform.db.session() as session:
         return [AgentRow.of(agent) for agent in await session.scalars(query)]
-
-
-async def fighter_rows(platform: Platform) -> list[AgentRow]:
-    return await agent_rows(platform, Arena.CAGE)
 
 
 async def agent_page(

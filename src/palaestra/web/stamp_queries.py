@@ -27,14 +27,8 @@ from sqlalchemy import func, select
 from palaestra.platform import Platform
 from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
 from palaestra.rules.runflow import RunStatus
-from palaestra.store.models import (
-    Agent,
-    AgentEvent,
-    FighterRating,
-    LeaderboardSnapshot,
-    Match,
-    Run,
-)
+from palaestra.store.models import Agent, AgentEvent, Match, Run
+from palaestra.store.rating_models import FighterRating, LeaderboardSnapshot
 
 __all__ = ["Stamps", "read_stamps"]
 

@@ -21,7 +21,6 @@ from palaestra.engine.cage.entrants import (
     executor_of,
 )
 from palaestra.engine.cage.fighters import (
-    CHALLENGE_TIMEOUT_S,
     EntrantType,
     FighterCreated,
     ModelConfig,
@@ -46,14 +45,9 @@ from palaestra.engine.cage.matchmaker import (
     set_paused,
     through_referee,
 )
-from palaestra.engine.cage.referee import (
-    LEASE_GRACE_S,
-    Referee,
-    Step,
-    StepResult,
-    play_match,
-    play_next_turn,
-)
+from palaestra.engine.cage.referee import Referee, Step, StepResult, play_match, play_next_turn
+from palaestra.engine.cage.turns import LEASE_GRACE_S
+from palaestra.protocol.constants import CHALLENGE_TIMEOUT_S
 
 __all__ = [
     "CHALLENGE_TIMEOUT_S",

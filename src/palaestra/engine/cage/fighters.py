@@ -24,7 +24,6 @@ from palaestra.security import hash_token, new_token, token_matches
 from palaestra.store.models import Agent
 
 __all__ = [
-    "CHALLENGE_TIMEOUT_S",
     "EntrantType",
     "FighterCreated",
     "ModelConfig",

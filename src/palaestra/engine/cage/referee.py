@@ -37,7 +37,7 @@ from palaestra.egress import PEER_ERRORS
 from palaestra.engine.cage.desk import TurnDesk
 from palaestra.engine.cage.entrants import Move, entrant_for
 from palaestra.engine.cage.fighters import EntrantType
-from palaestra.engine.cage.turns import LEASE_GRACE_S, Claim, Played, Waiting
+from palaestra.engine.cage.turns import Claim, Played, Waiting
 from palaestra.errors import EgressRefused, EntrantMisconfigured, NotFound, PalaestraError
 from palaestra.platform import Platform
 from palaestra.protocol import Side
@@ -48,7 +48,6 @@ from palaestra.store.models import Match
 
 __all__ = [
     "ENTRANTS_ERRORS",
-    "LEASE_GRACE_S",
     "Blame",
     "Referee",
     "Step",

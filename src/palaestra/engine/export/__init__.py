@@ -8,16 +8,9 @@
 
 from __future__ import annotations
 
-from palaestra.engine.export.dataset import (
-    CREDENTIAL_KEYS,
-    JSON_TEXT_FIELDS,
-    SCHEMA_VERSION,
-    ExportFormat,
-    ExportSummary,
-    ParquetUnavailable,
-    export_dataset,
-    scrub,
-)
+from palaestra.engine.export.dataset import ExportSummary, export_dataset
+from palaestra.engine.export.records import CREDENTIAL_KEYS, JSON_TEXT_FIELDS, SCHEMA_VERSION, scrub
+from palaestra.engine.export.writers import ExportFormat, ParquetUnavailable
 
 __all__ = [
     "CREDENTIAL_KEYS",

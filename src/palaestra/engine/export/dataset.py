@@ -31,26 +31,18 @@ from pathlib import Path
 import orjson
 
 from palaestra.engine.export.records import (
-    CREDENTIAL_KEYS,
     JSON_TEXT_FIELDS,
     SCHEMA_VERSION,
     match_records,
     run_records,
-    scrub,
 )
-from palaestra.engine.export.writers import ExportFormat, ParquetUnavailable, writer_for
+from palaestra.engine.export.writers import ExportFormat, writer_for
 from palaestra.files import private_dir, private_writer
 from palaestra.platform import Platform
 
 __all__ = [
-    "CREDENTIAL_KEYS",
-    "JSON_TEXT_FIELDS",
-    "SCHEMA_VERSION",
-    "ExportFormat",
     "ExportSummary",
-    "ParquetUnavailable",
     "export_dataset",
-    "scrub",
 ]
 
 

@@ -16,7 +16,8 @@ from sqlalchemy import and_, or_, select
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
 from palaestra.rules.producers import counts_for_ratings
-from palaestra.store.models import Agent, Candidate, Match, RatedMatch, Run, Task, Turn
+from palaestra.store.models import Agent, Candidate, Match, Run, Task, Turn
+from palaestra.store.rating_models import RatedMatch
 
 __all__ = [
     "ARCHIVE_JSON_TEXT_FIELDS",

@@ -7,14 +7,7 @@
 
 from __future__ import annotations
 
-from palaestra.engine.ratings.leaderboard import (
-    Arena,
-    RatingsWorker,
-    Snapshot,
-    latest,
-    recompute,
-    view,
-)
+from palaestra.engine.ratings.leaderboard import RatingsWorker, Snapshot, latest, recompute, view
 from palaestra.engine.ratings.live import (
     live_ratings,
     rate_pending,
@@ -22,7 +15,6 @@ from palaestra.engine.ratings.live import (
 from palaestra.engine.ratings.live_table import live_table
 
 __all__ = [
-    "Arena",
     "RatingsWorker",
     "Snapshot",
     "latest",

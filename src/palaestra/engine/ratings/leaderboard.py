@@ -39,10 +39,11 @@ from palaestra.rules.leaderboard_tables import (
 )
 from palaestra.rules.matchflow import MatchKind
 from palaestra.rules.ratings import SCORED, Result, result_of
-from palaestra.store.models import Agent, LeaderboardSnapshot, Match, Task
+from palaestra.store.models import Agent, Match, Task
 from palaestra.store.paging import decode_position, encode_position
+from palaestra.store.rating_models import LeaderboardSnapshot
 
-__all__ = ["Arena", "RatingsWorker", "Snapshot", "latest", "recompute", "view"]
+__all__ = ["RatingsWorker", "Snapshot", "latest", "recompute", "view"]
 
 log = structlog.get_logger(__name__)
 

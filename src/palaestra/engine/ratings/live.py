@@ -42,7 +42,8 @@ from palaestra.rules.ratings import (
     rate,
     result_of,
 )
-from palaestra.store.models import FighterRating, Match, RatedMatch, Turn
+from palaestra.store.models import Match, Turn
+from palaestra.store.rating_models import FighterRating, RatedMatch
 
 __all__ = ["BASELINE_PLAYED", "live_ratings", "rate_pending"]
 

@@ -31,8 +31,9 @@ from palaestra.protocol.constants import Arena
 from palaestra.rules.leaderboard_tables import FighterFacts, live_rows
 from palaestra.rules.status import Status
 from palaestra.store.db import Database
-from palaestra.store.models import Agent, FighterRating
+from palaestra.store.models import Agent
 from palaestra.store.paging import FIRST_PAGE, Page, decode_ranked, encode_ranked
+from palaestra.store.rating_models import FighterRating
 
 __all__ = ["cage_fighters", "fighter_classes", "live_table"]
 

@@ -36,7 +36,6 @@ from palaestra.providers.local_house import FieldWriter
 from palaestra.rules.answer_check import AnswerProblem, answer_problems
 from palaestra.rules.house_answers import (
     BASELINE,
-    HOUSE_EXECUTORS,
     HOUSE_MODEL,
     HouseTask,
     baseline_output,
@@ -47,15 +46,10 @@ from palaestra.settings import Settings
 
 # The pure names are re-exported: the run services import them from here.
 __all__ = [
-    "BASELINE",
-    "HOUSE_EXECUTORS",
-    "HOUSE_MODEL",
     "HouseAgent",
     "HouseAnswer",
     "HouseModel",
-    "HouseTask",
     "HouseWriter",
-    "baseline_output",
 ]
 
 log = structlog.get_logger(__name__)

@@ -39,7 +39,6 @@ from palaestra.store.paging import Key, Page, keyset, page_of
 __all__ = [
     "MAX_GOAL_CHARS",
     "SIZE_LIMITS",
-    "RunDetail",
     "RunSummary",
     "get_run",
     "get_task",

@@ -19,11 +19,12 @@ import structlog
 
 from palaestra.engine.runs.dispatch import Opened
 from palaestra.engine.runs.facts import Context
-from palaestra.engine.runs.house import BASELINE, HOUSE_MODEL, HouseAgent, HouseTask
+from palaestra.engine.runs.house import HouseAgent
 from palaestra.engine.runs.recorder import Finish, Recorder
 from palaestra.platform import Platform
 from palaestra.protocol import SchemaViolation, answers_later, hmac_signer, validate_envelope
 from palaestra.protocol.failures import CallFailure, FailureKind
+from palaestra.rules.house_answers import BASELINE, HOUSE_MODEL, HouseTask
 from palaestra.rules.producers import Producer
 from palaestra.rules.runflow import TaskStatus
 

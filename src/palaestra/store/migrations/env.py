@@ -5,7 +5,7 @@ from __future__ import annotations
 from alembic import context
 
 from palaestra.store import archives  # noqa: F401 (its table joins the metadata)
-from palaestra.store.models import Base
+from palaestra.store.base import Base
 from palaestra.store.partitions import include_name
 
 connection = context.config.attributes.get("connection")
