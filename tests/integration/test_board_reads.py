@@ -13,12 +13,9 @@ shown at once.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
 
 import pytest
-from sqlalchemy import event, text, update
+from sqlalchemy import text, update
 
 from palaestra.engine.ratings.leaderboard import recompute
 from palaestra.engine.ratings.live import rate_pending
@@ -28,37 +25,11 @@ from palaestra.protocol.constants import Arena
 from palaestra.store.rating_models import FighterRating
 from palaestra.web.board_queries import cage_board, edgearena_board
 from tests.integration.arena_rows import add_fighter, add_matches, add_owner
+from tests.integration.plans import plan, selects
 
 pytestmark = pytest.mark.asyncio
 
 HISTORY = ("agent_events", "tasks", "matches", "runs", "turns", "rated_matches")
-
-
-@contextmanager
-def statements(platform: Platform) -> Iterator[list[tuple[str, Any]]]:
-    seen: list[tuple[str, Any]] = []
-
-    def record(_c: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
-        if statement.lstrip().upper().startswith("SELECT"):
-            seen.append((statement, parameters))
-
-    engine = platform.db.engine.sync_engine
-    event.listen(engine, "before_cursor_execute", record)
-    try:
-        yield seen
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
-
-
-async def plan(platform: Platform, statement: str, parameters: Any) -> str:
-    async with platform.db.engine.connect() as connection:
-        if platform.db.is_sqlite:
-            prefix = "EXPLAIN QUERY PLAN "
-        else:
-            prefix = "EXPLAIN "
-            await connection.execute(text("SET enable_seqscan = off"))
-        rows = await connection.exec_driver_sql(prefix + statement, parameters)
-        return "\n".join(" ".join(str(v) for v in row) for row in rows)
 
 
 async def published_arena(platform: Platform, fighters: int = 6) -> list[str]:
@@ -80,7 +51,7 @@ async def test_the_leaderboard_reads_snapshots_by_index_and_no_history(
     platform: Platform,
 ) -> None:
     await published_arena(platform)
-    with statements(platform) as seen:
+    with selects(platform) as seen:
         board = await cage_board(platform)
         await edgearena_board(platform)
     assert board.published
@@ -113,14 +84,14 @@ async def test_a_second_view_decodes_no_snapshot_and_changes_show_at_once(
     ids = await published_arena(platform)
     first = await cage_board(platform)
     await edgearena_board(platform)
-    with statements(platform) as seen:
+    with selects(platform) as seen:
         again = await cage_board(platform)
         await edgearena_board(platform)
     assert again == first
     assert not [s for s, _ in seen if "leaderboard_snapshots.data" in s]
     # Nor any rating, nor the fighters: the live table is ranked once per change, for the
     # API as for the page.
-    with statements(platform) as seen:
+    with selects(platform) as seen:
         await live_table(platform, limit=3)
         await live_table(platform, limit=3)
     assert not [s for s, _ in seen if "fighter_ratings.mu" in s or "agents.name" in s]

@@ -12,12 +12,8 @@ priced out first, so that the small test table shows which index each read could
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
-
 import pytest
-from sqlalchemy import event, insert, text
+from sqlalchemy import insert, text
 
 from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.registry import recent_history
@@ -30,40 +26,13 @@ from palaestra.web.failure_queries import failure_split
 from palaestra.web.fighter_queries import fighter_page
 from palaestra.web.queries import agent_page, overview
 from tests.integration.arena_rows import add_agent, add_owner
+from tests.integration.plans import plan, selects
 
 pytestmark = pytest.mark.asyncio
 
 START = 1_790_000_000.0
 
 HISTORY = ("agent_events", "tasks", "matches", "runs")
-
-
-@contextmanager
-def statements(platform: Platform) -> Iterator[list[tuple[str, Any]]]:
-    seen: list[tuple[str, Any]] = []
-
-    def record(_c: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
-        history = any(f"FROM {table}" in statement for table in HISTORY)
-        if history and statement.lstrip().upper().startswith("SELECT"):
-            seen.append((statement, parameters))
-
-    engine = platform.db.engine.sync_engine
-    event.listen(engine, "before_cursor_execute", record)
-    try:
-        yield seen
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
-
-
-async def plan(platform: Platform, statement: str, parameters: Any) -> str:
-    async with platform.db.engine.connect() as connection:
-        if platform.db.is_sqlite:
-            prefix = "EXPLAIN QUERY PLAN "
-        else:
-            prefix = "EXPLAIN "
-            await connection.execute(text("SET enable_seqscan = off"))
-        rows = await connection.exec_driver_sql(prefix + statement, parameters)
-        return "\n".join(" ".join(str(v) for v in row) for row in rows)
 
 
 async def test_an_agents_history_is_read_through_its_indexes(platform: Platform) -> None:
@@ -92,7 +61,7 @@ async def test_an_agents_history_is_read_through_its_indexes(platform: Platform)
     async with platform.db.engine.begin() as connection:
         await connection.execute(text("ANALYZE"))
     caller = Caller(owner_id=None, is_admin=True)
-    with statements(platform) as seen:
+    with selects(platform, HISTORY) as seen:
         page = await agent_page(platform, agent)
         assert page is not None
         assert page.failures_total == 40  # from the roll-ups: 10 of each kind
