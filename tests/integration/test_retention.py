@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -32,29 +31,13 @@ from palaestra.store.partitions import (
 )
 from palaestra.web.task_queries import HEADERS_ARCHIVED, task_page
 from tests.integration.arena_rows import add_agent, add_owner, add_run
+from tests.integration.crashes import Crash, dies_at
 from tests.integration.platform_fixtures import ADMIN_TOKEN, running
 from tests.integration.web_support import page
 
 pytestmark = pytest.mark.asyncio
 
 _KINDS = ("ping", "dispatch", "status", "wizard")
-
-
-class Crash(Exception):
-    """The process dies mid-pass."""
-
-
-def _dies_at(crash_at: int) -> Callable[[float], Awaitable[None]]:
-    """A pause between batches that kills the pass at its ``crash_at``-th call."""
-    pauses = 0
-
-    async def dies(_seconds: float) -> None:
-        nonlocal pauses
-        pauses += 1
-        if pauses == crash_at:
-            raise Crash
-
-    return dies
 
 
 @pytest.fixture
@@ -247,7 +230,7 @@ async def test_postgres_partitions_are_made_ahead_and_old_days_dropped_whole(
     dropped = 0
     if crash_at is not None:  # a runner dies with days detached, half archived
         with pytest.raises(Crash):
-            await Retention(platform, sleep=_dies_at(crash_at)).run_once()
+            await Retention(platform, sleep=dies_at(crash_at)).run_once()
         undropped = len(await platform.db.query(detached))
         assert undropped > 0  # detached, not yet archived or dropped
         dropped = 10 - undropped
@@ -412,7 +395,7 @@ async def test_a_pass_cut_short_anywhere_is_finished_by_the_next_losing_nothing(
     before = await _all_events(platform)
     cut = day_of(platform.clock.now() - 30 * DAY_S)
     with pytest.raises(Crash):
-        await Retention(platform, sleep=_dies_at(crash_at)).run_once()
+        await Retention(platform, sleep=dies_at(crash_at)).run_once()
     # The dead runner's lease runs out; then a new pass finishes the work.
     platform.clock.current += 301  # type: ignore[attr-defined]
     report = await Retention(platform).run_once()

@@ -5,7 +5,6 @@ window removed, every read the same."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,27 +20,12 @@ from palaestra.store.models import AgentEvent, CompletionReceipt, WebSession
 from palaestra.store.partitions import DAY_S, day_of
 from palaestra.store.rollup_models import DAY, HOUR, AgentRollup
 from tests.integration.arena_rows import add_agent, add_owner
+from tests.integration.crashes import Crash, dies_at
 
 pytestmark = pytest.mark.asyncio
 
 DAYS = 100  # of receipts, one window (90 days) and ten days more
 PER_DAY = 7
-
-
-class Crash(Exception):
-    """The process dies mid-pass."""
-
-
-def _dies_at(crash_at: int) -> Callable[[float], Awaitable[None]]:
-    pauses = 0
-
-    async def dies(_seconds: float) -> None:
-        nonlocal pauses
-        pauses += 1
-        if pauses == crash_at:
-            raise Crash
-
-    return dies
 
 
 @pytest.fixture
@@ -132,7 +116,7 @@ async def test_a_pass_cut_short_is_finished_by_the_next_losing_nothing(
     cut = day_of(platform.clock.now() - 90 * DAY_S)
     old = {r for r in written if r[2] < cut}
     with pytest.raises(Crash):
-        await Retention(platform, sleep=_dies_at(crash_at)).run_once()
+        await Retention(platform, sleep=dies_at(crash_at)).run_once()
     await Retention(platform).run_once()
     archived = _archived(platform.settings.effective_archive_dir)
     assert sorted(archived) == sorted(old)
