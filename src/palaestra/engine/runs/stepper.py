@@ -211,9 +211,14 @@ class RunStepper:
         pick = pick.limit(limit)
         if not self.platform.db.is_sqlite:
             pick = pick.with_for_update(skip_locked=True)
+        # Picked once: PostgreSQL may run an IN subquery again for each row it joins (a
+        # nested loop, whichever plan its statistics favour), and with SKIP LOCKED each run
+        # takes other rows, so a step claimed more runs than its limit (or none). A
+        # materialised CTE is evaluated once.
+        picked = pick.cte("picked").prefix_with("MATERIALIZED", dialect="postgresql")
         return (
             update(Run)
-            .where(Run.id.in_(pick.scalar_subquery()), free)
+            .where(Run.id.in_(select(picked.c.id)), free)
             .values(lease_owner=self.owner, lease_until=now + self.lease_s)
             .returning(Run.id, Run.goal, Run.launchpad, Run.phase, Run.config, Run.kicks)
         )
