@@ -87,6 +87,20 @@ def check_kept(tasks: Sequence[Task], endpoints: Sequence[Endpoint]) -> None:
         assert KEY not in str(task.request_headers)
 
 
+async def entered(
+    stack: contextlib.AsyncExitStack,
+    platform: Platform,
+    owner: str,
+    agents: Sequence[EdgeAgent],
+    prefix: str,
+) -> list[Endpoint]:
+    """Each agent served on 127.0.0.1 until ``stack`` closes, and registered as ACTIVE."""
+    endpoints = [await stack.enter_async_context(serve(agent)) for agent in agents]
+    for n, (agent, endpoint) in enumerate(zip(agents, endpoints, strict=True)):
+        await add_agent(platform, owner, f"{prefix}{n}", agent.role, endpoint.url("/"), KEY)
+    return endpoints
+
+
 async def test_the_embedded_driver_keeps_each_attempts_signed_headers_and_shows_them(
     platform: Platform, clock: FrozenClock
 ) -> None:
@@ -99,9 +113,7 @@ async def test_the_embedded_driver_keeps_each_attempts_signed_headers_and_shows_
         EdgeAgent(key=KEY, role="ANALYST"),
     ]
     async with contextlib.AsyncExitStack() as stack:
-        endpoints = [await stack.enter_async_context(serve(agent)) for agent in agents]
-        for n, (agent, endpoint) in enumerate(zip(agents, endpoints, strict=True)):
-            await add_agent(platform, owner, f"a{n}", agent.role, endpoint.url("/"), KEY)
+        endpoints = await entered(stack, platform, owner, agents, "a")
         run = await start_run(platform, Caller(owner), "Find a niche", sizes=SIZES)
         driver = RunDriver(platform)
         try:
@@ -166,9 +178,7 @@ async def test_the_workers_job_path_keeps_the_signed_headers(platform: Platform)
         EdgeAgent(key=KEY, role="ANALYST"),
     ]
     async with contextlib.AsyncExitStack() as stack:
-        endpoints = [await stack.enter_async_context(serve(agent)) for agent in agents]
-        for n, (agent, endpoint) in enumerate(zip(agents, endpoints, strict=True)):
-            await add_agent(platform, owner, f"w{n}", agent.role, endpoint.url("/"), KEY)
+        endpoints = await entered(stack, platform, owner, agents, "w")
         run = await start_run(platform, Caller(owner), "Find a niche", sizes=SIZES)
         broker = InProcessBroker(max_async_tasks=64)
         jobs = Jobs(broker, platform)
