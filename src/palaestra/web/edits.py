@@ -63,7 +63,7 @@ async def change_agent_endpoint(
     except (TooManyRequests, NotFound, Forbidden) as exc:
         return refused(request, exc)  # another's agent, or too many wrong tokens
     except PalaestraError as exc:
-        return _endpoint_page(request, agent, 400, endpoint_url, token=token, error=exc.message)
+        return _endpoint_page(request, agent, 400, endpoint_url, error=exc.message)
     if done.attempt is None:  # the URL it had: nothing to run
         return RedirectResponse(f"/agents/{agent_id}#owner-controls", 303)
     in_background(request, platform, done.attempt)
@@ -76,7 +76,6 @@ def _endpoint_page(
     status: int,
     endpoint_url: str,
     *,
-    token: str = "",
     error: str | None = None,
 ) -> Response:
     return render(
@@ -85,7 +84,7 @@ def _endpoint_page(
         status,
         private=True,
         agent=agent,
-        form={"endpoint_url": endpoint_url, "token": token.strip()},
+        form={"endpoint_url": endpoint_url},
         error=error,
     )
 
@@ -117,7 +116,7 @@ async def change_fighter_model(
     fighter = await _entrant(platform, fighter_id, Arena.CAGE)
     if fighter is None or fighter.entrant_type != EntrantType.MODEL.value:
         return not_found(request, "No such model fighter.")
-    form = {"model": model, "base_url": base_url, "token": token.strip()}
+    form = {"model": model, "base_url": base_url}
     config = ModelConfig(base_url.strip() or None, model.strip(), api_key.strip() or None)
     try:
         caller = await form_caller(request, platform, token, csrf_token)
