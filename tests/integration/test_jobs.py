@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import Counter
 from collections.abc import Coroutine
 from typing import Any
@@ -139,10 +140,12 @@ async def test_the_sweeper_finds_matches_left_by_dead_workers(
     assert await orphaned_matches(platform, clock.now(), stall_s=5) == []
 
 
-async def settle(jobs: Jobs, broker: InProcessBroker, run_id: str) -> None:
+async def settle(jobs: Jobs, broker: InProcessBroker, run_id: str, within_s: float = 30.0) -> None:
     """Until the run has finished and nothing of it runs: its jobs, and the sends they left
-    in flight (which kick more jobs as they end)."""
-    for _ in range(200):
+    in flight (which kick more jobs as they end); within ``within_s`` seconds, a bound of
+    time rather than of rounds, which a busy machine's rounds used up in three seconds."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
         await drain(broker)
         await jobs.runs.sends.wait()
         await jobs.settle()
