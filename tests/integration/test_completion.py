@@ -27,7 +27,7 @@ from palaestra.engine.runs.recorder import Finish, Recorder
 from palaestra.engine.runs.service import start_run
 from palaestra.platform import Platform
 from palaestra.protocol import Phase
-from palaestra.rules.runflow import TaskStatus
+from palaestra.rules.runs.runflow import TaskStatus
 from palaestra.settings import Settings
 from palaestra.store.models import Task
 from tests.integration.edge_agents import sign_completion

@@ -23,7 +23,7 @@ from palaestra.engine.runs.service import start_run
 from palaestra.engine.runs.work import send
 from palaestra.platform import Platform
 from palaestra.protocol import DispatchPayload, Phase
-from palaestra.rules.prompts import LAUNCHPADS, messages_for
+from palaestra.rules.runs.prompts import LAUNCHPADS, messages_for
 from palaestra.store.models import Agent
 from tests.integration.edge_agents import EdgeAgent
 from tests.integration.run_support import (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from palaestra.rules import agent_stats
-from palaestra.rules.agent_stats import (
+from palaestra.rules.ratings import agent_stats
+from palaestra.rules.ratings.agent_stats import (
     AgentFacts,
     TaskFacts,
     rank_agents,

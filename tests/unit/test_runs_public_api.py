@@ -11,7 +11,7 @@ import pytest
 import palaestra
 
 EXPORTS = {
-    "palaestra.rules.selection": {
+    "palaestra.rules.runs.selection": {
         "EXPLORATION_BAND",
         "Contender",
         "Draw",
@@ -21,7 +21,7 @@ EXPORTS = {
         "rank",
         "select",
     },
-    "palaestra.rules.runflow": {
+    "palaestra.rules.runs.runflow": {
         "DEFAULT_MAX_REROUTES",
         "DEFAULT_SIZES",
         "CandidateStatus",
@@ -39,7 +39,7 @@ EXPORTS = {
         "slot_keys",
         "slot_state",
     },
-    "palaestra.rules.scoring": {
+    "palaestra.rules.runs.scoring": {
         "CONFIDENCE_WEIGHT",
         "REPUTATION_ALPHA",
         "CandidateScore",
@@ -55,7 +55,7 @@ EXPORTS = {
         "updated_reputation",
         "verification_score",
     },
-    "palaestra.rules.prompts": {
+    "palaestra.rules.runs.prompts": {
         "CONTEXT_LIMIT_CHARS",
         "DEFAULT_LAUNCHPAD",
         "LAUNCHPADS",
@@ -63,7 +63,7 @@ EXPORTS = {
         "messages_for",
         "system_prompt",
     },
-    "palaestra.rules.house_answers": {
+    "palaestra.rules.runs.house_answers": {
         "BASELINE",
         "HOUSE_EXECUTORS",
         "HOUSE_MODEL",
@@ -155,7 +155,7 @@ EXPORTS = {
         "post",
         "send",
     },
-    "palaestra.rules.report": {
+    "palaestra.rules.runs.report": {
         "SCORE_FORMULA",
         "CandidateFate",
         "CandidateRecord",
@@ -186,7 +186,7 @@ EXPORTS = {
     },
     "palaestra.store.db": {"Database", "migrate"},
     "palaestra.store.lists": {"one_of"},
-    "palaestra.rules.titles": {
+    "palaestra.rules.runs.titles": {
         "DUPLICATE_JACCARD",
         "DUPLICATE_RATIO",
         "Title",

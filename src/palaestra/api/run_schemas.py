@@ -11,8 +11,8 @@ from palaestra.engine.runs import RunDetail
 from palaestra.engine.runs.reading import shown_report, task_facts
 from palaestra.engine.runs.service import MAX_GOAL_CHARS, RunSummary, phase_summary
 from palaestra.rules.producers import Producer
-from palaestra.rules.prompts import LAUNCHPADS
-from palaestra.rules.report import task_href
+from palaestra.rules.runs.prompts import LAUNCHPADS
+from palaestra.rules.runs.report import task_href
 from palaestra.store.models import Candidate, Run, Task
 
 __all__ = [

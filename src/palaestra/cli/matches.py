@@ -27,7 +27,7 @@ from palaestra.engine.cage.matches import MatchTranscript, create_match, get_mat
 from palaestra.engine.cage.referee import Step, play_next_turn
 from palaestra.errors import PalaestraError
 from palaestra.platform import Platform
-from palaestra.rules.matchflow import TurnStatus
+from palaestra.rules.cage.matchflow import TurnStatus
 from palaestra.rules.producers import producer_label
 from palaestra.settings import Settings
 from palaestra.store.models import Match, Turn

@@ -23,7 +23,7 @@ from palaestra.cli.app import app
 from palaestra.engine.cage.rejudge import MatchRejudged, rejudge_matches
 from palaestra.errors import PalaestraError
 from palaestra.platform import Platform
-from palaestra.rules.rejudge import Verdict
+from palaestra.rules.cage.rejudge import Verdict
 from palaestra.settings import Settings
 
 __all__ = ["rejudge", "render_changes", "render_findings"]

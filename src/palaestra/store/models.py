@@ -330,7 +330,7 @@ class Match(Base):
     defender_id: Mapped[str] = mapped_column(_ID, ForeignKey("agents.id", ondelete="CASCADE"))
     requested_by: Mapped[str | None] = mapped_column(_ID)
     ruleset: Mapped[str] = mapped_column(String(16))
-    #: rated | friendly (``rules.matchflow.MatchKind``): only rated matches are rated.
+    #: rated | friendly (``rules.cage.matchflow.MatchKind``): only rated matches are rated.
     kind: Mapped[str] = mapped_column(String(16), default="rated", server_default="rated")
     status: Mapped[str] = mapped_column(String(16))  # PENDING | RUNNING | SCORED | VOIDED
     outcome: Mapped[str | None] = mapped_column(String(32))  # attacker | defender | draw

@@ -19,7 +19,7 @@ from palaestra.engine.runs.stepper import Runs
 from palaestra.errors import InvalidRequest, PalaestraError, TooManyRequests
 from palaestra.http.deps import PlatformDep
 from palaestra.protocol.constants import Arena
-from palaestra.rules.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS
+from palaestra.rules.runs.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS
 from palaestra.web import queries
 from palaestra.web.forms import FormText, form_caller, refused
 from palaestra.web.pages import not_found

@@ -17,10 +17,10 @@ from palaestra.engine.quotas import quota_use
 from palaestra.http.deps import PlatformDep
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
-from palaestra.rules.leaderboard_tables import ENTRANT_TYPES
-from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
+from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES
 from palaestra.rules.ratings import MU, SIGMA
-from palaestra.rules.runflow import RunStatus, TaskStatus
+from palaestra.rules.ratings.leaderboard_tables import ENTRANT_TYPES
+from palaestra.rules.runs.runflow import RunStatus, TaskStatus
 from palaestra.web import (
     board_queries,
     fighter_queries,

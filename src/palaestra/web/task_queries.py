@@ -32,7 +32,7 @@ from palaestra.engine.runs.work import DISPATCH_USER_AGENT
 from palaestra.platform import Platform
 from palaestra.protocol import SIGNED_HEADERS, TIMESTAMP_HEADER, dumps
 from palaestra.rules.producers import producer_label
-from palaestra.rules.runflow import TaskStatus
+from palaestra.rules.runs.runflow import TaskStatus
 from palaestra.store.models import Agent, CompletionReceipt, Run, Task
 from palaestra.web.queries import endpoint_host
 from palaestra.web.reasons import Audience, shown

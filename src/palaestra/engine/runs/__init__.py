@@ -3,7 +3,7 @@
 - ``service``: start, list and read runs and tasks;
 - ``reading``: the one reader of a run as it stands, for the API and the pages;
 - ``stepper``: steps batches of runs by lease, the same in both modes (the
-  decisions are ``rules.runplan``'s); ``facts``: what a step reads, in bulk;
+  decisions are ``rules.runs.runplan``'s); ``facts``: what a step reads, in bulk;
   ``writes``: what a step writes, one transaction a batch;
 - ``driver``: runs stepped in this process (the embedded server);
 - ``work``: one opened task sent signed, or answered by the house, and recorded;

@@ -20,7 +20,7 @@ The checks run in the order of the seed's table of errors, each with its message
    after the task's deadline, ended by a step yet or not, unless the platform's
    completion endpoint was down while it was due: then it may have refused the
    agent's first tries, and the answer is taken while the task is RUNNING, by
-   the rule a step ends the task with, ``rules.runplan.callback_void_at``).
+   the rule a step ends the task with, ``rules.runs.runplan.callback_void_at``).
    Except that a (taskId, signature) pair accepted before is told
    ``Task completion already submitted (replay rejected)`` (401), as the seed's
    page on retries says of a replayed completion;
@@ -74,10 +74,10 @@ from palaestra.protocol import (
 from palaestra.protocol.constants import RESPONSE_CAP_BYTES, Phase
 from palaestra.protocol.failures import CallFailure
 from palaestra.protocol.signing import SignatureProblem, normalized_signature
-from palaestra.rules.house_answers import HOUSE_EXECUTORS
 from palaestra.rules.producers import Producer
-from palaestra.rules.runflow import TaskStatus
-from palaestra.rules.runplan import callback_void_at
+from palaestra.rules.runs.house_answers import HOUSE_EXECUTORS
+from palaestra.rules.runs.runflow import TaskStatus
+from palaestra.rules.runs.runplan import callback_void_at
 from palaestra.store.models import Agent, CompletionReceipt, Task
 
 __all__ = [

@@ -16,7 +16,7 @@ from typing import Any, Final
 from sqlalchemy import select
 
 from palaestra.platform import Platform
-from palaestra.rules.runflow import RunStatus
+from palaestra.rules.runs.runflow import RunStatus
 from palaestra.store.models import Candidate, Run, Task
 
 __all__ = ["TASK_FACTS", "RunDetail", "read_run", "shown_report", "task_facts"]

@@ -22,8 +22,8 @@ from palaestra.errors import InvalidRequest, NotFound, StoreClosed
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
-from palaestra.rules.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS
-from palaestra.rules.runflow import (
+from palaestra.rules.runs.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS
+from palaestra.rules.runs.runflow import (
     DEFAULT_MAX_REROUTES,
     RunSizes,
     RunStatus,

@@ -36,10 +36,10 @@ from palaestra.engine.runs.facts import ClaimedRun
 from palaestra.engine.runs.recorder import Finish, Recorder
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
-from palaestra.rules.report import Settlement, reputations_after
-from palaestra.rules.runflow import CandidateStatus, RunStatus, TaskStatus
-from palaestra.rules.runplan import NewCandidate
-from palaestra.rules.scoring import Shortlist
+from palaestra.rules.runs.report import Settlement, reputations_after
+from palaestra.rules.runs.runflow import CandidateStatus, RunStatus, TaskStatus
+from palaestra.rules.runs.runplan import NewCandidate
+from palaestra.rules.runs.scoring import Shortlist
 from palaestra.store.bulk import insert_values, json_text, update_values
 from palaestra.store.lists import one_of
 from palaestra.store.models import Agent, Candidate, Run, Task
