@@ -9,9 +9,10 @@ credential (:data:`CREDENTIAL_KEYS`).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import Select, and_, or_, select
+from sqlalchemy.orm import InstrumentedAttribute
 
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
@@ -69,6 +70,8 @@ ARCHIVE_JSON_TEXT_FIELDS: Final = {
 }
 _PAGE: Final = 200
 
+Finished = TypeVar("Finished", Match, Run)
+
 
 def scrub(value: Any) -> Any:
     """``value`` without any object key named like a credential, at any depth."""
@@ -83,6 +86,25 @@ def scrub(value: Any) -> Any:
     return value
 
 
+def _finished_page(
+    query: Select[Finished],
+    finished_at: InstrumentedAttribute[float | None],
+    row_id: InstrumentedAttribute[str],
+    since: float | None,
+    after: tuple[float, str] | None,
+) -> Select[Finished]:
+    """The next page of ``query``'s finished rows in finishing order: finished at ``since``
+    or later, and past ``after`` (the previous page's last finishing time and id)."""
+    query = query.where(finished_at.is_not(None))
+    if since is not None:
+        query = query.where(finished_at >= since)
+    if after is not None:
+        query = query.where(
+            or_(finished_at > after[0], and_(finished_at == after[0], row_id > after[1]))
+        )
+    return query.order_by(finished_at, row_id).limit(_PAGE)
+
+
 # -- matches ---------------------------------------------------------------------------------
 
 
@@ -93,19 +115,13 @@ async def match_records(
     fighters = await _fighters(platform)
     after: tuple[float, str] | None = None
     while True:
-        query = select(Match).where(
-            Match.status.in_(FINISHED_MATCHES), Match.finished_at.is_not(None)
+        query = _finished_page(
+            select(Match).where(Match.status.in_(FINISHED_MATCHES)),
+            Match.finished_at,
+            Match.id,
+            since,
+            after,
         )
-        if since is not None:
-            query = query.where(Match.finished_at >= since)
-        if after is not None:
-            query = query.where(
-                or_(
-                    Match.finished_at > after[0],
-                    and_(Match.finished_at == after[0], Match.id > after[1]),
-                )
-            )
-        query = query.order_by(Match.finished_at, Match.id).limit(_PAGE)
         async with platform.db.session() as session:
             matches = list(await session.scalars(query))
             if not matches:
@@ -245,17 +261,9 @@ async def run_records(
         }
     after: tuple[float, str] | None = None
     while True:
-        query = select(Run).where(Run.status.in_(FINISHED_RUNS), Run.finished_at.is_not(None))
-        if since is not None:
-            query = query.where(Run.finished_at >= since)
-        if after is not None:
-            query = query.where(
-                or_(
-                    Run.finished_at > after[0],
-                    and_(Run.finished_at == after[0], Run.id > after[1]),
-                )
-            )
-        query = query.order_by(Run.finished_at, Run.id).limit(_PAGE)
+        query = _finished_page(
+            select(Run).where(Run.status.in_(FINISHED_RUNS)), Run.finished_at, Run.id, since, after
+        )
         async with platform.db.session() as session:
             runs = list(await session.scalars(query))
             if not runs:
