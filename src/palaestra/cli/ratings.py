@@ -126,9 +126,7 @@ def _print_cage(console: Console, board: Mapping[str, Any], limit: int) -> None:
         table.add_column(column, justify="right" if column in ("rank", "A/D") else "left")
     for row in board["fighters"][:limit]:
         table.add_row(
-            str(row["rank"]),
-            row["name"],
-            row["entrant_type"] or "-",
+            *_fighter_cells(row),
             row["class"] or "-",
             _interval(row["overall"]),
             _interval(row["attack"]),
@@ -165,14 +163,17 @@ def _print_cage(console: Console, board: Mapping[str, Any], limit: int) -> None:
         live.add_column(column, justify="right" if column in ("rank", "score") else "left")
     for row in board["live"][:limit]:
         live.add_row(
-            str(row["rank"]),
-            row["name"],
-            row["entrant_type"] or "-",
+            *_fighter_cells(row),
             f"{row['score']:.1f}",
             _live(row["attack"]),
             _live(row["defence"]),
         )
     console.print(live)
+
+
+def _fighter_cells(row: Mapping[str, Any]) -> tuple[str, str, str]:
+    """The rank, name and entrant type a fighter's row opens with, in either table."""
+    return str(row["rank"]), row["name"], row["entrant_type"] or "-"
 
 
 def _difference(value: Mapping[str, float]) -> str:

@@ -33,9 +33,7 @@ def _said(outcome: str | None, decided_by: str | None) -> str:
 def render_changes(results: Sequence[MatchRejudged], *, applied: bool) -> Table:
     """The matches re-judging changes or cannot decide, one row each."""
     title = "re-judged" if applied else "would change (dry run: nothing written)"
-    table = Table(title=title)
-    for column in ("match", "recorded", "now", "decisive turn", "found by"):
-        table.add_column(column)
+    table = Table("match", "recorded", "now", "decisive turn", "found by", title=title)
     for item in results:
         if item.now.verdict is Verdict.SAME:
             continue
@@ -54,9 +52,7 @@ def render_changes(results: Sequence[MatchRejudged], *, applied: bool) -> Table:
 def render_findings(results: Sequence[MatchRejudged], *, applied: bool) -> Table:
     """Each defender turn whose findings re-judging changes, one row per kind of finding."""
     title = "findings re-judged" if applied else "findings that would change (dry run)"
-    table = Table(title=title)
-    for column in ("match", "turn", "finding", "recorded", "now"):
-        table.add_column(column)
+    table = Table("match", "turn", "finding", "recorded", "now", title=title)
     for item in results:
         for change in item.now.changes:
             table.add_row(

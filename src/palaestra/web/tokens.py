@@ -14,12 +14,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from palaestra.engine.accounts import (
-    Caller,
-    RevokedToken,
-    revoke_owner_token,
-    rotate_owner_token,
-)
+from palaestra.engine.accounts import Caller, RevokedToken, revoke_owner_token, rotate_owner_token
 from palaestra.engine.web_sessions import signed_in
 from palaestra.errors import InvalidRequest
 from palaestra.http.deps import PlatformDep

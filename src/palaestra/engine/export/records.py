@@ -8,7 +8,7 @@ credential (:data:`CREDENTIAL_KEYS`).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any, Final, TypeVar
 
 from sqlalchemy import Select, and_, or_, select
@@ -71,6 +71,7 @@ ARCHIVE_JSON_TEXT_FIELDS: Final = {
 _PAGE: Final = 200
 
 Finished = TypeVar("Finished", Match, Run)
+Child = TypeVar("Child")
 
 
 def scrub(value: Any) -> Any:
@@ -105,6 +106,14 @@ def _finished_page(
     return query.order_by(finished_at, row_id).limit(_PAGE)
 
 
+def _by_parent(rows: Iterable[Child], parent: Callable[[Child], str]) -> dict[str, list[Child]]:
+    """``rows`` grouped by the id of the match or run each belongs to, in their order."""
+    grouped: dict[str, list[Child]] = {}
+    for row in rows:
+        grouped.setdefault(parent(row), []).append(row)
+    return grouped
+
+
 # -- matches ---------------------------------------------------------------------------------
 
 
@@ -127,11 +136,12 @@ async def match_records(
             if not matches:
                 return
             ids = [m.id for m in matches]
-            turns: dict[str, list[Turn]] = {}
-            for turn in await session.scalars(
-                select(Turn).where(Turn.match_id.in_(ids)).order_by(Turn.match_id, Turn.turn)
-            ):
-                turns.setdefault(turn.match_id, []).append(turn)
+            turns = _by_parent(
+                await session.scalars(
+                    select(Turn).where(Turn.match_id.in_(ids)).order_by(Turn.match_id, Turn.turn)
+                ),
+                lambda turn: turn.match_id,
+            )
             markers = {
                 m.match_id: m
                 for m in await session.scalars(
@@ -269,20 +279,22 @@ async def run_records(
             if not runs:
                 return
             ids = [r.id for r in runs]
-            tasks: dict[str, list[Task]] = {}
-            for task in await session.scalars(
-                select(Task)
-                .where(Task.run_id.in_(ids))
-                .order_by(Task.run_id, Task.created_at, Task.phase, Task.slot, Task.attempt)
-            ):
-                tasks.setdefault(task.run_id, []).append(task)
-            candidates: dict[str, list[Candidate]] = {}
-            for candidate in await session.scalars(
-                select(Candidate)
-                .where(Candidate.run_id.in_(ids))
-                .order_by(Candidate.run_id, Candidate.created_at, Candidate.id)
-            ):
-                candidates.setdefault(candidate.run_id, []).append(candidate)
+            tasks = _by_parent(
+                await session.scalars(
+                    select(Task)
+                    .where(Task.run_id.in_(ids))
+                    .order_by(Task.run_id, Task.created_at, Task.phase, Task.slot, Task.attempt)
+                ),
+                lambda task: task.run_id,
+            )
+            candidates = _by_parent(
+                await session.scalars(
+                    select(Candidate)
+                    .where(Candidate.run_id.in_(ids))
+                    .order_by(Candidate.run_id, Candidate.created_at, Candidate.id)
+                ),
+                lambda candidate: candidate.run_id,
+            )
         yield [_run_record(r, tasks.get(r.id, []), candidates.get(r.id, []), agents) for r in runs]
         last = runs[-1]
         after = (last.finished_at or 0.0, last.id)
