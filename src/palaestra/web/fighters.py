@@ -15,6 +15,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
+from palaestra.engine.accounts import Caller
 from palaestra.engine.cage.fighters import (
     EntrantType,
     ModelConfig,
@@ -127,13 +128,9 @@ async def rated_challenges(
     accepts: FormText = "",
 ) -> Response:
     """Turn rated challenges on (``accepts=yes``) or off, then show the fighter's page."""
-    done = await form_action(
-        request,
-        platform,
-        (token, csrf_token),
-        lambda caller: set_challenges(platform, caller, fighter_id, rated=accepts == "yes"),
+    return await _consent(
+        request, platform, fighter_id, (token, csrf_token), "rated-challenges", accepts
     )
-    return _consented(done, fighter_id, "rated-challenges")
 
 
 @router.post("/fighters/{fighter_id}/friendly-challenges")
@@ -146,17 +143,27 @@ async def friendly_challenges(
     accepts: FormText = "",
 ) -> Response:
     """Turn other owners' friendly matches on (``accepts=yes``) or off, then show the page."""
-    done = await form_action(
-        request,
-        platform,
-        (token, csrf_token),
-        lambda caller: set_challenges(platform, caller, fighter_id, friendly=accepts == "yes"),
+    return await _consent(
+        request, platform, fighter_id, (token, csrf_token), "friendly-challenges", accepts
     )
-    return _consented(done, fighter_id, "friendly-challenges")
 
 
-def _consented(done: Agent | Response, fighter_id: str, which: str) -> Response:
-    """The page refusing the change, else the fighter's page at the control changed."""
+async def _consent(
+    request: Request,
+    platform: Platform,
+    fighter_id: str,
+    credential: tuple[str, str],
+    which: str,
+    accepts: str,
+) -> Response:
+    given = accepts == "yes"
+
+    async def consent(caller: Caller) -> Agent:
+        if which == "rated-challenges":
+            return await set_challenges(platform, caller, fighter_id, rated=given)
+        return await set_challenges(platform, caller, fighter_id, friendly=given)
+
+    done = await form_action(request, platform, credential, consent)
     if isinstance(done, Response):
         return done
     return RedirectResponse(f"/fighters/{fighter_id}#{which}", 303)
