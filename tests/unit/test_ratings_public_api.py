@@ -48,7 +48,6 @@ EXPORTS = {
     },
     "palaestra.cli.ratings": {
         "export",
-        "fail",
         "leaderboard",
         "matchmaking",
         "parse_since",

@@ -28,7 +28,7 @@ from palaestra.engine.ratings.live import rate_pending
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
 
-__all__ = ["export", "fail", "leaderboard", "matchmaking", "parse_since", "with_platform"]
+__all__ = ["export", "leaderboard", "matchmaking", "parse_since", "with_platform"]
 
 T = TypeVar("T")
 
