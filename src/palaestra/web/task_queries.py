@@ -18,7 +18,7 @@ none, and the page says so. A payload, a reply or headers archived since (set NU
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
 
@@ -122,7 +122,6 @@ class TaskPage:
     run_goal: str
     agent_name: str | None
     created_at: float
-    sent_at: float | None
     deferred_at: float | None
     access: Access
     endpoint: str | None  # the whole URL (Access.WHOLE) or its host
@@ -174,18 +173,16 @@ async def task_page(platform: Platform, task_id: str, caller: Caller | None) -> 
     )
     whole = access is Access.WHOLE
     url = agent.endpoint_url if agent is not None else None
-    sent = task.dispatched_at or task.sent_at
     payload = task.payload if isinstance(task.payload, dict) else None
     stored = task.request_headers if isinstance(task.request_headers, dict) else None
     audience = Audience.OWNER if agent_owner else Audience.PUBLIC
-    sent_to_agent = agent is not None and sent is not None
+    sent_to_agent = agent is not None and task.sent_at is not None
     return TaskPage(
-        task=replace(TaskRow.of(task), reason=shown(task.reason, audience)),
+        task=TaskRow.of(task).model_copy(update={"reason": shown(task.reason, audience)}),
         run_id=run.id,
         run_goal=run.goal,
         agent_name=agent.name if agent is not None else None,
         created_at=task.created_at,
-        sent_at=sent,
         deferred_at=task.deferred_at,
         access=access,
         endpoint=url if whole else endpoint_host(url),

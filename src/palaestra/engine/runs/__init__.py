@@ -25,7 +25,7 @@ from palaestra.engine.runs.completion import (
 )
 from palaestra.engine.runs.driver import RunDriver
 from palaestra.engine.runs.house import HouseAgent
-from palaestra.engine.runs.reading import RunDetail, read_run, shown_report, task_facts
+from palaestra.engine.runs.reading import RunDetail, TaskRead, read_run, shown_report
 from palaestra.engine.runs.recorder import Recorder
 from palaestra.engine.runs.service import (
     MAX_GOAL_CHARS,
@@ -54,10 +54,10 @@ __all__ = [
     "RunSummary",
     "Runs",
     "Stepped",
+    "TaskRead",
     "TaskWork",
     "phase_summary",
     "read_run",
     "shown_report",
     "start_run",
-    "task_facts",
 ]
