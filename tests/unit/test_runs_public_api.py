@@ -95,7 +95,6 @@ EXPORTS = {
     "palaestra.engine.runs.service": {
         "MAX_GOAL_CHARS",
         "SIZE_LIMITS",
-        "RunSummary",
         "get_run",
         "get_task",
         "list_runs",
@@ -115,8 +114,8 @@ EXPORTS = {
         "Recorder",
         "RunDetail",
         "RunDriver",
+        "RunRead",
         "RunStepper",
-        "RunSummary",
         "Runs",
         "Stepped",
         "TaskRead",

@@ -8,8 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchem
 from pydantic_core import PydanticCustomError
 
 from palaestra.engine.runs import RunDetail
-from palaestra.engine.runs.reading import TaskRead, shown_report
-from palaestra.engine.runs.service import MAX_GOAL_CHARS, SIZE_LIMITS, RunSummary, phase_summary
+from palaestra.engine.runs.reading import RunRead, TaskRead, shown_report
+from palaestra.engine.runs.service import MAX_GOAL_CHARS, SIZE_LIMITS, phase_summary
 from palaestra.rules.prompts import LAUNCHPADS
 from palaestra.rules.report import task_href
 from palaestra.store.models import Candidate, Run, Task
@@ -99,26 +99,10 @@ class Accepted(BaseModel):
     accepted: bool = True
 
 
-class RunOut(BaseModel):
-    run_id: str
-    status: str
-    phase: str
-    goal: str
-    launchpad: str
-    created_at: float
-    finished_at: float | None
-
+class RunOut(RunRead):
     @classmethod
-    def of(cls, run: Run | RunSummary) -> RunOut:
-        return cls(
-            run_id=run.id,
-            status=run.status,
-            phase=run.phase,
-            goal=run.goal,
-            launchpad=run.launchpad,
-            created_at=run.created_at,
-            finished_at=run.finished_at,
-        )
+    def of(cls, run: Run | RunRead) -> RunOut:
+        return cls.model_validate(run)
 
 
 class PhaseOut(BaseModel):
@@ -204,7 +188,7 @@ class RunDetailOut(RunOut):
     def of_detail(cls, detail: RunDetail) -> RunDetailOut:
         run = detail.run
         return cls(
-            **RunOut.of(run).model_dump(),
+            **dict(RunOut.of(run)),
             config=run.config,
             phases=[PhaseOut(**row) for row in phase_summary(detail)],
             tasks=[TaskOut.of(t) for t in detail.tasks],

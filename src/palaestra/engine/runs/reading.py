@@ -1,7 +1,8 @@
 """Reading one run as it stands: the one reader behind the runs API and the run page.
 
 :func:`read_run` takes the run with its tasks and candidates, each in the order
-they were made; :class:`TaskRead` is what both show of a task as it is stored;
+they were made; :class:`RunRead` and :class:`TaskRead` are what both show of a run
+(also in a list) and of a task as they are stored;
 :func:`shown_report` is the run's report once the run has ended. Who may read
 which run is the caller's business (:func:`palaestra.engine.runs.service.get_run`
 for owners, the pages' ``public_runs`` setting).
@@ -21,10 +22,26 @@ from palaestra.rules.producers import Producer
 from palaestra.rules.runflow import RunStatus, TaskStatus
 from palaestra.store.models import Candidate, Run, Task
 
-__all__ = ["FAILED", "RunDetail", "TaskRead", "read_run", "shown_report"]
+__all__ = ["FAILED", "RunDetail", "RunRead", "TaskRead", "read_run", "shown_report"]
 
 #: Statuses of a finished task that did not succeed.
 FAILED: tuple[TaskStatus, ...] = (TaskStatus.FAILED, TaskStatus.TIMEOUT)
+
+
+class RunRead(BaseModel):
+    """A run as the API and the pages show it in a list, read from its row or from the
+    columns of it a list selects (``RunRead.model_validate(run)``): never its config or
+    report. The API names its id ``run_id``."""
+
+    model_config = ConfigDict(from_attributes=True, frozen=True)
+
+    id: str = Field(serialization_alias="run_id")
+    status: str
+    phase: str
+    goal: str
+    launchpad: str
+    created_at: float
+    finished_at: float | None
 
 
 class TaskRead(BaseModel):
