@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from palaestra.engine.runs import RunDetail
@@ -154,7 +154,9 @@ class TaskDetailOut(TaskOut):
 
 
 class CandidateOut(BaseModel):
-    candidate_id: str
+    model_config = ConfigDict(from_attributes=True)
+
+    candidate_id: str = Field(validation_alias=AliasChoices("candidate_id", "id"))
     title: str
     status: str
     phase: str | None
@@ -165,16 +167,7 @@ class CandidateOut(BaseModel):
 
     @classmethod
     def of(cls, candidate: Candidate) -> CandidateOut:
-        return cls(
-            candidate_id=candidate.id,
-            title=candidate.title,
-            status=candidate.status,
-            phase=candidate.phase,
-            shortlist_score=candidate.shortlist_score,
-            final_score=candidate.final_score,
-            rank=candidate.rank,
-            source_task_id=candidate.source_task_id,
-        )
+        return cls.model_validate(candidate)
 
 
 class RunDetailOut(RunOut):

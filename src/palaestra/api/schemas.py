@@ -9,7 +9,7 @@ from pydantic.config import JsonDict
 from pydantic_core import PydanticCustomError
 
 from palaestra.checks import CheckResult
-from palaestra.engine.agents.reading import AgentRead
+from palaestra.engine.agents.reading import AgentRead, EventRead
 from palaestra.engine.cage.fighters import EntrantType
 from palaestra.protocol.constants import Role
 from palaestra.rules.ratings import FighterRatings, Rating, Record
@@ -150,24 +150,11 @@ class VerifyOut(BaseModel):
     status: str
 
 
-class EventOut(BaseModel):
-    at: float
-    kind: str
-    outcome: str
-    latency_ms: float | None
-    reason: str | None
-    detail: dict[str, Any] | None
-
+class EventOut(EventRead):
     @classmethod
     def of(cls, row: AgentEvent) -> EventOut:
-        return cls(
-            at=row.at,
-            kind=row.kind,
-            outcome=row.outcome,
-            latency_ms=row.latency_ms,
-            reason=owner_reason(row.reason),  # for the owner and the admin: redacted, capped
-            detail=row.detail,
-        )
+        # For the owner and the admin: redacted, capped.
+        return cls.model_validate(row).model_copy(update={"reason": owner_reason(row.reason)})
 
 
 class ModelIn(_In):

@@ -1,7 +1,9 @@
-"""An agent as it is read: the one model behind the agents API and the agents' pages.
+"""An agent and its history as they are read: the models behind the agents API and the
+agents' pages.
 
-Each projects :class:`AgentRead` and adds what it alone shows (the pages: the endpoint's
-host rather than its URL, and the wizard's warnings as their reader may read them).
+Each projects :class:`AgentRead` and :class:`EventRead` and adds what it alone shows (the
+pages: the endpoint's host rather than its URL; both: reasons as their reader may read
+them).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
 
-__all__ = ["AgentRead"]
+__all__ = ["AgentRead", "EventRead"]
 
 
 def _listed(value: Any) -> Any:
@@ -41,3 +43,17 @@ class AgentRead(BaseModel):
         description="Advisory findings of the agent's last wizard, e.g. that it accepts "
         "forged signatures.",
     )
+
+
+class EventRead(BaseModel):
+    """A row of an agent's history as the API and the pages show it, read from its row
+    (``EventRead.model_validate(event)``); each says whose ``reason`` it shows."""
+
+    model_config = ConfigDict(from_attributes=True, frozen=True)
+
+    at: float
+    kind: str
+    outcome: str
+    latency_ms: float | None
+    reason: str | None
+    detail: dict[str, Any] | None
