@@ -9,6 +9,7 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import Connection, inspect, text
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from palaestra.engine.accounts import authenticate
 from palaestra.platform import Platform
@@ -122,6 +123,23 @@ async def test_owners_stored_before_rotation_keep_their_tokens(settings: Setting
         await platform.close()
 
 
+async def add_owner_and_run(connection: AsyncConnection) -> None:
+    """The owner ``o1`` and its finished run ``r1``, as raw rows (at any revision)."""
+    await connection.execute(
+        text(
+            "INSERT INTO owners (id, name, token_hash, created_at) VALUES ('o1', 'bob', :hash, 1.0)"
+        ),
+        {"hash": "0" * 64},
+    )
+    await connection.execute(
+        text(
+            "INSERT INTO runs (id, owner_id, goal, launchpad, status, phase, config, "
+            "created_at, updated_at) VALUES ('r1', 'o1', 'g', 'make-money', "
+            "'COMPLETED', 'REPORT', '{}', 1.0, 2.0)"
+        )
+    )
+
+
 async def test_tasks_stored_before_0015_stay_whole_and_keep_no_signed_headers(
     settings: Settings,
 ) -> None:
@@ -131,20 +149,7 @@ async def test_tasks_stored_before_0015_stay_whole_and_keep_no_signed_headers(
     task = {"id": "t-old", "payload": '{"taskId": "t-old"}', "output": '{"ok": true}'}
     try:
         async with db.engine.begin() as connection:
-            await connection.execute(
-                text(
-                    "INSERT INTO owners (id, name, token_hash, created_at) "
-                    "VALUES ('o1', 'bob', :hash, 1.0)"
-                ),
-                {"hash": "0" * 64},
-            )
-            await connection.execute(
-                text(
-                    "INSERT INTO runs (id, owner_id, goal, launchpad, status, phase, config, "
-                    "created_at, updated_at) VALUES ('r1', 'o1', 'g', 'make-money', "
-                    "'COMPLETED', 'REPORT', '{}', 1.0, 2.0)"
-                )
-            )
+            await add_owner_and_run(connection)
             await connection.execute(
                 text(
                     "INSERT INTO tasks (id, run_id, phase, slot, attempt, executor, status, "
@@ -194,20 +199,7 @@ async def test_0017_keeps_each_send_in_sent_at_and_a_deadline_not_yet_sent_as_se
     ]
     try:
         async with db.engine.begin() as connection:
-            await connection.execute(
-                text(
-                    "INSERT INTO owners (id, name, token_hash, created_at) "
-                    "VALUES ('o1', 'bob', :hash, 1.0)"
-                ),
-                {"hash": "0" * 64},
-            )
-            await connection.execute(
-                text(
-                    "INSERT INTO runs (id, owner_id, goal, launchpad, status, phase, config, "
-                    "created_at, updated_at) VALUES ('r1', 'o1', 'g', 'make-money', "
-                    "'RUNNING', 'SCOUT', '{}', 1.0, 2.0)"
-                )
-            )
+            await add_owner_and_run(connection)
             for task_id, slot, status, dispatched, sent, due, created in tasks:
                 await connection.execute(
                     text(
