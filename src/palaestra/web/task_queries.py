@@ -23,6 +23,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 import orjson
+from pydantic import BaseModel, ConfigDict
 from sqlalchemy import select
 from yarl import URL
 
@@ -64,9 +65,10 @@ class Access(StrEnum):
     WHOLE = "whole"  # the run's owner, the agent's owner or the admin: the signed body too
 
 
-@dataclass(frozen=True, slots=True)
-class AgentTaskRow:
-    """A task in an agent's list of the tasks it served."""
+class AgentTaskRow(BaseModel):
+    """A task in an agent's list of the tasks it served, read from its row."""
+
+    model_config = ConfigDict(from_attributes=True, frozen=True)
 
     id: str
     run_id: str
@@ -76,23 +78,20 @@ class AgentTaskRow:
     latency_ms: float | None
     contribution: float | None
     reason: str | None
-    producer: str
+    producer: str | None
+    model_id: str | None
     created_at: float
+
+    @property
+    def produced_by(self) -> str:
+        """Who wrote the answer, as the pages label it (empty before an answer)."""
+        return producer_label(self.producer, self.model_id)
 
     @classmethod
     def of(cls, task: Task, audience: Audience) -> AgentTaskRow:
-        return cls(
-            id=task.id,
-            run_id=task.run_id,
-            phase=task.phase,
-            attempt=task.attempt,
-            status=task.status,
-            latency_ms=task.latency_ms,
-            contribution=task.contribution,
-            reason=shown(task.reason, audience),
-            producer=producer_label(task.producer, task.model_id),
-            created_at=task.created_at,
-        )
+        """``task`` with its reason as ``audience`` may read it."""
+        row = cls.model_validate(task)
+        return row.model_copy(update={"reason": shown(task.reason, audience)})
 
 
 @dataclass(frozen=True, slots=True)
