@@ -63,7 +63,7 @@ def task(
         output=output if status is TaskStatus.SUCCEEDED else None,
         contribution=contribution,
         latency_ms=1_000.0,
-        dispatched_at=100.0,
+        sent_at=100.0,
         deadline_at=110.0,
         completed_at=completed_at,
         producer="agent" if agent else "house_baseline",

@@ -239,7 +239,7 @@ async def run(request: Request, run_id: str, platform: PlatformDep) -> Response:
     page = await run_queries.run_page(platform, run_id)
     if page is None:
         return not_found(request, "No such run.")
-    if any(t.status == TaskStatus.RUNNING and t.dispatched_at is None for t in page.tasks):
+    if any(t.status == TaskStatus.RUNNING and t.sent_at is None for t in page.tasks):
         # A task opened but not sent yet: its send moves no stamp, so this draw is not
         # kept as current and the next poll draws the page again (with its clock).
         live = live.provisional()

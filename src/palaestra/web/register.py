@@ -77,7 +77,7 @@ async def register(
     return render(
         request,
         "registered.html",
-        agent=queries.AgentRow.of(done.agent),
+        agent=queries.AgentView.of(done.agent),
         api_key=done.api_key,
         token=token.strip(),
         endpoint_url=done.agent.endpoint_url,

@@ -353,7 +353,7 @@ def task_record(task: Task, agent_role: str | None) -> dict[str, Any]:
         "executor": task.executor,
         "status": task.status,
         "via": task.via,
-        "dispatched_at": task.dispatched_at,
+        "dispatched_at": task.sent_at,
         "deadline_at": task.deadline_at,
         "completed_at": task.completed_at,
         "latency_ms": task.latency_ms,

@@ -25,12 +25,11 @@ from palaestra.engine.runs.completion import (
 )
 from palaestra.engine.runs.driver import RunDriver
 from palaestra.engine.runs.house import HouseAgent
-from palaestra.engine.runs.reading import RunDetail, read_run, shown_report, task_facts
+from palaestra.engine.runs.reading import RunDetail, RunRead, TaskRead, read_run, shown_report
 from palaestra.engine.runs.recorder import Recorder
 from palaestra.engine.runs.service import (
     MAX_GOAL_CHARS,
     SIZE_LIMITS,
-    RunSummary,
     phase_summary,
     start_run,
 )
@@ -50,14 +49,14 @@ __all__ = [
     "Recorder",
     "RunDetail",
     "RunDriver",
+    "RunRead",
     "RunStepper",
-    "RunSummary",
     "Runs",
     "Stepped",
+    "TaskRead",
     "TaskWork",
     "phase_summary",
     "read_run",
     "shown_report",
     "start_run",
-    "task_facts",
 ]

@@ -207,8 +207,7 @@ OPEN_COLUMNS: Final = (
     "executor",
     "status",
     "payload",
-    "dispatched_at",
-    "deadline_at",
+    "deadline_s",
     "created_at",
 )
 
@@ -325,8 +324,7 @@ def _row(item: Opened, body: Body, now: float) -> tuple[Any, ...]:
         item.executor,
         _RUNNING,
         body.sent.decode(),  # the payload as it was sent
-        now,
-        now + request.deadline_s,
+        request.deadline_s,
         now,
     )
 

@@ -273,7 +273,7 @@ _TASK_RECORDS: Final = select(
     Task.output,
     Task.contribution,
     Task.latency_ms,
-    Task.dispatched_at,
+    Task.sent_at,
     Task.deadline_at,
     Task.completed_at,
     Task.producer,

@@ -294,13 +294,9 @@ _SENDABLE: Final = (
         one_of(Task.id, "ids"),
         Task.status == TaskStatus.RUNNING.value,
         Task.sent_at.is_(None),
-        Task.deadline_at > bindparam("now"),
+        Task.created_at + Task.deadline_s > bindparam("now"),
     )
-    .values(
-        sent_at=bindparam("now"),
-        dispatched_at=bindparam("now"),
-        deadline_at=bindparam("now") + (Task.deadline_at - Task.created_at),
-    )
+    .values(sent_at=bindparam("now"), deadline_at=bindparam("now") + Task.deadline_s)
     .returning(Task.id)
 )
 

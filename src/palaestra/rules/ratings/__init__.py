@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from palaestra.rules.ratings.agent_stats import FINISHED, AgentFacts, TaskFacts
+from palaestra.rules.ratings.agent_stats import FINISHED, AgentFacts, TaskOutcome
 from palaestra.rules.ratings.head_to_head import head_to_head
 from palaestra.rules.ratings.leaderboard_tables import (
     ENTRANT_TYPES,
@@ -49,7 +49,7 @@ __all__ = [
     "Record",
     "Result",
     "Side",
-    "TaskFacts",
+    "TaskOutcome",
     "build_cage",
     "build_edgearena",
     "filter_agents",

@@ -27,8 +27,8 @@ import numpy as np
 __all__ = [
     "FINISHED",
     "AgentFacts",
-    "AgentRow",
-    "TaskFacts",
+    "AgentStanding",
+    "TaskOutcome",
     "rank_agents",
     "summarise",
     "wilson_interval",
@@ -39,7 +39,7 @@ _Z95: Final = 1.959963984540054
 
 
 @dataclass(frozen=True, slots=True)
-class TaskFacts:
+class TaskOutcome:
     """What the table needs from one task row."""
 
     agent_id: str
@@ -60,7 +60,7 @@ class AgentFacts:
 
 
 @dataclass(frozen=True, slots=True)
-class AgentRow:
+class AgentStanding:
     agent_id: str
     name: str
     role: str
@@ -89,7 +89,7 @@ def wilson_interval(successes: int, trials: int) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def summarise(agent: AgentFacts, tasks: Sequence[TaskFacts], rank: int = 0) -> AgentRow:
+def summarise(agent: AgentFacts, tasks: Sequence[TaskOutcome], rank: int = 0) -> AgentStanding:
     """One agent's row from its tasks (unfinished ones are ignored)."""
     finished = [t for t in tasks if t.status in FINISHED]
     succeeded = sum(t.status == "SUCCEEDED" for t in finished)
@@ -102,7 +102,7 @@ def summarise(agent: AgentFacts, tasks: Sequence[TaskFacts], rank: int = 0) -> A
     p50 = p90 = None
     if latencies:
         p50, p90 = (float(v) for v in np.percentile(latencies, [50, 90]))
-    return AgentRow(
+    return AgentStanding(
         agent_id=agent.agent_id,
         name=agent.name,
         role=agent.role,
@@ -121,14 +121,14 @@ def summarise(agent: AgentFacts, tasks: Sequence[TaskFacts], rank: int = 0) -> A
     )
 
 
-def rank_agents(agents: Iterable[AgentFacts], tasks: Iterable[TaskFacts]) -> list[AgentRow]:
+def rank_agents(agents: Iterable[AgentFacts], tasks: Iterable[TaskOutcome]) -> list[AgentStanding]:
     """Every agent's row, grouped by role (alphabetically), ranked by reputation in each."""
-    by_agent: dict[str, list[TaskFacts]] = defaultdict(list)
+    by_agent: dict[str, list[TaskOutcome]] = defaultdict(list)
     for task in tasks:
         by_agent[task.agent_id].append(task)
     rows = [summarise(agent, by_agent.get(agent.agent_id, [])) for agent in agents]
     rows.sort(key=lambda r: (r.role, -r.reputation, -(r.validity_rate or 0.0), r.name, r.agent_id))
-    ranked: list[AgentRow] = []
+    ranked: list[AgentStanding] = []
     position = 0
     for i, row in enumerate(rows):
         position = 1 if i == 0 or rows[i - 1].role != row.role else position + 1

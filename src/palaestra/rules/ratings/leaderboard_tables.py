@@ -15,7 +15,7 @@ from typing import Any, Final
 import numpy as np
 
 from palaestra.rules.ratings import bradley_terry as bt
-from palaestra.rules.ratings.agent_stats import AgentFacts, TaskFacts, rank_agents
+from palaestra.rules.ratings.agent_stats import AgentFacts, TaskOutcome, rank_agents
 from palaestra.rules.ratings.live import FighterRatings, Rating, live_score
 
 __all__ = [
@@ -203,7 +203,7 @@ def _live(rating: Rating, record: dict[str, int]) -> dict[str, Any]:
     }
 
 
-def build_edgearena(agents: Sequence[AgentFacts], tasks: Sequence[TaskFacts]) -> dict[str, Any]:
+def build_edgearena(agents: Sequence[AgentFacts], tasks: Sequence[TaskOutcome]) -> dict[str, Any]:
     """The edgearena table: agents per role, ranked by reputation."""
     return {
         "method": {

@@ -86,7 +86,7 @@ class TaskRecord:
     output: Mapping[str, Any] | None = None
     contribution: float | None = None
     latency_ms: float | None = None
-    dispatched_at: float | None = None
+    sent_at: float | None = None
     deadline_at: float | None = None
     completed_at: float | None = None
     producer: str | None = None  # rules.producers.Producer: who wrote the output
@@ -230,7 +230,7 @@ def settled_contributions(
         output = task.output
         if task.status is not TaskStatus.SUCCEEDED or task.agent_id is None or output is None:
             continue
-        deadline_ms = ((task.deadline_at or 0.0) - (task.dispatched_at or 0.0)) * 1000
+        deadline_ms = ((task.deadline_at or 0.0) - (task.sent_at or 0.0)) * 1000
         settled[task.id] = contribution(
             task.latency_ms or 0.0,
             deadline_ms,
