@@ -16,7 +16,7 @@ router = APIRouter(tags=["system"])
 log = structlog.get_logger(__name__)
 
 
-def dispatches_in_flight() -> Select[tuple[int]]:
+def dispatches_in_flight() -> Select[int]:
     """The agents' tasks RUNNING in the running runs.
 
     Counted run by run: the running runs through ``ix_runs_running``, each one's tasks

@@ -11,6 +11,8 @@ Revises: 0016
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -23,7 +25,7 @@ _OPEN_MATCH = "status IN ('PENDING', 'RUNNING')"
 _RUNNING_RUN = "status = 'RUNNING'"
 
 
-def _where(predicate: str) -> dict[str, sa.TextClause]:
+def _where(predicate: str) -> dict[str, Any]:
     return {"sqlite_where": sa.text(predicate), "postgresql_where": sa.text(predicate)}
 
 
