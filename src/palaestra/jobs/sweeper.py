@@ -15,15 +15,15 @@ little time. What it looks for:
 
 from __future__ import annotations
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, or_, select, text
 
 from palaestra.engine.cage.turns import LEASE_GRACE_S
 from palaestra.engine.runs.stepper import BATCH
 from palaestra.jobs.kicks import Kicks
 from palaestra.platform import Platform
-from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES, MatchStatus, TurnStatus
+from palaestra.rules.cage.matchflow import MatchStatus, TurnStatus
 from palaestra.rules.runs.runflow import RunStatus
-from palaestra.store.models import Match, Run, Turn
+from palaestra.store.models import OPEN_MATCHES, Match, Run, Turn
 
 __all__ = ["due_runs", "orphaned_matches", "pending_matches", "sweep"]
 
@@ -39,7 +39,7 @@ async def orphaned_matches(platform: Platform, now: float, stall_s: float) -> li
             Turn.started_at,
         )
         .outerjoin(Turn, and_(Turn.match_id == Match.id, Turn.turn == Match.next_turn))
-        .where(Match.status.in_(OPEN_MATCH_STATUSES))
+        .where(text(OPEN_MATCHES))  # ix_matches_open: the open ones only
         .order_by(Match.created_at)
     )
     found = []
@@ -58,7 +58,9 @@ async def orphaned_matches(platform: Platform, now: float, stall_s: float) -> li
 async def pending_matches(platform: Platform) -> list[str]:
     """Matches created and not started."""
     query = (
-        select(Match.id).where(Match.status == MatchStatus.PENDING.value).order_by(Match.created_at)
+        select(Match.id)
+        .where(text(OPEN_MATCHES), Match.status == MatchStatus.PENDING.value)  # ix_matches_open
+        .order_by(Match.created_at)
     )
     async with platform.db.session() as session:
         return list((await session.scalars(query)).all())

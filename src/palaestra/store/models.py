@@ -19,6 +19,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
+from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES
+from palaestra.rules.runs.runflow import RunStatus
 from palaestra.store import rating_models as _rating_models  # noqa: F401 - its tables
 from palaestra.store import rollup_models as _rollup_models  # noqa: F401 - its tables
 from palaestra.store.base import ID, Base
@@ -26,6 +28,8 @@ from palaestra.store.base import ID, Base
 __all__ = [
     "FAILED_EVENTS",
     "NOTABLE_EVENTS",
+    "OPEN_MATCHES",
+    "RUNNING_RUNS",
     "Agent",
     "AgentEvent",
     "Base",
@@ -175,6 +179,19 @@ class AgentEvent(Base):
     )
 
 
+# The open matches and the running runs are few whatever the history: partial indexes hold
+# them (migration 0017), and a read that wants them filters with the same SQL, written out
+# (``sqlalchemy.text``), so that SQLite sees its filter is the index's. With the status as a
+# parameter SQLite plans from its statistics, which give a status the rows of every status
+# when nearly all rows have one (finished), and reads the whole table.
+_OPEN_MATCH: Final = "status IN ({})".format(", ".join(f"'{s}'" for s in OPEN_MATCH_STATUSES))
+_RUNNING_RUN: Final = f"status = '{RunStatus.RUNNING.value}'"
+#: The open matches (``rules.cage.matchflow.OPEN_MATCH_STATUSES``), in SQL: ``ix_matches_open``.
+OPEN_MATCHES: Final = f"matches.{_OPEN_MATCH}"
+#: The running runs, in SQL: ``ix_runs_running``.
+RUNNING_RUNS: Final = f"runs.{_RUNNING_RUN}"
+
+
 class Run(Base):
     """An edgearena-v1 run: a goal turned into ranked, critiqued candidates."""
 
@@ -204,6 +221,7 @@ class Run(Base):
         Index("ix_runs_created", "created_at"),
         Index("ix_runs_status", "status"),
         Index("ix_runs_status_due", "status", "due_at"),
+        Index("ix_runs_running", "created_at", **_where(_RUNNING_RUN)),
     )
 
 
@@ -353,6 +371,7 @@ class Match(Base):
         # A fighter's matches, and those after the roll-ups' watermark (migration 0012).
         Index("ix_matches_attacker_created", "attacker_id", "created_at"),
         Index("ix_matches_defender_created", "defender_id", "created_at"),
+        Index("ix_matches_open", "created_at", **_where(_OPEN_MATCH)),
     )
 
 

@@ -7,9 +7,9 @@ part reads an index or a small table, so the read costs the same whatever the
 number of rows the pages list:
 
 - runs: the newest run's creation (``ix_runs_created``) and, among the running
-  runs (``ix_runs_status``), how many there are and their latest write: a run
+  runs (``ix_runs_running``), how many there are and their latest write: a run
   started, stepped or finished moves one of them;
-- matches: the same, on ``ix_matches_created`` and ``ix_matches_status``;
+- matches: the same, on ``ix_matches_created`` and ``ix_matches_open``;
 - agents: how many there are and their latest write (a small table: every
   registration, status change and heartbeat writes ``updated_at``);
 - events: the latest agent event's id (the primary key): pings, dispatches, wizard
@@ -22,12 +22,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from palaestra.platform import Platform
-from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES
-from palaestra.rules.runs.runflow import RunStatus
-from palaestra.store.models import Agent, AgentEvent, Match, Run
+from palaestra.store.models import OPEN_MATCHES, RUNNING_RUNS, Agent, AgentEvent, Match, Run
 from palaestra.store.rating_models import FighterRating, LeaderboardSnapshot
 
 __all__ = ["Stamps", "read_stamps"]
@@ -46,8 +44,8 @@ class Stamps:
 
 async def read_stamps(platform: Platform) -> Stamps:
     """Every part's stamp, in one statement."""
-    running = Run.status == RunStatus.RUNNING.value
-    open_match = Match.status.in_(OPEN_MATCH_STATUSES)
+    running = text(RUNNING_RUNS)
+    open_match = text(OPEN_MATCHES)
     query = select(
         select(func.max(Run.created_at)).scalar_subquery(),
         select(func.count()).select_from(Run).where(running).scalar_subquery(),

@@ -30,7 +30,7 @@ from enum import StrEnum
 from functools import partial
 
 import structlog
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.exc import IntegrityError
 
 from palaestra.egress import PEER_ERRORS
@@ -42,9 +42,8 @@ from palaestra.errors import EgressRefused, EntrantMisconfigured, NotFound, Pala
 from palaestra.platform import Platform
 from palaestra.protocol import Side
 from palaestra.providers import ProviderFailed
-from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES
 from palaestra.rules.judge import judge_reply
-from palaestra.store.models import Match
+from palaestra.store.models import OPEN_MATCHES, Match
 
 __all__ = [
     "ENTRANTS_ERRORS",
@@ -232,7 +231,7 @@ class Referee:
         async with self.platform.db.session() as session:
             query = (
                 select(Match.id)
-                .where(Match.status.in_(OPEN_MATCH_STATUSES))
+                .where(text(OPEN_MATCHES))  # ix_matches_open: the open ones only
                 .order_by(Match.created_at)
                 .limit(limit + len(self._playing) + len(self._not_before))
             )
