@@ -22,7 +22,7 @@ from palaestra.engine.cage.fighters import (
     set_challenges,
 )
 from palaestra.errors import PalaestraError, TooManyRequests
-from palaestra.http.deps import PlatformDep
+from palaestra.http.deps import PlatformDep, services_of
 from palaestra.platform import Platform
 from palaestra.web.forms import FormText, form_caller, refused
 from palaestra.web.rendering import render
@@ -104,7 +104,7 @@ async def new_fighter(
 def _fighter_form(
     request: Request, status: int, form: dict[str, Any], error: str | None = None
 ) -> Response:
-    platform: Platform = request.app.state.platform
+    platform = services_of(request).platform
     return render(
         request,
         "fighter_new.html",

@@ -15,9 +15,8 @@ from starlette.responses import RedirectResponse, Response
 from palaestra.engine.agents.registry import change, rename, rotate_key
 from palaestra.engine.quotas import check_run_quota, quota_use
 from palaestra.engine.runs.service import MAX_GOAL_CHARS, SIZE_LIMITS, start_run
-from palaestra.engine.runs.stepper import Runs
 from palaestra.errors import InvalidRequest, PalaestraError, TooManyRequests
-from palaestra.http.deps import PlatformDep
+from palaestra.http.deps import PlatformDep, ServicesDep, services_of
 from palaestra.protocol.constants import Arena
 from palaestra.rules.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS
 from palaestra.web import queries
@@ -41,6 +40,7 @@ async def new_run_form(request: Request) -> Response:
 @router.post(_NEW_RUN)
 async def new_run(
     request: Request,
+    services: ServicesDep,
     platform: PlatformDep,
     token: FormText = "",
     csrf_token: FormText = "",
@@ -72,8 +72,7 @@ async def new_run(
         return refused(request, exc)
     except PalaestraError as exc:
         return await _run_form(request, 400, form, error=exc.message)
-    runs: Runs = request.app.state.runs
-    runs.kick(run.id)
+    services.runs.kick(run.id)
     return RedirectResponse(f"/runs/{run.id}", 303)
 
 
@@ -95,7 +94,7 @@ async def _run_form(
 ) -> Response:
     signed = current(request)
     owner_id = signed.caller.owner_id if signed else None
-    platform = request.app.state.platform
+    platform = services_of(request).platform
     return render(
         request,
         "run_new.html",
