@@ -107,7 +107,7 @@ def job(name: str) -> Job:
     return next(declared for declared in JOBS if declared.name == name)
 
 
-def periodic(settings: Settings) -> list[Job]:
-    """The periodic jobs ``settings`` enable: what the scheduler kicks, what the embedded
-    server runs on a period."""
-    return [j for j in JOBS if j.period is not None and j.enabled(settings)]
+def periodic(settings: Settings) -> list[tuple[Job, float]]:
+    """The periodic jobs ``settings`` enable, each with its period: what the scheduler
+    kicks, what the embedded server runs on a period."""
+    return [(j, j.period(settings)) for j in JOBS if j.period is not None and j.enabled(settings)]

@@ -91,10 +91,10 @@ class Scheduler:
     @property
     def schedule(self) -> list[Periodic]:
         settings = self.jobs.platform.settings
+        # The task by its job's name: an attribute of ``Jobs``.
         return [
-            Periodic(job.name, job.period(settings), getattr(self.jobs, job.name))
-            for job in periodic(settings)
-            if job.period is not None
+            Periodic(job.name, period, getattr(self.jobs, job.name))
+            for job, period in periodic(settings)
         ]
 
     async def tick(self) -> list[str]:

@@ -37,7 +37,7 @@ class Jobs:
 
     Every process that kicks or runs jobs builds one: ``palaestra worker``
     and ``palaestra serve`` with a broker. Each declared job's task is an
-    attribute of its name (``jobs.step_runs.kiq()``), or ``jobs.task(name)``.
+    attribute of its name (``jobs.step_runs.kiq()``); ``jobs.kick(name)`` sends it.
     """
 
     def __init__(
@@ -63,10 +63,6 @@ class Jobs:
 
         return self.broker.register_task(run, task_name=f"palaestra.{job.name}")
 
-    def task(self, name: str) -> Task:
-        """The task of the job declared as ``name``."""
-        return self.tasks[name]
-
     def __getattr__(self, name: str) -> Task:
         tasks: dict[str, Task] = self.__dict__.get("tasks", {})
         try:
@@ -81,6 +77,7 @@ class Jobs:
         return self
 
     async def kick(self, name: str, *args: str) -> None:
+        """Send the job declared as ``name``."""
         await self.tasks[name].kiq(*args)
 
     # Kicking (``jobs.kicks.Kicks``), also from code that cannot wait (callbacks, sync hooks).
