@@ -41,8 +41,9 @@ async def get_services(request: Request) -> Services:
 ServicesDep = Annotated[Services, Depends(get_services)]
 
 
-async def get_platform(services: ServicesDep) -> Platform:
-    return services.platform
+async def get_platform(request: Request) -> Platform:
+    # From the request, as ``get_services``: no dependency of a dependency on every request.
+    return services_of(request).platform
 
 
 PlatformDep = Annotated[Platform, Depends(get_platform)]

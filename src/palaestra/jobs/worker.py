@@ -3,8 +3,8 @@
 A worker is taskiq's :class:`~taskiq.receiver.Receiver` driven in-process
 (no taskiq CLI), with the arena's :class:`~palaestra.jobs.tasks.Jobs`
 registered on the broker and a :class:`~palaestra.jobs.scheduler.Scheduler`
-beside it, a supervised loop. ``palaestra serve`` with a broker runs the same thing inside the
-server unless ``--no-workers`` is given.
+beside it (a supervised loop). ``palaestra serve`` with a broker runs the same
+thing inside the server unless ``--no-workers`` is given.
 
 Stopping (SIGTERM, Ctrl-C) stops taking jobs and lets the running ones finish
 for up to ``drain_s``; jobs cut off are not acknowledged, so the broker
