@@ -89,7 +89,7 @@ async def read_facts(engine: AsyncEngine) -> Facts:
                     Task.agent_id,
                     Task.status,
                     Task.reason,
-                    Task.dispatched_at,
+                    Task.sent_at,
                     Task.deadline_at,
                 )
             ),
@@ -284,11 +284,10 @@ def _callbacks(
 def _down_while_due(task: Any, outages: Sequence[Outage]) -> bool:
     """Whether the API was down (from a beat before its kill) between the task's send and
     its deadline."""
-    if task is None or task.dispatched_at is None or task.deadline_at is None:
+    if task is None or task.sent_at is None or task.deadline_at is None:
         return False
     return any(
-        killed - BEAT_SLACK_S < task.deadline_at and back > task.dispatched_at
-        for killed, back in outages
+        killed - BEAT_SLACK_S < task.deadline_at and back > task.sent_at for killed, back in outages
     )
 
 

@@ -33,11 +33,11 @@ from palaestra.engine.cage.entrants import (
 from palaestra.harness import Turn
 from palaestra.protocol import TurnRequest, idempotency_key
 from palaestra.providers.local import LocalChat, LocalModel
-from palaestra.rules.bradley_terry import Games, fit
-from palaestra.rules.cage_material import Material, draw_material
-from palaestra.rules.cage_payloads import payload_for
+from palaestra.rules.cage.material import Material, draw_material
+from palaestra.rules.cage.outcome import Result, TurnRecord, decide, side_of_turn
+from palaestra.rules.cage.payloads import payload_for
 from palaestra.rules.judge import judge_reply
-from palaestra.rules.outcome import Result, TurnRecord, decide, side_of_turn
+from palaestra.rules.ratings.bradley_terry import Games, fit
 
 __all__ = ["Contestant", "Played", "lineup", "play", "round_robin", "strengths"]
 

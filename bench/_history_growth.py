@@ -128,11 +128,11 @@ def grow(
         sql,
         "tasks",
         "id, run_id, phase, slot, attempt, agent_id, executor, status, payload, output, "
-        "dispatched_at, sent_at, completed_at, via, latency_ms, contribution, created_at",
+        "sent_at, completed_at, via, latency_ms, contribution, created_at",
         f"SELECT {sql.id('c', 'i')}, {sql.id('b', f'(i % {runs}) + 1')}, 'SCOUT', i / {runs}, "
         f"0, {sql.id('a', f'(i % {edge}) + 1')}, 'grown', {status}, "
         '\'{"goal": "a goal", "prompt": "propose a business"}\', \'{"ok": true}\', '
-        f"{at}, {at}, {at} + 2, 'sync', {sql.random} * 2000, {sql.random}, {at}",
+        f"{at}, {at} + 2, 'sync', {sql.random} * 2000, {sql.random}, {at}",
         tasks,
     )
     outcome = "CASE i % 3 WHEN 0 THEN 'attacker' WHEN 1 THEN 'defender' ELSE 'draw' END"
@@ -230,11 +230,11 @@ def grow_day(
         sql,
         "tasks",
         "id, run_id, phase, slot, attempt, agent_id, executor, status, payload, output, "
-        "dispatched_at, sent_at, completed_at, via, latency_ms, contribution, created_at",
+        "sent_at, completed_at, via, latency_ms, contribution, created_at",
         f"SELECT {sql.id('c', f'i + {base}')}, {sql.id('b', f'(i % {runs}) + 1 + {base}')}, "
         f"'SCOUT', i / {runs}, 0, {agent.id('a', f'(i % {edge}) + 1')}, 'grown', 'SUCCEEDED', "
         '\'{"goal": "a goal", "prompt": "propose a business"}\', \'{"ok": true}\', '
-        f"{at}, {at}, {at} + 2, 'async', {sql.random} * 2000, {sql.random}, {at}",
+        f"{at}, {at} + 2, 'async', {sql.random} * 2000, {sql.random}, {at}",
         tasks,
     )
     _insert(

@@ -31,11 +31,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._judge_shapes import shapes
-from palaestra.rules.cage_material import Material, draw_material
+from palaestra.rules.cage.material import Material, draw_material
 from palaestra.rules.judge import judge_reply
-from palaestra.rules.judge_chains import BUDGET_PER_CHAR, view_chains
-from palaestra.rules.judge_match import fold_view, needles, scan
-from palaestra.rules.judge_views import CIPHERS, VIEWS
+from palaestra.rules.judge.chains import BUDGET_PER_CHAR, view_chains
+from palaestra.rules.judge.match import fold_view, needles, scan
+from palaestra.rules.judge.views import CIPHERS, VIEWS
 
 __all__ = ["report"]
 

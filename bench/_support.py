@@ -38,7 +38,7 @@ from palaestra.engine.runs.service import start_run
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena, Phase
-from palaestra.rules.prompts import LAUNCHPADS, messages_for
+from palaestra.rules.runs.prompts import LAUNCHPADS, messages_for
 from palaestra.settings import Settings
 from palaestra.store.models import Agent, Owner
 

@@ -174,8 +174,7 @@ def open_work(writer: str, seeded: Seeded, ids: Sequence[str], now: float) -> Wo
             "executor": "scout",
             "status": "RUNNING",
             "payload": payload,
-            "dispatched_at": now,
-            "deadline_at": now + 60.0,
+            "deadline_s": 60.0,
             "created_at": now,
         }
         for slot, task_id in zip(slots, ids, strict=True)

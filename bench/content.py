@@ -41,10 +41,10 @@ from palaestra.engine.runs.house import HouseAgent, HouseAnswer
 from palaestra.protocol import Phase
 from palaestra.providers.local import LocalModel, find_local_model, shared_local_model
 from palaestra.providers.local_house import FieldWriter
-from palaestra.rules.answer_check import answer_problems, normalised
-from palaestra.rules.house_answers import HouseTask, baseline_output
-from palaestra.rules.house_fields import bank_text
-from palaestra.rules.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS, messages_for
+from palaestra.rules.runs.answer_check import answer_problems, normalised
+from palaestra.rules.runs.house_answers import HouseTask, baseline_output
+from palaestra.rules.runs.house_fields import bank_text
+from palaestra.rules.runs.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS, messages_for
 from palaestra.settings import Settings
 
 #: The fixed goals: none of them is in the example bank.

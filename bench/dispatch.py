@@ -57,7 +57,7 @@ from palaestra.engine.runs.work import send
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol import Phase
-from palaestra.rules.prompts import LAUNCHPADS, messages_for
+from palaestra.rules.runs.prompts import LAUNCHPADS, messages_for
 from palaestra.settings import Settings
 from palaestra.store.models import Agent
 

@@ -167,7 +167,6 @@ async def add_running_runs(platform: Platform, count: int) -> dict[str, list[str
                         attempt=0,
                         executor="bench-agent",
                         status="RUNNING",
-                        dispatched_at=now,
                         sent_at=now,
                         deadline_at=now + 3600,
                         created_at=now,

@@ -30,9 +30,9 @@ from palaestra.protocol.output_json_schemas import BRIEF, FULL, Bounds
 from palaestra.providers import ProviderFailed, strip_code_fence
 from palaestra.providers.local import MOVE_TOKENS, LocalChat, LocalModel, find_local_model
 from palaestra.providers.local_samples import sample_messages
-from palaestra.rules.cage_house import DEFENDER_GRAMMAR, HOUSE_SYSTEM_PROMPTS, attacker_grammar
-from palaestra.rules.cage_material import draw_material
-from palaestra.rules.cage_payloads import payload_for
+from palaestra.rules.cage.house import DEFENDER_GRAMMAR, HOUSE_SYSTEM_PROMPTS, attacker_grammar
+from palaestra.rules.cage.material import draw_material
+from palaestra.rules.cage.payloads import payload_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
 from bench._support import parse_args

@@ -14,7 +14,7 @@
    by it): CPU per bootstrap refit from the same warm start, and the largest
    error against a refit solved to 1e-12, ``--solver-rounds`` rounds in
    alternating order, medians; each minimiser's ratio to the solver in use.
-2. Live: one OpenSkill update per scored match (``rules.ratings.rate``),
+2. Live: one OpenSkill update per scored match (``rules.ratings.live.rate``),
    timed one by one. Target: median under 1 ms. Then the stored path:
    ``rate_pending`` applying a backlog of ``--stored`` matches in a fresh
    SQLite store (read, update, marker, all in batched transactions).
@@ -40,8 +40,8 @@ from palaestra.engine.ratings.live import rate_pending
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
-from palaestra.rules import bradley_terry_solver as solver
-from palaestra.rules.bradley_terry import (
+from palaestra.rules.ratings import Rating, Result, rate, solver
+from palaestra.rules.ratings.bradley_terry import (
     FIT_TOLERANCE,
     RESAMPLE_TOLERANCE,
     Games,
@@ -50,7 +50,6 @@ from palaestra.rules.bradley_terry import (
     bootstrap,
     simulate,
 )
-from palaestra.rules.ratings import Rating, Result, rate
 from palaestra.store.models import Agent, Match, Owner
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support

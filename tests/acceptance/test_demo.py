@@ -8,7 +8,7 @@ from typing import Any
 
 from palaestra.demo import ADMIN_TOKEN, LINEUP
 from palaestra.protocol import Phase
-from palaestra.rules.answer_check import answer_problems
+from palaestra.rules.runs.answer_check import answer_problems
 from tests.acceptance.demo_process import alive, descendants, palaestra_demo
 
 GOOD = {

@@ -22,7 +22,7 @@ from palaestra.engine.runs.driver import RunDriver
 from palaestra.engine.runs.endpoint import announce_up, beat, read_endpoint
 from palaestra.engine.runs.service import start_run
 from palaestra.platform import Platform
-from palaestra.rules.runplan import CALLBACK_RETRY_S, CALLBACK_STALE_S, CallbackEndpoint
+from palaestra.rules.runs.runplan import CALLBACK_RETRY_S, CALLBACK_STALE_S, CallbackEndpoint
 from palaestra.settings import Settings
 from palaestra.store.models import Task
 from tests.integration.edge_agents import EdgeAgent

@@ -26,7 +26,7 @@ from palaestra.errors import InvalidRequest
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol import Role, Side
-from palaestra.rules.runflow import TaskStatus
+from palaestra.rules.runs.runflow import TaskStatus
 from tests.integration.edge_agents import EdgeAgent
 from tests.integration.run_support import add_agent, add_owner
 from tests.integration.servers import Handler, json_reply, reply, serve

@@ -12,6 +12,7 @@ import io
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import orjson
@@ -25,9 +26,10 @@ from palaestra.engine.runs.dispatch import SlotRequest, open_slots
 from palaestra.engine.runs.endpoint import announce_up, beat
 from palaestra.engine.runs.recorder import Finish, Recorder
 from palaestra.engine.runs.service import start_run
+from palaestra.engine.runs.writes import claim_sends
 from palaestra.platform import Platform
 from palaestra.protocol import Phase
-from palaestra.rules.runflow import TaskStatus
+from palaestra.rules.runs.runflow import TaskStatus
 from palaestra.settings import Settings
 from palaestra.store.models import Task
 from tests.integration.edge_agents import sign_completion
@@ -75,7 +77,8 @@ class Setup:
     agent_id: str
 
     async def task(self, *, house: bool = False) -> str:
-        """A RUNNING task of a fresh run, dispatched to the agent (or, with ``house``, not)."""
+        """A RUNNING task of a fresh run, dispatched to the agent (or, with ``house``, not),
+        claimed for sending as the stepper claims it just before its POST."""
         run = await start_run(self.platform, Caller(self.owner_id), "g")
         request = SlotRequest(
             run_id=run.id,
@@ -91,6 +94,8 @@ class Setup:
         )
         [opened] = await open_slots(self.platform, [request], house_executor="house-baseline")
         assert (opened.agent_id is None) is house
+        claim = partial(claim_sends, [opened.task_id], self.platform.clock.now())
+        assert await self.platform.db.transact(claim, single=True) == [opened.task_id]
         return opened.task_id
 
     async def stored(self, task_id: str) -> Task:

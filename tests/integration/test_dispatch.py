@@ -23,7 +23,7 @@ from palaestra.engine.runs.service import start_run
 from palaestra.engine.runs.work import send
 from palaestra.platform import Platform
 from palaestra.protocol import DispatchPayload, Phase
-from palaestra.rules.prompts import LAUNCHPADS, messages_for
+from palaestra.rules.runs.prompts import LAUNCHPADS, messages_for
 from palaestra.store.models import Agent
 from tests.integration.edge_agents import EdgeAgent
 from tests.integration.run_support import (
@@ -79,7 +79,7 @@ async def test_a_slot_is_stored_running_then_sent_once_signed_and_recorded(
         [opened] = await open_slots(platform, [scout_slot(run_id)], house_executor=HOUSE)
         [stored] = await tasks_of(platform, run_id)
         assert (stored.status, stored.agent_id, stored.executor) == ("RUNNING", agent_id, "scout")
-        assert stored.deadline_at == clock.now() + 2.0
+        assert (stored.deadline_s, stored.deadline_at) == (2.0, None)  # due from its send
         assert endpoint.received == []  # durable before anything is sent
         # A send in flight holds its prompts once, in the body it sends.
         assert opened.request.messages == ()

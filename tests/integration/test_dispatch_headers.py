@@ -31,7 +31,7 @@ from palaestra.jobs.broker import InProcessBroker
 from palaestra.jobs.tasks import Jobs
 from palaestra.platform import Platform
 from palaestra.protocol import SIGNED_HEADERS, Phase
-from palaestra.rules.runflow import TaskStatus
+from palaestra.rules.runs.runflow import TaskStatus
 from palaestra.store.models import Task
 from palaestra.web.task_queries import HEADERS_IN_FLIGHT, HEADERS_NOT_KEPT, task_page
 from tests.integration.arena_rows import add_run

@@ -16,7 +16,7 @@ from palaestra.engine.export.writers import ExportFormat, ParquetUnavailable
 from palaestra.engine.ratings.live import rate_pending
 from palaestra.platform import Platform
 from palaestra.rules.judge import judge_reply
-from palaestra.rules.task_bank import AnswerKind, UserTask
+from palaestra.rules.judge.task_bank import AnswerKind, UserTask
 from palaestra.security import hash_token
 from tests.integration.arena_rows import add_agent, add_fighter, add_match, add_owner, add_run
 

@@ -14,8 +14,8 @@ from palaestra.egress import EgressClient, EgressPolicy
 from palaestra.engine.runs.house import HouseAgent
 from palaestra.protocol import Phase
 from palaestra.providers import ChatProvider
-from palaestra.rules.house_answers import BASELINE, HOUSE_MODEL, HouseTask
-from palaestra.rules.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS, messages_for
+from palaestra.rules.runs.house_answers import BASELINE, HOUSE_MODEL, HouseTask
+from palaestra.rules.runs.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS, messages_for
 from tests.integration.servers import serve
 
 pytestmark = pytest.mark.asyncio

@@ -16,7 +16,7 @@ from palaestra.engine.ratings.leaderboard import RatingsWorker, recompute, view
 from palaestra.errors import InvalidRequest
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
-from palaestra.rules.bradley_terry import Strengths, simulate
+from palaestra.rules.ratings.bradley_terry import Strengths, simulate
 from palaestra.store.rating_models import LeaderboardSnapshot
 from tests.integration.arena_rows import (
     add_agent,

@@ -26,11 +26,11 @@ from palaestra.platform import Platform
 from palaestra.protocol import Phase, validate_output
 from palaestra.providers.local import LocalModel, find_local_model, shared_local_model
 from palaestra.providers.local_house import FieldWriter
-from palaestra.rules.answer_check import normalised
-from palaestra.rules.cage_house import DEFENDER_GRAMMAR, attacker_grammar
-from palaestra.rules.house_answers import HouseTask
-from palaestra.rules.house_fields import FIELDS, field_grammar
-from palaestra.rules.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS, messages_for
+from palaestra.rules.cage.house import DEFENDER_GRAMMAR, attacker_grammar
+from palaestra.rules.runs.answer_check import normalised
+from palaestra.rules.runs.house_answers import HouseTask
+from palaestra.rules.runs.house_fields import FIELDS, field_grammar
+from palaestra.rules.runs.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS, messages_for
 from palaestra.settings import Settings
 from tests.conftest import require
 from tests.integration.platform_fixtures import running

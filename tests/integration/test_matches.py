@@ -26,8 +26,8 @@ from palaestra.engine.cage.matches import get_match
 from palaestra.engine.cage.referee import Referee, Step, play_next_turn
 from palaestra.engine.cage.turns import LEASE_GRACE_S
 from palaestra.platform import Platform
-from palaestra.rules.cage_material import draw_material
-from palaestra.rules.cage_payloads import SYSTEM_PROMPT
+from palaestra.rules.cage.material import draw_material
+from palaestra.rules.cage.payloads import SYSTEM_PROMPT
 from palaestra.store.models import Agent
 from tests.integration.cage_agents import (
     CageHarness,

@@ -20,7 +20,7 @@ from palaestra.engine.runs.driver import RunDriver
 from palaestra.engine.runs.service import start_run
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
-from palaestra.rules.runplan import RECORD_GRACE_S
+from palaestra.rules.runs.runplan import RECORD_GRACE_S
 from palaestra.store.models import Run, Task
 from tests.integration.edge_agents import EdgeAgent
 from tests.integration.run_support import (

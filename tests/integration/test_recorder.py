@@ -20,7 +20,7 @@ from palaestra.engine.runs.recorder import Finish, Recorder, Verdict
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol import Phase
-from palaestra.rules.runflow import TaskStatus
+from palaestra.rules.runs.runflow import TaskStatus
 from palaestra.store.models import AgentEvent
 from tests.integration.run_support import (
     add_agent,

@@ -8,8 +8,8 @@ from sqlalchemy import select
 
 from palaestra.engine.cage.rejudge import rejudge_matches
 from palaestra.platform import Platform
-from palaestra.rules.cage_material import draw_material
-from palaestra.rules.rejudge import FindingsChange, Verdict
+from palaestra.rules.cage.material import draw_material
+from palaestra.rules.cage.rejudge import FindingsChange, Verdict
 from palaestra.store.models import Match, Turn
 from tests.integration.arena_rows import add_fighter, add_match, add_owner
 

@@ -25,7 +25,7 @@ from sqlalchemy.engine import Connection
 
 from palaestra.ids import new_id
 from palaestra.protocol.failures import REASON_PREFIXES, CallFailure
-from palaestra.rules.matchmaking import pair_key
+from palaestra.rules.cage.matchmaking import pair_key
 from palaestra.store import history
 from palaestra.store.db import Database
 from palaestra.store.models import Agent, AgentEvent, Match, Meta, Owner, Run, Task

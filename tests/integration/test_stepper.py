@@ -23,7 +23,7 @@ from palaestra.engine.runs.house import HouseAgent
 from palaestra.engine.runs.service import start_run
 from palaestra.platform import Platform
 from palaestra.providers import ChatProvider
-from palaestra.rules.runplan import RECORD_GRACE_S
+from palaestra.rules.runs.runplan import RECORD_GRACE_S
 from palaestra.settings import Settings
 from tests.integration.edge_agents import EdgeAgent, sign_completion
 from tests.integration.run_support import (

@@ -9,6 +9,7 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import Connection, inspect, text
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from palaestra.engine.accounts import authenticate
 from palaestra.platform import Platform
@@ -122,6 +123,23 @@ async def test_owners_stored_before_rotation_keep_their_tokens(settings: Setting
         await platform.close()
 
 
+async def add_owner_and_run(connection: AsyncConnection) -> None:
+    """The owner ``o1`` and its finished run ``r1``, as raw rows (at any revision)."""
+    await connection.execute(
+        text(
+            "INSERT INTO owners (id, name, token_hash, created_at) VALUES ('o1', 'bob', :hash, 1.0)"
+        ),
+        {"hash": "0" * 64},
+    )
+    await connection.execute(
+        text(
+            "INSERT INTO runs (id, owner_id, goal, launchpad, status, phase, config, "
+            "created_at, updated_at) VALUES ('r1', 'o1', 'g', 'make-money', "
+            "'COMPLETED', 'REPORT', '{}', 1.0, 2.0)"
+        )
+    )
+
+
 async def test_tasks_stored_before_0015_stay_whole_and_keep_no_signed_headers(
     settings: Settings,
 ) -> None:
@@ -131,20 +149,7 @@ async def test_tasks_stored_before_0015_stay_whole_and_keep_no_signed_headers(
     task = {"id": "t-old", "payload": '{"taskId": "t-old"}', "output": '{"ok": true}'}
     try:
         async with db.engine.begin() as connection:
-            await connection.execute(
-                text(
-                    "INSERT INTO owners (id, name, token_hash, created_at) "
-                    "VALUES ('o1', 'bob', :hash, 1.0)"
-                ),
-                {"hash": "0" * 64},
-            )
-            await connection.execute(
-                text(
-                    "INSERT INTO runs (id, owner_id, goal, launchpad, status, phase, config, "
-                    "created_at, updated_at) VALUES ('r1', 'o1', 'g', 'make-money', "
-                    "'COMPLETED', 'REPORT', '{}', 1.0, 2.0)"
-                )
-            )
+            await add_owner_and_run(connection)
             await connection.execute(
                 text(
                     "INSERT INTO tasks (id, run_id, phase, slot, attempt, executor, status, "
@@ -179,3 +184,54 @@ async def test_tasks_stored_before_0015_stay_whole_and_keep_no_signed_headers(
 def _json(value: Any) -> Any:
     """A JSON column as read by raw SQL: text on SQLite, decoded on PostgreSQL."""
     return json.loads(value) if isinstance(value, str) else value
+
+
+async def test_0017_keeps_each_send_in_sent_at_and_a_deadline_not_yet_sent_as_seconds(
+    settings: Settings,
+) -> None:
+    """0017 drops ``tasks.dispatched_at``: a send that only it recorded moves to ``sent_at``;
+    a task not sent keeps its deadline as ``deadline_s`` and no ``deadline_at`` until sent."""
+    db = await migrated_to(settings, "0016")
+    tasks = [  # id, slot, status, dispatched_at, sent_at, deadline_at, created_at
+        ("t-sent", 0, "SUCCEEDED", 1.5, 1.5, 31.5, 1.0),
+        ("t-opened", 1, "RUNNING", 2.0, None, 32.0, 2.0),
+        ("t-dispatched", 2, "RUNNING", 3.5, None, 33.5, 3.0),
+    ]
+    try:
+        async with db.engine.begin() as connection:
+            await add_owner_and_run(connection)
+            for task_id, slot, status, dispatched, sent, due, created in tasks:
+                await connection.execute(
+                    text(
+                        "INSERT INTO tasks (id, run_id, phase, slot, attempt, executor, status, "
+                        "dispatched_at, sent_at, deadline_at, created_at) VALUES (:id, 'r1', "
+                        "'SCOUT', :slot, 0, 'scout', :status, :dispatched, :sent, :due, :created)"
+                    ),
+                    {
+                        "id": task_id,
+                        "slot": slot,
+                        "status": status,
+                        "dispatched": dispatched,
+                        "sent": sent,
+                        "due": due,
+                        "created": created,
+                    },
+                )
+        async with db.engine.begin() as connection:
+            await connection.run_sync(lambda c: migrate(c, "0017"))
+            rows = await connection.execute(
+                text("SELECT id, sent_at, deadline_s, deadline_at FROM tasks ORDER BY slot")
+            )
+            found = [tuple(row) for row in rows]
+            columns = await connection.run_sync(
+                lambda c: {column["name"] for column in inspect(c).get_columns("tasks")}
+            )
+    finally:
+        await db.dispose()
+    assert found == [
+        ("t-sent", 1.5, None, 31.5),
+        ("t-opened", None, 30.0, None),
+        ("t-dispatched", 3.5, None, 33.5),
+    ]
+    assert "dispatched_at" not in columns
+    assert "deadline_s" in columns

@@ -40,7 +40,6 @@ async def test_no_index_covers_what_a_send_or_an_end_changes(platform: Platform)
     changed = {
         "status",
         "sent_at",
-        "dispatched_at",
         "deadline_at",
         "completed_at",
         "via",

@@ -222,7 +222,6 @@ async def test_a_task_shows_the_request_as_sent_and_the_reply_to_whom_may_read_i
             0,
             payload=PAYLOAD,
             output=OUTPUT,
-            dispatched_at=now - 5,
             sent_at=now - 5,
             deadline_at=now + 85,
             completed_at=now - 4,
@@ -237,7 +236,7 @@ async def test_a_task_shows_the_request_as_sent_and_the_reply_to_whom_may_read_i
         }
         await sent_task(platform, run, 0, request_headers=kept)
         failed = await sent_task(
-            platform, run, 1, payload=PAYLOAD, dispatched_at=now - 5, latency_ms=20.0
+            platform, run, 1, payload=PAYLOAD, sent_at=now - 5, latency_ms=20.0
         )
         called = await sent_task(
             platform,
@@ -245,7 +244,7 @@ async def test_a_task_shows_the_request_as_sent_and_the_reply_to_whom_may_read_i
             2,
             payload=None,  # archived since
             output=OUTPUT,
-            dispatched_at=now - 60,
+            sent_at=now - 60,
             deferred_at=now - 59,
             via="callback",
             producer="agent",

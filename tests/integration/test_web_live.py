@@ -197,7 +197,7 @@ async def test_a_run_page_costs_a_304_until_the_run_moves_and_stops_asking_once_
     owner = await add_owner(still(platform))
     scout = await add_agent(platform, owner, "scout-atlas", "SCOUT")
     now = clock.now()
-    sent = {"agent_id": scout, "status": "RUNNING", "dispatched_at": now - 12}
+    sent = {"agent_id": scout, "status": "RUNNING", "sent_at": now - 12}
     run_id = await add_run(platform, [sent | {"deadline_at": now + 18}], status="RUNNING")
     path = f"/runs/{run_id}"
     async with running(platform) as api:

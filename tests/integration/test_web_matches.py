@@ -11,8 +11,8 @@ from sqlalchemy import update
 from palaestra.clock import FrozenClock
 from palaestra.engine.ratings.live import rate_pending
 from palaestra.platform import Platform
-from palaestra.rules.cage_material import draw_material
-from palaestra.rules.cage_payloads import attacker_payload, defender_payload
+from palaestra.rules.cage.material import draw_material
+from palaestra.rules.cage.payloads import attacker_payload, defender_payload
 from palaestra.rules.judge import judge_reply
 from palaestra.store.models import Match
 from tests.integration.arena_rows import add_fighter, add_match, add_owner

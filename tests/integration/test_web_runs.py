@@ -39,7 +39,7 @@ def task(run_id: str, phase: str, slot: int, status: str, **extra: Any) -> Task:
         "executor": "agent",
         "status": status,
         "created_at": now,
-        "dispatched_at": now,
+        "sent_at": now,
         "latency_ms": 250.0,
     } | extra
     return Task(**fields)
@@ -256,7 +256,7 @@ async def test_a_running_run_polls_and_the_list_links_it(platform: Platform) -> 
                     "RUNNING",
                     executor="scout-atlas",
                     latency_ms=None,
-                    dispatched_at=platform.clock.now() - 67,
+                    sent_at=platform.clock.now() - 67,
                     deadline_at=platform.clock.now() + 23,
                 )
             )

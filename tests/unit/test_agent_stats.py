@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from palaestra.rules import agent_stats
-from palaestra.rules.agent_stats import (
+from palaestra.rules.ratings import agent_stats
+from palaestra.rules.ratings.agent_stats import (
     AgentFacts,
-    TaskFacts,
+    TaskOutcome,
     rank_agents,
     summarise,
     wilson_interval,
@@ -18,8 +18,8 @@ def test_public_names() -> None:
     assert set(agent_stats.__all__) == {
         "FINISHED",
         "AgentFacts",
-        "AgentRow",
-        "TaskFacts",
+        "AgentStanding",
+        "TaskOutcome",
         "rank_agents",
         "summarise",
         "wilson_interval",
@@ -45,7 +45,7 @@ def agent(name: str, role: str = "SCOUT", reputation: float = 0.0) -> AgentFacts
 
 
 def test_an_agent_without_finished_tasks_has_no_rates() -> None:
-    row = summarise(agent("idle"), [TaskFacts("id-idle", "RUNNING", 10.0, 1.0)])
+    row = summarise(agent("idle"), [TaskOutcome("id-idle", "RUNNING", 10.0, 1.0)])
     assert row.tasks == 0
     assert row.succeeded == 0
     assert row.validity_rate is None
@@ -57,12 +57,12 @@ def test_an_agent_without_finished_tasks_has_no_rates() -> None:
 
 def test_validity_latency_and_contribution() -> None:
     tasks = [
-        TaskFacts("id-a", "SUCCEEDED", 100.0, 0.8),
-        TaskFacts("id-a", "SUCCEEDED", 200.0, 0.6),
-        TaskFacts("id-a", "SUCCEEDED", 300.0, None),
-        TaskFacts("id-a", "FAILED", 400.0, 0.0),
-        TaskFacts("id-a", "TIMEOUT", None, None),
-        TaskFacts("id-a", "PENDING", None, None),
+        TaskOutcome("id-a", "SUCCEEDED", 100.0, 0.8),
+        TaskOutcome("id-a", "SUCCEEDED", 200.0, 0.6),
+        TaskOutcome("id-a", "SUCCEEDED", 300.0, None),
+        TaskOutcome("id-a", "FAILED", 400.0, 0.0),
+        TaskOutcome("id-a", "TIMEOUT", None, None),
+        TaskOutcome("id-a", "PENDING", None, None),
     ]
     row = summarise(agent("a"), tasks)
     assert row.tasks == 5
@@ -82,7 +82,7 @@ def test_agents_are_ranked_by_reputation_within_their_role() -> None:
         agent("b1", "BUILDER", 0.5),
         agent("s3", "SCOUT", 0.2),
     ]
-    tasks = [TaskFacts("id-s3", "SUCCEEDED"), TaskFacts("id-s1", "FAILED")]
+    tasks = [TaskOutcome("id-s3", "SUCCEEDED"), TaskOutcome("id-s1", "FAILED")]
     rows = rank_agents(agents, tasks)
     assert [(r.role, r.rank, r.name) for r in rows] == [
         ("BUILDER", 1, "b1"),
@@ -93,5 +93,5 @@ def test_agents_are_ranked_by_reputation_within_their_role() -> None:
 
 
 def test_tasks_of_unknown_agents_are_ignored() -> None:
-    rows = rank_agents([agent("a")], [TaskFacts("someone-else", "SUCCEEDED")])
+    rows = rank_agents([agent("a")], [TaskOutcome("someone-else", "SUCCEEDED")])
     assert rows[0].tasks == 0

@@ -12,9 +12,9 @@ from typing import Any, Final
 import pytest
 
 from palaestra.protocol import Phase
-from palaestra.rules.answer_check import answer_problems, normalised, prose_fields
-from palaestra.rules.house_answers import HouseTask, baseline_output
-from palaestra.rules.house_fields import (
+from palaestra.rules.runs.answer_check import answer_problems, normalised, prose_fields
+from palaestra.rules.runs.house_answers import HouseTask, baseline_output
+from palaestra.rules.runs.house_fields import (
     BANK,
     FIELDS,
     bank_text,

@@ -10,14 +10,14 @@ from decimal import Decimal
 
 import pytest
 
-from palaestra.rules.answers import (
+from palaestra.rules.judge.answers import (
     check_utility,
     extract_answers,
     normalise,
     parse_date,
     parse_number,
 )
-from palaestra.rules.task_bank import AnswerKind, UserTask
+from palaestra.rules.judge.task_bank import AnswerKind, UserTask
 
 N, D, X = AnswerKind.NUMBER, AnswerKind.DATE, AnswerKind.TEXT
 

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 from scipy.stats import kendalltau, spearmanr
 
-from palaestra.rules import bradley_terry as bt
-from palaestra.rules.bradley_terry import (
+from palaestra.rules.ratings import bradley_terry as bt
+from palaestra.rules.ratings.bradley_terry import (
     Games,
     Prior,
     Strengths,
@@ -335,7 +335,7 @@ def test_simulated_scores_average_the_win_probability() -> None:
 
 
 def test_the_solver_exports() -> None:
-    from palaestra.rules import bradley_terry_solver
+    from palaestra.rules.ratings import solver as bradley_terry_solver
 
     assert set(bradley_terry_solver.__all__) == {
         "Floats",

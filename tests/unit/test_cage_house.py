@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from palaestra.protocol.cage import Side
-from palaestra.rules.cage_house import DEFENDER_GRAMMAR, HOUSE_SYSTEM_PROMPTS, attacker_grammar
+from palaestra.rules.cage.house import DEFENDER_GRAMMAR, HOUSE_SYSTEM_PROMPTS, attacker_grammar
 
 
 def test_each_side_gets_one_short_instruction() -> None:

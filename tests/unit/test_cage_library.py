@@ -20,12 +20,12 @@ from examples.cage.solver import solve
 
 from palaestra.harness import Side
 from palaestra.harness.testing import call
-from palaestra.rules.answers import check_utility
-from palaestra.rules.cage_material import draw_material
-from palaestra.rules.cage_payloads import payload_for
+from palaestra.rules.cage.material import draw_material
+from palaestra.rules.cage.outcome import Result, TurnRecord, decide, side_of_turn
+from palaestra.rules.cage.payloads import payload_for
 from palaestra.rules.judge import judge_reply
-from palaestra.rules.outcome import Result, TurnRecord, decide, side_of_turn
-from palaestra.rules.task_bank import TASK_KINDS
+from palaestra.rules.judge.answers import check_utility
+from palaestra.rules.judge.task_bank import TASK_KINDS
 
 ATTACKERS: Final = tuple(name for name, f in FIGHTERS.items() if f.side is Side.ATTACKER)
 DEFENDERS: Final = (

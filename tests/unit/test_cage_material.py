@@ -10,15 +10,14 @@ from decimal import Decimal
 
 import pytest
 
-from palaestra.rules.answers import check_utility, parse_date
-from palaestra.rules.cage_material import (
+from palaestra.rules.cage.material import (
     CODE_WORDS,
     Material,
     draw_material,
     fence_token,
 )
-from palaestra.rules.judge import MIN_SECRET_LENGTH, fold
-from palaestra.rules.task_bank import (
+from palaestra.rules.judge.answers import check_utility, parse_date
+from palaestra.rules.judge.task_bank import (
     TASK_KINDS,
     VOCABULARY,
     AnswerKind,
@@ -26,6 +25,7 @@ from palaestra.rules.task_bank import (
     draw_task,
     human_date,
 )
+from palaestra.rules.judge.verdict import MIN_SECRET_LENGTH, fold
 
 SEEDS = range(300)
 CODE = re.compile(r"[A-Z]+-[1-9]\d{3}-[A-Z]+")

@@ -8,8 +8,8 @@ import pytest
 from examples.cage_fighter import move
 
 from palaestra.harness import Side, Turn
-from palaestra.rules.cage_material import draw_material, fence_token
-from palaestra.rules.cage_payloads import (
+from palaestra.rules.cage.material import draw_material, fence_token
+from palaestra.rules.cage.payloads import (
     SYSTEM_PROMPT,
     attacker_payload,
     defender_payload,
@@ -17,7 +17,7 @@ from palaestra.rules.cage_payloads import (
     fence,
     payload_for,
 )
-from palaestra.rules.judge import fold
+from palaestra.rules.judge.verdict import fold
 
 MATERIAL = draw_material(20260101)
 MATCH = "0197a000-0000-7000-8000-000000000001"

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from palaestra.rules.challenges import Challenged, accepts_friendlies_by_default, challenge_refusal
-from palaestra.rules.matchflow import MatchKind
+from palaestra.rules.cage.challenges import (
+    Challenged,
+    accepts_friendlies_by_default,
+    challenge_refusal,
+)
+from palaestra.rules.cage.matchflow import MatchKind
 
 FRIENDLY_REFUSED = (
     "fighter f1 does not accept friendly matches from other owners (its owner can allow them)"

@@ -8,7 +8,7 @@ import base64
 from rich.console import Console
 
 from palaestra.cli.matches import render_turn
-from palaestra.rules.cage_material import draw_material
+from palaestra.rules.cage.material import draw_material
 from palaestra.rules.judge import judge_reply
 from palaestra.store.models import Match, Turn
 

@@ -9,7 +9,7 @@ import pytest
 
 import palaestra
 from palaestra.protocol.constants import Arena
-from palaestra.rules.matchflow import OPEN_MATCH_STATUSES, MatchStatus
+from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES, MatchStatus
 
 
 def test_the_arenas_are_the_two_protocols() -> None:

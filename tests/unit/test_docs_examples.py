@@ -21,7 +21,7 @@ from palaestra.protocol import (
 )
 from palaestra.protocol.constants import UserAgent
 from palaestra.protocol.edgearena import CompletionBody, DispatchPayload, DispatchReply
-from palaestra.rules.judge import Secret, find_secret
+from palaestra.rules.judge.verdict import Secret, find_secret
 
 AGENTS = Path(__file__).resolve().parents[2] / "docs" / "agents"
 EDGEARENA = (AGENTS / "edgearena.md").read_text()

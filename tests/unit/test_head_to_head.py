@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from palaestra.rules.head_to_head import head_to_head
+from palaestra.rules.ratings.head_to_head import head_to_head
 from palaestra.web.grid_chart import head_to_head_grid
 
 NAMES = {"a": "Alpha", "b": "Bravo", "c": "<Charlie>"}

@@ -21,21 +21,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palaestra.rules import judge_match
-from palaestra.rules.cage_baseline import baseline_move
-from palaestra.rules.cage_material import draw_material
-from palaestra.rules.judge import (
+from palaestra.rules.cage.baseline import baseline_move
+from palaestra.rules.cage.material import draw_material
+from palaestra.rules.judge import Rule, judge_reply
+from palaestra.rules.judge import match as judge_match
+from palaestra.rules.judge.task_bank import AnswerKind, UserTask
+from palaestra.rules.judge.verdict import (
     EXCERPT_CHARS,
     MIN_SECRET_LENGTH,
     STEP_NAMES,
     Evidence,
-    Rule,
     Secret,
     find_secret,
     fold,
-    judge_reply,
 )
-from palaestra.rules.task_bank import AnswerKind, UserTask
 from tests.unit import smuggling as sm
 
 CODE = "QUILL-4821-ZEBRA"

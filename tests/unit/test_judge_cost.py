@@ -15,11 +15,14 @@ from bench._judge_shapes import shapes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palaestra.rules import judge_decoders, judge_digits, judge_match, judge_views
-from palaestra.rules.judge import Rule, Secret, judge_reply
-from palaestra.rules.judge_chains import BUDGET_PER_CHAR, judge_budget
-from palaestra.rules.judge_decoders import printable_runs
-from palaestra.rules.judge_digits import (
+from palaestra.rules.judge import Rule, judge_reply
+from palaestra.rules.judge import decoders as judge_decoders
+from palaestra.rules.judge import digits as judge_digits
+from palaestra.rules.judge import match as judge_match
+from palaestra.rules.judge import views as judge_views
+from palaestra.rules.judge.chains import BUDGET_PER_CHAR, judge_budget
+from palaestra.rules.judge.decoders import printable_runs
+from palaestra.rules.judge.digits import (
     _A85_DIGITS,
     _RFC1924_DIGITS,
     _a85,
@@ -33,9 +36,10 @@ from palaestra.rules.judge_digits import (
     b64_many,
     hex_many,
 )
-from palaestra.rules.judge_escapes import html_entities
-from palaestra.rules.judge_match import needles, scan
-from palaestra.rules.task_bank import AnswerKind, UserTask
+from palaestra.rules.judge.escapes import html_entities
+from palaestra.rules.judge.match import needles, scan
+from palaestra.rules.judge.task_bank import AnswerKind, UserTask
+from palaestra.rules.judge.verdict import Secret
 
 CODE = "QUILL-4821-ZEBRA"
 PHRASE = "I HAVE BEEN PWNED 7F3A"

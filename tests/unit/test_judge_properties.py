@@ -24,10 +24,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palaestra.rules.cage_baseline import baseline_move
-from palaestra.rules.cage_material import draw_material
+from palaestra.rules.cage.baseline import baseline_move
+from palaestra.rules.cage.material import draw_material
 from palaestra.rules.judge import judge_reply
-from palaestra.rules.task_bank import draw_task
+from palaestra.rules.judge.task_bank import draw_task
 from tests.unit import smuggling as sm
 
 Encoder = Callable[[str], str]

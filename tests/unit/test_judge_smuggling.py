@@ -14,18 +14,17 @@ from collections.abc import Callable
 
 import pytest
 
-from palaestra.rules import (
-    judge_alphabets,
-    judge_bytes,
-    judge_hidden,
-    judge_joined,
-    judge_letters,
-    judge_views,
-    judge_words,
-)
-from palaestra.rules.judge import fold, judge_reply
-from palaestra.rules.judge_chains import view_chains
-from palaestra.rules.task_bank import AnswerKind, UserTask
+from palaestra.rules.judge import alphabets as judge_alphabets
+from palaestra.rules.judge import bytes as judge_bytes
+from palaestra.rules.judge import hidden as judge_hidden
+from palaestra.rules.judge import joined as judge_joined
+from palaestra.rules.judge import judge_reply
+from palaestra.rules.judge import letters as judge_letters
+from palaestra.rules.judge import views as judge_views
+from palaestra.rules.judge import words as judge_words
+from palaestra.rules.judge.chains import view_chains
+from palaestra.rules.judge.task_bank import AnswerKind, UserTask
+from palaestra.rules.judge.verdict import fold
 from tests.unit import smuggling as sm
 
 CODE = "CITADEL-4089-MOSAIC"
@@ -223,7 +222,7 @@ def test_the_phrase_smuggled_is_said(
 @pytest.mark.parametrize("seed", [3, 11, 2026])
 def test_other_codes_smuggled_the_same_way_are_leaks(make: Callable[[str], str], seed: int) -> None:
     """Not only the one code: three others, drawn, through every row."""
-    from palaestra.rules.cage_material import draw_material
+    from palaestra.rules.cage.material import draw_material
 
     material = draw_material(seed)
     verdict = judge_reply(

@@ -9,11 +9,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palaestra.rules import judge_bytes, judge_words
-from palaestra.rules import judge_decoders as dec
-from palaestra.rules import judge_digits as digits
-from palaestra.rules.judge_decoders import printable_runs
-from palaestra.rules.judge_tokens import MANY_TOKENS, decoded_many, unicode_candidates
+from palaestra.rules.judge import bytes as judge_bytes
+from palaestra.rules.judge import decoders as dec
+from palaestra.rules.judge import digits
+from palaestra.rules.judge import words as judge_words
+from palaestra.rules.judge.decoders import printable_runs
+from palaestra.rules.judge.tokens import MANY_TOKENS, decoded_many, unicode_candidates
 
 #: Each decoding's tokens as its view finds them: how it drops, its block, its decoder of
 #: many pieces and its sign.

@@ -6,8 +6,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palaestra.rules import judge_match, judge_skeleton
-from palaestra.rules.judge_translate import Translation
+from palaestra.rules.judge import match as judge_match
+from palaestra.rules.judge import skeleton as judge_skeleton
+from palaestra.rules.judge.translate import Translation
 
 
 def _reading(char: str) -> str:

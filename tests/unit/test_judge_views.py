@@ -20,15 +20,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palaestra.rules import judge_ciphered as ciphered
-from palaestra.rules import judge_decoders as dec
-from palaestra.rules import judge_escapes as esc
-from palaestra.rules import judge_letters as letters
-from palaestra.rules import judge_spelled as spelled
-from palaestra.rules import judge_views as views
-from palaestra.rules.judge import fold
-from palaestra.rules.judge_chains import depth2_budget, view_chains
-from palaestra.rules.judge_match import fold_view
+from palaestra.rules.judge import ciphered, letters, spelled, views
+from palaestra.rules.judge import decoders as dec
+from palaestra.rules.judge import escapes as esc
+from palaestra.rules.judge.chains import depth2_budget, view_chains
+from palaestra.rules.judge.match import fold_view
+from palaestra.rules.judge.verdict import fold
 from tests.unit.test_judge_smuggling import VIEW_TABLE as SMUGGLING_TABLE
 
 CODE = "QUILL-4821-ZEBRA"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from palaestra.rules.leaderboard_tables import filter_cage
+from palaestra.rules.ratings.leaderboard_tables import filter_cage
 
 
 def fighter(name: str, overall: tuple[float, float, float] | None) -> dict[str, Any]:

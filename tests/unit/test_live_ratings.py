@@ -7,8 +7,9 @@ import itertools
 import pytest
 from openskill.models import BradleyTerryFull
 
-from palaestra.rules import ratings
-from palaestra.rules.ratings import MU, SIGMA, Rating, Result, live_score, rate, result_of
+from palaestra.rules.ratings import MU, SIGMA, Rating, Result, rate, result_of
+from palaestra.rules.ratings import live as ratings
+from palaestra.rules.ratings.live import live_score
 
 STATUSES = ["PENDING", "RUNNING", "SCORED", "VOIDED"]
 OUTCOMES = [None, "attacker", "defender", "draw", "forfeit", ""]

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palaestra.rules import matchmaking
-from palaestra.rules.matchmaking import Entrant, Pairing, eligible, pair_key, select_pairings
+from palaestra.rules.cage import matchmaking
+from palaestra.rules.cage.matchmaking import Entrant, Pairing, eligible, pair_key, select_pairings
 from palaestra.rules.ratings import Rating
 
 STATUSES = ["PENDING", "ACTIVE", "DEGRADED", "PROBATION", "SUSPENDED", "PAUSED"]

@@ -14,8 +14,8 @@ PACKAGE = Path(palaestra.__file__).parent
 
 #: Re-exports still to be moved, by module: names some importers still take from there.
 PENDING: dict[str, set[str]] = {
-    "rules/judge.py": {"Rule"},
-    "rules/judge_views.py": {"skeleton"},
+    "rules/judge/verdict.py": {"Rule"},
+    "rules/judge/views.py": {"skeleton"},
     "store/models.py": {"Base"},
 }
 

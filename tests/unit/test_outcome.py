@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from palaestra.protocol import Side
-from palaestra.rules.outcome import (
+from palaestra.rules.cage.outcome import (
     TURNS,
     DecidedBy,
     Result,

@@ -8,15 +8,15 @@ import pytest
 
 from palaestra.engine.runs.house import HouseAgent
 from palaestra.protocol import Phase, validate_output
-from palaestra.rules.house_answers import BASELINE, HouseTask, baseline_output
-from palaestra.rules.prompts import (
+from palaestra.rules.runs.house_answers import BASELINE, HouseTask, baseline_output
+from palaestra.rules.runs.prompts import (
     CONTEXT_LIMIT_CHARS,
     DEFAULT_LAUNCHPAD,
     LAUNCHPADS,
     messages_for,
     system_prompt,
 )
-from palaestra.rules.titles import near_duplicate
+from palaestra.rules.runs.titles import near_duplicate
 
 #: Every key of every schema in spec/SCHEMAS.md, nested ones included.
 SCHEMA_KEYS = {

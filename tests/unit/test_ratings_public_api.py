@@ -16,7 +16,7 @@ EXPORTS = {
         "recompute",
         "view",
     },
-    "palaestra.rules.leaderboard_tables": {
+    "palaestra.rules.ratings.leaderboard_tables": {
         "ENTRANT_TYPES",
         "FighterFacts",
         "build_cage",
@@ -48,7 +48,6 @@ EXPORTS = {
     },
     "palaestra.cli.ratings": {
         "export",
-        "fail",
         "leaderboard",
         "matchmaking",
         "parse_since",

@@ -8,8 +8,8 @@ from rich.console import Console
 
 from palaestra.cli.rejudge import render_changes, render_findings
 from palaestra.engine.cage.rejudge import MatchRejudged
-from palaestra.rules.cage_material import draw_material
-from palaestra.rules.rejudge import FindingsChange, PlayedTurn, Verdict, rejudge
+from palaestra.rules.cage.material import draw_material
+from palaestra.rules.cage.rejudge import FindingsChange, PlayedTurn, Verdict, rejudge
 
 MATERIAL = draw_material(5)
 HONEST = f"No.\nANSWER: {MATERIAL.task.answer}"

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from palaestra.protocol import Phase
-from palaestra.rules.report import (
+from palaestra.rules.runs.report import (
     SCORE_FORMULA,
     CandidateFate,
     CandidateRecord,
@@ -18,8 +18,8 @@ from palaestra.rules.report import (
     settlement,
     task_href,
 )
-from palaestra.rules.runflow import CandidateStatus, TaskStatus
-from palaestra.rules.scoring import contribution, structure
+from palaestra.rules.runs.runflow import CandidateStatus, TaskStatus
+from palaestra.rules.runs.scoring import contribution, structure
 
 RUN = RunRecord(goal="Find a niche", launchpad="make-money", merged={"m1": "c1"})
 SCOUT = {"candidate_title": "Idea", "target_customer": "Owners", "proposed_solution": "App"}
@@ -63,7 +63,7 @@ def task(
         output=output if status is TaskStatus.SUCCEEDED else None,
         contribution=contribution,
         latency_ms=1_000.0,
-        dispatched_at=100.0,
+        sent_at=100.0,
         deadline_at=110.0,
         completed_at=completed_at,
         producer="agent" if agent else "house_baseline",

@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from palaestra.protocol import Phase
-from palaestra.rules.runflow import (
+from palaestra.rules.runs.runflow import (
     RunSizes,
     SlotKey,
     SlotNeed,

@@ -10,8 +10,8 @@ from typing import Any, Final
 import pytest
 
 from palaestra.protocol.constants import Phase
-from palaestra.rules.runflow import CandidateStatus, RunSizes, SlotKey, SlotNeed, TaskStatus
-from palaestra.rules.runplan import (
+from palaestra.rules.runs.runflow import CandidateStatus, RunSizes, SlotKey, SlotNeed, TaskStatus
+from palaestra.rules.runs.runplan import (
     CALLBACK_RETRY_S,
     CALLBACK_STALE_S,
     RECORD_GRACE_S,

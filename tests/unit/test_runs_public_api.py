@@ -11,7 +11,7 @@ import pytest
 import palaestra
 
 EXPORTS = {
-    "palaestra.rules.selection": {
+    "palaestra.rules.runs.selection": {
         "EXPLORATION_BAND",
         "Contender",
         "Draw",
@@ -21,7 +21,7 @@ EXPORTS = {
         "rank",
         "select",
     },
-    "palaestra.rules.runflow": {
+    "palaestra.rules.runs.runflow": {
         "DEFAULT_MAX_REROUTES",
         "DEFAULT_SIZES",
         "CandidateStatus",
@@ -39,7 +39,7 @@ EXPORTS = {
         "slot_keys",
         "slot_state",
     },
-    "palaestra.rules.scoring": {
+    "palaestra.rules.runs.scoring": {
         "CONFIDENCE_WEIGHT",
         "REPUTATION_ALPHA",
         "CandidateScore",
@@ -55,7 +55,7 @@ EXPORTS = {
         "updated_reputation",
         "verification_score",
     },
-    "palaestra.rules.prompts": {
+    "palaestra.rules.runs.prompts": {
         "CONTEXT_LIMIT_CHARS",
         "DEFAULT_LAUNCHPAD",
         "LAUNCHPADS",
@@ -63,7 +63,7 @@ EXPORTS = {
         "messages_for",
         "system_prompt",
     },
-    "palaestra.rules.house_answers": {
+    "palaestra.rules.runs.house_answers": {
         "BASELINE",
         "HOUSE_EXECUTORS",
         "HOUSE_MODEL",
@@ -95,7 +95,6 @@ EXPORTS = {
     "palaestra.engine.runs.service": {
         "MAX_GOAL_CHARS",
         "SIZE_LIMITS",
-        "RunSummary",
         "get_run",
         "get_task",
         "list_runs",
@@ -111,14 +110,14 @@ EXPORTS = {
         "CompletionRejected",
         "RunDetail",
         "RunDriver",
-        "RunSummary",
+        "RunRead",
         "Runs",
         "Stepped",
+        "TaskRead",
         "phase_summary",
         "read_run",
         "shown_report",
         "start_run",
-        "task_facts",
     },
     "palaestra.engine.runs.stepper": {"BATCH", "LEASE_S", "RunStepper", "Runs", "Stepped"},
     "palaestra.engine.runs.driver": {"RunDriver", "SteppedRuns"},
@@ -149,7 +148,7 @@ EXPORTS = {
         "post",
         "send",
     },
-    "palaestra.rules.report": {
+    "palaestra.rules.runs.report": {
         "SCORE_FORMULA",
         "CandidateFate",
         "CandidateRecord",
@@ -180,7 +179,7 @@ EXPORTS = {
     },
     "palaestra.store.db": {"Database", "migrate"},
     "palaestra.store.lists": {"one_of"},
-    "palaestra.rules.titles": {
+    "palaestra.rules.runs.titles": {
         "DUPLICATE_JACCARD",
         "DUPLICATE_RATIO",
         "Title",

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from palaestra.protocol import Phase
-from palaestra.rules.scoring import (
+from palaestra.rules.runs.scoring import (
     CandidateScore,
     ShortlistEntry,
     contribution,
@@ -20,7 +20,7 @@ from palaestra.rules.scoring import (
     updated_reputation,
     verification_score,
 )
-from palaestra.rules.titles import near_duplicate
+from palaestra.rules.runs.titles import near_duplicate
 
 THIN = {
     "candidate_title": "Idea",

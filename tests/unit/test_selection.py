@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from palaestra.rules.selection import (
+from palaestra.rules.runs.selection import (
     EXPLORATION_BAND,
     Contender,
     HashDraw,

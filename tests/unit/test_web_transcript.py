@@ -6,8 +6,8 @@ import base64
 
 import pytest
 
-from palaestra.rules.cage_material import draw_material, fence_token
-from palaestra.rules.cage_payloads import defender_payload, fence
+from palaestra.rules.cage.material import draw_material, fence_token
+from palaestra.rules.cage.payloads import defender_payload, fence
 from palaestra.rules.judge import judge_reply
 from palaestra.web.charts import IntervalScale, interval_bar
 from palaestra.web.transcript import (

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from palaestra.engine.runs import RunDetail
-from palaestra.engine.runs.reading import shown_report, task_facts
-from palaestra.engine.runs.service import MAX_GOAL_CHARS, RunSummary, phase_summary
-from palaestra.rules.producers import Producer
-from palaestra.rules.prompts import LAUNCHPADS
-from palaestra.rules.report import task_href
+from palaestra.engine.runs.reading import RunRead, TaskRead, shown_report
+from palaestra.engine.runs.service import MAX_GOAL_CHARS, SIZE_LIMITS, phase_summary
+from palaestra.rules.runs.prompts import LAUNCHPADS
+from palaestra.rules.runs.report import task_href
 from palaestra.store.models import Candidate, Run, Task
 
 __all__ = [
@@ -42,8 +41,10 @@ def _json_integer(value: Any) -> int:
 JsonInteger = Annotated[int, PlainValidator(_json_integer), WithJsonSchema({"type": "integer"})]
 
 
-def _bounds(low: int, high: int) -> dict[str, Any]:
-    """A size's range, stated in the schema; the run service checks it and says which."""
+def _bounds(size: str) -> dict[str, Any]:
+    """A size's range (the run service's ``SIZE_LIMITS``), stated in the schema; the run
+    service checks it and says which."""
+    low, high = SIZE_LIMITS[size]
     return {"minimum": low, "maximum": high}
 
 
@@ -56,22 +57,24 @@ class RunSizesIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     scouts: JsonInteger | None = Field(
-        default=None, json_schema_extra=_bounds(1, 20), description="SCOUT slots."
+        default=None, json_schema_extra=_bounds("scouts"), description="SCOUT slots."
     )
     shortlist: JsonInteger | None = Field(
         default=None,
-        json_schema_extra=_bounds(1, 20),
+        json_schema_extra=_bounds("shortlist"),
         description="Candidates kept; at most the scouts (sizes.scouts, or the "
         "launchpad's when not given): a larger one is refused with 400.",
     )
     builds: JsonInteger | None = Field(
-        default=None, json_schema_extra=_bounds(1, 3), description="BUILD slots a candidate."
+        default=None, json_schema_extra=_bounds("builds"), description="BUILD slots a candidate."
     )
     verifies: JsonInteger | None = Field(
-        default=None, json_schema_extra=_bounds(1, 3), description="VERIFY slots a candidate."
+        default=None, json_schema_extra=_bounds("verifies"), description="VERIFY slots a candidate."
     )
     critiques: JsonInteger | None = Field(
-        default=None, json_schema_extra=_bounds(1, 5), description="CRITIQUE slots a candidate."
+        default=None,
+        json_schema_extra=_bounds("critiques"),
+        description="CRITIQUE slots a candidate.",
     )
 
     def given(self) -> dict[str, int]:
@@ -96,26 +99,10 @@ class Accepted(BaseModel):
     accepted: bool = True
 
 
-class RunOut(BaseModel):
-    run_id: str
-    status: str
-    phase: str
-    goal: str
-    launchpad: str
-    created_at: float
-    finished_at: float | None
-
+class RunOut(RunRead):
     @classmethod
-    def of(cls, run: Run | RunSummary) -> RunOut:
-        return cls(
-            run_id=run.id,
-            status=run.status,
-            phase=run.phase,
-            goal=run.goal,
-            launchpad=run.launchpad,
-            created_at=run.created_at,
-            finished_at=run.finished_at,
-        )
+    def of(cls, run: Run | RunRead) -> RunOut:
+        return cls.model_validate(run)
 
 
 class PhaseOut(BaseModel):
@@ -128,43 +115,12 @@ class PhaseOut(BaseModel):
     rerouted: int
 
 
-class TaskOut(BaseModel):
-    task_id: str
-    phase: str
-    candidate_id: str | None
-    slot: int
-    attempt: int
-    status: str
-    executor: str = Field(
-        description="Who the slot was opened for: the agent's name, or the house's "
-        "(house-model, house-baseline); after a house model's fallback, house-baseline"
-    )
-    agent_id: str | None
-    via: str | None
-    model_id: str | None = Field(
-        description="The model that wrote the answer: as the agent reported it, the house "
-        "model's id (the local model's file name, or the PALAESTRA_HOUSE_MODEL the house's "
-        "server answered as), or house-baseline for the canned baseline"
-    )
-    producer: Producer | None = Field(
-        description="Who wrote the answer: agent, house_model (the platform's model, "
-        "named by model_id) or house_baseline (canned, deterministic lines, also when the "
-        "house model failed and the baseline answered in its place: reason says why); "
-        "null while no answer was recorded"
-    )
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    latency_ms: float | None
-    reason: str | None
-    contribution: float | None
-    dispatched_at: float | None
-    deadline_at: float | None
-    completed_at: float | None
+class TaskOut(TaskRead):
     href: str
 
     @classmethod
     def of(cls, task: Task) -> TaskOut:
-        return cls(task_id=task.id, href=task_href(task.run_id, task.id), **task_facts(task))
+        return cls(**dict(TaskRead.model_validate(task)), href=task_href(task.run_id, task.id))
 
 
 class TaskDetailOut(TaskOut):
@@ -189,7 +145,7 @@ class TaskDetailOut(TaskOut):
     @classmethod
     def of(cls, task: Task, archived: str | None = None) -> TaskDetailOut:
         return cls(
-            **TaskOut.of(task).model_dump(),
+            **dict(TaskOut.of(task)),
             payload=task.payload,
             request_headers=task.request_headers,
             output=task.output,
@@ -198,7 +154,9 @@ class TaskDetailOut(TaskOut):
 
 
 class CandidateOut(BaseModel):
-    candidate_id: str
+    model_config = ConfigDict(from_attributes=True)
+
+    candidate_id: str = Field(validation_alias=AliasChoices("candidate_id", "id"))
     title: str
     status: str
     phase: str | None
@@ -209,16 +167,7 @@ class CandidateOut(BaseModel):
 
     @classmethod
     def of(cls, candidate: Candidate) -> CandidateOut:
-        return cls(
-            candidate_id=candidate.id,
-            title=candidate.title,
-            status=candidate.status,
-            phase=candidate.phase,
-            shortlist_score=candidate.shortlist_score,
-            final_score=candidate.final_score,
-            rank=candidate.rank,
-            source_task_id=candidate.source_task_id,
-        )
+        return cls.model_validate(candidate)
 
 
 class RunDetailOut(RunOut):
@@ -232,7 +181,7 @@ class RunDetailOut(RunOut):
     def of_detail(cls, detail: RunDetail) -> RunDetailOut:
         run = detail.run
         return cls(
-            **RunOut.of(run).model_dump(),
+            **dict(RunOut.of(run)),
             config=run.config,
             phases=[PhaseOut(**row) for row in phase_summary(detail)],
             tasks=[TaskOut.of(t) for t in detail.tasks],

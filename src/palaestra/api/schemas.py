@@ -9,6 +9,7 @@ from pydantic.config import JsonDict
 from pydantic_core import PydanticCustomError
 
 from palaestra.checks import CheckResult
+from palaestra.engine.agents.reading import AgentRead, EventRead
 from palaestra.engine.cage.fighters import EntrantType
 from palaestra.protocol.constants import Role
 from palaestra.rules.ratings import FighterRatings, Rating, Record
@@ -95,38 +96,10 @@ class ProbeOut(BaseModel):
     reason: str | None = None
 
 
-class AgentOut(BaseModel):
-    agent_id: str
-    name: str
-    arena: str
-    role: str | None
-    endpoint_url: str | None
-    status: str
-    consecutive_failures: int
-    cooldown_until: float | None
-    last_heartbeat: float | None
-    hold: bool
-    warnings: list[str] = Field(
-        default_factory=list,
-        description="Advisory findings of the agent's last wizard, e.g. that it accepts "
-        "forged signatures.",
-    )
-
+class AgentOut(AgentRead):
     @classmethod
     def of(cls, agent: Agent) -> AgentOut:
-        return cls(
-            agent_id=agent.id,
-            name=agent.name,
-            arena=agent.arena,
-            role=agent.role,
-            endpoint_url=agent.endpoint_url,
-            status=agent.status,
-            consecutive_failures=agent.consecutive_failures,
-            cooldown_until=agent.cooldown_until,
-            last_heartbeat=agent.last_heartbeat,
-            hold=agent.hold,
-            warnings=agent.wizard_warnings or [],
-        )
+        return cls.model_validate(agent)
 
 
 class AgentCreated(BaseModel):
@@ -177,24 +150,11 @@ class VerifyOut(BaseModel):
     status: str
 
 
-class EventOut(BaseModel):
-    at: float
-    kind: str
-    outcome: str
-    latency_ms: float | None
-    reason: str | None
-    detail: dict[str, Any] | None
-
+class EventOut(EventRead):
     @classmethod
     def of(cls, row: AgentEvent) -> EventOut:
-        return cls(
-            at=row.at,
-            kind=row.kind,
-            outcome=row.outcome,
-            latency_ms=row.latency_ms,
-            reason=owner_reason(row.reason),  # for the owner and the admin: redacted, capped
-            detail=row.detail,
-        )
+        # For the owner and the admin: redacted, capped.
+        return cls.model_validate(row).model_copy(update={"reason": owner_reason(row.reason)})
 
 
 class ModelIn(_In):

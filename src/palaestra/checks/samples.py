@@ -67,14 +67,7 @@ def simulation_for(role: Role) -> SimulationRequest:
             task_id=task_id,
             deadline_ms=role.deadline_ms,
             candidate=candidate,
-            messages=[
-                ChatMessage(role="system", content=_BUILDER_SYSTEM),
-                ChatMessage(
-                    role="user",
-                    content=f"Candidate {candidate.id}: {candidate.title}. "
-                    f"{candidate.solution_summary}. Return candidate_id {candidate.id}.",
-                ),
-            ],
+            messages=_about(candidate, _BUILDER_SYSTEM, "Candidate"),
         )
     brief = SimulationCandidate(
         id=candidate.id, title=candidate.title, solution_summary=candidate.solution_summary
@@ -83,12 +76,17 @@ def simulation_for(role: Role) -> SimulationRequest:
         task_id=task_id,
         deadline_ms=role.deadline_ms,
         candidate=brief,
-        messages=[
-            ChatMessage(role="system", content=_CRITIC_SYSTEM),
-            ChatMessage(
-                role="user",
-                content=f"Critique candidate {brief.id}: {brief.title}. "
-                f"{brief.solution_summary}. Return candidate_id {brief.id}.",
-            ),
-        ],
+        messages=_about(brief, _CRITIC_SYSTEM, "Critique candidate"),
     )
+
+
+def _about(candidate: SimulationCandidate, system: str, opening: str) -> list[ChatMessage]:
+    """The role's system prompt, then the candidate as the user's message."""
+    return [
+        ChatMessage(role="system", content=system),
+        ChatMessage(
+            role="user",
+            content=f"{opening} {candidate.id}: {candidate.title}. "
+            f"{candidate.solution_summary}. Return candidate_id {candidate.id}.",
+        ),
+    ]

@@ -25,7 +25,7 @@ from palaestra.checks import (
     warnings,
 )
 from palaestra.cli.app import app
-from palaestra.cli.debug import fail
+from palaestra.cli.common import EgressAllow, fail
 from palaestra.clock import SystemClock
 from palaestra.egress import EgressClient, EgressPolicy
 from palaestra.errors import EgressRefused
@@ -58,12 +58,7 @@ def check(
             "checks fail as not run).",
         ),
     ] = None,
-    allow: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--allow", help="A range the egress policy allows (CIDR), e.g. 127.0.0.0/8; repeatable."
-        ),
-    ] = None,
+    allow: EgressAllow = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
     strict: Annotated[
         bool,

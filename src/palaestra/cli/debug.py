@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 
 from palaestra.cli.app import app
+from palaestra.cli.common import EgressAllow, fail
 from palaestra.clock import Clock, FrozenClock, SystemClock
 from palaestra.egress.policy import EgressPolicy
 from palaestra.egress.resolve import resolve_checked
@@ -54,10 +55,7 @@ def sign(
 @app.command("url-check")
 def url_check(
     url: Annotated[str, typer.Argument(help="The endpoint URL to judge.")],
-    allow: Annotated[
-        list[str] | None,
-        typer.Option("--allow", help="A range to allow (CIDR), e.g. 127.0.0.0/8; repeatable."),
-    ] = None,
+    allow: EgressAllow = None,
 ) -> None:
     """Resolve URL and apply the egress policy, sending nothing."""
     try:
@@ -78,8 +76,3 @@ def _read_body(body_file: str | None) -> bytes:
         return Path(body_file).read_bytes()
     except OSError as exc:
         fail(f"cannot read {body_file}: {exc.strerror}")
-
-
-def fail(message: str) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)

@@ -21,13 +21,13 @@ from rich.text import Text
 from sqlalchemy.exc import OperationalError
 
 from palaestra.cli.app import app
-from palaestra.cli.debug import fail
+from palaestra.cli.common import EgressAllow, load_settings
 from palaestra.engine.accounts import Caller
 from palaestra.engine.cage.matches import MatchTranscript, create_match, get_match
 from palaestra.engine.cage.referee import Step, play_next_turn
 from palaestra.errors import PalaestraError
 from palaestra.platform import Platform
-from palaestra.rules.matchflow import TurnStatus
+from palaestra.rules.cage.matchflow import TurnStatus
 from palaestra.rules.producers import producer_label
 from palaestra.settings import Settings
 from palaestra.store.models import Match, Turn
@@ -49,17 +49,10 @@ def match(
         int | None,
         typer.Option(help="Per-turn deadline (default: PALAESTRA_CAGE_TURN_DEADLINE_MS)."),
     ] = None,
-    allow: Annotated[
-        list[str] | None,
-        typer.Option("--allow", help="Egress range to allow (CIDR), e.g. 127.0.0.0/8."),
-    ] = None,
+    allow: EgressAllow = None,
 ) -> None:
     """Play one cage.v1 match between two fighters and print the transcript."""
-    try:
-        overrides: dict[str, Any] = {"egress_allow": allow} if allow else {}
-        settings = Settings(**overrides)
-    except Exception as exc:  # pydantic's ValidationError, shown without a traceback
-        fail(f"invalid configuration: {exc}")
+    settings = load_settings(egress_allow=allow or None)
     try:
         finished = asyncio.run(_play(settings, attacker, defender, deadline_ms, Console()))
     except PalaestraError as exc:

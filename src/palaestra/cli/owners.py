@@ -7,14 +7,12 @@ old token within ``PALAESTRA_OWNER_TOKEN_CACHE_S``.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
 from typing import Annotated, TypeVar
 
 import typer
 
 from palaestra.cli.app import app
-from palaestra.cli.debug import fail
+from palaestra.cli.common import load_settings, on_platform
 from palaestra.engine.accounts import (
     Caller,
     IssuedToken,
@@ -22,9 +20,7 @@ from palaestra.engine.accounts import (
     revoke_owner_token,
     rotate_owner_token,
 )
-from palaestra.errors import PalaestraError
 from palaestra.logs import configure_logging
-from palaestra.platform import Platform
 from palaestra.settings import Settings
 
 __all__ = ["revoke_token", "rotate_token"]
@@ -43,8 +39,8 @@ OwnerId = Annotated[str, typer.Argument(help="The owner's id (from POST /api/own
 def rotate_token(owner_id: OwnerId) -> None:
     """Issue the owner a new token and print it (shown once); the old one stops working."""
     settings = _settings()
-    issued: IssuedToken = _run(
-        settings, lambda platform: rotate_owner_token(platform, _ADMIN, owner_id)
+    issued: IssuedToken = on_platform(
+        settings, lambda platform: rotate_owner_token(platform, _ADMIN, owner_id), exit_code=1
     )
     typer.echo(f"New token for owner {issued.owner_id} (shown once, keep it safe):", err=True)
     typer.echo(issued.token)
@@ -55,8 +51,8 @@ def rotate_token(owner_id: OwnerId) -> None:
 def revoke_token(owner_id: OwnerId) -> None:
     """Revoke the owner's token: nothing opens the owner until its token is rotated."""
     settings = _settings()
-    revoked: RevokedToken = _run(
-        settings, lambda platform: revoke_owner_token(platform, _ADMIN, owner_id)
+    revoked: RevokedToken = on_platform(
+        settings, lambda platform: revoke_owner_token(platform, _ADMIN, owner_id), exit_code=1
     )
     typer.echo(f"Token of owner {revoked.owner_id} revoked.")
     typer.echo(_within(settings), err=True)
@@ -71,25 +67,7 @@ def _within(settings: Settings) -> str:
 
 
 def _settings() -> Settings:
-    try:
-        settings = Settings()
-    except Exception as exc:  # pydantic's ValidationError, shown without a traceback
-        fail(f"invalid configuration: {exc}")
+    settings = load_settings()
     # Standard output carries the new token alone; the log goes to standard error.
     configure_logging(settings.log_level, json=settings.log_json, stderr=True)
     return settings
-
-
-def _run(settings: Settings, work: Callable[[Platform], Awaitable[Done]]) -> Done:
-    async def main() -> Done:
-        platform = await Platform.open(settings)
-        try:
-            return await work(platform)
-        finally:
-            await platform.close()
-
-    try:
-        return asyncio.run(main())
-    except PalaestraError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None

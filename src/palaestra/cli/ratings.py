@@ -8,55 +8,33 @@ what it sees.
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from palaestra.cli.app import app
+from palaestra.cli.common import fail, load_settings, on_platform
 from palaestra.engine.cage import matchmaker
 from palaestra.engine.export.dataset import export_dataset
 from palaestra.engine.export.writers import ExportFormat, ParquetUnavailable
 from palaestra.engine.ratings import leaderboard as boards
 from palaestra.engine.ratings.live import rate_pending
-from palaestra.errors import PalaestraError
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
-from palaestra.settings import Settings
 
-__all__ = ["export", "fail", "leaderboard", "matchmaking", "parse_since", "with_platform"]
+__all__ = ["export", "leaderboard", "matchmaking", "parse_since", "with_platform"]
 
 T = TypeVar("T")
 
 
-def fail(message: str) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)
-
-
 def with_platform(work: Callable[[Platform], Awaitable[T]]) -> T:
-    try:
-        settings = Settings()
-    except Exception as exc:  # pydantic's ValidationError, shown without a traceback
-        fail(f"invalid configuration: {exc}")
-
-    async def run() -> T:
-        platform = await Platform.open(settings)
-        try:
-            return await work(platform)
-        finally:
-            await platform.close()
-
-    try:
-        return asyncio.run(run())
-    except PalaestraError as exc:
-        fail(str(exc))
+    return on_platform(load_settings(), work)
 
 
 def parse_since(text: str) -> float:
@@ -148,9 +126,7 @@ def _print_cage(console: Console, board: Mapping[str, Any], limit: int) -> None:
         table.add_column(column, justify="right" if column in ("rank", "A/D") else "left")
     for row in board["fighters"][:limit]:
         table.add_row(
-            str(row["rank"]),
-            row["name"],
-            row["entrant_type"] or "-",
+            *_fighter_cells(row),
             row["class"] or "-",
             _interval(row["overall"]),
             _interval(row["attack"]),
@@ -187,14 +163,17 @@ def _print_cage(console: Console, board: Mapping[str, Any], limit: int) -> None:
         live.add_column(column, justify="right" if column in ("rank", "score") else "left")
     for row in board["live"][:limit]:
         live.add_row(
-            str(row["rank"]),
-            row["name"],
-            row["entrant_type"] or "-",
+            *_fighter_cells(row),
             f"{row['score']:.1f}",
             _live(row["attack"]),
             _live(row["defence"]),
         )
     console.print(live)
+
+
+def _fighter_cells(row: Mapping[str, Any]) -> tuple[str, str, str]:
+    """The rank, name and entrant type a fighter's row opens with, in either table."""
+    return str(row["rank"]), row["name"], row["entrant_type"] or "-"
 
 
 def _difference(value: Mapping[str, float]) -> str:

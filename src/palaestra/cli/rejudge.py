@@ -11,7 +11,6 @@ they make.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Annotated
 
@@ -20,11 +19,9 @@ from rich.console import Console
 from rich.table import Table
 
 from palaestra.cli.app import app
+from palaestra.cli.common import load_settings, on_platform
 from palaestra.engine.cage.rejudge import MatchRejudged, rejudge_matches
-from palaestra.errors import PalaestraError
-from palaestra.platform import Platform
-from palaestra.rules.rejudge import Verdict
-from palaestra.settings import Settings
+from palaestra.rules.cage.rejudge import Verdict
 
 __all__ = ["rejudge", "render_changes", "render_findings"]
 
@@ -36,9 +33,7 @@ def _said(outcome: str | None, decided_by: str | None) -> str:
 def render_changes(results: Sequence[MatchRejudged], *, applied: bool) -> Table:
     """The matches re-judging changes or cannot decide, one row each."""
     title = "re-judged" if applied else "would change (dry run: nothing written)"
-    table = Table(title=title)
-    for column in ("match", "recorded", "now", "decisive turn", "found by"):
-        table.add_column(column)
+    table = Table("match", "recorded", "now", "decisive turn", "found by", title=title)
     for item in results:
         if item.now.verdict is Verdict.SAME:
             continue
@@ -57,9 +52,7 @@ def render_changes(results: Sequence[MatchRejudged], *, applied: bool) -> Table:
 def render_findings(results: Sequence[MatchRejudged], *, applied: bool) -> Table:
     """Each defender turn whose findings re-judging changes, one row per kind of finding."""
     title = "findings re-judged" if applied else "findings that would change (dry run)"
-    table = Table(title=title)
-    for column in ("match", "turn", "finding", "recorded", "now"):
-        table.add_column(column)
+    table = Table("match", "turn", "finding", "recorded", "now", title=title)
     for item in results:
         for change in item.now.changes:
             table.add_row(
@@ -82,24 +75,10 @@ def rejudge(
     ] = None,
 ) -> None:
     """Judge every scored cage.v1 match again with the current judge."""
-    try:
-        settings = Settings()
-    except Exception as exc:  # pydantic's ValidationError, shown without a traceback
-        typer.echo(f"error: invalid configuration: {exc}", err=True)
-        raise typer.Exit(2) from None
-
-    async def run() -> list[MatchRejudged]:
-        platform = await Platform.open(settings)
-        try:
-            return await rejudge_matches(platform, apply=not dry_run, match_ids=match_ids)
-        finally:
-            await platform.close()
-
-    try:
-        results = asyncio.run(run())
-    except PalaestraError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    results = on_platform(
+        load_settings(),
+        lambda platform: rejudge_matches(platform, apply=not dry_run, match_ids=match_ids),
+    )
     console = Console()
     console.print(render_changes(results, applied=not dry_run))
     console.print(render_findings(results, applied=not dry_run))

@@ -23,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from palaestra.cli.app import app
-from palaestra.cli.debug import fail
+from palaestra.cli.common import fail
 from palaestra.rules.producers import producer_label
 
 __all__ = ["render_progress", "render_report", "run"]

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from palaestra import runtime
 from palaestra.cli.app import app
+from palaestra.cli.common import EgressAllow, fail, load_settings
 from palaestra.cli.settings_rows import described
 from palaestra.errors import PalaestraError
 from palaestra.logs import configure_logging
@@ -30,23 +31,19 @@ def _event_loop_run(main: Coroutine[Any, Any, None]) -> None:
         uvloop.run(main)
 
 
-def _settings(**overrides: object) -> Settings:
+def _check_egress(settings: Settings) -> None:
+    """Fail before anything starts if the egress allow-list is not valid."""
     try:
-        given: dict[str, Any] = {k: v for k, v in overrides.items() if v is not None}
-        return Settings(**given)
-    except Exception as exc:  # pydantic's ValidationError, shown without a traceback
-        typer.echo(f"error: invalid configuration: {exc}", err=True)
-        raise typer.Exit(2) from None
+        settings.egress_policy  # noqa: B018  (validates the allow-list)
+    except PalaestraError as exc:
+        fail(str(exc))
 
 
 @app.command()
 def serve(
     host: Annotated[str | None, typer.Option(help="Address to listen on.")] = None,
     port: Annotated[int | None, typer.Option(help="Port to listen on.")] = None,
-    allow: Annotated[
-        list[str] | None,
-        typer.Option("--allow", help="Egress range to allow (CIDR), e.g. 127.0.0.0/8."),
-    ] = None,
+    allow: EgressAllow = None,
     data_dir: Annotated[str | None, typer.Option(help="Data folder (SQLite, secret key).")] = None,
     no_monitor: Annotated[
         bool, typer.Option("--no-monitor", help="Do not run the health monitor here.")
@@ -71,22 +68,17 @@ def serve(
 
     runtime.limit_malloc_arenas()
 
-    overrides: dict[str, object] = {"host": host, "port": port, "data_dir": data_dir}
-    if allow:
-        overrides["egress_allow"] = allow
-    if no_monitor:
-        overrides["monitor_enabled"] = False
-    if no_workers:
-        overrides["serve_jobs"] = False
-    settings = _settings(**overrides)
+    settings = load_settings(
+        host=host,
+        port=port,
+        data_dir=data_dir,
+        egress_allow=allow or None,
+        monitor_enabled=False if no_monitor else None,
+        serve_jobs=False if no_workers else None,
+    )
     if no_workers and not settings.broker_url:
-        typer.echo("error: --no-workers needs a broker: set PALAESTRA_BROKER_URL", err=True)
-        raise typer.Exit(2)
-    try:
-        settings.egress_policy  # noqa: B018  (validates the allow-list before starting)
-    except PalaestraError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        fail("--no-workers needs a broker: set PALAESTRA_BROKER_URL")
+    _check_egress(settings)
     configure_logging(settings.log_level, json=settings.log_json)
     for warning in settings.startup_warnings():
         typer.echo(f"warning: {warning}", err=True)
@@ -105,10 +97,7 @@ def worker(
         int | None,
         typer.Option(help="Serve this worker's Prometheus metrics on this port."),
     ] = None,
-    allow: Annotated[
-        list[str] | None,
-        typer.Option("--allow", help="Egress range to allow (CIDR), e.g. 127.0.0.0/8."),
-    ] = None,
+    allow: EgressAllow = None,
 ) -> None:
     """Run the arena's jobs from the broker (scale-out); many may run on many machines."""
     import signal
@@ -117,22 +106,13 @@ def worker(
 
     runtime.limit_malloc_arenas()
 
-    overrides: dict[str, object] = {"worker_concurrency": concurrency}
-    if allow:
-        overrides["egress_allow"] = allow
-    settings = _settings(**overrides)
+    settings = load_settings(worker_concurrency=concurrency, egress_allow=allow or None)
     if not settings.broker_url:
-        typer.echo(
-            "error: PALAESTRA_BROKER_URL is not set: without a broker, `palaestra serve` "
-            "runs the jobs itself",
-            err=True,
+        fail(
+            "PALAESTRA_BROKER_URL is not set: without a broker, `palaestra serve` "
+            "runs the jobs itself"
         )
-        raise typer.Exit(2)
-    try:
-        settings.egress_policy  # noqa: B018  (validates the allow-list before starting)
-    except PalaestraError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    _check_egress(settings)
     configure_logging(settings.log_level, json=settings.log_json)
 
     async def main() -> None:
@@ -161,7 +141,7 @@ def migrate() -> None:
     """Bring the database schema to the newest revision."""
     from palaestra.store.db import Database
 
-    settings = _settings()
+    settings = load_settings()
 
     async def run() -> None:
         db = Database(settings.effective_database_url)
@@ -181,6 +161,6 @@ def config() -> None:
     table.add_column("variable", style="bold")
     table.add_column("value")
     table.add_column("description", overflow="fold")
-    for name, value, description in described(_settings()):
+    for name, value, description in described(load_settings()):
         table.add_row(name, value, description)
     Console().print(table)

@@ -18,9 +18,9 @@ from sqlalchemy import Boolean, ColumnElement, and_, bindparam, or_, select
 from palaestra.engine.accounts import Caller
 from palaestra.errors import TooManyRequests
 from palaestra.platform import Platform
-from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
+from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES
 from palaestra.rules.quotas import Quota
-from palaestra.rules.runflow import RunStatus
+from palaestra.rules.runs.runflow import RunStatus
 from palaestra.store.models import Match, Run
 
 __all__ = ["QuotaUse", "check_match_quota", "check_run_quota", "quota_use"]

@@ -11,7 +11,7 @@ app = agent.app()          # palaestra agent serve mymodule:app
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from palaestra.clock import Clock, SystemClock
@@ -29,6 +29,7 @@ __all__ = ["Agent"]
 TaskFn = TypeVar("TaskFn", bound=TaskHandler)
 TurnFn = TypeVar("TurnFn", bound=TurnHandler)
 HookFn = TypeVar("HookFn", bound=Hook)
+Key = TypeVar("Key")
 
 
 class Agent:
@@ -72,11 +73,7 @@ class Agent:
         """Register a handler for ``phases``; it receives a :class:`Task`."""
 
         def register(handler: TaskFn) -> TaskFn:
-            for phase in phases:
-                if phase in self.tasks:
-                    raise ConfigurationError(f"a handler for {phase} is already registered")
-            for phase in phases:
-                self.tasks[phase] = handler
+            self.tasks.update(dict.fromkeys(_free(self.tasks, phases), handler))
             return handler
 
         return register
@@ -107,11 +104,7 @@ class Agent:
         """Register a turn handler for ``sides``; it receives a :class:`Turn`, returns a str."""
 
         def register(handler: TurnFn) -> TurnFn:
-            for side in sides:
-                if side in self.turns:
-                    raise ConfigurationError(f"a handler for {side} is already registered")
-            for side in sides:
-                self.turns[side] = handler
+            self.turns.update(dict.fromkeys(_free(self.turns, sides), handler))
             return handler
 
         return register
@@ -169,6 +162,14 @@ class Agent:
             startup=self._startup,
             shutdown=self._shutdown,
         )
+
+
+def _free(handlers: Mapping[Key, object], keys: Sequence[Key]) -> Sequence[Key]:
+    """``keys``, checked to have no handler yet."""
+    taken = [key for key in keys if key in handlers]
+    if taken:
+        raise ConfigurationError(f"a handler for {taken[0]} is already registered")
+    return keys
 
 
 def _public_target(public_url: str | None) -> str | None:

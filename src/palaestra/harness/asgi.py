@@ -95,20 +95,17 @@ class AgentApp:
         return error_reply(413, "too-large", message)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
+        hooks = {"lifespan.startup": self._startup, "lifespan.shutdown": self._shutdown}
         while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                failed = await _run_hooks(self._startup)
-                if failed is None:
-                    await send({"type": "lifespan.startup.complete"})
-                else:
-                    await send({"type": "lifespan.startup.failed", "message": failed})
-            elif message["type"] == "lifespan.shutdown":
-                failed = await _run_hooks(self._shutdown)
-                if failed is None:
-                    await send({"type": "lifespan.shutdown.complete"})
-                else:
-                    await send({"type": "lifespan.shutdown.failed", "message": failed})
+            event = (await receive())["type"]
+            if event not in hooks:
+                continue
+            failed = await _run_hooks(hooks[event])
+            if failed is None:
+                await send({"type": f"{event}.complete"})
+            else:
+                await send({"type": f"{event}.failed", "message": failed})
+            if event == "lifespan.shutdown":
                 return
 
 

@@ -21,8 +21,8 @@ from palaestra.engine.cage.turns import LEASE_GRACE_S
 from palaestra.engine.runs.stepper import BATCH
 from palaestra.jobs.kicks import Kicks
 from palaestra.platform import Platform
-from palaestra.rules.matchflow import OPEN_MATCH_STATUSES, MatchStatus, TurnStatus
-from palaestra.rules.runflow import RunStatus
+from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES, MatchStatus, TurnStatus
+from palaestra.rules.runs.runflow import RunStatus
 from palaestra.store.models import Match, Run, Turn
 
 __all__ = ["due_runs", "orphaned_matches", "pending_matches", "sweep"]

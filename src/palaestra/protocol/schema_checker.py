@@ -57,15 +57,18 @@ class Checker:
             self.fail(path)
         return MISSING
 
+    def holds(self, ok: bool, path: str, problem: str) -> bool:
+        """``ok``; when false, the problem is recorded at ``path``."""
+        if not ok:
+            self.fail(path, problem)
+        return ok
+
     def is_object(self, value: Any, path: str) -> bool:
-        if isinstance(value, dict):
-            return True
-        self.fail(path, f"expected an object, got {json_type(value)}")
-        return False
+        return self.holds(isinstance(value, dict), path, _expected("an object", value))
 
     def is_array(self, value: Any, path: str, *, min_items: int = 0) -> bool:
         if not isinstance(value, list):
-            self.fail(path, f"expected an array, got {json_type(value)}")
+            self.fail(path, _expected("an array", value))
             return False
         if len(value) < min_items:
             self.fail(path, f"must have at least {min_items} item")
@@ -73,10 +76,7 @@ class Checker:
         return True
 
     def is_string(self, value: Any, path: str) -> bool:
-        if isinstance(value, str):
-            return True
-        self.fail(path, f"expected a string, got {json_type(value)}")
-        return False
+        return self.holds(isinstance(value, str), path, _expected("a string", value))
 
     def is_text(self, value: Any, path: str) -> bool:
         if not self.is_string(value, path):
@@ -90,7 +90,7 @@ class Checker:
         self, value: Any, path: str, *, low: float | None = None, high: float | None = None
     ) -> bool:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            self.fail(path, f"expected a number, got {json_type(value)}")
+            self.fail(path, _expected("a number", value))
             return False
         if isinstance(value, float) and not math.isfinite(value):
             # JSON has no NaN or infinity; an output built in Python might.
@@ -112,10 +112,7 @@ class Checker:
         return True
 
     def is_boolean(self, value: Any, path: str) -> bool:
-        if isinstance(value, bool):
-            return True
-        self.fail(path, f"expected a boolean, got {json_type(value)}")
-        return False
+        return self.holds(isinstance(value, bool), path, _expected("a boolean", value))
 
     def is_choice(self, value: Any, path: str, choices: Sequence[str]) -> bool:
         if isinstance(value, str) and value in choices:
@@ -175,6 +172,10 @@ class Checker:
                     self.is_boolean(field, where)
                 case other:  # pragma: no cover - a programming error in a rule table
                     raise AssertionError(other)
+
+
+def _expected(what: str, value: Any) -> str:
+    return f"expected {what}, got {json_type(value)}"
 
 
 def _join(base: str, key: str) -> str:

@@ -1,7 +1,7 @@
 """The local model as the house's writer: an answer's prose one field at a time.
 
 A 270M model asked for a whole phase output as JSON writes valid noise. Here
-it writes only the fields of :data:`~palaestra.rules.house_fields.FIELDS`,
+it writes only the fields of :data:`~palaestra.rules.runs.house_fields.FIELDS`,
 each under a GBNF grammar that allows words only (no brackets, braces or
 quotes, at least a few words), as the continuation of two worked examples
 from the curated bank (plain text, no chat template: a 270M model follows a
@@ -21,8 +21,8 @@ from typing import Any, Final
 from palaestra.protocol import Phase
 from palaestra.providers.chat import Completion, ProviderFailed
 from palaestra.providers.local import LocalModel
-from palaestra.rules.house_answers import HouseTask, baseline_output
-from palaestra.rules.house_fields import FIELDS, field_grammar, field_prompt
+from palaestra.rules.runs.house_answers import HouseTask, baseline_output
+from palaestra.rules.runs.house_fields import FIELDS, field_grammar, field_prompt
 
 __all__ = ["FieldWriter"]
 

@@ -16,8 +16,8 @@ from palaestra.protocol import Phase, SchemaViolation, validate_output
 from palaestra.providers.chat import ProviderFailed
 from palaestra.providers.local import LocalModel
 from palaestra.providers.local_house import FieldWriter
-from palaestra.rules.house_answers import HouseTask, baseline_output
-from palaestra.rules.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS, messages_for
+from palaestra.rules.runs.house_answers import HouseTask, baseline_output
+from palaestra.rules.runs.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS, messages_for
 
 __all__ = ["SAMPLE_GOAL", "Sample", "sample_answers", "sample_messages"]
 

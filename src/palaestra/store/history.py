@@ -19,7 +19,7 @@ from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palaestra.protocol.failures import CallFailure
-from palaestra.rules.matchmaking import pair_key
+from palaestra.rules.cage.matchmaking import pair_key
 from palaestra.store.models import AgentEvent, Match, Meta, Run, Task
 from palaestra.store.rollup_models import (
     DAY,

@@ -251,11 +251,14 @@ class Task(Base):
     #: (``protocol.SIGNED_HEADERS``; never a key); None: not sent, or sent before the
     #: arena kept them (migration 0015). Retention archives and clears it with the payload.
     request_headers: Mapped[dict[str, str] | None] = mapped_column(JSON)
-    dispatched_at: Mapped[float | None] = mapped_column(Float)  # as sent_at, once sent
-    deadline_at: Mapped[float | None] = mapped_column(Float)  # from the send, once sent
     #: When the task was claimed for sending (or for the house to answer), just before its
     #: POST; None: never sent.
     sent_at: Mapped[float | None] = mapped_column(Float)
+    #: The seconds it has to answer, counted from its send (set when it is opened); None
+    #: for a task sent before migration 0017, whose ``deadline_at`` says it.
+    deadline_s: Mapped[float | None] = mapped_column(Float)
+    #: ``sent_at + deadline_s``, written by the send's claim; None: never sent.
+    deadline_at: Mapped[float | None] = mapped_column(Float)
     #: When the agent answered 202 without a reply: its answer comes by the callback.
     deferred_at: Mapped[float | None] = mapped_column(Float)
     completed_at: Mapped[float | None] = mapped_column(Float)
@@ -330,7 +333,7 @@ class Match(Base):
     defender_id: Mapped[str] = mapped_column(_ID, ForeignKey("agents.id", ondelete="CASCADE"))
     requested_by: Mapped[str | None] = mapped_column(_ID)
     ruleset: Mapped[str] = mapped_column(String(16))
-    #: rated | friendly (``rules.matchflow.MatchKind``): only rated matches are rated.
+    #: rated | friendly (``rules.cage.matchflow.MatchKind``): only rated matches are rated.
     kind: Mapped[str] = mapped_column(String(16), default="rated", server_default="rated")
     status: Mapped[str] = mapped_column(String(16))  # PENDING | RUNNING | SCORED | VOIDED
     outcome: Mapped[str | None] = mapped_column(String(32))  # attacker | defender | draw

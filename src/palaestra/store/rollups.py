@@ -32,8 +32,8 @@ from typing import Final
 from sqlalchemy import Connection, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
-from palaestra.rules.runflow import RunStatus
+from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES
+from palaestra.rules.runs.runflow import RunStatus
 from palaestra.store.db import Database
 from palaestra.store.models import Match, Meta, Run
 from palaestra.store.rollup_models import DAY, HOUR

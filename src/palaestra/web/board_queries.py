@@ -32,7 +32,7 @@ from palaestra.errors import Conflict, InvalidRequest
 from palaestra.platform import Platform
 from palaestra.protocol import Role
 from palaestra.protocol.constants import Arena
-from palaestra.rules.leaderboard_tables import ENTRANT_TYPES, filter_agents, filter_cage
+from palaestra.rules.ratings.leaderboard_tables import ENTRANT_TYPES, filter_agents, filter_cage
 from palaestra.store.db import Database
 from palaestra.store.paging import (
     FIRST_PAGE,
@@ -176,7 +176,9 @@ class CageBoard:
     previous_cursor: str | None = None
     scale: IntervalScale | None = None  # shared by every bar of the fighters' table
     group_scale: IntervalScale | None = None  # shared by the entrant-type comparison
-    head_to_head: dict[str, Any] | None = None  # rules.head_to_head, of the filtered fighters
+    head_to_head: dict[str, Any] | None = (
+        None  # rules.ratings.head_to_head, of the filtered fighters
+    )
 
     @property
     def filtered(self) -> bool:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from palaestra.platform import Platform
 from palaestra.protocol.failures import CallFailure
-from palaestra.rules.runflow import TaskStatus
+from palaestra.rules.runs.runflow import TaskStatus
 from palaestra.store.history import Seen, agent_failures, tasks_by_status
 
 __all__ = ["FailureCount", "failure_split"]

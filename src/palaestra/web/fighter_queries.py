@@ -13,14 +13,14 @@ from palaestra.store.history import fighter_matches
 from palaestra.store.models import Agent
 from palaestra.store.paging import Page
 from palaestra.web.list_queries import matches_page
-from palaestra.web.queries import AgentRow, MatchRow
+from palaestra.web.queries import AgentView, MatchRow
 
 __all__ = ["FighterPage", "fighter_page", "owned_fighters"]
 
 
 @dataclass(frozen=True, slots=True)
 class FighterPage:
-    fighter: AgentRow
+    fighter: AgentView
     harness_name: str | None
     sandbox_attested: bool
     rated_challenges: bool
@@ -38,7 +38,7 @@ async def fighter_page(
         fighter = await session.get(Agent, fighter_id)
         if fighter is None or fighter.arena != Arena.CAGE:
             return None
-        row = AgentRow.of(fighter)
+        row = AgentView.of(fighter)
         model = (fighter.provider or {}).get("model") if fighter.provider else None
     return FighterPage(
         fighter=row,

@@ -15,16 +15,17 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
+from palaestra.engine.accounts import Caller
 from palaestra.engine.cage.fighters import (
     EntrantType,
     ModelConfig,
     create_fighter,
     set_challenges,
 )
-from palaestra.errors import PalaestraError, TooManyRequests
 from palaestra.http.deps import PlatformDep, services_of
 from palaestra.platform import Platform
-from palaestra.web.forms import FormText, form_caller, refused
+from palaestra.store.models import Agent
+from palaestra.web.forms import FormText, form_action
 from palaestra.web.rendering import render
 
 __all__ = ["router"]
@@ -38,7 +39,7 @@ _FRIENDLY = {"": None, "yes": True, "no": False}
 
 @router.get(_NEW)
 async def new_fighter_form(request: Request) -> Response:
-    return _fighter_form(request, 200, {"entrant_type": EntrantType.HARNESS.value})
+    return await _fighter_form(request, 200, {"entrant_type": EntrantType.HARNESS.value})
 
 
 @router.post(_NEW)
@@ -70,11 +71,11 @@ async def new_fighter(
     # A model's fields count for a model fighter only: a harness's form may keep them filled.
     wants_model = entrant_type == EntrantType.MODEL.value
     config = ModelConfig(base_url.strip() or None, model.strip(), api_key.strip() or None)
-    try:
-        caller = await form_caller(request, platform, token, csrf_token)
-        if isinstance(caller, Response):
-            return caller
-        created = await create_fighter(
+    created = await form_action(
+        request,
+        platform,
+        (token, csrf_token),
+        lambda caller: create_fighter(
             platform,
             caller,
             name,
@@ -83,11 +84,11 @@ async def new_fighter(
             config if wants_model else None,
             rated_challenges=rated_challenges == "yes",
             friendly_challenges=_FRIENDLY.get(friendly_challenges),
-        )
-    except TooManyRequests as exc:
-        return refused(request, exc)
-    except PalaestraError as exc:
-        return _fighter_form(request, 400, form, error=exc.message)
+        ),
+        invalid=lambda message: _fighter_form(request, 400, form, error=message),
+    )
+    if isinstance(created, Response):
+        return created
     fighter = created.fighter
     if fighter.entrant_type != EntrantType.HARNESS.value:
         return RedirectResponse(f"/fighters/{fighter.id}", 303)
@@ -101,7 +102,7 @@ async def new_fighter(
     )
 
 
-def _fighter_form(
+async def _fighter_form(
     request: Request, status: int, form: dict[str, Any], error: str | None = None
 ) -> Response:
     platform = services_of(request).platform
@@ -156,14 +157,13 @@ async def _consent(
     accepts: str,
 ) -> Response:
     given = accepts == "yes"
-    try:
-        caller = await form_caller(request, platform, *credential)
-        if isinstance(caller, Response):
-            return caller
+
+    async def consent(caller: Caller) -> Agent:
         if which == "rated-challenges":
-            await set_challenges(platform, caller, fighter_id, rated=given)
-        else:
-            await set_challenges(platform, caller, fighter_id, friendly=given)
-    except PalaestraError as exc:
-        return refused(request, exc)
+            return await set_challenges(platform, caller, fighter_id, rated=given)
+        return await set_challenges(platform, caller, fighter_id, friendly=given)
+
+    done = await form_action(request, platform, credential, consent)
+    if isinstance(done, Response):
+        return done
     return RedirectResponse(f"/fighters/{fighter_id}#{which}", 303)

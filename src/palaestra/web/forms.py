@@ -9,7 +9,8 @@ is refused either way.
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Awaitable, Callable
+from typing import Annotated, TypeVar
 from urllib.parse import urlsplit
 
 from fastapi import Form, Request
@@ -27,6 +28,7 @@ from palaestra.web.session import current, load_session, session_id
 __all__ = [
     "FormText",
     "cross_site",
+    "form_action",
     "form_caller",
     "htmx",
     "owner_view",
@@ -35,6 +37,8 @@ __all__ = [
 ]
 
 FormText = Annotated[str, Form(max_length=4000)]
+
+Done = TypeVar("Done")
 
 
 def same_origin(request: Request) -> bool:
@@ -116,14 +120,35 @@ async def form_caller(
     return signed.caller
 
 
+async def form_action(
+    request: Request,
+    platform: Platform,
+    credential: tuple[str, str],
+    action: Callable[[Caller], Awaitable[Done]],
+    *,
+    invalid: Callable[[str], Awaitable[Response]] | None = None,
+) -> Done | Response:
+    """What ``action`` gives for the form's sender (see :func:`form_caller`), or the page
+    refusing the form or the action; ``invalid`` shows the form again with the error's
+    message instead (but for too many attempts, which is always refused)."""
+    try:
+        caller = await form_caller(request, platform, *credential)
+        if isinstance(caller, Response):
+            return caller
+        return await action(caller)
+    except TooManyRequests as exc:
+        return refused(request, exc)
+    except PalaestraError as exc:
+        return refused(request, exc) if invalid is None else await invalid(exc.message)
+
+
 async def owner_view(
     request: Request, platform: Platform, agent_id: str, token: str, form_token: str = ""
 ) -> Audience | Response:
     """The audience the form's sender is shown on the agent's pages, or the page refusing it."""
-    try:
-        caller = await form_caller(request, platform, token, form_token)
-        if isinstance(caller, Response):
-            return caller
-        return await audience_of(platform, caller, agent_id)
-    except PalaestraError as exc:
-        return refused(request, exc)
+    return await form_action(
+        request,
+        platform,
+        (token, form_token),
+        lambda caller: audience_of(platform, caller, agent_id),
+    )

@@ -1,6 +1,6 @@
 """The head-to-head grid as inline SVG: attackers down, defenders across, each pairing's
 matches as one cell coloured by what decided most of them. Pure: the grid in (as the
-leaderboard snapshot holds it, ``rules.head_to_head``), markup out; colours come from CSS
+leaderboard snapshot holds it, ``rules.ratings.head_to_head``), markup out; colours come from CSS
 classes (``.h2h-leak``...), so the grid follows the page's light or dark theme."""
 
 from __future__ import annotations

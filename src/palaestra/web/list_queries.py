@@ -24,7 +24,7 @@ from palaestra.store.paging import (
     page_of,
     previous_cursor,
 )
-from palaestra.web.queries import AgentRow, MatchRow, RunRow
+from palaestra.web.queries import AgentView, MatchRow, RunRow
 from palaestra.web.reasons import Audience
 from palaestra.web.task_queries import AgentTaskRow
 
@@ -58,19 +58,7 @@ async def runs_page(
         limit,
     )
     async with platform.db.session() as session:
-        rows = [
-            RunRow(
-                id=run.id,
-                goal=run.goal,
-                launchpad=run.launchpad,
-                status=run.status,
-                phase=run.phase,
-                created_at=run.created_at,
-                finished_at=run.finished_at,
-                has_report=run.report is not None,
-            )
-            for run in await session.scalars(query)
-        ]
+        rows = [RunRow.of(run) for run in await session.scalars(query)]
     return await _with_previous(platform, page_of(rows, limit, _key), Run, owned, cursor, limit)
 
 
@@ -113,12 +101,12 @@ async def matches_page(
 
 async def agents_page(
     platform: Platform, arena: Arena, cursor: str | None, limit: int = PAGE_SIZE
-) -> Page[AgentRow]:
+) -> Page[AgentView]:
     query = keyset(
         select(Agent).where(Agent.arena == arena.value), Agent.created_at, Agent.id, cursor, limit
     )
     async with platform.db.session() as session:
-        rows = [AgentRow.of(agent) for agent in await session.scalars(query)]
+        rows = [AgentView.of(agent) for agent in await session.scalars(query)]
     page = page_of(rows, limit, _key)
     return await _with_previous(platform, page, Agent, Agent.arena == arena.value, cursor, limit)
 
@@ -188,5 +176,5 @@ async def _with_previous(
     return replace(page, previous_cursor=previous_cursor(above, limit, lambda key: key))
 
 
-def _key(row: RunRow | MatchRow | AgentRow | AgentTaskRow) -> Key:
+def _key(row: RunRow | MatchRow | AgentView | AgentTaskRow) -> Key:
     return Key(row.created_at, row.id)

@@ -7,20 +7,24 @@ with it (see :mod:`palaestra.web.forms`), and calls the same services as the API
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
+from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.registry import change, rename, rotate_key
 from palaestra.engine.quotas import check_run_quota, quota_use
 from palaestra.engine.runs.service import MAX_GOAL_CHARS, SIZE_LIMITS, start_run
-from palaestra.errors import InvalidRequest, PalaestraError, TooManyRequests
+from palaestra.errors import InvalidRequest
 from palaestra.http.deps import PlatformDep, ServicesDep, services_of
+from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
-from palaestra.rules.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS
+from palaestra.rules.runs.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS
+from palaestra.store.models import Agent, Run
 from palaestra.web import queries
-from palaestra.web.forms import FormText, form_caller, refused
+from palaestra.web.forms import FormText, form_action
 from palaestra.web.pages import not_found
 from palaestra.web.rendering import render
 from palaestra.web.session import current
@@ -61,17 +65,21 @@ async def new_run(
         "critiques": critiques,
     }
     form = {"goal": goal, "launchpad": launchpad, **given}
-    try:
-        caller = await form_caller(request, platform, token, csrf_token)
-        if isinstance(caller, Response):
-            return caller
+
+    async def start(caller: Caller) -> Run:
         sizes = _sizes(given)
         await check_run_quota(platform, caller)
-        run = await start_run(platform, caller, goal, launchpad or None, sizes)
-    except TooManyRequests as exc:
-        return refused(request, exc)
-    except PalaestraError as exc:
-        return await _run_form(request, 400, form, error=exc.message)
+        return await start_run(platform, caller, goal, launchpad or None, sizes)
+
+    run = await form_action(
+        request,
+        platform,
+        (token, csrf_token),
+        start,
+        invalid=lambda message: _run_form(request, 400, form, error=message),
+    )
+    if isinstance(run, Response):
+        return run
     services.runs.kick(run.id)
     return RedirectResponse(f"/runs/{run.id}", 303)
 
@@ -118,7 +126,12 @@ async def pause_agent(
     csrf_token: FormText = "",
 ) -> Response:
     """Pause the agent (its owner): no pings or dispatches until it is resumed."""
-    return await _change(request, platform, agent_id, "pause", (token, csrf_token))
+    return await _change(
+        request,
+        platform,
+        (token, csrf_token),
+        lambda caller: change(platform, caller, agent_id, "pause"),
+    )
 
 
 @router.post("/agents/{agent_id}/resume")
@@ -130,7 +143,12 @@ async def resume_agent(
     csrf_token: FormText = "",
 ) -> Response:
     """Resume the agent (its owner): back to the status it held before the pause."""
-    return await _change(request, platform, agent_id, "resume", (token, csrf_token))
+    return await _change(
+        request,
+        platform,
+        (token, csrf_token),
+        lambda caller: change(platform, caller, agent_id, "resume"),
+    )
 
 
 @router.post("/agents/{agent_id}/rename")
@@ -143,29 +161,26 @@ async def rename_agent(
     name: FormText = "",
 ) -> Response:
     """A new name for the agent or fighter (its owner); not one another of its own has."""
-    return await _change(request, platform, agent_id, "rename", (token, csrf_token), name)
+    return await _change(
+        request,
+        platform,
+        (token, csrf_token),
+        lambda caller: rename(platform, caller, agent_id, name),
+    )
 
 
 async def _change(
     request: Request,
-    platform: PlatformDep,
-    agent_id: str,
-    action: str,
+    platform: Platform,
     credential: tuple[str, str],
-    name: str = "",
+    act: Callable[[Caller], Awaitable[Agent]],
 ) -> Response:
-    try:
-        caller = await form_caller(request, platform, *credential)
-        if isinstance(caller, Response):
-            return caller
-        if action == "rename":
-            agent = await rename(platform, caller, agent_id, name)
-        else:
-            agent = await change(platform, caller, agent_id, action)
-    except PalaestraError as exc:
-        return refused(request, exc)
+    """Act on the agent for the form's sender, then show its owner's controls."""
+    agent = await form_action(request, platform, credential, act)
+    if isinstance(agent, Response):
+        return agent
     page = "fighters" if agent.arena == Arena.CAGE.value else "agents"
-    return RedirectResponse(f"/{page}/{agent_id}#owner-controls", 303)
+    return RedirectResponse(f"/{page}/{agent.id}#owner-controls", 303)
 
 
 @router.post("/agents/{agent_id}/rotate-key")
@@ -178,15 +193,15 @@ async def rotate_agent_key(
     confirm: FormText = "",
 ) -> Response:
     """A new key for the agent (its owner), shown once; the old one stops working at once."""
-    try:
-        caller = await form_caller(request, platform, token, csrf_token)
-        if isinstance(caller, Response):
-            return caller
+
+    async def rotate(caller: Caller) -> str:
         if confirm != "yes":
             raise InvalidRequest("tick the box to confirm: the agent's old key stops working")
-        key = await rotate_key(platform, caller, agent_id)
-    except PalaestraError as exc:
-        return refused(request, exc)
+        return await rotate_key(platform, caller, agent_id)
+
+    key = await form_action(request, platform, (token, csrf_token), rotate)
+    if isinstance(key, Response):
+        return key
     agent = await queries.agent_brief(platform, agent_id)
     if agent is None:
         return not_found(request, "No such agent.")

@@ -17,10 +17,10 @@ from palaestra.engine.quotas import quota_use
 from palaestra.http.deps import PlatformDep
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
-from palaestra.rules.leaderboard_tables import ENTRANT_TYPES
-from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
+from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES
 from palaestra.rules.ratings import MU, SIGMA
-from palaestra.rules.runflow import RunStatus, TaskStatus
+from palaestra.rules.ratings.leaderboard_tables import ENTRANT_TYPES
+from palaestra.rules.runs.runflow import RunStatus, TaskStatus
 from palaestra.web import (
     board_queries,
     fighter_queries,
@@ -239,7 +239,7 @@ async def run(request: Request, run_id: str, platform: PlatformDep) -> Response:
     page = await run_queries.run_page(platform, run_id)
     if page is None:
         return not_found(request, "No such run.")
-    if any(t.status == TaskStatus.RUNNING and t.dispatched_at is None for t in page.tasks):
+    if any(t.status == TaskStatus.RUNNING and t.sent_at is None for t in page.tasks):
         # A task opened but not sent yet: its send moves no stamp, so this draw is not
         # kept as current and the next poll draws the page again (with its clock).
         live = live.provisional()

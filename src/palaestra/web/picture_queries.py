@@ -9,7 +9,7 @@ from typing import Final
 from sqlalchemy import select
 
 from palaestra.platform import Platform
-from palaestra.rules.runflow import TaskStatus
+from palaestra.rules.runs.runflow import TaskStatus
 from palaestra.store.models import Match, Task
 from palaestra.store.rating_models import RatedMatch
 from palaestra.web.pictures import HourBucket, RatingPoint

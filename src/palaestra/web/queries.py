@@ -16,7 +16,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 from yarl import URL
 
+from palaestra.engine.agents.reading import AgentRead
 from palaestra.engine.agents.wizard import WizardProgress, wizard_progress
+from palaestra.engine.runs.reading import RunRead
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
 from palaestra.rules.status import Status
@@ -39,7 +41,7 @@ __all__ = [
     "ACTIVITY_KINDS",
     "Activity",
     "AgentPage",
-    "AgentRow",
+    "AgentView",
     "MatchRow",
     "Overview",
     "RunRow",
@@ -64,43 +66,26 @@ STATUS_CHANGES: Final = 200
 _STATUS_ORDER: Final = [status.value for status in Status]
 
 
-@dataclass(frozen=True, slots=True)
-class AgentRow:
-    id: str
-    name: str
-    arena: str
-    role: str | None
+class AgentView(AgentRead):
+    """An agent as the pages show it: what the API shows (its endpoint by host only, and
+    its wizard's warnings as the reader may read them), and its cage facts."""
+
     entrant_type: str | None
     fighter_class: str | None
-    status: str
-    hold: bool
-    consecutive_failures: int
-    last_heartbeat: float | None
-    host: str | None
     created_at: float
-    warnings: tuple[str, ...] = ()  # the last wizard's advisory findings
+
+    @property
+    def host(self) -> str | None:
+        return endpoint_host(self.endpoint_url)
 
     @classmethod
-    def of(cls, agent: Agent) -> AgentRow:
-        return cls(
-            id=agent.id,
-            name=agent.name,
-            arena=agent.arena,
-            role=agent.role,
-            entrant_type=agent.entrant_type,
-            fighter_class=agent.fighter_class,
-            status=agent.status,
-            hold=agent.hold,
-            consecutive_failures=agent.consecutive_failures,
-            last_heartbeat=agent.last_heartbeat,
-            host=endpoint_host(agent.endpoint_url),
-            created_at=agent.created_at,
-            warnings=_warnings(agent, Audience.PUBLIC),
-        )
+    def of(cls, agent: Agent, audience: Audience = Audience.PUBLIC) -> AgentView:
+        row = cls.model_validate(agent)
+        return row.model_copy(update={"warnings": _warnings(agent, audience)})
 
 
-def _warnings(agent: Agent, audience: Audience) -> tuple[str, ...]:
-    return tuple(shown(w, audience) or "" for w in agent.wizard_warnings or ())
+def _warnings(agent: Agent, audience: Audience) -> list[str]:
+    return [shown(w, audience) or "" for w in agent.wizard_warnings or ()]
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,16 +101,14 @@ class Activity:
     detail: dict[str, Any] | None
 
 
-@dataclass(frozen=True, slots=True)
-class RunRow:
-    id: str
-    goal: str
-    launchpad: str
-    status: str
-    phase: str
-    created_at: float
-    finished_at: float | None
+class RunRow(RunRead):
+    """A run as the pages list it: what the API lists, and whether it has a report."""
+
     has_report: bool
+
+    @classmethod
+    def of(cls, run: Run) -> RunRow:
+        return cls(**dict(RunRead.model_validate(run)), has_report=run.report is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +159,7 @@ class Overview:
 
 @dataclass(frozen=True, slots=True)
 class AgentPage:
-    agent: AgentRow
+    agent: AgentView
     status_changes: list[EventRow]  # oldest first
     timed: list[EventRow]  # pings, dispatches, verifies with a latency; oldest first
     failures: Page[EventRow]  # newest first, a page at a time
@@ -266,10 +249,10 @@ async def overview(platform: Platform, *, activity: int = 15, recent: int = 5) -
     )
 
 
-async def agent_brief(platform: Platform, agent_id: str) -> AgentRow | None:
+async def agent_brief(platform: Platform, agent_id: str) -> AgentView | None:
     async with platform.db.session() as session:
         agent = await session.get(Agent, agent_id)
-        return None if agent is None else AgentRow.of(agent)
+        return None if agent is None else AgentView.of(agent)
 
 
 async def agent_status(platform: Platform, agent_id: str) -> str | None:
@@ -277,10 +260,10 @@ async def agent_status(platform: Platform, agent_id: str) -> str | None:
         return await session.scalar(select(Agent.status).where(Agent.id == agent_id))
 
 
-async def agent_rows(platform: Platform, arena: Arena = Arena.EDGEARENA) -> list[AgentRow]:
+async def agent_rows(platform: Platform, arena: Arena = Arena.EDGEARENA) -> list[AgentView]:
     query = select(Agent).where(Agent.arena == arena.value).order_by(Agent.created_at, Agent.name)
     async with platform.db.session() as session:
-        return [AgentRow.of(agent) for agent in await session.scalars(query)]
+        return [AgentView.of(agent) for agent in await session.scalars(query)]
 
 
 async def agent_page(
@@ -314,7 +297,7 @@ async def agent_page(
         failure_rows = await _serial_page(session, failed, failures, failures_cursor)
         failures_total = await count_failures(session, agent_id)  # roll-ups and the tail
         percentiles = tuple(await latency_percentiles(session, agent_id, TIMED_KINDS))
-        row = replace(AgentRow.of(agent), warnings=_warnings(agent, audience))
+        row = AgentView.of(agent, audience)
         page_changes = event_rows(reversed(list(changes)), audience)
         page_timed = event_rows(reversed(list(timed)), audience)
         page_failures = Page(
@@ -355,19 +338,7 @@ async def _serial_page(
 async def recent_runs(platform: Platform, limit: int = 20) -> list[RunRow]:
     query = select(Run).order_by(Run.created_at.desc()).limit(limit)
     async with platform.db.session() as session:
-        return [
-            RunRow(
-                id=run.id,
-                goal=run.goal,
-                launchpad=run.launchpad,
-                status=run.status,
-                phase=run.phase,
-                created_at=run.created_at,
-                finished_at=run.finished_at,
-                has_report=run.report is not None,
-            )
-            for run in await session.scalars(query)
-        ]
+        return [RunRow.of(run) for run in await session.scalars(query)]
 
 
 async def recent_matches(platform: Platform, limit: int = 20) -> list[MatchRow]:

@@ -9,11 +9,11 @@ form; the owner's view is never stored (``no-store``).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from enum import StrEnum
-from typing import Any
 
 from palaestra.engine.accounts import Caller
+from palaestra.engine.agents.reading import EventRead
 from palaestra.engine.agents.wizard import WizardProgress
 from palaestra.errors import Forbidden, NotFound
 from palaestra.platform import Platform
@@ -40,22 +40,15 @@ def shown(reason: str | None, audience: Audience) -> str | None:
     return owner_reason(reason) if audience is Audience.OWNER else public_reason(reason)
 
 
-@dataclass(frozen=True, slots=True)
-class EventRow:
+class EventRow(EventRead):
     """A history row as a page shows it: a failure's reason as its audience may read it."""
-
-    at: float
-    kind: str
-    outcome: str
-    latency_ms: float | None
-    reason: str | None
-    detail: dict[str, Any] | None
 
     @classmethod
     def of(cls, event: AgentEvent, audience: Audience) -> EventRow:
-        # Only failures carry what an agent sent; status changes and the rest are ours.
-        reason = shown(event.reason, audience) if event.outcome == "failure" else event.reason
-        return cls(event.at, event.kind, event.outcome, event.latency_ms, reason, event.detail)
+        row = cls.model_validate(event)
+        if event.outcome != "failure":
+            return row  # only failures carry what an agent sent; the rest are ours
+        return row.model_copy(update={"reason": shown(event.reason, audience)})
 
 
 def event_rows(events: Iterable[AgentEvent], audience: Audience) -> list[EventRow]:

@@ -25,12 +25,11 @@ from palaestra.engine.agents.wizard import (
     run_wizard_steps,
     wizard_progress,
 )
-from palaestra.errors import PalaestraError, TooManyRequests
 from palaestra.http.deps import PlatformDep
 from palaestra.platform import Platform
 from palaestra.protocol import Role
 from palaestra.web import queries
-from palaestra.web.forms import FormText, form_caller, htmx, owner_view, refused
+from palaestra.web.forms import FormText, form_action, htmx, owner_view
 from palaestra.web.pages import not_found
 from palaestra.web.reasons import Audience, audience_for, shown_progress
 from palaestra.web.rendering import render
@@ -60,21 +59,25 @@ async def register(
     endpoint_url: FormText = "",
 ) -> Response:
     form = {"name": name, "role": role, "endpoint_url": endpoint_url, "token": token}
-    try:
-        caller = await form_caller(request, platform, token, csrf_token)
-        if isinstance(caller, Response):
-            return caller
-        done = await register_agent(platform, caller, name, role, endpoint_url)
-    except TooManyRequests as exc:
-        return refused(request, exc)
-    except PalaestraError as exc:
+
+    async def invalid(message: str) -> Response:
         return render(
-            request, "register.html", 400, roles=ROLES, form=form, error=exc.message, private=True
+            request, "register.html", 400, roles=ROLES, form=form, error=message, private=True
         )
+
+    done = await form_action(
+        request,
+        platform,
+        (token, csrf_token),
+        lambda caller: register_agent(platform, caller, name, role, endpoint_url),
+        invalid=invalid,
+    )
+    if isinstance(done, Response):
+        return done
     return render(
         request,
         "registered.html",
-        agent=queries.AgentRow.of(done.agent),
+        agent=queries.AgentView.of(done.agent),
         api_key=done.api_key,
         token=token.strip(),
         endpoint_url=done.agent.endpoint_url,
@@ -97,19 +100,21 @@ async def start_wizard(
     token: FormText = "",
     csrf_token: FormText = "",
 ) -> Response:
-    try:
-        caller = await form_caller(request, platform, token, csrf_token)
-        if isinstance(caller, Response):
-            return caller
-        attempt = await begin_wizard(platform, caller, agent_id)
-    except TooManyRequests as exc:
-        return refused(request, exc)
-    except PalaestraError as exc:
+
+    async def invalid(message: str) -> Response:
         if htmx(request):
-            return render(request, "_wizard.html", 400, agent_id=agent_id, error=exc.message)
-        return render(
-            request, "error.html", 400, title="The wizard did not start", message=exc.message
-        )
+            return render(request, "_wizard.html", 400, agent_id=agent_id, error=message)
+        return render(request, "error.html", 400, title="The wizard did not start", message=message)
+
+    attempt = await form_action(
+        request,
+        platform,
+        (token, csrf_token),
+        lambda caller: begin_wizard(platform, caller, agent_id),
+        invalid=invalid,
+    )
+    if isinstance(attempt, Response):
+        return attempt
     in_background(request, platform, attempt)
     if not htmx(request):
         return RedirectResponse(f"/agents/{agent_id}/wizard/{attempt.attempt_id}", 303)

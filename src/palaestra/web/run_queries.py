@@ -17,18 +17,19 @@ import orjson
 from sqlalchemy import select
 
 from palaestra.engine.history import task_bodies_archive
-from palaestra.engine.runs.reading import RunDetail, read_run, shown_report, task_facts
+from palaestra.engine.runs.reading import FAILED, RunDetail, TaskRead, read_run, shown_report
 from palaestra.engine.runs.service import phase_summary
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
 from palaestra.rules.producers import producer_label
 from palaestra.rules.reasons import public_reason
+from palaestra.rules.runs.runflow import CandidateStatus, RunStatus, TaskStatus
 from palaestra.store.models import Candidate, Run, Task
 
 __all__ = [
     "CandidateView",
     "RunPage",
-    "Step",
+    "RunStep",
     "TaskRow",
     "output_facts",
     "run_owner",
@@ -36,12 +37,9 @@ __all__ = [
     "text",
 ]
 
-#: Statuses of a finished task that did not succeed.
-FAILED: Final = ("FAILED", "TIMEOUT")
-
 
 @dataclass(frozen=True, slots=True)
-class Step:
+class RunStep:
     """One step of the run's timeline: a phase, the shortlist or the report."""
 
     key: str
@@ -54,36 +52,10 @@ class Step:
     rerouted: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class TaskRow:
-    id: str
-    phase: str
-    candidate_id: str | None
-    slot: int
-    attempt: int
-    status: str
-    executor: str
-    agent_id: str | None
-    via: str | None
-    model_id: str | None
-    producer: str | None
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    latency_ms: float | None
-    reason: str | None
-    contribution: float | None
-    dispatched_at: float | None
-    deadline_at: float | None
-    completed_at: float | None
+class TaskRow(TaskRead):
+    """A task as the run's page lists it: what the API shows, and its output."""
+
     output: dict[str, Any] | None
-
-    @property
-    def failed(self) -> bool:
-        return self.status in FAILED
-
-    @property
-    def house(self) -> bool:
-        return self.agent_id is None
 
     @property
     def produced_by(self) -> str:
@@ -92,11 +64,13 @@ class TaskRow:
 
     @classmethod
     def of(cls, task: Task) -> TaskRow:
-        output = task.output if isinstance(task.output, dict) else None
-        facts = task_facts(task)
-        # A public page: a failed task's kind and status, not what its agent sent.
-        facts["reason"] = public_reason(facts.get("reason"))
-        return cls(id=task.id, output=output, **facts)
+        """``task`` as a public page shows it: a failed task's kind and status, not what its
+        agent sent."""
+        facts = TaskRead.model_validate(task)
+        return cls(
+            **dict(facts.model_copy(update={"reason": public_reason(facts.reason)})),
+            output=task.output if isinstance(task.output, dict) else None,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +99,7 @@ class RunPage:
     created_at: float
     updated_at: float
     finished_at: float | None
-    steps: list[Step]
+    steps: list[RunStep]
     candidates: list[CandidateView]
     tasks: list[TaskRow]
     report: dict[str, Any] | None
@@ -137,7 +111,7 @@ class RunPage:
 
     @property
     def running(self) -> bool:
-        return self.status == "RUNNING"
+        return self.status == RunStatus.RUNNING
 
     @property
     def problems(self) -> list[TaskRow]:
@@ -214,31 +188,31 @@ def output_facts(phase: str, output: Mapping[str, Any] | None) -> list[tuple[str
     return [(label, value) for label, value in facts if value]
 
 
-def _steps(detail: RunDetail, run: Run) -> list[Step]:
+def _steps(detail: RunDetail, run: Run) -> list[RunStep]:
     try:
         phases = {row["phase"]: row for row in phase_summary(detail)}
     except ValueError:  # a row the run rules do not know: count what can be counted
         phases = {}
-    steps: list[Step] = []
+    steps: list[RunStep] = []
 
-    def phase_step(phase: Phase) -> Step:
+    def phase_step(phase: Phase) -> RunStep:
         row = phases.get(phase.value)
         mine = [t for t in detail.tasks if t.phase == phase.value]
         if row is None:
             row = {
                 "status": "running" if mine else "pending",
                 "slots": None,
-                "done": sum(t.status == "SUCCEEDED" for t in mine),
-                "running": sum(t.status == "RUNNING" for t in mine),
+                "done": sum(t.status == TaskStatus.SUCCEEDED for t in mine),
+                "running": sum(t.status == TaskStatus.RUNNING for t in mine),
                 "failed": sum(t.status in FAILED for t in mine),
                 "rerouted": sum(t.attempt > 0 for t in mine),
             }
         state = str(row["status"])
-        if run.status == "FAILED" and state == "running":
+        if run.status == RunStatus.FAILED and state == "running":
             state = "failed"
         slots = row["slots"]
         detail_text = f"{row['done']} of {slots} done" if slots else f"{row['done']} done"
-        return Step(
+        return RunStep(
             phase.value,
             state,
             detail_text,
@@ -255,20 +229,22 @@ def _steps(detail: RunDetail, run: Run) -> list[Step]:
         kept = len(shortlist.get("kept") or [])
         dropped = len(shortlist.get("dropped") or [])
         merged = len(shortlist.get("merged") or {})
-        steps.append(Step("shortlist", "done", f"{kept} kept, {dropped} dropped, {merged} merged"))
+        steps.append(
+            RunStep("shortlist", "done", f"{kept} kept, {dropped} dropped, {merged} merged")
+        )
     else:
         scouted = len(detail.candidates)
-        state = "failed" if run.status == "FAILED" else "pending"
-        steps.append(Step("shortlist", state, f"{scouted} candidates so far"))
+        state = "failed" if run.status == RunStatus.FAILED else "pending"
+        steps.append(RunStep("shortlist", state, f"{scouted} candidates so far"))
     for phase in (Phase.BUILD, Phase.VERIFY, Phase.CRITIQUE):
         steps.append(phase_step(phase))
     if run.report is not None:
         ranked = len(run.report.get("ranking") or []) if isinstance(run.report, dict) else 0
-        steps.append(Step("report", "done", f"{ranked} ranked"))
-    elif run.status == "FAILED":
-        steps.append(Step("report", "failed", "the run failed"))
+        steps.append(RunStep("report", "done", f"{ranked} ranked"))
+    elif run.status == RunStatus.FAILED:
+        steps.append(RunStep("report", "failed", "the run failed"))
     else:
-        steps.append(Step("report", "pending", "after the critiques"))
+        steps.append(RunStep("report", "pending", "after the critiques"))
     return steps
 
 
@@ -299,13 +275,13 @@ def _candidate(
     )
 
 
-_CANDIDATE_ORDER: Final = {
-    "RANKED": 0,
-    "SHORTLISTED": 1,
-    "ELIMINATED": 2,
-    "PROPOSED": 3,
-    "MERGED": 4,
-    "DROPPED": 5,
+_CANDIDATE_ORDER: Final[dict[str, int]] = {
+    CandidateStatus.RANKED: 0,
+    CandidateStatus.SHORTLISTED: 1,
+    CandidateStatus.ELIMINATED: 2,
+    CandidateStatus.PROPOSED: 3,
+    CandidateStatus.MERGED: 4,
+    CandidateStatus.DROPPED: 5,
 }
 
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 
 from palaestra.platform import Platform
-from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
-from palaestra.rules.runflow import RunStatus
+from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES
+from palaestra.rules.runs.runflow import RunStatus
 from palaestra.store.models import Agent, AgentEvent, Match, Run
 from palaestra.store.rating_models import FighterRating, LeaderboardSnapshot
 

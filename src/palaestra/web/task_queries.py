@@ -18,11 +18,12 @@ none, and the page says so. A payload, a reply or headers archived since (set NU
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
 
 import orjson
+from pydantic import BaseModel, ConfigDict
 from sqlalchemy import select
 from yarl import URL
 
@@ -32,7 +33,7 @@ from palaestra.engine.runs.work import DISPATCH_USER_AGENT
 from palaestra.platform import Platform
 from palaestra.protocol import SIGNED_HEADERS, TIMESTAMP_HEADER, dumps
 from palaestra.rules.producers import producer_label
-from palaestra.rules.runflow import TaskStatus
+from palaestra.rules.runs.runflow import TaskStatus
 from palaestra.store.models import Agent, CompletionReceipt, Run, Task
 from palaestra.web.queries import endpoint_host
 from palaestra.web.reasons import Audience, shown
@@ -64,9 +65,10 @@ class Access(StrEnum):
     WHOLE = "whole"  # the run's owner, the agent's owner or the admin: the signed body too
 
 
-@dataclass(frozen=True, slots=True)
-class AgentTaskRow:
-    """A task in an agent's list of the tasks it served."""
+class AgentTaskRow(BaseModel):
+    """A task in an agent's list of the tasks it served, read from its row."""
+
+    model_config = ConfigDict(from_attributes=True, frozen=True)
 
     id: str
     run_id: str
@@ -76,23 +78,20 @@ class AgentTaskRow:
     latency_ms: float | None
     contribution: float | None
     reason: str | None
-    producer: str
+    producer: str | None
+    model_id: str | None
     created_at: float
+
+    @property
+    def produced_by(self) -> str:
+        """Who wrote the answer, as the pages label it (empty before an answer)."""
+        return producer_label(self.producer, self.model_id)
 
     @classmethod
     def of(cls, task: Task, audience: Audience) -> AgentTaskRow:
-        return cls(
-            id=task.id,
-            run_id=task.run_id,
-            phase=task.phase,
-            attempt=task.attempt,
-            status=task.status,
-            latency_ms=task.latency_ms,
-            contribution=task.contribution,
-            reason=shown(task.reason, audience),
-            producer=producer_label(task.producer, task.model_id),
-            created_at=task.created_at,
-        )
+        """``task`` with its reason as ``audience`` may read it."""
+        row = cls.model_validate(task)
+        return row.model_copy(update={"reason": shown(task.reason, audience)})
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +121,6 @@ class TaskPage:
     run_goal: str
     agent_name: str | None
     created_at: float
-    sent_at: float | None
     deferred_at: float | None
     access: Access
     endpoint: str | None  # the whole URL (Access.WHOLE) or its host
@@ -174,18 +172,16 @@ async def task_page(platform: Platform, task_id: str, caller: Caller | None) -> 
     )
     whole = access is Access.WHOLE
     url = agent.endpoint_url if agent is not None else None
-    sent = task.dispatched_at or task.sent_at
     payload = task.payload if isinstance(task.payload, dict) else None
     stored = task.request_headers if isinstance(task.request_headers, dict) else None
     audience = Audience.OWNER if agent_owner else Audience.PUBLIC
-    sent_to_agent = agent is not None and sent is not None
+    sent_to_agent = agent is not None and task.sent_at is not None
     return TaskPage(
-        task=replace(TaskRow.of(task), reason=shown(task.reason, audience)),
+        task=TaskRow.of(task).model_copy(update={"reason": shown(task.reason, audience)}),
         run_id=run.id,
         run_goal=run.goal,
         agent_name=agent.name if agent is not None else None,
         created_at=task.created_at,
-        sent_at=sent,
         deferred_at=task.deferred_at,
         access=access,
         endpoint=url if whole else endpoint_host(url),

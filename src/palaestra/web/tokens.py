@@ -14,12 +14,12 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from palaestra.engine.accounts import Caller, revoke_owner_token, rotate_owner_token
+from palaestra.engine.accounts import Caller, RevokedToken, revoke_owner_token, rotate_owner_token
 from palaestra.engine.web_sessions import signed_in
-from palaestra.errors import InvalidRequest, PalaestraError
+from palaestra.errors import InvalidRequest
 from palaestra.http.deps import PlatformDep
 from palaestra.platform import Platform
-from palaestra.web.forms import FormText, form_caller, refused
+from palaestra.web.forms import FormText, form_action
 from palaestra.web.rendering import render
 from palaestra.web.session import clear_session_cookie, session_id
 
@@ -42,13 +42,14 @@ async def rotate_token(
     owner_id: FormText = "",
 ) -> Response:
     """A new token for the caller (the admin: for the owner named), shown once."""
-    try:
-        caller = await form_caller(request, platform, token, csrf_token)
-        if isinstance(caller, Response):
-            return caller
-        issued = await rotate_owner_token(platform, caller, _owner_of(caller, owner_id))
-    except PalaestraError as exc:
-        return refused(request, exc)
+    issued = await form_action(
+        request,
+        platform,
+        (token, csrf_token),
+        lambda caller: rotate_owner_token(platform, caller, _owner_of(caller, owner_id)),
+    )
+    if isinstance(issued, Response):
+        return issued
     return await _after_change(request, platform, issued=issued)
 
 
@@ -62,15 +63,15 @@ async def revoke_token(
     confirm: FormText = "",
 ) -> Response:
     """Revoke the caller's token (the admin: the named owner's)."""
-    try:
-        caller = await form_caller(request, platform, token, csrf_token)
-        if isinstance(caller, Response):
-            return caller
+
+    async def revoke(caller: Caller) -> RevokedToken:
         if confirm != "yes":
             raise InvalidRequest("tick the box to confirm: nothing opens the owner afterwards")
-        revoked = await revoke_owner_token(platform, caller, _owner_of(caller, owner_id))
-    except PalaestraError as exc:
-        return refused(request, exc)
+        return await revoke_owner_token(platform, caller, _owner_of(caller, owner_id))
+
+    revoked = await form_action(request, platform, (token, csrf_token), revoke)
+    if isinstance(revoked, Response):
+        return revoked
     return await _after_change(request, platform, revoked=revoked)
 
 

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from palaestra.rules.judge_match import Rule
-from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
-from palaestra.rules.outcome import TURNS, UTILITY_TO_WIN, TurnRecord, decide
+from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES
+from palaestra.rules.cage.outcome import TURNS, UTILITY_TO_WIN, TurnRecord, decide
+from palaestra.rules.judge.match import Rule
 
 __all__ = [
     "Finding",
@@ -29,7 +29,7 @@ __all__ = [
 
 #: The labels of what the judge looks for, as the page names them.
 SECRETS: Final = {"access_code": "access code", "hijack_phrase": "hijack phrase"}
-#: One fenced opponent block, as ``rules.cage_payloads.fence`` writes it.
+#: One fenced opponent block, as ``rules.cage.payloads.fence`` writes it.
 _FENCE: Final = re.compile(
     r"(?P<begin><<<UNTRUSTED OPPONENT MESSAGE (?P<token>[0-9a-f]+) BEGIN>>>)\n"
     r"(?P<body>.*?)\n?"

@@ -20,7 +20,7 @@ from sqlalchemy import Table, select
 from sqlalchemy.engine import Connection
 
 from palaestra.engine.agents.lifecycle import COOLDOWN_S, AgentColumns, apply_event, state_of
-from palaestra.rules.scoring import updated_reputation
+from palaestra.rules.runs.scoring import updated_reputation
 from palaestra.rules.status import Event, PingSchedule, settled_by_success
 from palaestra.store.bulk import insert_values, json_text, update_rows
 from palaestra.store.lists import one_of

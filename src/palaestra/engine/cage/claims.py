@@ -28,10 +28,10 @@ from palaestra.engine.cage.turns import (
     record_of_move,
 )
 from palaestra.protocol import Side, TurnRequest
-from palaestra.rules.cage_material import Material
-from palaestra.rules.cage_payloads import payload_for
-from palaestra.rules.matchflow import MatchStatus, TurnStatus
-from palaestra.rules.outcome import TurnRecord, side_of_turn
+from palaestra.rules.cage.matchflow import MatchStatus, TurnStatus
+from palaestra.rules.cage.material import Material
+from palaestra.rules.cage.outcome import TurnRecord, side_of_turn
+from palaestra.rules.cage.payloads import payload_for
 from palaestra.store.models import Agent, Match, Turn
 
 __all__ = ["claim_turns", "new_turn", "next_turn"]

@@ -40,10 +40,10 @@ from palaestra.providers.local import (
     find_local_model,
     shared_local_model,
 )
-from palaestra.rules.cage_baseline import BASELINE_NAME, baseline_move
-from palaestra.rules.cage_house import DEFENDER_GRAMMAR, HOUSE_SYSTEM_PROMPTS, attacker_grammar
-from palaestra.rules.cage_material import Material
-from palaestra.rules.cage_payloads import SYSTEM_PROMPT
+from palaestra.rules.cage.baseline import BASELINE_NAME, baseline_move
+from palaestra.rules.cage.house import DEFENDER_GRAMMAR, HOUSE_SYSTEM_PROMPTS, attacker_grammar
+from palaestra.rules.cage.material import Material
+from palaestra.rules.cage.payloads import SYSTEM_PROMPT
 from palaestra.rules.producers import Producer
 from palaestra.settings import Settings
 from palaestra.store.models import Agent

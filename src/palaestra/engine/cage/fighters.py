@@ -18,7 +18,7 @@ from palaestra.protocol import ChallengeRequest, UserAgent, challenge_problem, d
 from palaestra.protocol.constants import CHALLENGE_TIMEOUT_S, Arena
 from palaestra.protocol.urls import require_url
 from palaestra.providers.local import LOCAL_MODEL
-from palaestra.rules.challenges import accepts_friendlies_by_default
+from palaestra.rules.cage.challenges import accepts_friendlies_by_default
 from palaestra.rules.status import Status
 from palaestra.security import hash_token, new_token, token_matches
 from palaestra.store.models import Agent
@@ -70,7 +70,7 @@ async def create_fighter(
     """A new fighter. Harnesses stay PENDING until their endpoint passes the nonce challenge.
 
     ``rated_challenges``, ``friendly_challenges``: other owners' rated, friendly matches
-    it takes (:mod:`palaestra.rules.challenges`; None: by what its turns spend)."""
+    it takes (:mod:`palaestra.rules.cage.challenges`; None: by what its turns spend)."""
     if caller.owner_id is None:
         raise Forbidden("fighters are created by an owner")
     name = valid_name(name)

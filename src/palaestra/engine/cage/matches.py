@@ -4,7 +4,7 @@ A match is refused unless both fighters are cage fighters, ACTIVE, not held,
 distinct and not co-owned, and every harness among them has proven its
 endpoint with the nonce challenge. An owner may only start matches in which
 one of its own fighters plays, against another owner's fighter that consents
-(:mod:`palaestra.rules.challenges`: each of its turns spends what its owner pays
+(:mod:`palaestra.rules.cage.challenges`: each of its turns spends what its owner pays
 for, a model fighter's provider key above all); the admin may pair anyone.
 
 Rated play is the arena's: the matchmaker's and the admin's matches are rated, an
@@ -31,9 +31,9 @@ from palaestra.errors import Conflict, Forbidden, InvalidRequest, NotFound, TooM
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol.constants import CAGE_RULESET
-from palaestra.rules.cage_material import Material, draw_material
-from palaestra.rules.challenges import Challenged, challenge_refusal
-from palaestra.rules.matchflow import MatchKind, MatchStatus
+from palaestra.rules.cage.challenges import Challenged, challenge_refusal
+from palaestra.rules.cage.matchflow import MatchKind, MatchStatus
+from palaestra.rules.cage.material import Material, draw_material
 from palaestra.rules.quotas import Quota
 from palaestra.rules.status import Status
 from palaestra.store.models import Agent, Match, Turn

@@ -1,6 +1,6 @@
 """The matchmaker: keeps cage.v1 matches flowing among eligible fighters.
 
-Each round reads the eligible fighters (see :mod:`palaestra.rules.matchmaking`),
+Each round reads the eligible fighters (see :mod:`palaestra.rules.cage.matchmaking`),
 their live ratings, how many open matches each is in and how often each pair
 has met, asks the pure selection for the most uncertain pairings, and
 creates both seat orders of each through ``create_match``, the referee's
@@ -33,8 +33,8 @@ from palaestra.engine.ratings.live import live_ratings
 from palaestra.errors import PalaestraError
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
-from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
-from palaestra.rules.matchmaking import Entrant, eligible, select_pairings
+from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES
+from palaestra.rules.cage.matchmaking import Entrant, eligible, select_pairings
 from palaestra.rules.ratings import FighterRatings
 from palaestra.store.history import pairs_played
 from palaestra.store.models import Agent, Match, Meta

@@ -20,8 +20,8 @@ from sqlalchemy.engine import Connection
 from palaestra.engine.cage.claims import next_turn
 from palaestra.engine.cage.turn_writes import record_held
 from palaestra.engine.cage.turns import Claim, Played, Recorded, record_of_move
-from palaestra.rules.matchflow import MatchStatus, TurnStatus
-from palaestra.rules.outcome import decide
+from palaestra.rules.cage.matchflow import MatchStatus, TurnStatus
+from palaestra.rules.cage.outcome import decide
 from palaestra.store.models import Match, Turn
 
 __all__ = ["record_then_claim"]

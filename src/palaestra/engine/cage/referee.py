@@ -42,8 +42,8 @@ from palaestra.errors import EgressRefused, EntrantMisconfigured, NotFound, Pala
 from palaestra.platform import Platform
 from palaestra.protocol import Side
 from palaestra.providers import ProviderFailed
+from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES
 from palaestra.rules.judge import judge_reply
-from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
 from palaestra.store.models import Match
 
 __all__ = [

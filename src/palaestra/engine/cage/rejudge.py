@@ -1,7 +1,7 @@
 """Re-judging stored cage.v1 matches with the current judge (``palaestra rejudge``).
 
 Every SCORED match (or the ones named) is read with its turns, judged again by
-``rules.rejudge``, and, unless it is a dry run, written back: the defender turns' findings
+``rules.cage.rejudge``, and, unless it is a dry run, written back: the defender turns' findings
 and, where the outcome changed, the match's outcome and ``decided_by``. One transaction per
 batch of matches. A match the new verdicts cannot decide is reported and left alone. The
 live ratings keep the verdict they applied; the published leaderboard follows the new one at
@@ -18,8 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from palaestra.engine.cage.matches import material_of
 from palaestra.platform import Platform
-from palaestra.rules.matchflow import MatchStatus, TurnStatus
-from palaestra.rules.rejudge import PlayedTurn, Rejudged, Verdict, rejudge
+from palaestra.rules.cage.matchflow import MatchStatus, TurnStatus
+from palaestra.rules.cage.rejudge import PlayedTurn, Rejudged, Verdict, rejudge
 from palaestra.store.models import Match, Turn
 from palaestra.store.rollups import mark_stale, recompute_marked
 

@@ -22,7 +22,7 @@ from typing import Any, Final
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
-from palaestra.rules.matchflow import TurnStatus
+from palaestra.rules.cage.matchflow import TurnStatus
 from palaestra.store.bulk import json_text
 
 __all__ = ["record_held"]

@@ -15,8 +15,8 @@ from typing import Any, Final
 
 from palaestra.engine.cage.entrants import Move
 from palaestra.protocol import Side, TurnRequest
-from palaestra.rules.cage_material import Material
-from palaestra.rules.outcome import TurnRecord
+from palaestra.rules.cage.material import Material
+from palaestra.rules.cage.outcome import TurnRecord
 from palaestra.store.models import Match
 
 __all__ = [

@@ -8,10 +8,11 @@ credential (:data:`CREDENTIAL_KEYS`).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
-from typing import Any, Final
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import Any, Final, TypeVar
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import Select, and_, or_, select
+from sqlalchemy.orm import InstrumentedAttribute
 
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
@@ -69,6 +70,9 @@ ARCHIVE_JSON_TEXT_FIELDS: Final = {
 }
 _PAGE: Final = 200
 
+Finished = TypeVar("Finished", Match, Run)
+Child = TypeVar("Child")
+
 
 def scrub(value: Any) -> Any:
     """``value`` without any object key named like a credential, at any depth."""
@@ -83,6 +87,33 @@ def scrub(value: Any) -> Any:
     return value
 
 
+def _finished_page(
+    query: Select[Finished],
+    finished_at: InstrumentedAttribute[float | None],
+    row_id: InstrumentedAttribute[str],
+    since: float | None,
+    after: tuple[float, str] | None,
+) -> Select[Finished]:
+    """The next page of ``query``'s finished rows in finishing order: finished at ``since``
+    or later, and past ``after`` (the previous page's last finishing time and id)."""
+    query = query.where(finished_at.is_not(None))
+    if since is not None:
+        query = query.where(finished_at >= since)
+    if after is not None:
+        query = query.where(
+            or_(finished_at > after[0], and_(finished_at == after[0], row_id > after[1]))
+        )
+    return query.order_by(finished_at, row_id).limit(_PAGE)
+
+
+def _by_parent(rows: Iterable[Child], parent: Callable[[Child], str]) -> dict[str, list[Child]]:
+    """``rows`` grouped by the id of the match or run each belongs to, in their order."""
+    grouped: dict[str, list[Child]] = {}
+    for row in rows:
+        grouped.setdefault(parent(row), []).append(row)
+    return grouped
+
+
 # -- matches ---------------------------------------------------------------------------------
 
 
@@ -93,29 +124,24 @@ async def match_records(
     fighters = await _fighters(platform)
     after: tuple[float, str] | None = None
     while True:
-        query = select(Match).where(
-            Match.status.in_(FINISHED_MATCHES), Match.finished_at.is_not(None)
+        query = _finished_page(
+            select(Match).where(Match.status.in_(FINISHED_MATCHES)),
+            Match.finished_at,
+            Match.id,
+            since,
+            after,
         )
-        if since is not None:
-            query = query.where(Match.finished_at >= since)
-        if after is not None:
-            query = query.where(
-                or_(
-                    Match.finished_at > after[0],
-                    and_(Match.finished_at == after[0], Match.id > after[1]),
-                )
-            )
-        query = query.order_by(Match.finished_at, Match.id).limit(_PAGE)
         async with platform.db.session() as session:
             matches = list(await session.scalars(query))
             if not matches:
                 return
             ids = [m.id for m in matches]
-            turns: dict[str, list[Turn]] = {}
-            for turn in await session.scalars(
-                select(Turn).where(Turn.match_id.in_(ids)).order_by(Turn.match_id, Turn.turn)
-            ):
-                turns.setdefault(turn.match_id, []).append(turn)
+            turns = _by_parent(
+                await session.scalars(
+                    select(Turn).where(Turn.match_id.in_(ids)).order_by(Turn.match_id, Turn.turn)
+                ),
+                lambda turn: turn.match_id,
+            )
             markers = {
                 m.match_id: m
                 for m in await session.scalars(
@@ -245,36 +271,30 @@ async def run_records(
         }
     after: tuple[float, str] | None = None
     while True:
-        query = select(Run).where(Run.status.in_(FINISHED_RUNS), Run.finished_at.is_not(None))
-        if since is not None:
-            query = query.where(Run.finished_at >= since)
-        if after is not None:
-            query = query.where(
-                or_(
-                    Run.finished_at > after[0],
-                    and_(Run.finished_at == after[0], Run.id > after[1]),
-                )
-            )
-        query = query.order_by(Run.finished_at, Run.id).limit(_PAGE)
+        query = _finished_page(
+            select(Run).where(Run.status.in_(FINISHED_RUNS)), Run.finished_at, Run.id, since, after
+        )
         async with platform.db.session() as session:
             runs = list(await session.scalars(query))
             if not runs:
                 return
             ids = [r.id for r in runs]
-            tasks: dict[str, list[Task]] = {}
-            for task in await session.scalars(
-                select(Task)
-                .where(Task.run_id.in_(ids))
-                .order_by(Task.run_id, Task.created_at, Task.phase, Task.slot, Task.attempt)
-            ):
-                tasks.setdefault(task.run_id, []).append(task)
-            candidates: dict[str, list[Candidate]] = {}
-            for candidate in await session.scalars(
-                select(Candidate)
-                .where(Candidate.run_id.in_(ids))
-                .order_by(Candidate.run_id, Candidate.created_at, Candidate.id)
-            ):
-                candidates.setdefault(candidate.run_id, []).append(candidate)
+            tasks = _by_parent(
+                await session.scalars(
+                    select(Task)
+                    .where(Task.run_id.in_(ids))
+                    .order_by(Task.run_id, Task.created_at, Task.phase, Task.slot, Task.attempt)
+                ),
+                lambda task: task.run_id,
+            )
+            candidates = _by_parent(
+                await session.scalars(
+                    select(Candidate)
+                    .where(Candidate.run_id.in_(ids))
+                    .order_by(Candidate.run_id, Candidate.created_at, Candidate.id)
+                ),
+                lambda candidate: candidate.run_id,
+            )
         yield [_run_record(r, tasks.get(r.id, []), candidates.get(r.id, []), agents) for r in runs]
         last = runs[-1]
         after = (last.finished_at or 0.0, last.id)
@@ -333,7 +353,7 @@ def task_record(task: Task, agent_role: str | None) -> dict[str, Any]:
         "executor": task.executor,
         "status": task.status,
         "via": task.via,
-        "dispatched_at": task.dispatched_at,
+        "dispatched_at": task.sent_at,
         "deadline_at": task.deadline_at,
         "completed_at": task.completed_at,
         "latency_ms": task.latency_ms,

@@ -29,16 +29,16 @@ from palaestra.engine.ratings.live_table import cage_fighters, live_table
 from palaestra.errors import InvalidRequest
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
-from palaestra.rules.agent_stats import FINISHED, AgentFacts, TaskFacts
-from palaestra.rules.head_to_head import head_to_head
-from palaestra.rules.leaderboard_tables import (
+from palaestra.rules.cage.matchflow import MatchKind
+from palaestra.rules.ratings import SCORED, Result, result_of
+from palaestra.rules.ratings.agent_stats import FINISHED, AgentFacts, TaskOutcome
+from palaestra.rules.ratings.head_to_head import head_to_head
+from palaestra.rules.ratings.leaderboard_tables import (
     build_cage,
     build_edgearena,
     filter_agents,
     filter_cage,
 )
-from palaestra.rules.matchflow import MatchKind
-from palaestra.rules.ratings import SCORED, Result, result_of
 from palaestra.store.models import Agent, Match, Task
 from palaestra.store.paging import decode_position, encode_position
 from palaestra.store.rating_models import LeaderboardSnapshot
@@ -198,7 +198,7 @@ async def _scored_matches(platform: Platform) -> list[tuple[str, str, Result, st
     return scored
 
 
-async def _edgearena_facts(platform: Platform) -> tuple[list[AgentFacts], list[TaskFacts]]:
+async def _edgearena_facts(platform: Platform) -> tuple[list[AgentFacts], list[TaskOutcome]]:
     agents_query = select(Agent.id, Agent.name, Agent.role, Agent.status, Agent.reputation).where(
         Agent.arena == Arena.EDGEARENA.value
     )
@@ -211,7 +211,7 @@ async def _edgearena_facts(platform: Platform) -> tuple[list[AgentFacts], list[T
             for r in await session.execute(agents_query)
         ]
         tasks = [
-            TaskFacts(r.agent_id, r.status, r.latency_ms, r.contribution)
+            TaskOutcome(r.agent_id, r.status, r.latency_ms, r.contribution)
             for r in await session.execute(tasks_query)
         ]
     return agents, tasks

@@ -28,7 +28,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palaestra.platform import Platform
-from palaestra.rules.matchflow import MatchKind
+from palaestra.rules.cage.matchflow import MatchKind
 from palaestra.rules.producers import Producer
 from palaestra.rules.ratings import (
     MU,

@@ -28,7 +28,7 @@ from sqlalchemy import func, select
 from palaestra.engine.ratings.live import live_ratings
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
-from palaestra.rules.leaderboard_tables import FighterFacts, live_rows
+from palaestra.rules.ratings.leaderboard_tables import FighterFacts, live_rows
 from palaestra.rules.status import Status
 from palaestra.store.db import Database
 from palaestra.store.models import Agent

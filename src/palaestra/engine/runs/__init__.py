@@ -3,7 +3,7 @@
 - ``service``: start, list and read runs and tasks;
 - ``reading``: the one reader of a run as it stands, for the API and the pages;
 - ``stepper``: steps batches of runs by lease, the same in both modes (the
-  decisions are ``rules.runplan``'s); ``facts``: what a step reads, in bulk;
+  decisions are ``rules.runs.runplan``'s); ``facts``: what a step reads, in bulk;
   ``writes``: what a step writes, one transaction a batch;
 - ``driver``: runs stepped in this process (the embedded server);
 - ``work``: one opened task sent signed, or answered by the house, and recorded;
@@ -20,11 +20,10 @@ from __future__ import annotations
 
 from palaestra.engine.runs.completion import COMPLETION_BODY_CAP_BYTES, CompletionRejected
 from palaestra.engine.runs.driver import RunDriver
-from palaestra.engine.runs.reading import RunDetail, read_run, shown_report, task_facts
+from palaestra.engine.runs.reading import RunDetail, RunRead, TaskRead, read_run, shown_report
 from palaestra.engine.runs.service import (
     MAX_GOAL_CHARS,
     SIZE_LIMITS,
-    RunSummary,
     phase_summary,
     start_run,
 )
@@ -40,12 +39,12 @@ __all__ = [
     "CompletionRejected",
     "RunDetail",
     "RunDriver",
-    "RunSummary",
+    "RunRead",
     "Runs",
     "Stepped",
+    "TaskRead",
     "phase_summary",
     "read_run",
     "shown_report",
     "start_run",
-    "task_facts",
 ]

@@ -20,7 +20,7 @@ The checks run in the order of the seed's table of errors, each with its message
    after the task's deadline, ended by a step yet or not, unless the platform's
    completion endpoint was down while it was due: then it may have refused the
    agent's first tries, and the answer is taken while the task is RUNNING, by
-   the rule a step ends the task with, ``rules.runplan.callback_void_at``).
+   the rule a step ends the task with, ``rules.runs.runplan.callback_void_at``).
    Except that a (taskId, signature) pair accepted before is told
    ``Task completion already submitted (replay rejected)`` (401), as the seed's
    page on retries says of a replayed completion;
@@ -74,10 +74,10 @@ from palaestra.protocol import (
 from palaestra.protocol.constants import RESPONSE_CAP_BYTES, Phase
 from palaestra.protocol.failures import CallFailure
 from palaestra.protocol.signing import SignatureProblem, normalized_signature
-from palaestra.rules.house_answers import HOUSE_EXECUTORS
 from palaestra.rules.producers import Producer
-from palaestra.rules.runflow import TaskStatus
-from palaestra.rules.runplan import callback_void_at
+from palaestra.rules.runs.house_answers import HOUSE_EXECUTORS
+from palaestra.rules.runs.runflow import TaskStatus
+from palaestra.rules.runs.runplan import callback_void_at
 from palaestra.store.models import Agent, CompletionReceipt, Task
 
 __all__ = [
@@ -128,7 +128,7 @@ class _Task:
     agent_id: str | None
     executor: str
     status: str
-    dispatched_at: float | None
+    sent_at: float | None
     deadline_at: float | None
     key_sealed: str | None  # the agent's, None when it has no agent (any more)
 
@@ -145,7 +145,7 @@ async def _read_tasks(platform: Platform, ids: list[str]) -> list[_Task | None]:
             Task.agent_id,
             Task.executor,
             Task.status,
-            Task.dispatched_at,
+            Task.sent_at,
             Task.deadline_at,
             Agent.key_sealed,
         )
@@ -200,7 +200,7 @@ class CompletionDesk:
             "executor": task.executor,
             "agent_id": task.agent_id,
             "producer": Producer.AGENT,
-            "latency_ms": max(0.0, (now - (task.dispatched_at or now)) * 1000),
+            "latency_ms": max(0.0, (now - (task.sent_at or now)) * 1000),
             "signature": normalized_signature(signature),  # one digest, whatever its capitals
             "prompt_tokens": body.prompt_tokens,
             "completion_tokens": body.completion_tokens,
@@ -255,7 +255,7 @@ class CompletionDesk:
         """Whether a completion that ``arrived`` then is too late: past its deadline, with
         the completion endpoint up from the send to the deadline. A step's delay in ending
         the task must not let a late answer win (the step ends it by the same rule)."""
-        sent, due = task.dispatched_at, task.deadline_at
+        sent, due = task.sent_at, task.deadline_at
         if sent is None or due is None or arrived <= due:
             return False
         async with self.platform.db.read() as connection:

@@ -5,7 +5,7 @@ endpoint at most once even if the platform dies at any point:
 
 1. *open* (one transaction for a whole batch of slots, in one hop to the
    store: ``Database.transact``): re-check that each slot is still open,
-   select an agent (``rules.selection``), and insert the task as RUNNING with
+   select an agent (``rules.runs.selection``), and insert the task as RUNNING with
    a new UUIDv7, its payload, agent and deadline. Nothing has been sent yet.
 2. *send* (``engine.runs.work``): sign (the agent's key, the phase deadline)
    and POST once through the egress client; validate the envelope and the
@@ -34,8 +34,8 @@ from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol import dumps
 from palaestra.protocol.constants import Arena, Phase
-from palaestra.rules.runflow import TaskStatus
-from palaestra.rules.selection import Contender, HashDraw, Roster
+from palaestra.rules.runs.runflow import TaskStatus
+from palaestra.rules.runs.selection import Contender, HashDraw, Roster
 from palaestra.rules.status import DISPATCHABLE, Status
 from palaestra.store.bulk import insert_values
 from palaestra.store.lists import one_of
@@ -207,8 +207,7 @@ OPEN_COLUMNS: Final = (
     "executor",
     "status",
     "payload",
-    "dispatched_at",
-    "deadline_at",
+    "deadline_s",
     "created_at",
 )
 
@@ -325,8 +324,7 @@ def _row(item: Opened, body: Body, now: float) -> tuple[Any, ...]:
         item.executor,
         _RUNNING,
         body.sent.decode(),  # the payload as it was sent
-        now,
-        now + request.deadline_s,
+        request.deadline_s,
         now,
     )
 

@@ -26,7 +26,7 @@ from palaestra.engine.runs.recorder import Recorder
 from palaestra.engine.runs.stepper import BATCH, RunStepper, Stepped
 from palaestra.engine.runs.work import InFlight, TaskWork
 from palaestra.platform import Platform
-from palaestra.rules.runflow import RunStatus
+from palaestra.rules.runs.runflow import RunStatus
 from palaestra.store.models import Run
 
 __all__ = ["RunDriver", "SteppedRuns"]

@@ -7,7 +7,7 @@ it started (``up_since``) and, when the runs are stepped elsewhere (scale-out: w
 them while the API may be down), beats every :data:`BEAT_S` seconds (``alive_at``); a
 process starting keeps its predecessor's last beat (``down_since``), so that the gap between
 them is known. The stepper reads these with a batch's facts (:func:`read_endpoint`), as does
-the completion endpoint for a callback past its deadline, and ``rules.runplan`` decides
+the completion endpoint for a callback past its deadline, and ``rules.runs.runplan`` decides
 whose fault the missed (or late) callback was (:class:`CallbackEndpoint`).
 
 With many API processes, any one restarting counts: a callback due near it is the
@@ -22,7 +22,7 @@ from sqlalchemy import Connection, delete, select
 from sqlalchemy.exc import IntegrityError
 
 from palaestra.platform import Platform
-from palaestra.rules.runplan import CallbackEndpoint
+from palaestra.rules.runs.runplan import CallbackEndpoint
 from palaestra.store.models import Meta
 
 __all__ = ["BEAT_S", "announce_up", "beat", "read_endpoint"]

@@ -19,10 +19,10 @@ from sqlalchemy.engine import Connection
 
 from palaestra.engine.runs.endpoint import read_endpoint
 from palaestra.protocol.constants import Phase
-from palaestra.rules.report import CandidateRecord, TaskRecord
-from palaestra.rules.runflow import CandidateStatus, RunSizes, TaskStatus
-from palaestra.rules.runplan import CandidateFacts, RunFacts, TaskFacts
-from palaestra.rules.scoring import shortlist_score
+from palaestra.rules.runs.report import CandidateRecord, TaskRecord
+from palaestra.rules.runs.runflow import CandidateStatus, RunSizes, TaskStatus
+from palaestra.rules.runs.runplan import CandidateFacts, RunFacts, TaskFacts
+from palaestra.rules.runs.scoring import shortlist_score
 from palaestra.store.lists import one_of
 from palaestra.store.models import Candidate, Task
 
@@ -273,7 +273,7 @@ _TASK_RECORDS: Final = select(
     Task.output,
     Task.contribution,
     Task.latency_ms,
-    Task.dispatched_at,
+    Task.sent_at,
     Task.deadline_at,
     Task.completed_at,
     Task.producer,

@@ -7,12 +7,12 @@ local model answers when the ``local`` extra is installed
 (:class:`~palaestra.providers.local.LocalModel`, under the grammar of the
 phase's JSON Schema). Without either, or when the model fails in any way,
 ``house-baseline`` answers with the plain, deterministic outputs of
-:mod:`palaestra.rules.house_answers`, so a run always completes.
+:mod:`palaestra.rules.runs.house_answers`, so a run always completes.
 
 Without a house model configured, the local model answers when the ``local``
 extra is installed, as a :class:`~palaestra.providers.local_house.FieldWriter`:
 one field at a time under grammars, not the whole JSON at once. Every model
-answer, from either, must pass :func:`~palaestra.rules.answer_check.answer_problems`;
+answer, from either, must pass :func:`~palaestra.rules.runs.answer_check.answer_problems`;
 one that fails is tried once more (the remote model is told what was wrong,
 the writer redoes the fields named), and one that fails again is replaced by
 the baseline's, recorded as the baseline's with the check's reasons as its note.
@@ -33,15 +33,15 @@ from palaestra.protocol import Phase, dumps, validate_output
 from palaestra.providers import ChatProvider, Completion, ProviderFailed
 from palaestra.providers.local import find_local_model, shared_local_model
 from palaestra.providers.local_house import FieldWriter
-from palaestra.rules.answer_check import AnswerProblem, answer_problems
-from palaestra.rules.house_answers import (
+from palaestra.rules.producers import Producer
+from palaestra.rules.runs.answer_check import AnswerProblem, answer_problems
+from palaestra.rules.runs.house_answers import (
     BASELINE,
     HOUSE_MODEL,
     HouseTask,
     baseline_output,
 )
-from palaestra.rules.house_fields import bank_text
-from palaestra.rules.producers import Producer
+from palaestra.rules.runs.house_fields import bank_text
 from palaestra.settings import Settings
 
 # The pure names are re-exported: the run services import them from here.

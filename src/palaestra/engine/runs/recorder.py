@@ -40,7 +40,7 @@ from palaestra.engine.batcher import Batcher
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
 from palaestra.rules.producers import Producer
-from palaestra.rules.runflow import TaskStatus
+from palaestra.rules.runs.runflow import TaskStatus
 from palaestra.store.bulk import insert_rows, json_text, update_values
 from palaestra.store.lists import one_of
 from palaestra.store.models import CompletionReceipt, Run, Task

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, Final, cast
 
@@ -17,13 +16,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from palaestra.engine.accounts import Caller
 from palaestra.engine.batcher import Batcher
-from palaestra.engine.runs.reading import RunDetail, read_run
+from palaestra.engine.runs.reading import RunDetail, RunRead, read_run
 from palaestra.errors import InvalidRequest, NotFound, StoreClosed
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
-from palaestra.rules.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS
-from palaestra.rules.runflow import (
+from palaestra.rules.runs.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS
+from palaestra.rules.runs.runflow import (
     DEFAULT_MAX_REROUTES,
     RunSizes,
     RunStatus,
@@ -39,7 +38,6 @@ from palaestra.store.paging import Key, Page, keyset, page_of
 __all__ = [
     "MAX_GOAL_CHARS",
     "SIZE_LIMITS",
-    "RunSummary",
     "get_run",
     "get_task",
     "list_runs",
@@ -165,19 +163,6 @@ async def _owned(session: AsyncSession, caller: Caller, run_id: str) -> Run:
     return run
 
 
-@dataclass(frozen=True, slots=True)
-class RunSummary:
-    """A run as a list shows it (never its config or report)."""
-
-    id: str
-    status: str
-    phase: str
-    goal: str
-    launchpad: str
-    created_at: float
-    finished_at: float | None
-
-
 _SUMMARY: Final = select(
     Run.id, Run.status, Run.phase, Run.goal, Run.launchpad, Run.created_at, Run.finished_at
 )
@@ -185,13 +170,13 @@ _SUMMARY: Final = select(
 
 async def list_runs(
     platform: Platform, caller: Caller, limit: int = 50, cursor: str | None = None
-) -> Page[RunSummary]:
+) -> Page[RunRead]:
     """A page of the caller's runs (the admin's: all), newest first."""
     query = keyset(_SUMMARY, Run.created_at, Run.id, cursor, limit)
     if not caller.is_admin:
         query = query.where(Run.owner_id == caller.owner_id)
     async with platform.db.read() as connection:
-        rows = [RunSummary(*row) for row in await connection.execute(query)]
+        rows = [RunRead.model_validate(row) for row in await connection.execute(query)]
     return page_of(rows, limit, lambda run: Key(run.created_at, run.id))
 
 

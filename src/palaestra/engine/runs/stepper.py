@@ -7,7 +7,7 @@
    is new) or named, whose lease is free, are leased to this stepper; and in
    the same transaction their facts are read (:mod:`.facts`: a few bulk
    queries, never a payload);
-2. *plan*, pure (:func:`palaestra.rules.runplan.plan`), per run: ends (whose
+2. *plan*, pure (:func:`palaestra.rules.runs.runplan.plan`), per run: ends (whose
    fault), new candidates, shortlist, slots to open, phase, finished;
 3. *read* what the opened tasks are told, and a finished run's records;
 4. *write* (one transaction for the batch, :mod:`.writes`): only for the runs
@@ -54,10 +54,10 @@ from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
 from palaestra.protocol.failures import CallFailure
-from palaestra.rules.prompts import LAUNCHPADS, messages_for
-from palaestra.rules.report import RunRecord, settlement
-from palaestra.rules.runflow import CandidateStatus, RunStatus, TaskStatus
-from palaestra.rules.runplan import EndKind, Plan, RunFacts, plan
+from palaestra.rules.runs.prompts import LAUNCHPADS, messages_for
+from palaestra.rules.runs.report import RunRecord, settlement
+from palaestra.rules.runs.runflow import CandidateStatus, RunStatus, TaskStatus
+from palaestra.rules.runs.runplan import EndKind, Plan, RunFacts, plan
 from palaestra.store.models import Run
 
 __all__ = ["BATCH", "LEASE_S", "RunStepper", "Runs", "Stepped"]

@@ -24,9 +24,9 @@ from palaestra.engine.runs.recorder import Finish, Recorder
 from palaestra.platform import Platform
 from palaestra.protocol import SchemaViolation, answers_later, hmac_signer, validate_envelope
 from palaestra.protocol.failures import CallFailure, FailureKind
-from palaestra.rules.house_answers import BASELINE, HOUSE_MODEL, HouseTask
 from palaestra.rules.producers import Producer
-from palaestra.rules.runflow import TaskStatus
+from palaestra.rules.runs.house_answers import BASELINE, HOUSE_MODEL, HouseTask
+from palaestra.rules.runs.runflow import TaskStatus
 
 __all__ = [
     "DISPATCH_USER_AGENT",

@@ -36,10 +36,10 @@ from palaestra.engine.runs.facts import ClaimedRun
 from palaestra.engine.runs.recorder import Finish, Recorder
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
-from palaestra.rules.report import Settlement, reputations_after
-from palaestra.rules.runflow import CandidateStatus, RunStatus, TaskStatus
-from palaestra.rules.runplan import NewCandidate
-from palaestra.rules.scoring import Shortlist
+from palaestra.rules.runs.report import Settlement, reputations_after
+from palaestra.rules.runs.runflow import CandidateStatus, RunStatus, TaskStatus
+from palaestra.rules.runs.runplan import NewCandidate
+from palaestra.rules.runs.scoring import Shortlist
 from palaestra.store.bulk import insert_values, json_text, update_values
 from palaestra.store.lists import one_of
 from palaestra.store.models import Agent, Candidate, Run, Task
@@ -294,13 +294,9 @@ _SENDABLE: Final = (
         one_of(Task.id, "ids"),
         Task.status == TaskStatus.RUNNING.value,
         Task.sent_at.is_(None),
-        Task.deadline_at > bindparam("now"),
+        Task.created_at + Task.deadline_s > bindparam("now"),
     )
-    .values(
-        sent_at=bindparam("now"),
-        dispatched_at=bindparam("now"),
-        deadline_at=bindparam("now") + (Task.deadline_at - Task.created_at),
-    )
+    .values(sent_at=bindparam("now"), deadline_at=bindparam("now") + Task.deadline_s)
     .returning(Task.id)
 )
 

@@ -1,0 +1,59 @@
+"""cage.v1 matches, pure.
+
+- ``matchflow``: the statuses of a match and of its turns; ``challenges``: the consent an
+  owner's match needs;
+- ``material``: a match's secret material from its seed; ``payloads``: the text of every turn;
+- ``outcome``: who won, from the turn records; ``rejudge``: a finished match judged again;
+- ``matchmaking``: which fighters meet next;
+- ``baseline``: the built-in offline entrant; ``house``: the local model's prompts and grammars.
+
+``__all__`` holds what other packages use; the rest is imported from its module.
+"""
+
+from __future__ import annotations
+
+from palaestra.rules.cage.baseline import BASELINE_NAME, baseline_move
+from palaestra.rules.cage.challenges import (
+    Challenged,
+    accepts_friendlies_by_default,
+    challenge_refusal,
+)
+from palaestra.rules.cage.house import DEFENDER_GRAMMAR, HOUSE_SYSTEM_PROMPTS, attacker_grammar
+from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES, MatchKind, MatchStatus, TurnStatus
+from palaestra.rules.cage.matchmaking import Entrant, eligible, pair_key, select_pairings
+from palaestra.rules.cage.material import Material, draw_material
+from palaestra.rules.cage.outcome import TURNS, UTILITY_TO_WIN, TurnRecord, decide, side_of_turn
+from palaestra.rules.cage.payloads import SYSTEM_PROMPT, payload_for
+from palaestra.rules.cage.rejudge import PlayedTurn, Rejudged, Verdict, rejudge
+
+__all__ = [
+    "BASELINE_NAME",
+    "DEFENDER_GRAMMAR",
+    "HOUSE_SYSTEM_PROMPTS",
+    "OPEN_MATCH_STATUSES",
+    "SYSTEM_PROMPT",
+    "TURNS",
+    "UTILITY_TO_WIN",
+    "Challenged",
+    "Entrant",
+    "MatchKind",
+    "MatchStatus",
+    "Material",
+    "PlayedTurn",
+    "Rejudged",
+    "TurnRecord",
+    "TurnStatus",
+    "Verdict",
+    "accepts_friendlies_by_default",
+    "attacker_grammar",
+    "baseline_move",
+    "challenge_refusal",
+    "decide",
+    "draw_material",
+    "eligible",
+    "pair_key",
+    "payload_for",
+    "rejudge",
+    "select_pairings",
+    "side_of_turn",
+]

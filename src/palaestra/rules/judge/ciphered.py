@@ -1,0 +1,267 @@
+"""A letter cipher over an encoding, read back: base64, base32 or hex whose letters were then
+shifted (a Caesar shift) or mirrored (Atbash).
+
+Such a token keeps its encoding's alphabet, or nearly (hex's letters move out of ``a-f``),
+so the decodings read it as noise. Trying every cipher on every token would cost 26 times
+a decoding; instead the cipher is read off the token. An encoding of printable text is
+not any string of its alphabet: in base64 every fourth character is one of ``I-Z a-f``
+(the top six bits of a byte from ``0x20`` to ``0x7e``) and the next one of 24 others;
+in base32 every eighth is one of ``E-P``; in hex every other one is a digit from ``2`` to
+``7``. A cipher moves letters to letters and leaves digits alone, so one regular
+expression per encoding first rules out most tokens; then, for each cipher, a
+precomputed mask per character says whether the character, deciphered, is one the
+encoding of text can have at that place, and the few distinct characters at those places,
+and-ed, leave the ciphers that may fit; a cipher is kept if the token, deciphered by it,
+decodes to printable text (usually one is, often none). Only those tokens, deciphered by
+only those ciphers, are handed on to the decodings: the views here are prefixes
+(``caesar-text → base64``). Tokens are words of twelve or more characters, and hex
+written in pairs (``51 55 4C``, ``%51%55%4C``). Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import string
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from typing import Final
+
+from palaestra.rules.judge.decoders import char_classes, long_words
+
+__all__ = ["CIPHER_NAMES", "atbash_text", "caesar_text", "fitting_ciphers"]
+
+_LOWER: Final = string.ascii_lowercase
+_UPPER: Final = string.ascii_uppercase
+#: The ciphers tried, by index in a mask: the 25 Caesar shifts (``rot13-text`` reads a
+#: whole reply in ROT13, this a token broken up, as hex in pairs), then Atbash.
+_SHIFTS: Final = tuple(range(1, 26))
+CIPHER_NAMES: Final = (*(f"caesar-{n}" for n in _SHIFTS), "atbash")
+_ATBASH: Final = len(_SHIFTS)
+_ALL: Final = (1 << len(CIPHER_NAMES)) - 1
+_CAESARS: Final = _ALL & ~(1 << _ATBASH)
+
+
+def _undo_table(index: int) -> dict[int, int]:
+    """The table that reads cipher ``index`` back (a shift of ``n`` undone by ``26 - n``)."""
+    if index == _ATBASH:
+        return str.maketrans(_LOWER + _UPPER, _LOWER[::-1] + _UPPER[::-1])
+    n = 26 - _SHIFTS[index]
+    return str.maketrans(_LOWER + _UPPER, _LOWER[n:] + _LOWER[:n] + _UPPER[n:] + _UPPER[:n])
+
+
+_UNDO: Final = tuple(_undo_table(index) for index in range(len(CIPHER_NAMES)))
+_PRINTABLE: Final = range(0x20, 0x7F)
+_TOKEN_CHARS: Final = string.ascii_letters + string.digits + "+/"
+
+
+@dataclass(frozen=True, slots=True)
+class _Encoding:
+    """An encoding as a block of characters for a block of bytes, each character standing
+    for ``bits`` bits of the bytes, most significant first."""
+
+    name: str
+    alphabet: str
+    bits: int
+    block: int  # characters per block
+    decode: Callable[[str], bytes]  # whole blocks
+    folded: bool = False  # either case reads the same (hex, base32)
+
+    def values(self, position: int) -> set[int]:
+        """The values the character at ``position`` of a block takes when the bytes are
+        printable ASCII."""
+        start = position * self.bits % 8  # where in its first byte the character starts
+        if start + self.bits <= 8:
+            return {byte >> (8 - start - self.bits) & ((1 << self.bits) - 1) for byte in _PRINTABLE}
+        from_first = 8 - start  # the character's bits in the first byte; the rest in the next
+        from_next = self.bits - from_first
+        firsts = {byte & ((1 << from_first) - 1) for byte in _PRINTABLE}
+        nexts = {byte >> (8 - from_next) for byte in _PRINTABLE}
+        return {first << from_next | after for first in firsts for after in nexts}
+
+    def allowed(self, position: int) -> str:
+        chars = "".join(self.alphabet[v] for v in sorted(self.values(position)))
+        return chars + chars.swapcase() if self.folded else chars
+
+
+def _b32(chars: str) -> bytes:
+    return base64.b32decode(chars.upper())
+
+
+_ENCODINGS: Final = (
+    _Encoding("base64", _UPPER + _LOWER + string.digits + "+/", 6, 4, binascii.a2b_base64),
+    _Encoding("base32", _UPPER + "234567", 5, 8, _b32, folded=True),
+    _Encoding("hex", string.digits + "abcdef", 4, 2, bytes.fromhex, folded=True),
+)
+
+
+@cache
+def _masks(encoding: _Encoding) -> tuple[tuple[int, dict[str, int]], ...]:
+    """Per constraining place of a block, each character's mask: the ciphers under which,
+    read back, it is a character the encoding of text has there. Places where every
+    character fits under every cipher constrain nothing and are left out."""
+    places = []
+    for position in range(encoding.block):
+        allowed = set(encoding.allowed(position))
+        table: dict[str, int] = {}
+        for char in _TOKEN_CHARS:
+            if char.isalpha():
+                fits = (i for i, undo in enumerate(_UNDO) if char.translate(undo) in allowed)
+                table[char] = sum(1 << index for index in fits)
+            else:  # a cipher of letters leaves it as it is
+                table[char] = _ALL if char in allowed else 0
+        if any(mask != _ALL for mask in table.values()):
+            places.append((position, table))
+    return tuple(places)
+
+
+def fitting_ciphers(token: str, encoding: str) -> int:
+    """The mask of ciphers (by index in :data:`CIPHER_NAMES`) under which ``token``, read
+    back, is ``encoding`` of printable text at some alignment (its whole blocks)."""
+    (found,) = (p for p in _prepared() if p[0].name == encoding)
+    return _fitting(token, *found)
+
+
+@cache
+def _shape(encoding: _Encoding) -> re.Pattern[str]:
+    """Whole blocks whose every character may be, under some cipher, one that the encoding of
+    text has there: a letter where it has letters (a cipher moves a letter to a letter),
+    or a digit or mark it has there (a cipher leaves those as they are). One C pass rules
+    out most tokens."""
+    places = []
+    for position in range(encoding.block):
+        allowed = encoding.allowed(position)
+        kept = "".join(c for c in _TOKEN_CHARS if not c.isalpha() and c in allowed)
+        letters = "A-Za-z" if any(c.isalpha() for c in allowed) else ""
+        places.append(f"[{letters}{re.escape(kept)}]")
+    return re.compile(f"(?:{''.join(places)})+")
+
+
+@cache
+def _prepared() -> tuple[
+    tuple[_Encoding, re.Pattern[str], tuple[tuple[int, dict[str, int]], ...]], ...
+]:
+    """Each encoding with its shape and masks, made once."""
+    return tuple((encoding, _shape(encoding), _masks(encoding)) for encoding in _ENCODINGS)
+
+
+def _fitting(
+    token: str,
+    encoding: _Encoding,
+    shape: re.Pattern[str],
+    masks: tuple[tuple[int, dict[str, int]], ...],
+) -> int:
+    fits, block = 0, encoding.block
+    for offset in range(block):
+        mask = _ALL
+        # Whole blocks only: a last, partial one ends in padding bits.
+        end = offset + (len(token) - offset) // block * block
+        if not shape.fullmatch(token, offset, end):
+            continue
+        for position, table in masks:
+            for char in set(token[offset + position : end : block]):
+                mask &= table.get(char, 0)
+            if not mask:
+                break
+        if mask:
+            fits |= _verified(token[offset:end], encoding, mask)
+    return fits
+
+
+_TEXT: Final = re.compile(rb"[\x20-\x7e]+")
+
+
+def _verified(chunk: str, encoding: _Encoding, mask: int) -> int:
+    """The ciphers of ``mask`` under which ``chunk``, read back and decoded, is printable
+    text: the places of a block say which ciphers may fit, a decoding which do."""
+    kept, index = 0, 0
+    while mask >> index:
+        if mask >> index & 1:
+            try:
+                raw = encoding.decode(chunk.translate(_UNDO[index]))
+            except (binascii.Error, ValueError):
+                raw = b""
+            if _TEXT.fullmatch(raw):
+                kept |= 1 << index
+        index += 1
+    return kept
+
+
+#: A token: twelve or more characters of the encodings' alphabets.
+_TOKEN: Final = re.compile(r"[A-Za-z0-9+/]{12,}")
+#: Adjacent character classes (``judge_decoders.char_classes``) that mark an encoded word:
+#: a letter beside a digit, a small letter beside a capital, or eight capitals (base32).
+_MIXED: Final = (b"ld", b"dl", b"ud", b"du", b"lu", b"ul", b"uuuuuuuu")
+
+
+#: Hex in pairs, each perhaps after a ``%`` or before a separator (``51 55 4c``,
+#: ``%51%55%4C``): eight or more, the first digit of each from ``2`` to ``7`` as in text.
+#: The pattern starts with a set of characters, which the search skips to in C; an
+#: optional first ``%`` would have it tried at every character of a reply.
+_PAIRS: Final = re.compile(
+    r"[%2-7](?:(?<=%)[2-7])?(?<=[2-7])[0-9A-Za-z][ :,\-]?(?:%?[2-7][0-9A-Za-z][ :,\-]?){7,}"
+)
+_PAIR_MARKS: Final = re.compile(r"[% :,\-]")
+
+
+def _tokens(text: str) -> list[str]:
+    """The tokens worth reading: words of twelve or more characters, when a long word
+    mixes classes, and hex written in pairs."""
+    words = b"s".join(long_words(text, 12))  # s: a space, so no sign spans two words
+    tokens = _TOKEN.findall(text) if any(sign in words for sign in _MIXED) else []
+    if b"dd" in char_classes(text) or b"dl" in char_classes(text) or b"du" in char_classes(text):
+        for pairs in _PAIRS.findall(text):
+            joined = _PAIR_MARKS.sub("", pairs)
+            # A token written whole is read above; one of digits only, no cipher changes.
+            if joined != pairs and not joined.isdigit():
+                tokens.append(joined)
+    return tokens
+
+
+@lru_cache(maxsize=4)
+def _fits(text: str) -> tuple[tuple[str, int], ...]:
+    """Each token of ``text`` with the mask of the ciphers it fits under, in order, each
+    once (a token said again reads the same lines); found once for both views."""
+    found = []
+    for token in dict.fromkeys(_tokens(text)):
+        fits = _token_fits(token)
+        if fits:
+            found.append((token, fits))
+    return tuple(found)
+
+
+def _token_fits(token: str) -> int:
+    fits = 0
+    for encoding, shape, masks in _prepared():
+        if len(token) >= 2 * encoding.block:
+            fits |= _fitting(token, encoding, shape, masks)
+    return fits
+
+
+def _view(ciphers: int) -> Callable[[str], str | None]:
+    def read(text: str) -> str | None:
+        lines: dict[str, None] = {}
+        for token, fits in _fits(text):
+            fits &= ciphers
+            index = 0
+            while fits:
+                if fits & 1:
+                    lines.setdefault(token.translate(_UNDO[index]))
+                fits >>= 1
+                index += 1
+        # A line of its own mark between readings: the decodings rejoin a token across
+        # whitespace, and must not glue two readings into one.
+        return "\n;\n".join(lines) if lines else None
+
+    return read
+
+
+caesar_text: Final = _view(_CAESARS)
+caesar_text.__doc__ = (
+    "Each token that reads as base64, base32 or hex of text once its letters are shifted "
+    "back, so shifted back (one line per shift that fits)."
+)
+atbash_text: Final = _view(1 << _ATBASH)
+atbash_text.__doc__ = "Each token that reads as base64, base32 or hex of text in Atbash, read back."

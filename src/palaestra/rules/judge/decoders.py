@@ -1,0 +1,359 @@
+"""The judge's decoding views: text in an encoding, read back as the text it encodes.
+
+Each view is a pure function from a reply (or an earlier view of it) to a new text, or
+``None`` when the text holds nothing in its encoding: a cheap test comes first, so a reply
+without, say, a ``%`` costs the percent view one search. Byte-stream decodings (base64,
+base32, base85, hex) rejoin a token across the separators a defender puts inside it
+(whitespace, quote markers and ``+`` between adjacent string literals, zero-width
+characters, dashes, commas), decode it from every offset within one block, and keep only
+the runs of printable text in the result: what a reader would see. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from functools import lru_cache
+from typing import Final
+
+import numpy as np
+
+from palaestra.rules.judge.digits import a85_many, b32_many, b64_many, hex_many, rfc1924_many
+from palaestra.rules.judge.tokens import MANY_TOKENS, Spec, decoded_many
+
+__all__ = [
+    "ascii85",
+    "base32",
+    "base64_text",
+    "base85",
+    "char_classes",
+    "hex_text",
+    "long_words",
+    "printable_runs",
+    "views",
+]
+
+#: Decoded runs of printable text shorter than this are noise, not a message.
+MIN_RUN: Final = 4
+_PRINTABLE_RUN: Final = re.compile(rb"[\x20-\x7e]{%d,}" % MIN_RUN)
+#: What may sit inside an encoded token without ending it.
+_SEPARATORS: Final = "\\s\"'`+,\\-\u00ad\u200b-\u200f\u2060-\u2064\ufeff"
+_B64_TOKEN: Final = re.compile(f"[A-Za-z0-9/_{_SEPARATORS}]{{8,}}")
+_B32_TOKEN: Final = re.compile(f"[A-Za-z2-7{_SEPARATORS}]{{8,}}")
+_HEX_TOKEN: Final = re.compile(f"(?:0[xX]|\\\\[xX]|[0-9A-Fa-f:{_SEPARATORS}]){{8,}}")
+#: Every character a hex token may hold, in one class: a run of them without an ``x`` or a
+#: backslash is a token as it is (the token's pattern, an alternation tried at every
+#: character, read prose three times slower).
+_HEX_WIDE: Final = re.compile(f"[0-9A-Fa-fxX\\\\:{_SEPARATORS}]{{8,}}")
+_HEX_SKIP: Final = re.compile(r"0[xX]|\\[xX]|[^0-9A-Fa-f]")
+_B85_TOKEN: Final = re.compile(r"<~[!-u\s]+~>|[!-u]{10,}")
+#: :data:`_B85_TOKEN` in a text without ``<~``: one class, where the alternation was tried
+#: at every character.
+_A85_RUN: Final = re.compile(r"[!-u]{10,}")
+_RFC1924_TOKEN: Final = re.compile(r"[0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~]{10,}")
+_NOT_B64: Final = re.compile(r"[^A-Za-z0-9+/_\-]")
+_NOT_B32: Final = re.compile(r"[^A-Za-z2-7]")
+
+
+#: Past this many bytes, the runs are found with numpy: a pattern tried at every byte of
+#: a long decoding (random bytes have a short run every few dozen) cost three times more.
+_MANY_BYTES: Final = 4096
+
+
+def printable_runs(raw: bytes) -> str | None:
+    """The runs of printable ASCII in ``raw``, one per line; ``None`` if there are none."""
+    if len(raw) <= _MANY_BYTES:
+        runs = _PRINTABLE_RUN.findall(raw)
+        return b"\n".join(runs).decode() if runs else None
+    data = np.frombuffer(raw, np.uint8)
+    printable = np.zeros(len(data) + 2, np.int8)
+    printable[1:-1] = (data - np.uint8(0x20)) < 0x5F  # 0x20 to 0x7e, wrapping below
+    edges = np.diff(printable)
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    long = ends - starts >= MIN_RUN
+    starts, ends = starts[long], ends[long]
+    if not len(starts):
+        return None
+    # Each run and the line break after it, gathered from where it lies in ``raw``.
+    lengths = ends - starts + 1
+    placed = np.cumsum(lengths) - lengths
+    gather = np.repeat(starts - placed, lengths) + np.arange(int(lengths.sum()))
+    out = data[np.minimum(gather, len(data) - 1)]
+    out[placed[1:] - 1] = 0x0A
+    return out[:-1].tobytes().decode()
+
+
+_CLASSES: Final = bytes(
+    ord("l")
+    if chr(b).islower()
+    else ord("u")
+    if chr(b).isupper()
+    else ord("d")
+    if chr(b).isdigit()
+    else ord("s")
+    if chr(b).isspace()
+    else ord("p")
+    for b in range(256)
+)
+
+
+@lru_cache(maxsize=16)
+def char_classes(text: str) -> bytes:
+    """``text`` with each character replaced by its class: ``l`` lower-case, ``u`` upper-case,
+    ``d`` digit, ``s`` space, ``p`` anything else. Searching this for a short literal
+    (``b"ld"``: a letter then a digit) is how a view tells in microseconds that it has
+    nothing to read; a regular expression over the reply takes tens of them. Kept for the
+    last few texts: every view of a reply asks for the same one."""
+    return _classes_of(text)
+
+
+def _classes_of(token: str) -> bytes:
+    """:func:`char_classes` of a token, uncached: the cache is for whole replies, which
+    tokens would evict."""
+    return token.encode("ascii", "replace").translate(_CLASSES)
+
+
+#: What an encoding looks like and prose does not, as adjacent character classes: base64
+#: mixes case, or letters and digits, inside a word; base32 has digits beside capitals, or
+#: eight capitals in a row; hex has digits beside letters, eight digits in a row, or four
+#: pairs of them;
+#: base85 see below. A text without its sign is not decoded.
+_SIGNS: Final = {
+    "base64": (b"lu", b"ld", b"dl", b"du", b"ud", b"uul"),
+    "base32": (b"ud", b"du", b"ld", b"dl", b"uuuuuuuu"),
+    "hex": (b"ld", b"dl", b"ud", b"du", b"dddddddd", b"ddsddsddsdd"),
+}
+
+
+def _signed(text: str, signs: tuple[bytes, ...]) -> bool:
+    classes = char_classes(text)
+    return any(sign in classes for sign in signs)
+
+
+@lru_cache(maxsize=16)
+def long_words(text: str, length: int) -> tuple[bytes, ...]:
+    """The classes (:func:`char_classes`) of the words of ``text`` at least ``length`` long:
+    most replies have none, which one C pass over the words tells."""
+    words = char_classes(text).split(b"s")
+    if max(map(len, words), default=0) < length:
+        return ()
+    return tuple(word for word in words if len(word) >= length)
+
+
+def _base85_word(word: bytes) -> bool:
+    """Whether a word's classes look like base 85: mixed cases with a mark or a digit, or
+    two marks and a capital or a digit."""
+    marked = b"p" in word or b"d" in word
+    return (b"lu" in word and marked) or (word.count(b"p") >= 2 and (b"u" in word or b"d" in word))
+
+
+def _base85_signed(text: str) -> bool:
+    """A word of ten or more characters that looks like base 85."""
+    return any(_base85_word(word) for word in long_words(text, 10))
+
+
+def _base85_token(token: str) -> bool:
+    return _base85_word(_classes_of(token))
+
+
+def _decoded_tokens(
+    tokens: Iterable[str],
+    drop: re.Pattern[str],
+    block: int,
+    decode: Callable[[list[str]], bytes],
+    signed: Callable[[str], bool] | None = None,
+) -> str | None:
+    """The printable runs of each token decoded from every offset within one block: every
+    decoding is gathered first and decoded at once (``decode``), then searched for runs in
+    one pass (a call per token and offset cost more than the decoding itself)."""
+    # A token said again is cut into the same pieces: each distinct one is cut once (a
+    # reply of one short token repeated holds tens of thousands); many distinct ones are
+    # cut at once.
+    cut: dict[str, list[str]] = {}
+
+    def cut_one(group: str) -> list[str]:
+        known = cut.get(group)
+        if known is None:
+            known = cut[group] = _pieces(group, drop, block, signed)
+        return known
+
+    tokens = list(tokens)
+    distinct = dict.fromkeys(tokens)
+    if len(distinct) <= _FEW_DISTINCT and len(distinct) * _REPEATED < len(tokens):
+        # Each distinct token decoded once: a printable run never spans two tokens (their
+        # pieces' bytes lie apart), so the reading is each token's runs, token by token.
+        runs: dict[str, str | None] = {}
+        for token in distinct:
+            pieces = cut_one(token)
+            runs[token] = printable_runs(decode(pieces)) if pieces else None
+        read = [found for token in tokens if (found := runs[token]) is not None]
+        return "\n".join(read) if read else None
+    if len(tokens) >= MANY_TOKENS and len(distinct) >= MANY_TOKENS:
+        raw = decoded_many(tokens, _SPECS[decode], cut_one)
+        return printable_runs(raw) if raw is not None else None
+    pieces = [piece for group in tokens for piece in cut_one(group)]
+    return printable_runs(decode(pieces)) if pieces else None
+
+
+#: Tokens said again and again (each distinct one this many times on average, and at most
+#: :data:`_FEW_DISTINCT` of them) are decoded once each.
+_REPEATED: Final = 4
+_FEW_DISTINCT: Final = 512
+
+
+def _pieces(
+    group: str, drop: re.Pattern[str], block: int, signed: Callable[[str], bool] | None
+) -> list[str]:
+    """What one token is decoded as: from every offset within one block, and again without
+    its dashes, or without a short last word."""
+    if len(group) < 2 * block:
+        return []  # what is dropped only makes it shorter
+    if signed is not None and not signed(group):
+        return []  # a long word of prose, not an encoded token
+    chars = _dropped(group, drop)
+    if len(chars) < 2 * block:
+        return []
+    pieces = _offsets(chars, block)
+    if "-" in chars or "_" in chars:  # URL-safe characters, or dashes between groups
+        pieces += _offsets(chars.replace("-", "").replace("_", ""), block)
+    end = group[-2 * block :]
+    if end.isprintable() and " " not in end:
+        return pieces  # no space in its end: no short word after it
+    tail = _SHORT_TAIL.search(group, max(0, len(group) - 2 * block))
+    if tail is not None and len(tail.group().strip()) < block:
+        # A short word after the token ("... ANRX gb") is rejoined to it, and its bits
+        # would add a character to the end of what the token says: read it without.
+        pieces += _offsets(_dropped(group[: tail.start()], drop), block)
+    return pieces
+
+
+_SHORT_TAIL: Final = re.compile(r"\s\S{1,7}\s*\Z")
+
+
+def _dropped(group: str, drop: re.Pattern[str]) -> str:
+    """``drop.sub("", group)``; where ``drop`` is a set of characters (and for hex, when
+    the token has no ``x``; for base 85, when it is ASCII with no ``~``), one bytes
+    translation instead: a pattern tried at each character of a long token cost more."""
+    if (drop is _SPACE or drop is _NOT_B64) and group.isascii() and group.isalnum():
+        return group  # letters and digits only: nothing to drop
+    if drop is _SPACE and group.isprintable() and " " not in group and "~" not in group:
+        return group
+    if drop is _HEX_SKIP and ("x" in group or "X" in group):
+        return drop.sub("", group)
+    if drop is _SPACE:
+        if not group.isascii():
+            return drop.sub("", group)
+        # "<~" at the start and "~>" at the end, as the pattern finds them.
+        start = 2 if group.startswith("<~") else 0
+        end = len(group) - 2 if group.endswith("~>") and len(group) - 2 >= start else None
+        group = group[start:end]
+    deleted = _DELETED.get(drop)
+    if deleted is None:
+        return drop.sub("", group)
+    return group.encode().translate(None, deleted).decode("ascii")
+
+
+def _offsets(chars: str, block: int) -> list[str]:
+    """``chars`` from every offset within one block (a last character alone is no byte)."""
+    return [chars[offset:] for offset in range(min(block, max(len(chars) - 1, 0)))]
+
+
+def _token_signed(signs: tuple[bytes, ...]) -> Callable[[str], bool]:
+    """Whether a token bears one of ``signs`` itself: one that does not is prose joined
+    across its spaces, even where another token of the text is encoded."""
+
+    def signed(token: str) -> bool:
+        classes = _classes_of(token)
+        return any(sign in classes for sign in signs)
+
+    return signed
+
+
+_TOKEN_SIGNED: Final = {name: _token_signed(signs) for name, signs in _SIGNS.items()}
+
+
+def _hex_tokens(text: str) -> Iterator[str]:
+    """What ``_HEX_TOKEN`` finds in ``text``: the runs of :data:`_HEX_WIDE`, and in those
+    with an ``x`` or a backslash, the tokens themselves."""
+    for run in _HEX_WIDE.findall(text):
+        if "x" in run or "X" in run or "\\" in run:
+            yield from _HEX_TOKEN.findall(run)
+        else:
+            yield run
+
+
+def base64_text(text: str) -> str | None:
+    """Base 64, standard and URL-safe alphabets, padding optional."""
+    if not _signed(text, _SIGNS["base64"]):
+        return None
+    return _decoded_tokens(_B64_TOKEN.findall(text), _NOT_B64, 4, b64_many, _TOKEN_SIGNED["base64"])
+
+
+def base32(text: str) -> str | None:
+    """Base 32 (RFC 4648), either case, padding optional."""
+    if not _signed(text, _SIGNS["base32"]):
+        return None
+    return _decoded_tokens(_B32_TOKEN.findall(text), _NOT_B32, 8, b32_many, _TOKEN_SIGNED["base32"])
+
+
+def hex_text(text: str) -> str | None:
+    """Hexadecimal bytes, with or without ``0x``/``\\x`` prefixes and separators."""
+    if not _signed(text, _SIGNS["hex"]):
+        return None
+    return _decoded_tokens(_hex_tokens(text), _HEX_SKIP, 2, hex_many, _TOKEN_SIGNED["hex"])
+
+
+_SPACE: Final = re.compile(r"\A<~|~>\Z|\s")
+
+
+def _deleted_bytes(drop: str) -> bytes:
+    """The bytes of UTF-8 that ``drop`` (a class of characters) deletes: those of every
+    character outside ASCII, and the ASCII characters it matches."""
+    pattern = re.compile(drop)
+    return bytes(b for b in range(256) if b >= 128 or pattern.fullmatch(chr(b)))
+
+
+#: Each drop pattern's deletion in bytes, as :func:`_dropped` uses it.
+_DELETED: Final = {
+    _NOT_B64: _deleted_bytes(_NOT_B64.pattern),
+    _NOT_B32: _deleted_bytes(_NOT_B32.pattern),
+    _HEX_SKIP: _deleted_bytes(r"[^0-9A-Fa-f]"),
+    _SPACE: _deleted_bytes(r"\s"),
+}
+
+
+#: How each decoding's tokens are cut many at once (:mod:`palaestra.rules.judge.tokens`).
+_SPECS: Final[dict[Callable[[list[str]], bytes], Spec]] = {
+    b64_many: Spec(b64_many, _DELETED[_NOT_B64], _CLASSES, _SIGNS["base64"]),
+    b32_many: Spec(b32_many, _DELETED[_NOT_B32], _CLASSES, _SIGNS["base32"]),
+    hex_many: Spec(hex_many, _DELETED[_HEX_SKIP], _CLASSES, _SIGNS["hex"], apart=b"xX"),
+    a85_many: Spec(a85_many, _DELETED[_SPACE], _CLASSES, None, marked=True),
+    rfc1924_many: Spec(rfc1924_many, _DELETED[_SPACE], _CLASSES, None, marked=True),
+}
+
+
+def ascii85(text: str) -> str | None:
+    """Ascii85 (Adobe's, ``<~ ~>`` optional)."""
+    if not _base85_signed(text):
+        return None
+    return _decoded_tokens(
+        (_B85_TOKEN if "<~" in text else _A85_RUN).findall(text), _SPACE, 5, a85_many, _base85_token
+    )
+
+
+def base85(text: str) -> str | None:
+    """Base 85 in RFC 1924's alphabet (Python's and git's ``b85``)."""
+    if not _base85_signed(text):
+        return None
+    return _decoded_tokens(_RFC1924_TOKEN.findall(text), _SPACE, 5, rfc1924_many, _base85_token)
+
+
+def views() -> Iterator[tuple[str, Callable[[str], str | None]]]:
+    """Every decoding view, by name, in the order the judge tries them."""
+    yield from (
+        ("hex", hex_text),
+        ("base64", base64_text),
+        ("base32", base32),
+        ("base85", base85),
+        ("ascii85", ascii85),
+    )

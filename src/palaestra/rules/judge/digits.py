@@ -1,0 +1,398 @@
+"""Strings of base 16, 32, 64 and 85 digits decoded to bytes, one piece or many at once.
+
+The judge's decoding views (:mod:`palaestra.rules.judge.decoders`) cut a reply's tokens
+into pieces, one from each offset; these decode them: a few pieces one by one in C, many
+at once with numpy. A piece the encoding refuses gives no bytes. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable
+from typing import Final
+
+import numpy as np
+
+__all__ = [
+    "GROUPS",
+    "a85_many",
+    "b32_many",
+    "b64_many",
+    "groups_few",
+    "groups_many",
+    "groups_spans",
+    "hex_many",
+    "rfc1924_many",
+]
+
+_URLSAFE: Final = str.maketrans("-_", "+/")
+_B32_DIGITS: Final = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789abcdefghijklmnopqrstuv"
+)
+
+
+def _b64(chars: str) -> bytes:
+    usable = len(chars) - (len(chars) % 4 == 1)
+    chars = chars[:usable].translate(_URLSAFE)
+    return binascii.a2b_base64(chars + "=" * (-len(chars) % 4))
+
+
+def _b32(chars: str) -> bytes:
+    # Base 32 is a big-endian bit string: read it as one integer (linear time for a
+    # power-of-two base) and keep the whole bytes.
+    bits = len(chars) * 5
+    if not bits // 8:
+        return b""
+    value = int(chars.upper().translate(_B32_DIGITS), 32) >> (bits % 8)
+    return value.to_bytes(bits // 8, "big")
+
+
+def _hex(chars: str) -> bytes:
+    return bytes.fromhex(chars[: len(chars) - len(chars) % 2])
+
+
+def _each(decode: Callable[[str], bytes]) -> Callable[[list[str]], bytes]:
+    """A decoder of one piece made a decoder of many: the pieces' bytes, one zero byte
+    (never in a printable run) between two; a piece the decoder refuses gives none."""
+
+    def decoded(pieces: list[str]) -> bytes:
+        out: list[bytes] = []
+        for piece in pieces:
+            try:
+                out.append(decode(piece))
+            except (binascii.Error, ValueError):
+                continue
+        return b"\x00".join(out)
+
+    return decoded
+
+
+_A85_DIGITS: Final = bytes(b - 33 if 33 <= b <= 117 else 255 for b in range(256))
+_RFC1924_ALPHABET: Final = (
+    b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
+)
+_RFC1924_DIGITS: Final = bytes(
+    _RFC1924_ALPHABET.index(b) if b in _RFC1924_ALPHABET else 255 for b in range(256)
+)
+
+
+def _base85(chars: str, digits: bytes) -> bytes:
+    """Base 85 digits (``digits`` gives each character's value) as bytes, as the standard
+    library's ``a85decode`` and ``b85decode`` read them (theirs loop over every character in
+    Python: a hundred times slower). A last group of one character is not a byte; a shorter
+    group of two or more is, padded with the highest digit.
+
+    All groups at once, in C: each of the five digit columns is spread into 8-byte slots
+    of one integer, the five integers are combined by powers of 85 (a group's value fits
+    its slot, so no slot carries into the next), and each slot's low four bytes are its
+    group's bytes; a fifth byte set is a group past 2**32, which the encoding refuses."""
+    values = chars[: len(chars) - (len(chars) % 5 == 1)].encode("ascii", "replace")
+    values = values.translate(digits)
+    if b"\xff" in values:
+        raise ValueError("not a base 85 digit")
+    padding = -len(values) % 5
+    values += b"\x54" * padding
+    groups = len(values) // 5
+    total = 0
+    for column in range(5):
+        slots = bytearray(8 * groups)
+        slots[0::8] = values[column::5]
+        total = total * 85 + int.from_bytes(slots, "little")
+    raw = total.to_bytes(8 * groups, "little")
+    if raw[4::8].strip(b"\x00"):
+        raise ValueError("base 85 overflow")
+    decoded = bytearray(4 * groups)
+    for at in range(4):
+        decoded[at::4] = raw[3 - at :: 8]
+    return bytes(decoded[: len(decoded) - padding])
+
+
+#: Up to this many characters, the standard library's decoders cost less than spreading
+#: the groups out: their loop is short, and the spreading has a fixed cost.
+_FEW_CHARS: Final = 320
+
+
+def _a85(chars: str) -> bytes:
+    if len(chars) <= _FEW_CHARS:
+        return base64.a85decode(chars[: len(chars) - (len(chars) % 5 == 1)], adobe=False)
+    return _base85(chars, _A85_DIGITS)
+
+
+def _rfc1924(chars: str) -> bytes:
+    if len(chars) <= _FEW_CHARS:
+        return base64.b85decode(chars[: len(chars) - (len(chars) % 5 == 1)])
+    return _base85(chars, _RFC1924_DIGITS)
+
+
+def groups_many(pieces: list[str], digits: bytes, base: int, block: int, size: int) -> bytes:
+    """Each piece decoded as a string of digits in ``base`` (``digits`` gives each
+    character's value), ``block`` of them for ``size`` bytes, as the one-piece decoders
+    read it; all at once with numpy: the pieces' bytes, zero bytes (never in a printable
+    run) after each. Base 85 refuses a piece with a group past 2**32, and reads no byte
+    from a last character alone; a refused piece (or one with a character not a digit)
+    gives zeros.
+
+    The pieces' digits are laid out in blocks, each piece from a block of its own and
+    followed by a block of zeros; a short last block is padded (base 85 with its highest
+    digit, as the standard library does; other bases with zero bits), and the bytes that
+    padding makes are zeroed."""
+    lengths = np.fromiter(map(len, pieces), dtype=np.int32, count=len(pieces))
+    source = np.frombuffer(
+        "".join(pieces).encode("ascii", "replace").translate(digits), dtype=np.uint8
+    )
+    return _groups(source, lengths, base, block, size)
+
+
+def groups_spans(
+    source: np.ndarray, starts: np.ndarray, lengths: np.ndarray, base: int, block: int, size: int
+) -> bytes:
+    """:func:`groups_many` of pieces given as spans of ``source`` (digits already read
+    through their table): piece ``k`` is ``source[starts[k] : starts[k] + lengths[k]]``.
+    A token's pieces from every offset are spans of its one copy, not strings apart; when
+    they are long (the pieces, laid out, several times the source), their whole blocks
+    are read from one pass over the source (:func:`_groups_windows`)."""
+    if int(lengths.sum()) > _WINDOWS_FROM * len(source):
+        return _groups_windows(source, starts, lengths, base, block, size)
+    return _groups_laid_out(source, starts, lengths, base, block, size)
+
+
+def _groups_laid_out(
+    source: np.ndarray, starts: np.ndarray, lengths: np.ndarray, base: int, block: int, size: int
+) -> bytes:
+    """:func:`groups_spans`, each piece's digits laid out one after another first."""
+    lengths = lengths.astype(np.int32)
+    ends = np.cumsum(lengths, dtype=np.int32)
+    gather = np.repeat(starts.astype(np.int32) - (ends - lengths), lengths)
+    gather += np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int32)
+    return _groups(source[gather], lengths, base, block, size)
+
+
+#: Pieces this many times longer than their source are read by :func:`_groups_windows`.
+_WINDOWS_FROM: Final = 4
+
+
+def _groups_windows(
+    source: np.ndarray, starts: np.ndarray, lengths: np.ndarray, base: int, block: int, size: int
+) -> bytes:
+    """:func:`groups_spans`, the value of the block that starts at each place of
+    ``source`` computed once (a block's worth of multiplications over the source, where
+    laying the pieces out costs as many over every piece, and the moves besides)."""
+    starts, lengths = starts.astype(np.int64), lengths.astype(np.int64)
+    count = len(lengths)
+    if not count:
+        return b""
+    digits = source.astype(np.uint64)
+    places = len(digits) - block + 1
+    windows = np.zeros(max(places, 0), np.uint64)
+    if places > 0:
+        windows[:] = digits[:places]
+        for column in range(1, block):
+            windows *= np.uint64(base)
+            windows += digits[column : places + column]
+    whole_groups = lengths // block
+    short = lengths - whole_groups * block
+    groups = whole_groups + (short > 0)
+    # Each piece's groups, then one group of zeros between it and the next.
+    slots = groups + 1
+    first_slot = np.cumsum(slots) - slots
+    which = np.repeat(np.arange(count), slots)
+    group = np.arange(len(which)) - np.repeat(first_slot, slots)
+    values = np.zeros(len(which), np.uint64)
+    whole = np.flatnonzero(group < whole_groups[which])
+    values[whole] = windows[starts[which[whole]] + group[whole] * block]
+    # A short last group is padded (base 85 with its highest digit, others with zeros);
+    # in base 85 a last character alone is no byte, and reads as a zero.
+    partial = np.flatnonzero(short)
+    if len(partial):
+        at, kept = starts[partial] + whole_groups[partial] * block, short[partial]
+        padding = np.uint64(base - 1 if base == 85 else 0)
+        value = np.zeros(len(partial), np.uint64)
+        for column in range(block):
+            place = np.minimum(at + column, len(digits) - 1)
+            digit = np.where(column < kept, digits[place], padding)
+            if base == 85 and column == 0:
+                digit = np.where(kept == 1, np.uint64(0), digit)
+            value = value * np.uint64(base) + digit
+        values[first_slot[partial] + whole_groups[partial]] = value
+    refused = np.zeros(count, bool)
+    invalid = source == 255
+    if invalid.any():
+        before = np.concatenate(([0], np.cumsum(invalid)))
+        refused |= before[starts + lengths] > before[starts]
+    if base == 85:
+        refused |= np.add.reduceat(values > 0xFFFFFFFF, first_slot) > 0
+    out = _low_bytes(values, size)
+    if refused.any():
+        out[np.repeat(refused, slots)] = 0
+    last = first_slot + groups - 1
+    bits = base.bit_length() - 1
+    for kept_digits in range(1, block):
+        made = kept_digits - 1 if base == 85 else kept_digits * bits // 8
+        out[last[short == kept_digits], made:] = 0
+    return out.tobytes()
+
+
+def _low_bytes(values: np.ndarray, size: int) -> np.ndarray:
+    """The low ``size`` bytes of each value, big-endian, one row per value. Four bytes are
+    one cast; others, a byte at a time: a copy of some bytes of each 8-byte row moved them
+    one by one, at several times the cost."""
+    if size == 4:
+        return values.astype(">u4").view(np.uint8).reshape(-1, 4)
+    shifts = [np.uint64(8 * (size - 1 - place)) for place in range(size)]
+    return np.stack([(values >> shift).astype(np.uint8) for shift in shifts], axis=1)
+
+
+def _short_masks(base: int, block: int, size: int) -> np.ndarray:
+    """For each count of digits in a last group, the mask of the bytes they make, of a
+    group's ``size`` bytes (big-endian: the first, the highest)."""
+    bits = base.bit_length() - 1
+    masks = [(1 << 8 * size) - 1]
+    for short in range(1, block):
+        whole = short - 1 if base == 85 else short * bits // 8
+        masks.append((1 << 8 * size) - (1 << 8 * (size - whole)))
+    return np.array(masks, np.uint64)
+
+
+_ALL_BYTES: Final = {size: (1 << 8 * size) - 1 for size in range(1, 8)}
+_SHORT_MASKS: Final = {
+    (base, block, size): _short_masks(base, block, size)
+    for base, block, size in ((16, 2, 1), (32, 8, 5), (64, 4, 3), (85, 5, 4))
+}
+
+
+def _groups(source: np.ndarray, lengths: np.ndarray, base: int, block: int, size: int) -> bytes:
+    """The pieces of :func:`groups_many`, their digits one after another in ``source``."""
+    count = len(lengths)
+    groups = (lengths + (block - 1)) // block
+    first_group = np.cumsum(groups + 1, dtype=np.int32) - (groups + 1)
+    # Each character's place: its own, moved by how far its piece's first block is.
+    shift = np.repeat(block * first_group - (np.cumsum(lengths, dtype=np.int32) - lengths), lengths)
+    shift += np.arange(len(source), dtype=np.int32)
+    values = np.full((int(groups.sum()) + count) * block, base - 1 if base == 85 else 0, np.uint8)
+    values[shift] = source
+    table = values.reshape(-1, block)
+    last = first_group + groups - 1
+    if base == 85:
+        # A last character alone is no byte, and its padding must not refuse the piece.
+        table[last[lengths % block == 1], 0] = 0
+    total = table[:, 0].astype(np.uint64)
+    for column in range(1, block):
+        total *= base
+        total += table[:, column]
+    total[first_group + groups] = 0  # the group of zeros after each piece
+    refused = np.zeros(count, dtype=bool)
+    if 255 in source:
+        refused[np.searchsorted(np.cumsum(lengths), np.flatnonzero(source == 255), "right")] = True
+    if base == 85:
+        over = np.flatnonzero(total > 0xFFFFFFFF)
+        refused[np.searchsorted(first_group, over, "right") - 1] = True
+    # What each group keeps of its bytes, as a mask on its value: all of them; those a
+    # short last group makes; none in a refused piece. One pass over the values, where
+    # zeroing the rows of bytes took one per kind of row.
+    keep = np.full(len(total), np.uint64(_ALL_BYTES[size]))
+    left = lengths % block
+    short = np.flatnonzero(left)
+    keep[last[short]] = _SHORT_MASKS[base, block, size][left[short]]
+    if refused.any():
+        keep[np.repeat(refused, groups + 1)] = 0
+    total &= keep
+    out = _low_bytes(total, size)
+    return out.tobytes()
+
+
+def groups_few(pieces: list[str], digits: bytes, base: int, block: int, size: int) -> bytes:
+    """:func:`groups_many` for a few long pieces, one at a time: laying the pieces out
+    together costs more than a few calls when they are the same long token from each
+    offset."""
+    bits = base.bit_length() - 1
+    out: list[bytes] = []
+    for piece in pieces:
+        values = np.frombuffer(piece.encode("ascii", "replace").translate(digits), np.uint8)
+        if base == 85 and len(values) % block == 1:
+            values = values[:-1]  # a last character alone is no byte
+        if 255 in values:
+            continue
+        short = len(values) % block
+        padded = np.full(-(-len(values) // block) * block, base - 1 if base == 85 else 0, np.uint8)
+        padded[: len(values)] = values
+        table = padded.reshape(-1, block)
+        total = table[:, 0].astype(np.uint64)
+        for column in range(1, block):
+            total *= base
+            total += table[:, column]
+        if base == 85 and (total > 0xFFFFFFFF).any():
+            continue
+        raw = _low_bytes(total, size).tobytes()
+        if short:
+            whole = short - 1 if base == 85 else short * bits // 8
+            raw = raw[: len(raw) - size + whole]
+        out.append(raw)
+    return b"\x00".join(out)
+
+
+def _digit_table(alphabet: bytes, *, either_case: bool = False, also: bytes = b"") -> bytes:
+    """Each byte's value as a digit of ``alphabet`` (and of ``also``, read as its last
+    digits), 255 for a byte that is none."""
+    table = bytearray(b"\xff" * 256)
+    for value, char in enumerate(alphabet):
+        table[char] = value
+        if either_case:
+            table[ord(chr(char).lower())] = value
+    for value, char in enumerate(also, len(alphabet) - len(also)):
+        table[char] = value
+    return bytes(table)
+
+
+#: Base 64's digits, the URL-safe ``-`` and ``_`` read as ``+`` and ``/``.
+_B64_DIGITS: Final = _digit_table(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", also=b"-_"
+)
+
+
+#: Up to this many pieces, each is decoded apart (in C, for base 64 and hex): numpy's
+#: passes over the digits cost more than a few calls.
+_FEW_PIECES: Final = 64
+
+
+def b64_many(pieces: list[str]) -> bytes:
+    if len(pieces) <= _FEW_PIECES:
+        return _each(_b64)(pieces)
+    return groups_many(pieces, _B64_DIGITS, 64, 4, 3)
+
+
+def b32_many(pieces: list[str]) -> bytes:
+    if len(pieces) <= _FEW_PIECES:
+        return _each(_b32)(pieces)
+    return groups_many(pieces, _B32_TABLE, 32, 8, 5)
+
+
+def hex_many(pieces: list[str]) -> bytes:
+    if len(pieces) <= _FEW_PIECES:
+        return _each(_hex)(pieces)
+    return groups_many(pieces, _HEX_TABLE, 16, 2, 1)
+
+
+_B32_TABLE: Final = _digit_table(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", either_case=True)
+_HEX_TABLE: Final = _digit_table(b"0123456789ABCDEF", either_case=True)
+
+
+def a85_many(pieces: list[str]) -> bytes:
+    decode = groups_few if len(pieces) <= _FEW_PIECES else groups_many
+    return decode(pieces, _A85_DIGITS, 85, 5, 4)
+
+
+def rfc1924_many(pieces: list[str]) -> bytes:
+    decode = groups_few if len(pieces) <= _FEW_PIECES else groups_many
+    return decode(pieces, _RFC1924_DIGITS, 85, 5, 4)
+
+
+#: Each decoder of many pieces by its digits: their table, base, block and bytes a block
+#: makes (:func:`groups_spans` reads pieces given as spans with them).
+GROUPS: Final[dict[Callable[[list[str]], bytes], tuple[bytes, int, int, int]]] = {
+    b64_many: (_B64_DIGITS, 64, 4, 3),
+    b32_many: (_B32_TABLE, 32, 8, 5),
+    hex_many: (_HEX_TABLE, 16, 2, 1),
+    a85_many: (_A85_DIGITS, 85, 5, 4),
+    rfc1924_many: (_RFC1924_DIGITS, 85, 5, 4),
+}
