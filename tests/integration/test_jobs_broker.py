@@ -34,6 +34,7 @@ from palaestra.jobs.broker import (
 )
 from palaestra.jobs.scheduler import RedisPeriods, Scheduler
 from palaestra.platform import Platform
+from palaestra.services import Services
 from palaestra.settings import Settings
 from tests.integration.arena_rows import add_fighter, add_owner
 from tests.integration.platform_fixtures import ADMIN_TOKEN, Api, serve_app
@@ -375,14 +376,16 @@ async def test_an_api_process_reports_its_broker_and_the_queue(
             200,
             {"status": "ok", "database": "ok", "broker": "ok"},
         )
-        await app.state.jobs.play_pending.kiq()
+        services: Services = app.state.services
+        assert services.jobs is not None
+        await services.jobs.play_pending.kiq()
         async with session.get(base + "/metrics") as response:
             lines = (await response.text()).splitlines()
         assert 'palaestra_queue_depth{state="waiting"} 1.0' in lines
         assert 'palaestra_queue_depth{state="running"} 0.0' in lines
         assert "palaestra_dispatches_in_flight 0.0" in lines
 
-        app.state.broker = broker("redis://127.0.0.1:9/0", queue)  # nothing listens there
+        services.broker = broker("redis://127.0.0.1:9/0", queue)  # nothing listens there
         status, body = await api.call("GET", "/healthz")
         assert (status, body["broker"]) == (503, "unavailable: ConnectionError")
 

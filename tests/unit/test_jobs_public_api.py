@@ -33,6 +33,15 @@ EXPORTED = {
     "kicks": ["Kicks"],
     "worker": ["Worker", "consuming", "run_worker"],
     "serving": ["PendingKicker", "through_broker"],
+    "registry": ["JOBS", "Job", "job", "periodic"],
+    "context": ["EmbeddedWork", "LocalKicks", "Work", "WorkerWork"],
+    "embedded": ["embedded_loops", "embedded_supervisor"],
+    "supervisor": ["BACKOFF_S", "MAX_BACKOFF_S", "Loop", "Supervisor"],
+    "pings": ["monitor", "ping_due"],
+    "turns": ["play_pending", "play_turn", "referee"],
+    "stepping": ["drive_runs", "step_runs"],
+    "matchmaking": ["matchmake"],
+    "upkeep": ["ratings", "retention", "roll_up"],
 }
 
 

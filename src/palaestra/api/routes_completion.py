@@ -19,9 +19,9 @@ from palaestra.api.limits import RouteCap
 from palaestra.api.run_schemas import Accepted
 from palaestra.engine.runs.completion import (
     COMPLETION_BODY_CAP_BYTES,
-    CompletionDesk,
     CompletionRejected,
 )
+from palaestra.http.deps import services_of
 from palaestra.protocol import SIGNATURE_HEADER, TIMESTAMP_HEADER, CompletionBody
 
 __all__ = ["BODY_CAP", "router"]
@@ -65,7 +65,8 @@ _DOCUMENTED: Final = {
 )
 async def complete(task_id: str, request: Request) -> Response:
     """Seed: an agent that answered 202 delivers its output, signed with its key."""
-    desk: CompletionDesk = request.app.state.runs.completions
+    # The services read as ``get_services`` does, without a dependency: the hottest route.
+    desk = services_of(request).runs.completions
     raw = await request.body()
     headers = request.headers
     try:

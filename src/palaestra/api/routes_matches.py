@@ -10,26 +10,19 @@ from palaestra.api.contract import errors
 from palaestra.api.match_schemas import MatchCreate, MatchCreated, MatchOut, MatchSummary
 from palaestra.api.paging import PAGED, KeysetCursorQuery, announce_next
 from palaestra.engine.cage import matches as service
-from palaestra.engine.cage.referee import Referee
 from palaestra.engine.quotas import check_match_quota
-from palaestra.http.deps import AnyCaller, PlatformDep, caller_of, guarded
+from palaestra.http.deps import AnyCaller, PlatformDep, ServicesDep, caller_of, guarded
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/api", tags=["matches"])
 
 
-def _wake_referee(request: Request) -> None:
-    referee: Referee | None = getattr(request.app.state, "referee", None)
-    if referee is not None:
-        referee.wake()
-
-
 @router.post(
     "/matches", status_code=202, response_model=MatchCreated, responses=errors(400, 403, 404, 409)
 )
 async def create(
-    body: MatchCreate, request: Request, platform: PlatformDep, caller: AnyCaller
+    body: MatchCreate, services: ServicesDep, platform: PlatformDep, caller: AnyCaller
 ) -> MatchCreated:
     """Start a match between two fighters; the referee plays it in the background.
 
@@ -39,7 +32,7 @@ async def create(
     match = await service.create_match(
         platform, caller, body.attacker, body.defender, rated=body.rated
     )
-    _wake_referee(request)
+    services.referee.wake()
     return MatchCreated(match_id=match.id)
 
 

@@ -19,7 +19,7 @@ from palaestra.engine.history import task_bodies_archive
 from palaestra.engine.quotas import check_run_quota
 from palaestra.engine.runs import service
 from palaestra.engine.runs.stepper import Runs
-from palaestra.http.deps import AnyCaller, PlatformDep
+from palaestra.http.deps import AnyCaller, PlatformDep, ServicesDep
 
 __all__ = ["PREFIX", "RunsDep", "get_runs", "router"]
 
@@ -28,9 +28,8 @@ router = APIRouter(prefix="/api", tags=["runs"])
 PREFIX: Final = "/api/runs"
 
 
-async def get_runs(request: Request) -> Runs:
-    driver: Runs = request.app.state.runs
-    return driver
+async def get_runs(services: ServicesDep) -> Runs:
+    return services.runs
 
 
 RunsDep = Annotated[Runs, Depends(get_runs)]

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import structlog
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 from sqlalchemy import Select, func, select, text
 
-from palaestra.http.deps import PlatformDep
+from palaestra.http.deps import PlatformDep, ServicesDep
 from palaestra.jobs.broker import StreamBroker, queue_depth
 from palaestra.store.models import RUNNING_RUNS, Run, Task
 
@@ -34,7 +34,7 @@ def dispatches_in_flight() -> Select[int]:
 
 
 @router.get("/healthz")
-async def healthz(request: Request, platform: PlatformDep) -> JSONResponse:
+async def healthz(services: ServicesDep, platform: PlatformDep) -> JSONResponse:
     """200 when the server, its database and its broker answer.
 
     ``broker`` is ``in-process`` in the embedded mode (no broker to reach).
@@ -45,7 +45,7 @@ async def healthz(request: Request, platform: PlatformDep) -> JSONResponse:
             await session.execute(text("SELECT 1"))
     except Exception as exc:
         body |= {"status": "error", "database": f"unavailable: {type(exc).__name__}"}
-    broker = getattr(request.app.state, "broker", None)
+    broker = services.broker
     if isinstance(broker, StreamBroker):
         try:
             await broker.ping()
@@ -60,10 +60,10 @@ async def healthz(request: Request, platform: PlatformDep) -> JSONResponse:
     response_class=Response,
     responses={200: {"content": {CONTENT_TYPE_LATEST: {}}, "description": "Prometheus text"}},
 )
-async def metrics(request: Request, platform: PlatformDep) -> Response:
+async def metrics(services: ServicesDep, platform: PlatformDep) -> Response:
     """Prometheus metrics: this process's counters, and the cluster's queue and dispatches."""
     gauges = platform.metrics
-    broker = getattr(request.app.state, "broker", None)
+    broker = services.broker
     if broker is not None:
         try:
             depth = await queue_depth(broker)

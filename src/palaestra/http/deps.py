@@ -1,4 +1,4 @@
-"""Request dependencies: the platform and the authenticated caller."""
+"""Request dependencies: the services of the server's mode, the platform, the caller."""
 
 from __future__ import annotations
 
@@ -11,22 +11,39 @@ from fastapi import Depends, Header, Request
 from palaestra.engine.accounts import Caller, authenticate
 from palaestra.errors import Forbidden, InvalidClaimCode, InvalidCredential
 from palaestra.platform import Platform
-from palaestra.throttle import Throttle
+from palaestra.services import Services
 
 __all__ = [
     "AdminCaller",
     "AnyCaller",
     "PlatformDep",
+    "ServicesDep",
     "caller_of",
     "get_platform",
+    "get_services",
     "guarded",
+    "services_of",
 ]
 
 
-async def get_platform(request: Request) -> Platform:
+def services_of(request: Request) -> Services:
+    """The services the application serves with (see ``palaestra.services``): the one
+    place that reads them from the application."""
+    services: Services = request.app.state.services
+    return services
+
+
+async def get_services(request: Request) -> Services:
     # async: FastAPI runs a plain ``def`` dependency on a worker thread, a hop per request.
-    platform: Platform = request.app.state.platform
-    return platform
+    return services_of(request)
+
+
+ServicesDep = Annotated[Services, Depends(get_services)]
+
+
+async def get_platform(request: Request) -> Platform:
+    # From the request, as ``get_services``: no dependency of a dependency on every request.
+    return services_of(request).platform
 
 
 PlatformDep = Annotated[Platform, Depends(get_platform)]
@@ -50,10 +67,7 @@ async def guarded(request: Request, target: str | None = None) -> AsyncIterator[
     agent key or claim code raised inside it counts one failure against the address, and
     against ``target`` when named (the fighter or agent the credential would open).
     """
-    throttle: Throttle | None = getattr(request.app.state, "throttle", None)
-    if throttle is None:
-        yield
-        return
+    throttle = services_of(request).throttle
     peer = request.client.host if request.client else None
     address = throttle.address_of(peer, request.headers.get("x-forwarded-for"))
     async with throttle.attempt(address, target) as attempt:

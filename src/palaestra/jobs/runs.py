@@ -24,11 +24,8 @@ from typing import Final
 
 import structlog
 
-from palaestra.engine.runs.completion import CompletionDesk
-from palaestra.engine.runs.house import HouseAgent
-from palaestra.engine.runs.recorder import Recorder
-from palaestra.engine.runs.stepper import RunStepper, Stepped
-from palaestra.engine.runs.work import InFlight, TaskWork
+from palaestra.engine.runs.driver import SteppedRuns
+from palaestra.engine.runs.stepper import Stepped
 from palaestra.jobs.broker import Flags
 from palaestra.jobs.kicks import Kicks
 from palaestra.platform import Platform
@@ -41,21 +38,14 @@ log = structlog.get_logger(__name__)
 STEP_FLAG: Final = "step-runs"
 
 
-class QueuedRuns:
+class QueuedRuns(SteppedRuns):
     """The run stepper for workers and API processes with a broker; see the module
     docstring."""
 
     def __init__(self, platform: Platform, kicks: Kicks, flags: Flags) -> None:
-        self.platform = platform
+        super().__init__(platform, self.kick)
         self.kicks = kicks
         self.flags = flags
-        self.house = HouseAgent.from_settings(platform.settings, platform.egress)
-        self.recorder = Recorder(platform)
-        #: Where the agents' async completions are received (the API's callback route).
-        self.completions = CompletionDesk(platform, self.recorder, kick=self.kick)
-        self.sends = InFlight(on_done=self.kick)
-        work = TaskWork(platform, self.house, self.recorder)
-        self.stepper = RunStepper(platform, work, in_flight=self.sends)
         self._kick_pending = False
 
     def kick(self, run_id: str | None = None) -> None:

@@ -8,12 +8,8 @@ per job and period, expiring after two periods; in one process it is a
 dictionary. A scheduler that dies between taking a period and kicking its
 job loses that one period: the next one comes on time.
 
-The periodic jobs: ``ping_due`` every ``schedule_tick_s`` (the jobs fan out
-while agents are due), ``matchmake`` every ``matchmaking_interval_s``,
-``ratings`` every ``ratings_interval_s``, ``sweep`` every
-``sweep_interval_s``, ``roll_up`` every ``rollup_interval_s``, the first three only while
-their service is enabled in the settings; and ``retention`` every ``retention_interval_s``,
-always.
+The periodic jobs are those of :mod:`palaestra.jobs.registry` that the
+settings enable, each on its declared period, its lock named after it.
 """
 
 from __future__ import annotations
@@ -29,6 +25,7 @@ from redis.asyncio import Redis
 from taskiq import AsyncBroker
 
 from palaestra.jobs.broker import StreamBroker
+from palaestra.jobs.registry import periodic
 from palaestra.jobs.tasks import Jobs
 
 __all__ = ["LocalPeriods", "Periodic", "Periods", "RedisPeriods", "Scheduler", "periods_for"]
@@ -94,19 +91,11 @@ class Scheduler:
     @property
     def schedule(self) -> list[Periodic]:
         settings = self.jobs.platform.settings
-        jobs = self.jobs
-        entries = [
-            Periodic("sweep", settings.sweep_interval_s, jobs.sweep),
-            Periodic("retention", settings.retention_interval_s, jobs.retention),
-            Periodic("rollups", settings.rollup_interval_s, jobs.roll_up),
+        # The task by its job's name: an attribute of ``Jobs``.
+        return [
+            Periodic(job.name, period, getattr(self.jobs, job.name))
+            for job, period in periodic(settings)
         ]
-        if settings.monitor_enabled:
-            entries.append(Periodic("pings", settings.schedule_tick_s, jobs.ping_due))
-        if settings.matchmaking_enabled:
-            entries.append(Periodic("matchmaking", settings.matchmaking_interval_s, jobs.matchmake))
-        if settings.ratings_enabled:
-            entries.append(Periodic("ratings", settings.ratings_interval_s, jobs.ratings))
-        return entries
 
     async def tick(self) -> list[str]:
         """Kick the jobs whose new period this scheduler is the first to reach."""

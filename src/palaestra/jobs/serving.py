@@ -14,8 +14,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from fastapi import FastAPI
-
 from palaestra.jobs.broker import make_broker
 from palaestra.jobs.tasks import Jobs
 from palaestra.jobs.worker import consuming
@@ -31,12 +29,12 @@ class PendingKicker:
     jobs: Jobs
 
     def wake(self) -> None:
-        self.jobs.soon(self.jobs.play_pending.kiq())
+        self.jobs.soon(self.jobs.kick("play_pending"))
 
 
 @asynccontextmanager
-async def through_broker(app: FastAPI, platform: Platform) -> AsyncIterator[Jobs]:
-    """Set ``app.state`` up to kick jobs; consume them here too when ``serve_jobs``."""
+async def through_broker(platform: Platform) -> AsyncIterator[Jobs]:
+    """The jobs kicked through the broker; consumed here too when ``serve_jobs``."""
     settings = platform.settings
     broker = make_broker(settings)
     async with contextlib.AsyncExitStack() as stack:
@@ -44,14 +42,10 @@ async def through_broker(app: FastAPI, platform: Platform) -> AsyncIterator[Jobs
             worker = await stack.enter_async_context(
                 consuming(platform, concurrency=settings.worker_concurrency, broker=broker)
             )
-            jobs = worker.jobs
-        else:
-            jobs = Jobs(broker, platform)
-            await broker.startup()
-            stack.push_async_callback(broker.shutdown)
-            stack.push_async_callback(jobs.close)
-        app.state.jobs = jobs
-        app.state.broker = broker
-        app.state.referee = PendingKicker(jobs)
-        app.state.runs = jobs.runs
+            yield worker.jobs
+            return
+        jobs = Jobs(broker, platform)
+        await broker.startup()
+        stack.push_async_callback(broker.shutdown)
+        stack.push_async_callback(jobs.close)
         yield jobs

@@ -3,8 +3,8 @@
 A worker is taskiq's :class:`~taskiq.receiver.Receiver` driven in-process
 (no taskiq CLI), with the arena's :class:`~palaestra.jobs.tasks.Jobs`
 registered on the broker and a :class:`~palaestra.jobs.scheduler.Scheduler`
-beside it. ``palaestra serve`` with a broker runs the same thing inside the
-server unless ``--no-workers`` is given.
+beside it (a supervised loop). ``palaestra serve`` with a broker runs the same
+thing inside the server unless ``--no-workers`` is given.
 
 Stopping (SIGTERM, Ctrl-C) stops taking jobs and lets the running ones finish
 for up to ``drain_s``; jobs cut off are not acknowledged, so the broker
@@ -19,6 +19,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 
 import structlog
 from prometheus_client import start_http_server
@@ -27,6 +28,7 @@ from taskiq.receiver import Receiver
 
 from palaestra.jobs.broker import StreamBroker, make_broker
 from palaestra.jobs.scheduler import Scheduler, periods_for
+from palaestra.jobs.supervisor import Loop, Supervisor
 from palaestra.jobs.tasks import Jobs
 from palaestra.platform import Platform
 from palaestra.settings import Settings
@@ -71,15 +73,13 @@ async def consuming(
     finish = asyncio.Event()
     stop = asyncio.Event()
     listening = asyncio.create_task(receiver.listen(finish))
-    scheduling = asyncio.create_task(scheduler.run(stop)) if schedule else None
+    loops = [Loop("scheduler", partial(scheduler.run, stop))] if schedule else []
     log.info("worker started", concurrency=concurrency, consumer=broker.consumer_name)
     try:
-        yield Worker(broker, jobs, scheduler)
+        async with Supervisor(loops, stop).running():
+            yield Worker(broker, jobs, scheduler)
     finally:
-        stop.set()
         finish.set()
-        if scheduling is not None:
-            await scheduling
         with contextlib.suppress(Exception):
             await asyncio.wait_for(listening, drain_s + 5)
         await jobs.close()

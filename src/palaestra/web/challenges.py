@@ -12,10 +12,9 @@ from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
 from palaestra.engine.cage.matches import create_match
-from palaestra.engine.cage.referee import Referee
 from palaestra.engine.quotas import check_match_quota
 from palaestra.errors import InvalidRequest, PalaestraError
-from palaestra.http.deps import PlatformDep
+from palaestra.http.deps import PlatformDep, ServicesDep
 from palaestra.web.forms import FormText, form_caller, refused
 
 __all__ = ["router"]
@@ -27,6 +26,7 @@ router = APIRouter(include_in_schema=False)
 async def challenge(
     request: Request,
     fighter_id: str,
+    services: ServicesDep,
     platform: PlatformDep,
     token: FormText = "",
     csrf_token: FormText = "",
@@ -49,7 +49,5 @@ async def challenge(
         match = await create_match(platform, caller, *pair, rated=rated == "yes" or None)
     except PalaestraError as exc:
         return refused(request, exc)
-    referee: Referee | None = getattr(request.app.state, "referee", None)
-    if referee is not None:
-        referee.wake()
+    services.referee.wake()
     return RedirectResponse(f"/matches/{match.id}", 303)

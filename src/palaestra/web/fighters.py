@@ -22,7 +22,7 @@ from palaestra.engine.cage.fighters import (
     create_fighter,
     set_challenges,
 )
-from palaestra.http.deps import PlatformDep
+from palaestra.http.deps import PlatformDep, services_of
 from palaestra.platform import Platform
 from palaestra.store.models import Agent
 from palaestra.web.forms import FormText, form_action
@@ -105,7 +105,7 @@ async def new_fighter(
 async def _fighter_form(
     request: Request, status: int, form: dict[str, Any], error: str | None = None
 ) -> Response:
-    platform: Platform = request.app.state.platform
+    platform = services_of(request).platform
     return render(
         request,
         "fighter_new.html",

@@ -19,7 +19,7 @@ from starlette.responses import Response
 from palaestra.engine.accounts import Caller, authenticate
 from palaestra.engine.web_sessions import form_token_matches
 from palaestra.errors import Forbidden, NotFound, PalaestraError, TooManyRequests, Unauthorized
-from palaestra.http.deps import guarded
+from palaestra.http.deps import guarded, services_of
 from palaestra.platform import Platform
 from palaestra.web.reasons import Audience, audience_of
 from palaestra.web.rendering import render
@@ -51,7 +51,7 @@ def same_origin(request: Request) -> bool:
     if origin is None:
         return True  # not sent by every client; a token or a form token is required all the same
     sent = urlsplit(origin)
-    platform: Platform = request.app.state.platform
+    platform = services_of(request).platform
     public = urlsplit(platform.settings.public_url)
     if (sent.scheme, sent.netloc) == (public.scheme, public.netloc):
         return True

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Final
 
@@ -27,6 +27,7 @@ from fastapi import Request
 from starlette.responses import Response
 
 from palaestra import __version__
+from palaestra.http.deps import services_of
 from palaestra.http.headers import PAGE_POLICY
 from palaestra.platform import Platform
 from palaestra.web import run_queries
@@ -40,8 +41,10 @@ __all__ = [
     "POLL_S",
     "STAMP_TTL_S",
     "Live",
+    "LiveCaches",
     "StampCache",
     "Topic",
+    "live_caches",
     "live_for",
     "run_owner",
     "show",
@@ -134,15 +137,29 @@ class Live:
 _OWNERS_KEPT: Final = 10_000
 
 
+@dataclass
+class LiveCaches:
+    """What the live pages of one application keep: the stamps, and the runs' owners."""
+
+    stamps: StampCache
+    owners: dict[str, str] = field(default_factory=dict)
+
+
+def live_caches(request: Request) -> LiveCaches:
+    """The application's caches, made on first use from its services' platform."""
+    app = request.app
+    caches: LiveCaches | None = getattr(app.state, "live_caches", None)
+    if caches is None:
+        caches = app.state.live_caches = LiveCaches(StampCache(services_of(request).platform))
+    return caches
+
+
 async def run_owner(request: Request, run_id: str) -> str | None:
     """The owner of the run (None: no such run, or none), read once per process."""
-    state = request.app.state
-    owners: dict[str, str] | None = getattr(state, "run_owners", None)
-    if owners is None:
-        owners = state.run_owners = {}
+    owners = live_caches(request).owners
     found = owners.get(run_id)
     if found is None:
-        found = await run_queries.run_owner(state.platform, run_id)
+        found = await run_queries.run_owner(services_of(request).platform, run_id)
         if found is not None:
             if len(owners) >= _OWNERS_KEPT:
                 owners.clear()
@@ -150,19 +167,10 @@ async def run_owner(request: Request, run_id: str) -> str | None:
     return found
 
 
-def stamp_cache(request: Request) -> StampCache:
-    """The application's one :class:`StampCache`."""
-    state = request.app.state
-    cache = getattr(state, "stamp_cache", None)
-    if cache is None:
-        cache = state.stamp_cache = StampCache(state.platform)
-    return cache
-
-
 async def live_for(request: Request, topics: Iterable[Topic]) -> Live:
     """The live state of the page ``request`` asks for, which shows ``topics``."""
-    stamps = await stamp_cache(request).get()
-    platform: Platform = request.app.state.platform
+    stamps = await live_caches(request).stamps.get()
+    platform = services_of(request).platform
     signed = current(request)
     url = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     poll = request.headers.get(LIVE_HEADER) == "1"

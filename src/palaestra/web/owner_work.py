@@ -17,9 +17,8 @@ from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.registry import change, rename, rotate_key
 from palaestra.engine.quotas import check_run_quota, quota_use
 from palaestra.engine.runs.service import MAX_GOAL_CHARS, SIZE_LIMITS, start_run
-from palaestra.engine.runs.stepper import Runs
 from palaestra.errors import InvalidRequest
-from palaestra.http.deps import PlatformDep
+from palaestra.http.deps import PlatformDep, ServicesDep, services_of
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
 from palaestra.rules.runs.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS
@@ -45,6 +44,7 @@ async def new_run_form(request: Request) -> Response:
 @router.post(_NEW_RUN)
 async def new_run(
     request: Request,
+    services: ServicesDep,
     platform: PlatformDep,
     token: FormText = "",
     csrf_token: FormText = "",
@@ -80,8 +80,7 @@ async def new_run(
     )
     if isinstance(run, Response):
         return run
-    runs: Runs = request.app.state.runs
-    runs.kick(run.id)
+    services.runs.kick(run.id)
     return RedirectResponse(f"/runs/{run.id}", 303)
 
 
@@ -103,7 +102,7 @@ async def _run_form(
 ) -> Response:
     signed = current(request)
     owner_id = signed.caller.owner_id if signed else None
-    platform = request.app.state.platform
+    platform = services_of(request).platform
     return render(
         request,
         "run_new.html",

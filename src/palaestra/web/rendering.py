@@ -14,7 +14,7 @@ from starlette.responses import HTMLResponse, Response
 
 from palaestra import __version__
 from palaestra.engine.agents.wizard import WIZARD_CHECKS, WizardProgress
-from palaestra.platform import Platform
+from palaestra.http.deps import services_of
 from palaestra.web.charts import duration, interval_axis, interval_bar
 from palaestra.web.grid_chart import LEGEND as HEAD_TO_HEAD_LEGEND
 from palaestra.web.grid_chart import head_to_head_grid
@@ -172,7 +172,7 @@ def render_part(request: Request, name: str, block: str, **context: Any) -> Resp
 
 
 def _page_context(request: Request, context: dict[str, Any]) -> dict[str, Any]:
-    platform: Platform = request.app.state.platform
+    platform = services_of(request).platform
     context.setdefault("request", request)
     context.setdefault("signed_in", getattr(request.state, "signed_in", None))
     context.setdefault("now", platform.clock.now())

@@ -14,6 +14,7 @@ from fastapi import Request
 from starlette.responses import Response
 
 from palaestra.engine.web_sessions import IssuedSession, SignedIn, signed_in
+from palaestra.http.deps import services_of
 from palaestra.platform import Platform
 
 __all__ = [
@@ -40,7 +41,7 @@ def session_cookie(platform: Platform) -> str:
 
 
 def session_id(request: Request) -> str:
-    platform: Platform = request.app.state.platform
+    platform = services_of(request).platform
     return request.cookies.get(session_cookie(platform), "")
 
 
@@ -49,7 +50,7 @@ async def load_session(request: Request) -> None:
     if hasattr(request.state, "signed_in"):
         return
     found = session_id(request)
-    platform: Platform = request.app.state.platform
+    platform = services_of(request).platform
     request.state.signed_in = await signed_in(platform, found) if found else None
     request.state.session_ended = bool(found) and request.state.signed_in is None
 
@@ -61,7 +62,7 @@ def current(request: Request) -> SignedIn | None:
 
 
 def set_session_cookie(response: Response, request: Request, issued: IssuedSession) -> None:
-    platform: Platform = request.app.state.platform
+    platform = services_of(request).platform
     response.set_cookie(
         session_cookie(platform),
         issued.session_id,
@@ -74,7 +75,7 @@ def set_session_cookie(response: Response, request: Request, issued: IssuedSessi
 
 
 def clear_session_cookie(response: Response, request: Request) -> None:
-    platform: Platform = request.app.state.platform
+    platform = services_of(request).platform
     response.delete_cookie(
         session_cookie(platform), path="/", secure=secure(platform), httponly=True, samesite="lax"
     )

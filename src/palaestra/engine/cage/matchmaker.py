@@ -55,8 +55,11 @@ CreateMatch = Callable[[str, str], Awaitable[object]]
 _PAUSED_KEY = "matchmaking_paused"
 
 
-def through_referee(platform: Platform, wake: Callable[[], None] | None = None) -> CreateMatch:
-    """The referee's ``create_match``, as the arena itself; ``wake`` nudges a local referee."""
+def through_referee(
+    platform: Platform, wake: Callable[[], None] | None = None
+) -> Callable[[str, str], Awaitable[str]]:
+    """The referee's ``create_match``, as the arena itself (the one place the arena makes a
+    match), returning its id; ``wake`` nudges a local referee."""
     arena = Caller(owner_id=None, is_admin=True)
 
     async def create(attacker_id: str, defender_id: str) -> str:

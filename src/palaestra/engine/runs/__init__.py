@@ -18,23 +18,17 @@
 
 from __future__ import annotations
 
-from palaestra.engine.runs.completion import (
-    COMPLETION_BODY_CAP_BYTES,
-    CompletionDesk,
-    CompletionRejected,
-)
+from palaestra.engine.runs.completion import COMPLETION_BODY_CAP_BYTES, CompletionRejected
 from palaestra.engine.runs.driver import RunDriver
-from palaestra.engine.runs.house import HouseAgent
 from palaestra.engine.runs.reading import RunDetail, RunRead, TaskRead, read_run, shown_report
-from palaestra.engine.runs.recorder import Recorder
 from palaestra.engine.runs.service import (
     MAX_GOAL_CHARS,
     SIZE_LIMITS,
     phase_summary,
     start_run,
 )
-from palaestra.engine.runs.stepper import BATCH, Runs, RunStepper, Stepped
-from palaestra.engine.runs.work import DISPATCH_USER_AGENT, InFlight, TaskWork
+from palaestra.engine.runs.stepper import BATCH, Runs, Stepped
+from palaestra.engine.runs.work import DISPATCH_USER_AGENT
 
 __all__ = [
     "BATCH",
@@ -42,19 +36,13 @@ __all__ = [
     "DISPATCH_USER_AGENT",
     "MAX_GOAL_CHARS",
     "SIZE_LIMITS",
-    "CompletionDesk",
     "CompletionRejected",
-    "HouseAgent",
-    "InFlight",
-    "Recorder",
     "RunDetail",
     "RunDriver",
     "RunRead",
-    "RunStepper",
     "Runs",
     "Stepped",
     "TaskRead",
-    "TaskWork",
     "phase_summary",
     "read_run",
     "shown_report",

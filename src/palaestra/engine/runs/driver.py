@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import structlog
 from sqlalchemy import select
@@ -29,12 +29,36 @@ from palaestra.platform import Platform
 from palaestra.rules.runs.runflow import RunStatus
 from palaestra.store.models import Run
 
-__all__ = ["RunDriver"]
+__all__ = ["RunDriver", "SteppedRuns"]
 
 log = structlog.get_logger(__name__)
 
 
-class RunDriver:
+class SteppedRuns:
+    """What steps runs, in this process or as jobs: the stepper, the house, the recorder,
+    the completion desk and the sends in flight, built alike in both modes. ``kick`` says
+    what a run made due does (``kick``): wake a loop here, or kick a job."""
+
+    def __init__(
+        self,
+        platform: Platform,
+        kick: Callable[[str], None],
+        *,
+        house: HouseAgent | None = None,
+        recorder: Recorder | None = None,
+        batch: int = BATCH,
+    ) -> None:
+        self.platform = platform
+        self.house = house or HouseAgent.from_settings(platform.settings, platform.egress)
+        self.recorder = recorder or Recorder(platform)
+        #: Where the agents' async completions are received (the API's callback route).
+        self.completions = CompletionDesk(platform, self.recorder, kick=kick)
+        self.sends = InFlight(on_done=kick)
+        work = TaskWork(platform, self.house, self.recorder)
+        self.stepper = RunStepper(platform, work, in_flight=self.sends, batch=batch)
+
+
+class RunDriver(SteppedRuns):
     """Advances runs in this process; see the module docstring."""
 
     def __init__(
@@ -46,15 +70,8 @@ class RunDriver:
         tick_s: float = 0.5,
         batch: int = BATCH,
     ) -> None:
-        self.platform = platform
-        self.house = house or HouseAgent.from_settings(platform.settings, platform.egress)
-        self.recorder = recorder or Recorder(platform)
-        #: Where the agents' async completions are received (the API's callback route).
-        self.completions = CompletionDesk(platform, self.recorder, kick=self.kick)
+        super().__init__(platform, self.kick, house=house, recorder=recorder, batch=batch)
         self.tick_s = tick_s
-        self.sends = InFlight(on_done=self.kick)
-        work = TaskWork(platform, self.house, self.recorder)
-        self.stepper = RunStepper(platform, work, in_flight=self.sends, batch=batch)
         self._wake = asyncio.Event()
         #: Steps under way at once (see the module docstring).
         self.steps_at_once = 1 if platform.db.is_sqlite else 2
@@ -81,7 +98,16 @@ class RunDriver:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Step due runs whenever one may be due, until ``stop``, in ``steps_at_once`` loops."""
-        await asyncio.gather(*(self._loop(stop) for _ in range(self.steps_at_once)))
+        waking = asyncio.create_task(self._wake_at(stop))
+        try:
+            await asyncio.gather(*(self._loop(stop) for _ in range(self.steps_at_once)))
+        finally:
+            waking.cancel()
+
+    async def _wake_at(self, stop: asyncio.Event) -> None:
+        """Wake the loops once ``stop`` is set, so that they end without waiting a tick."""
+        await stop.wait()
+        self._wake.set()
 
     async def _loop(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
