@@ -50,7 +50,8 @@ from palaestra.rules.bradley_terry import (
     bootstrap,
     simulate,
 )
-from palaestra.rules.ratings import Rating, Result, rate
+from palaestra.rules.outcome import Winner
+from palaestra.rules.ratings import Rating, rate
 from palaestra.store.models import Agent, Match, Owner
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: see bench._support
@@ -227,7 +228,7 @@ def solvers(fighters: int, matches: int, refits: int, rounds: int) -> None:
 def live(updates: int) -> None:
     rng = np.random.default_rng(3)
     ratings = [Rating() for _ in range(200)]
-    results = list(Result)
+    results = list(Winner)
     timings = []
     for _ in range(updates):
         a, d = rng.integers(0, len(ratings), 2)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from palaestra.rules.judge_views import VIEWS, Role, View
+from palaestra.rules.judge_views import VIEWS, ChainPlace, View
 
 __all__ = [
     "BUDGET_CHARS",
@@ -65,11 +65,11 @@ class Work:
 
 
 def _composes(first: View, second: View) -> bool:
-    if second.role is Role.PREFIX or first.role is Role.LAST:
+    if second.role is ChainPlace.PREFIX or first.role is ChainPlace.LAST:
         return False
-    if first.role is Role.DECODING:
+    if first.role is ChainPlace.DECODING:
         return True
-    return second.role is Role.DECODING and second is not first
+    return second.role is ChainPlace.DECODING and second is not first
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +101,7 @@ def chains(reply: str, work: Work) -> Iterator[Chain]:
         text = view.read(reply)
         if text is not None and text != reply:
             firsts.append(Chain((view,), text))
-            if view.role is not Role.PREFIX:
+            if view.role is not ChainPlace.PREFIX:
                 yield firsts[-1]
     budget = depth2_budget(len(reply))
     for first in firsts:

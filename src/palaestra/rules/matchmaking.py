@@ -32,7 +32,7 @@ from palaestra.rules.ratings import BETA, Rating
 __all__ = [
     "ELIGIBLE_STATUS",
     "PLAYABLE_TYPES",
-    "Entrant",
+    "EligibleFighter",
     "Pairing",
     "eligible",
     "pair_key",
@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 ELIGIBLE_STATUS: Final = "ACTIVE"
-#: Entrant types that need no endpoint of their own.
+#: EligibleFighter types that need no endpoint of their own.
 PLAYABLE_TYPES: Final = frozenset({"model", "house"})
 _SEATS_PER_PAIRING: Final = 2
 _UNRATED: Final = Rating()
@@ -56,7 +56,7 @@ def eligible(status: str, hold: bool, entrant_type: str | None, endpoint_url: st
 
 
 @dataclass(frozen=True, slots=True)
-class Entrant:
+class EligibleFighter:
     """An eligible fighter as the scheduler sees it."""
 
     fighter_id: str
@@ -86,7 +86,7 @@ def pair_key(x: str, y: str) -> tuple[str, str]:
 
 
 def select_pairings(
-    entrants: Sequence[Entrant],
+    entrants: Sequence[EligibleFighter],
     *,
     max_per_fighter: int,
     limit: int,

@@ -25,8 +25,8 @@ from palaestra.store.models import Agent
 
 __all__ = [
     "EntrantType",
-    "FighterCreated",
     "ModelConfig",
+    "NewFighter",
     "change_model",
     "claim_endpoint",
     "create_fighter",
@@ -51,7 +51,7 @@ class ModelConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class FighterCreated:
+class NewFighter:
     fighter: Agent
     claim_code: str
 
@@ -66,7 +66,7 @@ async def create_fighter(
     *,
     rated_challenges: bool = False,
     friendly_challenges: bool | None = None,
-) -> FighterCreated:
+) -> NewFighter:
     """A new fighter. Harnesses stay PENDING until their endpoint passes the nonce challenge.
 
     ``rated_challenges``, ``friendly_challenges``: other owners' rated, friendly matches
@@ -114,7 +114,7 @@ async def create_fighter(
     async with platform.db.session() as session, session.begin():
         await ensure_unused(session, caller.owner_id, Arena.CAGE, name)
         session.add(fighter)
-    return FighterCreated(fighter, claim_code)
+    return NewFighter(fighter, claim_code)
 
 
 def _model_provider(

@@ -34,7 +34,7 @@ from palaestra.errors import PalaestraError
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
 from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
-from palaestra.rules.matchmaking import Entrant, eligible, select_pairings
+from palaestra.rules.matchmaking import EligibleFighter, eligible, select_pairings
 from palaestra.rules.ratings import FighterRatings
 from palaestra.store.history import pairs_played
 from palaestra.store.models import Agent, Match, Meta
@@ -142,7 +142,7 @@ class Matchmaker:
             log.info("matches scheduled", matches=len(created))
         return created
 
-    async def _read(self) -> tuple[list[Entrant], int, dict[tuple[str, str], int]]:
+    async def _read(self) -> tuple[list[EligibleFighter], int, dict[tuple[str, str], int]]:
         query = select(
             Agent.id,
             Agent.owner_id,
@@ -177,7 +177,7 @@ class Matchmaker:
         for fighter in fighters:
             rating = ratings.get(fighter.id) or FighterRatings()
             entrants.append(
-                Entrant(
+                EligibleFighter(
                     fighter.id, fighter.owner_id, rating.attack, rating.defence, busy[fighter.id]
                 )
             )

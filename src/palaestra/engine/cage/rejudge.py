@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from palaestra.engine.cage.matches import material_of
 from palaestra.platform import Platform
 from palaestra.rules.matchflow import MatchStatus, TurnStatus
-from palaestra.rules.rejudge import PlayedTurn, Rejudged, Verdict, rejudge
+from palaestra.rules.rejudge import PlayedTurn, RejudgeChange, Rejudged, rejudge
 from palaestra.store.models import Match, Turn
 from palaestra.store.rollups import mark_stale, recompute_marked
 
@@ -67,7 +67,7 @@ async def rejudge_matches(
                     [
                         created[item.match_id]
                         for item in batch
-                        if item.now.verdict is Verdict.CHANGED
+                        if item.now.verdict is RejudgeChange.CHANGED
                     ],
                 )
         if apply:  # the marked hours now, rather than at the roll-up job's next run
@@ -88,7 +88,7 @@ async def _rejudged(session: AsyncSession, match: Match) -> MatchRejudged:
 
 async def _write(session: AsyncSession, batch: Sequence[MatchRejudged], now: float) -> None:
     for item in batch:
-        if item.now.verdict is Verdict.UNDECIDABLE:
+        if item.now.verdict is RejudgeChange.UNDECIDABLE:
             continue
         for turn, findings in item.now.findings.items():
             await session.execute(
@@ -96,7 +96,7 @@ async def _write(session: AsyncSession, batch: Sequence[MatchRejudged], now: flo
                 .where(Turn.match_id == item.match_id, Turn.turn == turn)
                 .values(findings=findings)
             )
-        if item.now.verdict is Verdict.CHANGED:
+        if item.now.verdict is RejudgeChange.CHANGED:
             await session.execute(
                 update(Match)
                 .where(Match.id == item.match_id)

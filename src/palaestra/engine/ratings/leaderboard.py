@@ -37,8 +37,9 @@ from palaestra.rules.leaderboard_tables import (
     filter_agents,
     filter_cage,
 )
-from palaestra.rules.matchflow import MatchKind
-from palaestra.rules.ratings import SCORED, Result, result_of
+from palaestra.rules.matchflow import MatchKind, MatchStatus
+from palaestra.rules.outcome import Winner
+from palaestra.rules.ratings import result_of
 from palaestra.store.models import Agent, Match, Task
 from palaestra.store.paging import decode_position, encode_position
 from palaestra.store.rating_models import LeaderboardSnapshot
@@ -184,11 +185,13 @@ def _paged(
     return out
 
 
-async def _scored_matches(platform: Platform) -> list[tuple[str, str, Result, str | None]]:
+async def _scored_matches(platform: Platform) -> list[tuple[str, str, Winner, str | None]]:
     """The rated matches: attacker, defender, result and what decided it."""
     query = select(
         Match.attacker_id, Match.defender_id, Match.status, Match.outcome, Match.decided_by
-    ).where(Match.status == SCORED, Match.kind == MatchKind.RATED.value, ~BASELINE_PLAYED)
+    ).where(
+        Match.status == MatchStatus.SCORED, Match.kind == MatchKind.RATED.value, ~BASELINE_PLAYED
+    )
     scored = []
     async with platform.db.session() as session:
         for row in await session.execute(query):

@@ -224,7 +224,7 @@ def open_in(
     """:func:`open_slots` in the caller's transaction, with the bodies made beforehand (the
     run stepper's). A slot attempt the store already holds is skipped by its unique index:
     an id in the result that was not stored is never claimed for sending."""
-    slots = _Slots.read(connection, sorted({r.run_id for r in requests}))
+    slots = _RunSlots.read(connection, sorted({r.run_id for r in requests}))
     pool = _contenders(
         connection, sorted({r.phase.role.value for r in requests if not r.house}), now
     )
@@ -248,7 +248,7 @@ _Group = tuple[str, str, str | None]  # run, phase, candidate
 
 
 @dataclass(slots=True)
-class _Slots:
+class _RunSlots:
     """What the runs' stored tasks say about opening more, kept up to date while opening."""
 
     blocked: set[_SlotKey]  # a task RUNNING or SUCCEEDED, or opened just now
@@ -257,7 +257,7 @@ class _Slots:
     failed: dict[str, set[str]]  # by run: the agents that failed in it
 
     @classmethod
-    def read(cls, connection: Connection, runs: list[str]) -> _Slots:
+    def read(cls, connection: Connection, runs: list[str]) -> _RunSlots:
         slots = cls(set(), {}, {}, {})
         # Rows are unpacked, not read by name: a name costs a Row a failed attribute lookup.
         for run_id, phase, candidate_id, slot, attempt, status, agent_id in connection.execute(
