@@ -10,6 +10,7 @@ from sqlalchemy import func, select, text
 
 from palaestra.http.deps import PlatformDep
 from palaestra.jobs.broker import StreamBroker, queue_depth
+from palaestra.rules.runflow import RunStatus, TaskStatus
 from palaestra.store.models import Run, Task
 
 router = APIRouter(tags=["system"])
@@ -63,8 +64,8 @@ async def metrics(request: Request, platform: PlatformDep) -> Response:
                 .select_from(Task)
                 .join(Run, Run.id == Task.run_id)
                 .where(
-                    Run.status == "RUNNING",
-                    Task.status == "RUNNING",
+                    Run.status == RunStatus.RUNNING,
+                    Task.status == TaskStatus.RUNNING,
                     Task.agent_id.is_not(None),
                 )
             )

@@ -28,6 +28,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from palaestra.rules.ratings import BETA, Rating
+from palaestra.rules.status import Status
 
 __all__ = [
     "ELIGIBLE_STATUS",
@@ -39,8 +40,8 @@ __all__ = [
     "select_pairings",
 ]
 
-ELIGIBLE_STATUS: Final = "ACTIVE"
-#: EligibleFighter types that need no endpoint of their own.
+ELIGIBLE_STATUS: Final = Status.ACTIVE
+#: Entrant types that need no endpoint of their own.
 PLAYABLE_TYPES: Final = frozenset({"model", "house"})
 _SEATS_PER_PAIRING: Final = 2
 _UNRATED: Final = Rating()

@@ -165,7 +165,7 @@ async def _change(
             agent = await change(platform, caller, agent_id, action)
     except PalaestraError as exc:
         return refused(request, exc)
-    page = "fighters" if agent.arena == Arena.CAGE.value else "agents"
+    page = "fighters" if agent.arena == Arena.CAGE else "agents"
     return RedirectResponse(f"/{page}/{agent_id}#owner-controls", 303)
 
 

@@ -95,7 +95,7 @@ async def create_fighter(
         id=new_id(),
         owner_id=caller.owner_id,
         name=name,
-        arena=Arena.CAGE.value,
+        arena=Arena.CAGE,
         entrant_type=kind.value,
         fighter_class=fighter_class,
         sandbox_attested=False,
@@ -104,7 +104,7 @@ async def create_fighter(
         provider=provider,
         provider_key_sealed=provider_key,
         claim_code_hash=hash_token(claim_code),
-        status=(Status.PENDING if kind is EntrantType.HARNESS else Status.ACTIVE).value,
+        status=Status.PENDING if kind is EntrantType.HARNESS else Status.ACTIVE,
         consecutive_failures=0,
         hold=False,
         reputation=0.0,
@@ -265,7 +265,7 @@ async def claim_endpoint(
                     harness_name=harness_name.strip()[:200] or None,
                     sandbox_attested=sandbox_attested,
                     claim_code_hash=None,
-                    status=Status.ACTIVE.value,
+                    status=Status.ACTIVE,
                     updated_at=now,
                 )
             )

@@ -36,6 +36,7 @@ from palaestra.protocol.constants import Arena
 from palaestra.rules.matchflow import OPEN_MATCH_STATUSES
 from palaestra.rules.matchmaking import EligibleFighter, eligible, select_pairings
 from palaestra.rules.ratings import FighterRatings
+from palaestra.rules.status import Status
 from palaestra.store.history import pairs_played
 from palaestra.store.models import Agent, Match, Meta
 
@@ -150,7 +151,7 @@ class Matchmaker:
             Agent.hold,
             Agent.entrant_type,
             Agent.endpoint_url,
-        ).where(Agent.arena == Arena.CAGE.value, Agent.status == "ACTIVE", Agent.hold.is_(False))
+        ).where(Agent.arena == Arena.CAGE, Agent.status == Status.ACTIVE, Agent.hold.is_(False))
         open_query = select(Match.attacker_id, Match.defender_id).where(
             Match.status.in_(OPEN_MATCH_STATUSES)
         )

@@ -51,7 +51,7 @@ async def rejudge_matches(
     after = ""
     while True:
         async with platform.db.session() as session, session.begin():
-            query = select(Match).where(Match.status == MatchStatus.SCORED.value, Match.id > after)
+            query = select(Match).where(Match.status == MatchStatus.SCORED, Match.id > after)
             if match_ids is not None:
                 query = query.where(Match.id.in_(list(match_ids)))
             matches = list(await session.scalars(query.order_by(Match.id).limit(batch_size)))
@@ -79,7 +79,7 @@ async def rejudge_matches(
 async def _rejudged(session: AsyncSession, match: Match) -> MatchRejudged:
     turns = await session.scalars(select(Turn).where(Turn.match_id == match.id).order_by(Turn.turn))
     played = [
-        PlayedTurn(t.turn, t.status == TurnStatus.FAILED.value, t.message, t.findings or {})
+        PlayedTurn(t.turn, t.status == TurnStatus.FAILED, t.message, t.findings or {})
         for t in turns
     ]
     now = rejudge(material_of(match), played, match.outcome, match.decided_by)

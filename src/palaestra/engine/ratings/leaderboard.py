@@ -189,9 +189,7 @@ async def _scored_matches(platform: Platform) -> list[tuple[str, str, Winner, st
     """The rated matches: attacker, defender, result and what decided it."""
     query = select(
         Match.attacker_id, Match.defender_id, Match.status, Match.outcome, Match.decided_by
-    ).where(
-        Match.status == MatchStatus.SCORED, Match.kind == MatchKind.RATED.value, ~BASELINE_PLAYED
-    )
+    ).where(Match.status == MatchStatus.SCORED, Match.kind == MatchKind.RATED, ~BASELINE_PLAYED)
     scored = []
     async with platform.db.session() as session:
         for row in await session.execute(query):
@@ -203,7 +201,7 @@ async def _scored_matches(platform: Platform) -> list[tuple[str, str, Winner, st
 
 async def _edgearena_facts(platform: Platform) -> tuple[list[AgentFacts], list[TaskFacts]]:
     agents_query = select(Agent.id, Agent.name, Agent.role, Agent.status, Agent.reputation).where(
-        Agent.arena == Arena.EDGEARENA.value
+        Agent.arena == Arena.EDGEARENA
     )
     tasks_query = select(Task.agent_id, Task.status, Task.latency_ms, Task.contribution).where(
         Task.agent_id.is_not(None), Task.status.in_(sorted(FINISHED))

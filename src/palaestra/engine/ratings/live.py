@@ -52,7 +52,7 @@ BATCH_SIZE = 500
 
 #: Whether the house baseline played a turn of the match: such a match is never rated.
 BASELINE_PLAYED: Final = exists().where(
-    Turn.match_id == Match.id, Turn.producer == Producer.HOUSE_BASELINE.value
+    Turn.match_id == Match.id, Turn.producer == Producer.HOUSE_BASELINE
 )
 
 
@@ -82,7 +82,7 @@ async def _rate_batch(platform: Platform, limit: int) -> int:
                 .outerjoin(RatedMatch, RatedMatch.match_id == Match.id)
                 .where(
                     Match.status == MatchStatus.SCORED,
-                    Match.kind == MatchKind.RATED.value,
+                    Match.kind == MatchKind.RATED,
                     RatedMatch.match_id.is_(None),
                 )
                 .order_by(Match.finished_at, Match.id)
@@ -153,12 +153,12 @@ def _row(
     side: Skill,
     now: float,
 ) -> FighterRating:
-    key = (fighter_id, side.value)
+    key = (fighter_id, side)
     rating = ratings.get(key)
     if rating is None:
         rating = FighterRating(
             fighter_id=fighter_id,
-            side=side.value,
+            side=side,
             mu=MU,
             sigma=SIGMA,
             matches=0,
@@ -203,7 +203,7 @@ async def live_ratings(
         parts.setdefault(row.fighter_id, {})[row.side] = row
     out = {}
     for fighter_id, sides in parts.items():
-        attack, defence = sides.get(Skill.ATTACK.value), sides.get(Skill.DEFENCE.value)
+        attack, defence = sides.get(Skill.ATTACK), sides.get(Skill.DEFENCE)
         out[fighter_id] = FighterRatings(
             attack=_rating(attack),
             defence=_rating(defence),

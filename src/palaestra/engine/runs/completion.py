@@ -232,7 +232,7 @@ class CompletionDesk:
         task = await self._lookups.submit(task_id)
         if task is None:
             raise _bad(f"Task {task_id} not found", "task-not-found")
-        if task.status != TaskStatus.RUNNING.value or await self._late(task, arrived):
+        if task.status != TaskStatus.RUNNING or await self._late(task, arrived):
             if signature is not None and await self._seen(task_id, signature):
                 raise _denied(_REPLAY, "replay")
             raise _bad(f"Task {task_id} is not in RUNNING state", "not-running")

@@ -76,7 +76,7 @@ _CONTENDERS = (
         Agent.key_sealed,
     )
     .where(
-        Agent.arena == Arena.EDGEARENA.value,
+        Agent.arena == Arena.EDGEARENA,
         Agent.role == bindparam("role"),
         Agent.status.in_(_DISPATCHABLE),
         Agent.hold.is_(False),
@@ -194,7 +194,6 @@ class Body:
 
 
 _RUNNING: Final = TaskStatus.RUNNING.value
-_VOIDED: Final = TaskStatus.VOIDED.value
 #: The columns of a task as it is opened, in the order ``_row`` gives them.
 OPEN_COLUMNS: Final = (
     "id",
@@ -265,12 +264,12 @@ class _RunSlots:
         ):
             slot_key = (run_id, phase, candidate_id, slot)
             slots.latest[slot_key] = max(slots.latest.get(slot_key, -1), attempt)
-            if status in ("RUNNING", "SUCCEEDED"):
+            if status in (TaskStatus.RUNNING, TaskStatus.SUCCEEDED):
                 slots.blocked.add(slot_key)
-            if agent_id is None or status == _VOIDED:
+            if agent_id is None or status == TaskStatus.VOIDED:
                 continue  # a voided task was the platform's fault: its agent may serve again
             slots.taken.setdefault((run_id, phase, candidate_id), set()).add(agent_id)
-            if status in ("FAILED", "TIMEOUT"):
+            if status in (TaskStatus.FAILED, TaskStatus.TIMEOUT):
                 slots.failed.setdefault(run_id, set()).add(agent_id)
         return slots
 

@@ -279,7 +279,7 @@ class Recorder:
         running = {
             task_id
             for task_id, status in connection.execute(query, {"ids": ids})
-            if status == TaskStatus.RUNNING.value
+            if status == TaskStatus.RUNNING
         }
         verdicts: list[Recording] = []
         winners: list[_Prepared] = []
