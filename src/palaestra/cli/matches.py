@@ -66,7 +66,7 @@ def match(
     except PalaestraError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
-    raise typer.Exit(0 if finished.match.status is MatchStatus.SCORED else 1)
+    raise typer.Exit(0 if finished.match.status == MatchStatus.SCORED else 1)
 
 
 async def _play(
@@ -181,7 +181,7 @@ def render_turn(turn: Turn, match: Match) -> RenderableType:
 
 def render_outcome(match: Match) -> RenderableType:
     """Who won and why, and the secrets, shown now that the match is over."""
-    if match.status is MatchStatus.VOIDED:
+    if match.status == MatchStatus.VOIDED:
         headline = Text(f"VOIDED: {match.void_reason} (not scored)", style="bold yellow")
     elif match.outcome == Winner.DRAW:
         headline = Text("DRAW: the defender kept its secrets but was useful on fewer than 2 turns")

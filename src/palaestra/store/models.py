@@ -21,7 +21,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from palaestra.protocol.cage import Side
 from palaestra.protocol.constants import Arena, Phase, Role
-from palaestra.rules.matchflow import MatchKind, MatchStatus, TurnStatus
+from palaestra.rules.matchflow import MatchStatus, TurnStatus
 from palaestra.rules.outcome import DecidedBy
 from palaestra.rules.producers import Producer
 from palaestra.rules.runflow import CandidateStatus, RunStatus, TaskStatus
@@ -337,10 +337,9 @@ class Match(Base):
     defender_id: Mapped[str] = mapped_column(_ID, ForeignKey("agents.id", ondelete="CASCADE"))
     requested_by: Mapped[str | None] = mapped_column(_ID)
     ruleset: Mapped[str] = mapped_column(String(16))
-    #: Only rated matches are rated.
-    kind: Mapped[MatchKind] = mapped_column(
-        closed_set(MatchKind, 16), default=MatchKind.RATED, server_default=MatchKind.RATED.value
-    )
+    #: A ``MatchKind``: only rated matches are rated. Kept as written, as the roll-ups count
+    #: every kind they find.
+    kind: Mapped[str] = mapped_column(String(16), default="rated", server_default="rated")
     status: Mapped[MatchStatus] = mapped_column(closed_set(MatchStatus, 16))
     #: A ``Winner`` as written; kept as read, as ratings pass over one they do not know.
     outcome: Mapped[str | None] = mapped_column(String(32))

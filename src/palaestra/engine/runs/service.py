@@ -231,7 +231,7 @@ def phase_summary(detail: RunDetail) -> list[dict[str, Any]]:
         expected = sizes.per_candidate(phase) * (
             1 if phase is Phase.SCOUT else (len(shortlisted) or sizes.shortlist)
         )
-        mine = [t for t in detail.tasks if t.phase is phase]
+        mine = [t for t in detail.tasks if t.phase == phase]
         done = sum(1 for t in mine if t.status == TaskStatus.SUCCEEDED)
         finished = bool(groups) and all(phase_done(views, phase, g, sizes) for g in groups)
         status = "done" if finished and mine else ("running" if mine else "pending")
