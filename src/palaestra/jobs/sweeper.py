@@ -48,7 +48,7 @@ async def orphaned_matches(platform: Platform, now: float, stall_s: float) -> li
             if row.status is None:
                 if row.updated_at <= now - stall_s:
                     found.append(row.id)
-            elif row.status == TurnStatus.RUNNING:
+            elif row.status == TurnStatus.RUNNING.value:
                 lease = row.deadline_ms / 1000 + LEASE_GRACE_S
                 if row.started_at + lease <= now:
                     found.append(row.id)
@@ -57,7 +57,9 @@ async def orphaned_matches(platform: Platform, now: float, stall_s: float) -> li
 
 async def pending_matches(platform: Platform) -> list[str]:
     """Matches created and not started."""
-    query = select(Match.id).where(Match.status == MatchStatus.PENDING).order_by(Match.created_at)
+    query = (
+        select(Match.id).where(Match.status == MatchStatus.PENDING.value).order_by(Match.created_at)
+    )
     async with platform.db.session() as session:
         return list((await session.scalars(query)).all())
 
@@ -79,7 +81,9 @@ async def due_runs(platform: Platform, now: float) -> int:
     """How many RUNNING runs are due and not leased (the first batch's worth at most)."""
     free = or_(Run.lease_until.is_(None), Run.lease_until <= now)
     query = (
-        select(Run.id).where(Run.status == RunStatus.RUNNING, Run.due_at <= now, free).limit(BATCH)
+        select(Run.id)
+        .where(Run.status == RunStatus.RUNNING.value, Run.due_at <= now, free)
+        .limit(BATCH)
     )
     async with platform.db.engine.connect() as connection:
         return len((await connection.execute(query)).all())

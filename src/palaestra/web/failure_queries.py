@@ -34,7 +34,7 @@ async def failure_split(platform: Platform, agent_id: str) -> list[FailureCount]
     first and the latest happened: a failure said 77 times is one row, not 77."""
     async with platform.db.session() as session:
         events = await agent_failures(session, agent_id, ("dispatch", "ping"))
-        voided = (await tasks_by_status(session, agent_id)).get(TaskStatus.VOIDED, Tally())
+        voided = (await tasks_by_status(session, agent_id)).get(TaskStatus.VOIDED.value, Tally())
     dispatches: Counter[CallFailure] = Counter()
     pings: Counter[CallFailure] = Counter()
     seen: dict[CallFailure, Tally] = {}

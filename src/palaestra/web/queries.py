@@ -205,13 +205,13 @@ async def overview(platform: Platform, *, activity: int = 15, recent: int = 5) -
             (
                 await session.execute(
                     select(Agent.status, func.count())
-                    .where(Agent.arena == Arena.EDGEARENA)
+                    .where(Agent.arena == Arena.EDGEARENA.value)
                     .group_by(Agent.status)
                 )
             ).all()
         )
         fighters = await session.scalar(
-            select(func.count()).select_from(Agent).where(Agent.arena == Arena.CAGE)
+            select(func.count()).select_from(Agent).where(Agent.arena == Arena.CAGE.value)
         )
         pings = dict(
             (
@@ -278,7 +278,7 @@ async def agent_status(platform: Platform, agent_id: str) -> str | None:
 
 
 async def agent_rows(platform: Platform, arena: Arena = Arena.EDGEARENA) -> list[AgentRow]:
-    query = select(Agent).where(Agent.arena == arena).order_by(Agent.created_at, Agent.name)
+    query = select(Agent).where(Agent.arena == arena.value).order_by(Agent.created_at, Agent.name)
     async with platform.db.session() as session:
         return [AgentRow.of(agent) for agent in await session.scalars(query)]
 

@@ -46,7 +46,7 @@ class Stamps:
 
 async def read_stamps(platform: Platform) -> Stamps:
     """Every part's stamp, in one statement."""
-    running = Run.status == RunStatus.RUNNING
+    running = Run.status == RunStatus.RUNNING.value
     open_match = Match.status.in_(OPEN_MATCH_STATUSES)
     query = select(
         select(func.max(Run.created_at)).scalar_subquery(),

@@ -226,7 +226,7 @@ def _no_headers(task: Task, *, archived: bool) -> str:
     """Why a task sent to an agent shows no signed headers."""
     if archived:
         return HEADERS_ARCHIVED
-    if task.status == TaskStatus.RUNNING and task.deferred_at is None:
+    if task.status == TaskStatus.RUNNING.value and task.deferred_at is None:
         return HEADERS_IN_FLIGHT  # kept with the POST's end, or with its 202
     return HEADERS_NOT_KEPT
 
