@@ -44,9 +44,10 @@ SDK_AND_TABLE = {"Agent", "Task", "Turn"}
 PENDING_NAMES = {"AgentRow", "Step", "TaskFacts"}
 #: Modules whose literals the read models will replace.
 PENDING_MODULES = {"web/fighter_queries.py", "web/match_queries.py", "web/run_queries.py"}
-#: The edgearena wire models state their values as pydantic quotes them back in its messages
-#: ("role: Input should be 'SCOUT'"), which agents read: those literals stay the wire's.
-WIRE_LITERALS = {"protocol/edgearena.py": 10}
+#: The edgearena wire models and the leaderboard's role filter state their values as pydantic
+#: quotes them back in its messages ("role: Input should be 'SCOUT'"), which agents and API
+#: clients read, and as the OpenAPI document lists them: those literals stay the wire's.
+WIRE_LITERALS = {"api/routes_leaderboard.py": 3, "protocol/edgearena.py": 10}
 
 
 def _modules() -> list[tuple[str, ast.Module]]:

@@ -20,7 +20,7 @@ from palaestra.engine.ratings.live import rate_pending
 from palaestra.engine.ratings.live_table import live_table
 from palaestra.errors import InvalidRequest
 from palaestra.http.deps import AdminCaller, PlatformDep
-from palaestra.protocol.constants import Arena, Role
+from palaestra.protocol.constants import Arena
 
 #: The arenas, as the schema states them (an unknown one is a 422 before any rule runs).
 ArenaName = Literal["cage", "edgearena"]
@@ -45,7 +45,7 @@ async def get_leaderboard(
         Query(alias="class", description="cage only: a class (given with arena=edgearena: 400)"),
     ] = None,
     role: Annotated[
-        Literal[Role.SCOUT, Role.BUILDER, Role.ANALYST] | None,
+        Literal["SCOUT", "BUILDER", "ANALYST"] | None,
         Query(description="edgearena only (given with arena=cage: 400)"),
     ] = None,
     limit: Annotated[
