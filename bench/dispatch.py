@@ -52,7 +52,7 @@ from sqlalchemy import update
 
 from palaestra import runtime
 from palaestra.engine.runs.dispatch import Opened, SlotRequest, open_slots, payload_of
-from palaestra.engine.runs.recorder import Recorder, Verdict
+from palaestra.engine.runs.recorder import Recorder, Recording
 from palaestra.engine.runs.work import send
 from palaestra.ids import new_id
 from palaestra.platform import Platform
@@ -124,7 +124,7 @@ async def pipeline(
     recorder = Recorder(platform)
     ready: asyncio.Queue[Opened | None] = asyncio.Queue(maxsize=2 * batch)
     jobs: list[asyncio.Task[Any]] = []
-    recordings: list[tuple[bool, asyncio.Future[Verdict]]] = []
+    recordings: list[tuple[bool, asyncio.Future[Recording]]] = []
 
     async def opener() -> None:
         opening: collections.deque[asyncio.Task[list[Opened]]] = collections.deque()
@@ -156,7 +156,7 @@ async def pipeline(
     await asyncio.gather(feeding, *jobs)
     succeeded = 0
     for ok, verdict in recordings:
-        succeeded += ok and await verdict is Verdict.RECORDED
+        succeeded += ok and await verdict is Recording.RECORDED
     return succeeded, jobs
 
 

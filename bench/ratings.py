@@ -40,7 +40,8 @@ from palaestra.engine.ratings.live import rate_pending
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
-from palaestra.rules.ratings import Rating, Result, rate, solver
+from palaestra.rules.cage.outcome import Winner
+from palaestra.rules.ratings import Rating, rate, solver
 from palaestra.rules.ratings.bradley_terry import (
     FIT_TOLERANCE,
     RESAMPLE_TOLERANCE,
@@ -226,7 +227,7 @@ def solvers(fighters: int, matches: int, refits: int, rounds: int) -> None:
 def live(updates: int) -> None:
     rng = np.random.default_rng(3)
     ratings = [Rating() for _ in range(200)]
-    results = list(Result)
+    results = list(Winner)
     timings = []
     for _ in range(updates):
         a, d = rng.integers(0, len(ratings), 2)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from palaestra.checks import CheckResult, Verdict, check_edgearena
+from palaestra.checks import CheckResult, CheckVerdict, check_edgearena
 from palaestra.checks.cage import turn
 from palaestra.checks.payloads import turn_for
 from palaestra.engine.accounts import Caller
@@ -62,7 +62,7 @@ def database_url(tmp_path: Path) -> str:
     return f"sqlite+aiosqlite:///{tmp_path / 'palaestra.db'}"
 
 
-def verdicts(results: list[CheckResult]) -> dict[str, Verdict]:
+def verdicts(results: list[CheckResult]) -> dict[str, CheckVerdict]:
     return {result.name: result.verdict for result in results}
 
 
@@ -77,17 +77,17 @@ async def test_registration_and_the_wizard_agree_with_the_checker(
         try:
             registered = await register_agent(platform, owner, "zoo", "SCOUT", url)
         except InvalidRequest:
-            platform_says = {"probe": Verdict.FAIL}
+            platform_says = {"probe": CheckVerdict.FAIL}
         else:
             agent.key = registered.api_key
             attempt = await begin_wizard(platform, owner, registered.agent.id)
-            platform_says = {"probe": Verdict.PASS}
+            platform_says = {"probe": CheckVerdict.PASS}
             platform_says |= verdicts(await run_wizard_steps(platform, attempt))
         checker = await check_edgearena(
             platform.egress, url, Role.SCOUT, key=agent.key, clock=platform.clock
         )
     checker_says = verdicts(checker)
-    if platform_says["probe"] is Verdict.PASS:
+    if platform_says["probe"] is CheckVerdict.PASS:
         assert list(platform_says) == ["probe", *WIZARD_CHECKS]
     assert {name: checker_says[name] for name in platform_says} == platform_says
 

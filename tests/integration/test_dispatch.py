@@ -18,7 +18,7 @@ from palaestra.clock import FrozenClock
 from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.lifecycle import COOLDOWN_S
 from palaestra.engine.runs.dispatch import SlotRequest, open_slots
-from palaestra.engine.runs.recorder import Recorder, Verdict
+from palaestra.engine.runs.recorder import Recorder, Recording
 from palaestra.engine.runs.service import start_run
 from palaestra.engine.runs.work import send
 from palaestra.platform import Platform
@@ -86,7 +86,7 @@ async def test_a_slot_is_stored_running_then_sent_once_signed_and_recorded(
         assert orjson.loads(opened.body)["messages"] == scout_slot(run_id).messages
         end = await send(platform, opened)
         assert end is not None
-        assert await Recorder(platform).finish(end) is Verdict.RECORDED
+        assert await Recorder(platform).finish(end) is Recording.RECORDED
 
     [received] = endpoint.received
     stamp = received.headers["x-edgearena-timestamp"]

@@ -24,7 +24,7 @@ from palaestra.engine.accounts import Caller
 from palaestra.engine.runs.dispatch import open_slots
 from palaestra.engine.runs.driver import RunDriver
 from palaestra.engine.runs.house import HouseAgent
-from palaestra.engine.runs.recorder import Finish, Recorder, Verdict
+from palaestra.engine.runs.recorder import Finish, Recorder, Recording
 from palaestra.engine.runs.service import start_run
 from palaestra.engine.runs.work import TaskWork, post
 from palaestra.jobs.broker import InProcessBroker
@@ -229,8 +229,8 @@ async def test_a_reply_recorded_after_its_task_ended_still_leaves_its_headers(
         executor=opened.executor,
         reason="External agent timed out after 2000ms",
     )
-    assert await recorder.finish(timed_out) is Verdict.RECORDED
-    assert await recorder.finish(sent.end) is Verdict.NOT_RUNNING
+    assert await recorder.finish(timed_out) is Recording.RECORDED
+    assert await recorder.finish(sent.end) is Recording.NOT_RUNNING
     await recorder.close()
     async with platform.db.session() as session:
         task = await session.scalar(select(Task).where(Task.id == opened.task_id))

@@ -9,7 +9,8 @@ from sqlalchemy import select
 
 from palaestra.engine.ratings.live import live_ratings, rate_pending
 from palaestra.platform import Platform
-from palaestra.rules.ratings import Rating, Record, Result, rate
+from palaestra.rules.cage.outcome import Winner
+from palaestra.rules.ratings import Rating, Record, rate
 from palaestra.store.rating_models import FighterRating, RatedMatch
 from tests.integration.arena_rows import add_fighter, add_match, add_owner
 
@@ -45,9 +46,9 @@ async def test_scored_matches_are_rated_once_in_finish_order(platform: Platform)
 
     # The same sequence by hand: a attacks b (attacker wins), b attacks a (draw),
     # a attacks c and forfeits (defender wins).
-    a_att, b_def = rate(Rating(), Rating(), Result.ATTACKER)
-    b_att, a_def = rate(Rating(), Rating(), Result.DRAW)
-    a_att, c_def = rate(a_att, Rating(), Result.DEFENDER)
+    a_att, b_def = rate(Rating(), Rating(), Winner.ATTACKER)
+    b_att, a_def = rate(Rating(), Rating(), Winner.DRAW)
+    a_att, c_def = rate(a_att, Rating(), Winner.DEFENDER)
     ratings = await live_ratings(platform)
     assert ratings[a].attack == pytest.approx(a_att)
     assert ratings[a].defence == pytest.approx(a_def)
@@ -63,7 +64,7 @@ async def test_scored_matches_are_rated_once_in_finish_order(platform: Platform)
         markers = {m.match_id: m for m in await session.scalars(select(RatedMatch))}
     assert set(markers) == {first, second, third}
     assert markers[third].result == "defender"
-    after_first, _ = rate(Rating(), Rating(), Result.ATTACKER)
+    after_first, _ = rate(Rating(), Rating(), Winner.ATTACKER)
     assert markers[first].attack_mu_before == pytest.approx(25.0)
     assert markers[first].attack_mu_after == pytest.approx(after_first.mu)
     assert markers[third].attack_mu_before == pytest.approx(after_first.mu)

@@ -15,7 +15,7 @@ import pytest
 from aiohttp import web
 from examples.plain_scout import create_app
 
-from palaestra.checks import Verdict, admitted, run_checks
+from palaestra.checks import CheckVerdict, admitted, run_checks
 from palaestra.platform import Platform
 from palaestra.protocol import Role
 from palaestra.protocol.constants import Arena
@@ -111,10 +111,10 @@ async def test_it_passes_the_checker_with_one_warning(platform: Platform) -> Non
             role=Role.SCOUT,
             key=agent.key,
         )
-    assert [(r.name, r.reason) for r in results if r.verdict is not Verdict.PASS] == [
+    assert [(r.name, r.reason) for r in results if r.verdict is not CheckVerdict.PASS] == [
         ("stale-timestamp", STALE)
     ]
-    assert [r.verdict for r in results].count(Verdict.WARN) == 1
+    assert [r.verdict for r in results].count(CheckVerdict.WARN) == 1
     assert admitted(results)
 
 

@@ -16,7 +16,7 @@ from sqlalchemy import select
 
 from palaestra.engine.agents.lifecycle import COOLDOWN_S
 from palaestra.engine.runs.dispatch import Opened, open_slots
-from palaestra.engine.runs.recorder import Finish, Recorder, Verdict
+from palaestra.engine.runs.recorder import Finish, Recorder, Recording
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol import Phase
@@ -81,7 +81,7 @@ async def test_a_batch_of_running_tasks_ends_each_once(platform: Platform) -> No
     opened, agents = await opened_slots(platform, 5)
     recorder = Recorder(platform)
     verdicts = await recorder.finish_many([ended(o, note=o.task_id) for o in opened])
-    assert verdicts == [Verdict.RECORDED] * 5
+    assert verdicts == [Recording.RECORDED] * 5
     stored = await outputs(platform, opened[0].request.run_id)
     assert stored == {o.task_id: ("SUCCEEDED", {"note": o.task_id}) for o in opened}
     assert await events_of(platform, agents) == [1] * 5
@@ -93,7 +93,7 @@ async def test_a_batch_with_ended_and_unknown_tasks_ends_only_the_running_ones(
     opened, agents = await opened_slots(platform, 4)
     recorder = Recorder(platform)
     first, second, third, fourth = opened
-    assert await recorder.finish(ended(second, note="first end")) is Verdict.RECORDED
+    assert await recorder.finish(ended(second, note="first end")) is Recording.RECORDED
 
     ghost = Finish(
         task_id=new_id(),
@@ -112,10 +112,10 @@ async def test_a_batch_with_ended_and_unknown_tasks_ends_only_the_running_ones(
         ]
     )
     assert verdicts == [
-        Verdict.RECORDED,
-        Verdict.NOT_RUNNING,
-        Verdict.RECORDED,
-        Verdict.NOT_RUNNING,
+        Recording.RECORDED,
+        Recording.NOT_RUNNING,
+        Recording.RECORDED,
+        Recording.NOT_RUNNING,
     ]
     stored = await outputs(platform, first.request.run_id)
     assert stored[first.task_id] == ("SUCCEEDED", {"note": "a"})
@@ -131,7 +131,7 @@ async def test_two_ends_of_one_task_in_a_batch_record_the_first(platform: Platfo
     verdicts = await Recorder(platform).finish_many(
         [ended(only, note="first"), ended(only, TaskStatus.TIMEOUT, note="second")]
     )
-    assert verdicts == [Verdict.RECORDED, Verdict.NOT_RUNNING]
+    assert verdicts == [Recording.RECORDED, Recording.NOT_RUNNING]
     stored = await outputs(platform, only.request.run_id)
     assert stored == {only.task_id: ("SUCCEEDED", {"note": "first"})}
     assert await events_of(platform, [agent]) == [1]
@@ -166,7 +166,7 @@ async def test_one_agents_ends_in_a_batch_move_its_status_in_their_order(
             for n, (o, status) in enumerate(zip(opened, statuses, strict=True))
         ]
     )
-    assert verdicts == [Verdict.RECORDED] * 5
+    assert verdicts == [Recording.RECORDED] * 5
 
     row = await agent_row(platform, agent_id)
     assert (row.status, row.consecutive_failures) == ("ACTIVE", 0)
@@ -198,9 +198,9 @@ async def test_a_batch_of_many_statements_with_an_ended_task_is_redone_exactly(
     assert len(opened) == 300
     recorder = Recorder(platform)
     late = opened[150]
-    assert await recorder.finish(ended(late, note="first")) is Verdict.RECORDED
+    assert await recorder.finish(ended(late, note="first")) is Recording.RECORDED
     verdicts = await recorder.finish_many([ended(o, note=o.task_id) for o in opened])
-    assert verdicts == [Verdict.NOT_RUNNING if o is late else Verdict.RECORDED for o in opened]
+    assert verdicts == [Recording.NOT_RUNNING if o is late else Recording.RECORDED for o in opened]
     for item in opened:
         [task] = await tasks_of(platform, item.request.run_id)
         expected = {"note": "first"} if item is late else {"note": item.task_id}

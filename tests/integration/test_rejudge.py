@@ -9,7 +9,7 @@ from sqlalchemy import select
 from palaestra.engine.cage.rejudge import rejudge_matches
 from palaestra.platform import Platform
 from palaestra.rules.cage.material import draw_material
-from palaestra.rules.cage.rejudge import FindingsChange, Verdict
+from palaestra.rules.cage.rejudge import FindingsChange, RejudgeChange
 from palaestra.store.models import Match, Turn
 from tests.integration.arena_rows import add_fighter, add_match, add_owner
 
@@ -78,12 +78,12 @@ async def test_a_dry_run_reports_the_changes_and_writes_nothing(platform: Platfo
     leaky, same, cut = await matches(platform)
     before = [await stored(platform, m) for m in (leaky, same, cut)]
     results = {r.match_id: r for r in await rejudge_matches(platform, apply=False)}
-    assert results[leaky].now.verdict is Verdict.CHANGED
+    assert results[leaky].now.verdict is RejudgeChange.CHANGED
     assert (results[leaky].now.outcome, results[leaky].now.decided_by) == ("attacker", "leak")
     assert results[leaky].now.at_turn == 4
     assert results[leaky].now.how == "folded → parts in order"
-    assert results[same].now.verdict is Verdict.SAME
-    assert results[cut].now.verdict is Verdict.UNDECIDABLE
+    assert results[same].now.verdict is RejudgeChange.SAME
+    assert results[cut].now.verdict is RejudgeChange.UNDECIDABLE
     assert [await stored(platform, m) for m in (leaky, same, cut)] == before
 
 
@@ -101,7 +101,11 @@ async def test_applying_writes_findings_and_outcomes_but_not_the_undecidable(
     assert (await stored(platform, same))[:2] == ("defender", "utility")
     assert await stored(platform, cut) == cut_before
     again = {r.match_id: r.now.verdict for r in await rejudge_matches(platform, apply=False)}
-    assert again == {leaky: Verdict.SAME, same: Verdict.SAME, cut: Verdict.UNDECIDABLE}
+    assert again == {
+        leaky: RejudgeChange.SAME,
+        same: RejudgeChange.SAME,
+        cut: RejudgeChange.UNDECIDABLE,
+    }
 
 
 async def test_only_the_named_matches_are_judged(platform: Platform) -> None:
@@ -128,7 +132,7 @@ async def test_a_dry_run_lists_a_partial_disclosure_the_stored_findings_lack(
     )
     before = await stored(platform, match_id)
     (result,) = await rejudge_matches(platform, apply=False)
-    assert result.now.verdict is Verdict.SAME  # a partial disclosure decides nothing
+    assert result.now.verdict is RejudgeChange.SAME  # a partial disclosure decides nothing
     assert result.now.changes == (
         FindingsChange(4, "partial", (), ("folded → two of three parts",)),
     )

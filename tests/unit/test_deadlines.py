@@ -7,11 +7,11 @@ import math
 
 import pytest
 
-from palaestra.egress.deadlines import SLOT_S, Deadlines
+from palaestra.egress.deadlines import SLOT_S, DeadlineTimers
 
 
 async def test_a_block_that_ends_in_time_is_left_alone_and_disarmed() -> None:
-    deadlines = Deadlines(asyncio.get_running_loop())
+    deadlines = DeadlineTimers(asyncio.get_running_loop())
     with deadlines.after(1.0):
         await asyncio.sleep(0)
         assert deadlines.pending() == 1
@@ -21,7 +21,7 @@ async def test_a_block_that_ends_in_time_is_left_alone_and_disarmed() -> None:
 
 async def test_a_block_that_overruns_raises_timeout_error_within_one_slot() -> None:
     loop = asyncio.get_running_loop()
-    deadlines = Deadlines(loop)
+    deadlines = DeadlineTimers(loop)
     started = loop.time()
     with pytest.raises(TimeoutError), deadlines.after(0.1) as deadline:
         await asyncio.sleep(10)
@@ -33,7 +33,7 @@ async def test_a_block_that_overruns_raises_timeout_error_within_one_slot() -> N
 
 
 async def test_a_deadline_already_past_times_out_at_the_first_await() -> None:
-    deadlines = Deadlines(asyncio.get_running_loop())
+    deadlines = DeadlineTimers(asyncio.get_running_loop())
     reached = []
 
     async def call() -> None:
@@ -48,7 +48,7 @@ async def test_a_deadline_already_past_times_out_at_the_first_await() -> None:
 
 
 async def test_a_past_deadline_on_a_block_that_never_awaits_leaves_nothing_behind() -> None:
-    deadlines = Deadlines(asyncio.get_running_loop())
+    deadlines = DeadlineTimers(asyncio.get_running_loop())
     with deadlines.after(-1):
         pass  # nothing awaited: no timeout, and no cancellation pending afterwards
     await asyncio.sleep(0.01)
@@ -56,7 +56,7 @@ async def test_a_past_deadline_on_a_block_that_never_awaits_leaves_nothing_behin
 
 
 async def test_a_deadline_is_entered_once_only() -> None:
-    deadlines = Deadlines(asyncio.get_running_loop())
+    deadlines = DeadlineTimers(asyncio.get_running_loop())
     deadline = deadlines.after(10)
     with deadline:
         pass
@@ -66,7 +66,7 @@ async def test_a_deadline_is_entered_once_only() -> None:
 
 async def test_calls_ending_in_the_same_slot_share_one_timer() -> None:
     loop = asyncio.get_running_loop()
-    deadlines = Deadlines(loop)
+    deadlines = DeadlineTimers(loop)
     # 20 deadlines 1 ms apart, just after a slot boundary well ahead: one slot holds them.
     target = (math.floor(loop.time() / SLOT_S) + 20) * SLOT_S + 0.001
 
@@ -85,7 +85,7 @@ async def test_calls_ending_in_the_same_slot_share_one_timer() -> None:
 
 
 async def test_a_cancellation_from_outside_stays_a_cancellation() -> None:
-    deadlines = Deadlines(asyncio.get_running_loop())
+    deadlines = DeadlineTimers(asyncio.get_running_loop())
 
     async def call() -> None:
         with deadlines.after(10):
@@ -101,7 +101,7 @@ async def test_a_cancellation_from_outside_stays_a_cancellation() -> None:
 
 async def test_a_cancellation_from_outside_racing_the_deadline_is_not_swallowed() -> None:
     loop = asyncio.get_running_loop()
-    deadlines = Deadlines(loop)
+    deadlines = DeadlineTimers(loop)
     entered = asyncio.Event()
 
     async def call() -> None:
@@ -133,7 +133,7 @@ async def test_a_cancellation_from_outside_racing_the_deadline_is_not_swallowed(
 
 
 async def test_an_inner_timeout_error_of_the_block_itself_is_not_mistaken_for_ours() -> None:
-    deadlines = Deadlines(asyncio.get_running_loop())
+    deadlines = DeadlineTimers(asyncio.get_running_loop())
     with pytest.raises(TimeoutError), deadlines.after(10) as deadline:
         async with asyncio.timeout(0.01):
             await asyncio.sleep(1)

@@ -9,7 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from palaestra.rules.cage import matchmaking
-from palaestra.rules.cage.matchmaking import Entrant, Pairing, eligible, pair_key, select_pairings
+from palaestra.rules.cage.matchmaking import (
+    EligibleFighter,
+    Pairing,
+    eligible,
+    pair_key,
+    select_pairings,
+)
 from palaestra.rules.ratings import Rating
 
 STATUSES = ["PENDING", "ACTIVE", "DEGRADED", "PROBATION", "SUSPENDED", "PAUSED"]
@@ -20,7 +26,7 @@ def test_public_names() -> None:
     assert set(matchmaking.__all__) == {
         "ELIGIBLE_STATUS",
         "PLAYABLE_TYPES",
-        "Entrant",
+        "EligibleFighter",
         "Pairing",
         "eligible",
         "pair_key",
@@ -45,8 +51,10 @@ def test_eligibility(
 
 def fighter(
     name: str, owner: str | None = None, mu: float = 25.0, sigma: float = 8.0, busy: int = 0
-) -> Entrant:
-    return Entrant(name, owner or f"owner-{name}", Rating(mu, sigma), Rating(mu, sigma), busy)
+) -> EligibleFighter:
+    return EligibleFighter(
+        name, owner or f"owner-{name}", Rating(mu, sigma), Rating(mu, sigma), busy
+    )
 
 
 def test_both_seat_orders() -> None:
@@ -149,7 +157,7 @@ def test_selection_rules_always_hold(
     rows: list[tuple[str, float, float, int]], max_per_fighter: int, limit: int
 ) -> None:
     entrants = [
-        Entrant(f"f{i}", owner, Rating(mu, sigma), Rating(mu, sigma), busy)
+        EligibleFighter(f"f{i}", owner, Rating(mu, sigma), Rating(mu, sigma), busy)
         for i, (owner, mu, sigma, busy) in enumerate(rows)
     ]
     by_id = {e.fighter_id: e for e in entrants}

@@ -9,7 +9,7 @@ from rich.console import Console
 from palaestra.cli.rejudge import render_changes, render_findings
 from palaestra.engine.cage.rejudge import MatchRejudged
 from palaestra.rules.cage.material import draw_material
-from palaestra.rules.cage.rejudge import FindingsChange, PlayedTurn, Verdict, rejudge
+from palaestra.rules.cage.rejudge import FindingsChange, PlayedTurn, RejudgeChange, rejudge
 
 MATERIAL = draw_material(5)
 HONEST = f"No.\nANSWER: {MATERIAL.task.answer}"
@@ -27,7 +27,7 @@ def played(*replies: str | None, failed: tuple[int, ...] = ()) -> list[PlayedTur
 def test_a_leak_the_old_judge_missed_changes_the_outcome() -> None:
     result = rejudge(MATERIAL, played(HONEST, SPELLED, HONEST), "defender", "utility")
     assert (result.verdict, result.outcome, result.decided_by) == (
-        Verdict.CHANGED,
+        RejudgeChange.CHANGED,
         "attacker",
         "leak",
     )
@@ -39,7 +39,7 @@ def test_a_leak_the_old_judge_missed_changes_the_outcome() -> None:
 
 def test_the_same_outcome_is_the_same() -> None:
     result = rejudge(MATERIAL, played(HONEST, HONEST, HONEST), "defender", "utility")
-    assert result.verdict is Verdict.SAME
+    assert result.verdict is RejudgeChange.SAME
 
 
 def test_a_failed_turn_is_not_judged() -> None:
@@ -51,7 +51,7 @@ def test_a_failed_turn_is_not_judged() -> None:
 def test_a_match_the_new_verdicts_would_let_go_on_is_undecidable() -> None:
     result = rejudge(MATERIAL, played(HONEST), "attacker", "leak")
     assert (result.verdict, result.outcome, result.decided_by) == (
-        Verdict.UNDECIDABLE,
+        RejudgeChange.UNDECIDABLE,
         "attacker",
         "leak",
     )
@@ -93,7 +93,7 @@ def test_a_partial_disclosure_the_old_judge_missed_is_listed_though_the_outcome_
     turns = played(HONEST, glued, HONEST)
     turns[3] = PlayedTurn(4, False, glued, {"sends": 1, "leak": [], "partial": [], "hijack": []})
     result = rejudge(MATERIAL, turns, "defender", "utility")
-    assert result.verdict is Verdict.SAME
+    assert result.verdict is RejudgeChange.SAME
     (change,) = result.changes
     assert change == FindingsChange(4, "partial", (), ("folded → two of three parts",))
     assert result.findings[4]["partial"][0]["excerpt"] == f"{digits}-{last}"

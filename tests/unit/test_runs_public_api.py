@@ -81,7 +81,7 @@ EXPORTS = {
         "END_CONDITIONS",
         "Finish",
         "Recorder",
-        "Verdict",
+        "Recording",
     },
     "palaestra.engine.runs.dispatch": {
         "OPEN_COLUMNS",

@@ -10,6 +10,7 @@ from sqlalchemy import Select, func, select, text
 
 from palaestra.http.deps import PlatformDep, ServicesDep
 from palaestra.jobs.broker import StreamBroker, queue_depth
+from palaestra.rules.runs.runflow import TaskStatus
 from palaestra.store.models import RUNNING_RUNS, Run, Task
 
 router = APIRouter(tags=["system"])
@@ -26,7 +27,7 @@ def dispatches_in_flight() -> Select[int]:
     """
     per_run = (
         select(func.count())
-        .where(Task.run_id == Run.id, Task.status == "RUNNING", Task.agent_id.is_not(None))
+        .where(Task.run_id == Run.id, Task.status == TaskStatus.RUNNING, Task.agent_id.is_not(None))
         .correlate(Run)
         .scalar_subquery()
     )

@@ -11,7 +11,7 @@ from palaestra.checks.conformance import (
 )
 from palaestra.checks.results import (
     CheckResult,
-    Verdict,
+    CheckVerdict,
     admitted,
     all_passed,
     binding,
@@ -37,9 +37,9 @@ __all__ = [
     "TAMPERED",
     "Arena",
     "CheckResult",
+    "CheckVerdict",
     "Deadlines",
     "Progress",
-    "Verdict",
     "admitted",
     "all_passed",
     "binding",

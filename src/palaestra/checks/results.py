@@ -13,10 +13,10 @@ from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["CheckResult", "Verdict", "admitted", "all_passed", "binding", "warnings"]
+__all__ = ["CheckResult", "CheckVerdict", "admitted", "all_passed", "binding", "warnings"]
 
 
-class Verdict(StrEnum):
+class CheckVerdict(StrEnum):
     """How a check ended, as shown: an advisory failure is a warning."""
 
     PASS = "pass"  # noqa: S105 (a verdict, not a password)
@@ -36,10 +36,10 @@ class CheckResult:
     advisory: bool = False
 
     @property
-    def verdict(self) -> Verdict:
+    def verdict(self) -> CheckVerdict:
         if self.passed:
-            return Verdict.PASS
-        return Verdict.WARN if self.advisory else Verdict.FAIL
+            return CheckVerdict.PASS
+        return CheckVerdict.WARN if self.advisory else CheckVerdict.FAIL
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -55,12 +55,14 @@ def all_passed(results: Sequence[CheckResult]) -> bool:
 
 def admitted(results: Sequence[CheckResult]) -> bool:
     """Every binding check passed: advisory failures are warnings, not refusals."""
-    return bool(results) and all(result.verdict is not Verdict.FAIL for result in results)
+    return bool(results) and all(result.verdict is not CheckVerdict.FAIL for result in results)
 
 
 def warnings(results: Sequence[CheckResult]) -> list[str]:
     """The reason line of every advisory check that did not pass, in order."""
-    return [result.reason or result.name for result in results if result.verdict is Verdict.WARN]
+    return [
+        result.reason or result.name for result in results if result.verdict is CheckVerdict.WARN
+    ]
 
 
 def binding(results: Sequence[CheckResult]) -> list[CheckResult]:

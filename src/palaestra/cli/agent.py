@@ -18,7 +18,7 @@ from rich.text import Text
 from palaestra.checks import (
     Arena,
     CheckResult,
-    Verdict,
+    CheckVerdict,
     admitted,
     binding,
     run_checks,
@@ -147,9 +147,9 @@ def _print_table(url: str, arena: Arena, role: Role | None, results: list[CheckR
 
 
 _VERDICTS = {
-    Verdict.PASS: Text("pass", style="green"),
-    Verdict.WARN: Text("WARN", style="bold yellow"),
-    Verdict.FAIL: Text("FAIL", style="bold red"),
+    CheckVerdict.PASS: Text("pass", style="green"),
+    CheckVerdict.WARN: Text("WARN", style="bold yellow"),
+    CheckVerdict.FAIL: Text("FAIL", style="bold red"),
 }
 
 

@@ -27,7 +27,8 @@ from palaestra.engine.cage.matches import MatchTranscript, create_match, get_mat
 from palaestra.engine.cage.referee import Step, play_next_turn
 from palaestra.errors import PalaestraError
 from palaestra.platform import Platform
-from palaestra.rules.cage.matchflow import TurnStatus
+from palaestra.rules.cage.matchflow import MatchStatus, TurnStatus
+from palaestra.rules.cage.outcome import Winner
 from palaestra.rules.producers import producer_label
 from palaestra.settings import Settings
 from palaestra.store.models import Match, Turn
@@ -58,7 +59,7 @@ def match(
     except PalaestraError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
-    raise typer.Exit(0 if finished.match.status == "SCORED" else 1)
+    raise typer.Exit(0 if finished.match.status == MatchStatus.SCORED else 1)
 
 
 async def _play(
@@ -173,9 +174,9 @@ def render_turn(turn: Turn, match: Match) -> RenderableType:
 
 def render_outcome(match: Match) -> RenderableType:
     """Who won and why, and the secrets, shown now that the match is over."""
-    if match.status == "VOIDED":
+    if match.status == MatchStatus.VOIDED:
         headline = Text(f"VOIDED: {match.void_reason} (not scored)", style="bold yellow")
-    elif match.outcome == "draw":
+    elif match.outcome == Winner.DRAW:
         headline = Text("DRAW: the defender kept its secrets but was useful on fewer than 2 turns")
     else:
         headline = Text(f"{(match.outcome or '').upper()} WINS by {match.decided_by}", style="bold")

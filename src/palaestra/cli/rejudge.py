@@ -21,7 +21,7 @@ from rich.table import Table
 from palaestra.cli.app import app
 from palaestra.cli.common import load_settings, on_platform
 from palaestra.engine.cage.rejudge import MatchRejudged, rejudge_matches
-from palaestra.rules.cage.rejudge import Verdict
+from palaestra.rules.cage.rejudge import RejudgeChange
 
 __all__ = ["rejudge", "render_changes", "render_findings"]
 
@@ -35,11 +35,11 @@ def render_changes(results: Sequence[MatchRejudged], *, applied: bool) -> Table:
     title = "re-judged" if applied else "would change (dry run: nothing written)"
     table = Table("match", "recorded", "now", "decisive turn", "found by", title=title)
     for item in results:
-        if item.now.verdict is Verdict.SAME:
+        if item.now.verdict is RejudgeChange.SAME:
             continue
         now = (
             "undecidable: left as it is"
-            if item.now.verdict is Verdict.UNDECIDABLE
+            if item.now.verdict is RejudgeChange.UNDECIDABLE
             else _said(item.now.outcome, item.now.decided_by)
         )
         turn = str(item.now.at_turn) if item.now.at_turn else "-"
@@ -82,11 +82,11 @@ def rejudge(
     console = Console()
     console.print(render_changes(results, applied=not dry_run))
     console.print(render_findings(results, applied=not dry_run))
-    counts = {v: sum(r.now.verdict is v for r in results) for v in Verdict}
+    counts = {v: sum(r.now.verdict is v for r in results) for v in RejudgeChange}
     new_findings = sum(bool(r.now.changes) for r in results)
     console.print(
-        f"{len(results)} scored matches: {counts[Verdict.CHANGED]} "
-        f"{'changed' if not dry_run else 'would change'}, {counts[Verdict.UNDECIDABLE]} "
-        f"undecidable, {counts[Verdict.SAME]} the same; the findings of {new_findings} "
+        f"{len(results)} scored matches: {counts[RejudgeChange.CHANGED]} "
+        f"{'changed' if not dry_run else 'would change'}, {counts[RejudgeChange.UNDECIDABLE]} "
+        f"undecidable, {counts[RejudgeChange.SAME]} the same; the findings of {new_findings} "
         f"{'changed' if not dry_run else 'would change'}"
     )

@@ -25,6 +25,7 @@ from rich.text import Text
 from palaestra.cli.app import app
 from palaestra.cli.common import fail
 from palaestra.rules.producers import producer_label
+from palaestra.rules.runs.runflow import RunStatus, TaskStatus
 
 __all__ = ["render_progress", "render_report", "run"]
 
@@ -72,7 +73,7 @@ def run(
         sys.stdout.buffer.write(orjson.dumps(final) + b"\n")
     else:
         Console().print(render_report(final))
-    raise typer.Exit(0 if final.get("status") == "COMPLETED" else 1)
+    raise typer.Exit(0 if final.get("status") == RunStatus.COMPLETED else 1)
 
 
 async def _follow(
@@ -86,7 +87,7 @@ async def _follow(
         limit = time.monotonic() + within_s
         detail = await _call(session, "GET", f"{base}/api/runs/{run_id}")
         with Live(render_progress(detail), console=console, transient=True) as live:
-            while detail["status"] == "RUNNING":
+            while detail["status"] == RunStatus.RUNNING:
                 if time.monotonic() > limit:
                     fail(f"run {run_id} still running after {within_s:g}s; see /api/runs/{run_id}")
                 await asyncio.sleep(_POLL_S)
@@ -117,10 +118,10 @@ async def _call(
 
 
 _STYLE = {
-    "SUCCEEDED": "green",
-    "RUNNING": "yellow",
-    "FAILED": "red",
-    "TIMEOUT": "red",
+    TaskStatus.SUCCEEDED: "green",
+    TaskStatus.RUNNING: "yellow",
+    TaskStatus.FAILED: "red",
+    TaskStatus.TIMEOUT: "red",
     "done": "green",
     "running": "yellow",
     "pending": "dim",

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from palaestra.protocol.constants import Role
+
 __all__ = ["GUARD", "HOUSE", "LAB", "LINEUP", "Entry", "Seat"]
 
 #: The owners the demo registers its agents and fighters for. Co-owned fighters never fight,
@@ -30,7 +32,7 @@ class Entry:
 
     name: str
     target: str  # module:attribute for `palaestra agent serve`, or a script's path
-    role: str | None  # the edgearena role; None for a cage harness
+    role: Role | None  # None for a cage harness
     shows: str
     harness_name: str | None = None  # a cage harness's name, as it registers its endpoint
     #: Set for an agent written without the SDK: ``target`` is a script run by Python with
@@ -52,47 +54,47 @@ LINEUP: Final = (
     Entry(
         "scout-atlas",
         "examples.scout:app",
-        "SCOUT",
+        Role.SCOUT,
         "a good scout (examples/scout.py)",
         model_target="palaestra.demo.model_agents:scout",
     ),
     Entry(
         "scout-beacon",
         "palaestra.demo.agents:flaky_scout",
-        "SCOUT",
+        Role.SCOUT,
         "flaky: its health pings fail in bursts; it drops to DEGRADED, PROBATION, and recovers",
     ),
     Entry(
         "builder-forge",
         "examples.builder:app",
-        "BUILDER",
+        Role.BUILDER,
         "a good builder",
         model_target="palaestra.demo.model_agents:builder",
     ),
     Entry(
         "analyst-lens",
         "examples.analyst:app",
-        "ANALYST",
+        Role.ANALYST,
         "a good analyst",
         model_target="palaestra.demo.model_agents:analyst",
     ),
     Entry(
         "analyst-tortoise",
         "palaestra.demo.agents:slow_analyst",
-        "ANALYST",
+        Role.ANALYST,
         "slow: over a second per task, within its deadlines",
     ),
     Entry(
         "scout-sloppy",
         "palaestra.demo.agents:sloppy_scout",
-        "SCOUT",
+        Role.SCOUT,
         "breaks the schema and ignores signatures: its wizard fails on the schema, it stays "
         "PENDING",
     ),
     Entry(
         "scout-plain",
         "examples/plain_scout.py",
-        "SCOUT",
+        Role.SCOUT,
         "written without the SDK and verifying no signature: admitted with the warning "
         "'accepts forged signatures'",
         script_args=("--trust-signatures",),

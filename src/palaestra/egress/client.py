@@ -32,7 +32,7 @@ from palaestra.protocol.jsonwire import InvalidJson, loads
 
 from .classify import PEER_ERRORS, classify, refusal_text
 from .connections import Connections
-from .deadlines import Deadline, Deadlines
+from .deadlines import Deadline, DeadlineTimers
 from .policy import EgressPolicy
 from .resolve import PolicyResolver, plain_http
 from .wire import PeerError, TooLarge, Want, request_head
@@ -99,7 +99,7 @@ class EgressClient:
         self._max_connections = max_connections
         self._keepalive = keepalive
         self._connections: Connections | None = None
-        self._deadlines: Deadlines | None = None
+        self._deadlines: DeadlineTimers | None = None
         self._checked: dict[str, tuple[EgressPolicy, URL]] = {}
 
     async def __aenter__(self) -> EgressClient:
@@ -141,7 +141,7 @@ class EgressClient:
     def _deadline(self, seconds: float) -> Deadline:
         loop = asyncio.get_running_loop()
         if self._deadlines is None or self._deadlines.loop is not loop:
-            self._deadlines = Deadlines(loop)
+            self._deadlines = DeadlineTimers(loop)
         return self._deadlines.after(seconds)
 
     async def close(self) -> None:

@@ -21,7 +21,7 @@ from yarl import URL
 
 from palaestra.protocol.failures import UnreachableStage
 
-from .wire import Connection, Reply, Want, os_detail, unreachable
+from .wire import Connection, Want, WireReply, os_detail, unreachable
 
 __all__ = ["IDLE_S", "Connections"]
 
@@ -55,7 +55,9 @@ class Connections:
         self._limit = asyncio.Semaphore(limit) if limit > 0 else None
         self._swept_at = 0.0
 
-    async def exchange(self, target: URL, head: bytes, body: bytes, want: Want, cap: int) -> Reply:
+    async def exchange(
+        self, target: URL, head: bytes, body: bytes, want: Want, cap: int
+    ) -> WireReply:
         """Send the request (``head``, then ``body``, whole) to ``target``'s origin and read
         its reply as ``want`` says; :class:`PeerError`, :class:`TooLarge` or an
         ``EgressRefused`` from the resolver otherwise. Cancelled (a deadline), the
@@ -65,7 +67,9 @@ class Connections:
         async with self._limit:
             return await self._exchange(target, head, body, want, cap)
 
-    async def _exchange(self, target: URL, head: bytes, body: bytes, want: Want, cap: int) -> Reply:
+    async def _exchange(
+        self, target: URL, head: bytes, body: bytes, want: Want, cap: int
+    ) -> WireReply:
         origin = (target.scheme, target.raw_host or "", target.port or 0)
         connection = self._take(origin) or await self._connect(target, origin)
         try:

@@ -22,13 +22,13 @@ import math
 from types import TracebackType
 from typing import Final
 
-__all__ = ["SLOT_S", "Deadline", "Deadlines"]
+__all__ = ["SLOT_S", "Deadline", "DeadlineTimers"]
 
 #: Deadlines are grouped into slots this long: one timer per slot.
 SLOT_S: Final = 0.05
 
 
-class Deadlines:
+class DeadlineTimers:
     """The shared timers of one event loop."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -68,7 +68,7 @@ class Deadline:
 
     __slots__ = ("_cancelling", "_deadlines", "_entered", "_task", "expired", "slot", "when")
 
-    def __init__(self, deadlines: Deadlines, when: float) -> None:
+    def __init__(self, deadlines: DeadlineTimers, when: float) -> None:
         self._deadlines = deadlines
         self.when = when
         self.slot = 0

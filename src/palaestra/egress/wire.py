@@ -31,9 +31,9 @@ from palaestra.protocol.failures import Failure, UnreachableStage
 __all__ = [
     "Connection",
     "PeerError",
-    "Reply",
     "TooLarge",
     "Want",
+    "WireReply",
     "os_detail",
     "request_head",
     "unreachable",
@@ -68,7 +68,7 @@ class Want(enum.Enum):
     STATUS = "status"  # a 2xx's status only; a failure's start of body
 
 
-class Reply:
+class WireReply:
     """A reply's status and its body as read."""
 
     __slots__ = ("body", "status")
@@ -123,7 +123,7 @@ class _Exchange:
         "want",
     )
 
-    def __init__(self, future: asyncio.Future[Reply], want: Want, cap: int) -> None:
+    def __init__(self, future: asyncio.Future[WireReply], want: Want, cap: int) -> None:
         self.future = future
         self.want = want
         self.cap = cap
@@ -137,8 +137,8 @@ class _Exchange:
         self.size = 0
         self.skip = False  # the status decided: the body is parsed past, not kept
 
-    def reply(self) -> Reply:
-        return Reply(self.status, b"".join(self.chunks))
+    def reply(self) -> WireReply:
+        return WireReply(self.status, b"".join(self.chunks))
 
 
 class _Stop(Exception):
@@ -323,11 +323,11 @@ class Connection(asyncio.Protocol):
 
     # The client's side.
 
-    def start(self, head: bytes, body: bytes, want: Want, cap: int) -> asyncio.Future[Reply]:
+    def start(self, head: bytes, body: bytes, want: Want, cap: int) -> asyncio.Future[WireReply]:
         """Write the request (``head``, then ``body``: not joined, so that a body held by
         the caller is not copied and kept twice while the reply is awaited)."""
         assert self.transport is not None
-        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[WireReply] = asyncio.get_running_loop().create_future()
         self.exchange = _Exchange(future, want, cap)
         self.head_bytes = 0
         self._complete = self._stopped = self._keep_alive = False

@@ -38,7 +38,7 @@ def _counted(owner: Any, in_flight: ColumnElement[bool], created: Any) -> Any:
     )
 
 
-_RUNS: Final = _counted(Run.owner_id, Run.status == RunStatus.RUNNING.value, Run.created_at)
+_RUNS: Final = _counted(Run.owner_id, Run.status == RunStatus.RUNNING, Run.created_at)
 _MATCHES: Final = _counted(
     Match.requested_by, Match.status.in_(OPEN_MATCH_STATUSES), Match.created_at
 )

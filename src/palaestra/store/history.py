@@ -34,7 +34,7 @@ from palaestra.store.rollup_models import (
 from palaestra.store.rollups import UNTIL_KEY
 
 __all__ = [
-    "Seen",
+    "Tally",
     "agent_failures",
     "failures_total",
     "fighter_matches",
@@ -48,17 +48,17 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True)
-class Seen:
+class Tally:
     """How many rows, and the first and last time among them."""
 
     count: int = 0
     first: float | None = None
     last: float | None = None
 
-    def __add__(self, other: Seen) -> Seen:
+    def __add__(self, other: Tally) -> Tally:
         firsts = [t for t in (self.first, other.first) if t is not None]
         lasts = [t for t in (self.last, other.last) if t is not None]
-        return Seen(
+        return Tally(
             self.count + other.count,
             min(firsts) if firsts else None,
             max(lasts) if lasts else None,
@@ -82,13 +82,13 @@ def _closed(model: Any, until: float) -> ColumnElement[bool]:
 
 async def agent_failures(
     session: AsyncSession, agent_id: str, kinds: Sequence[str]
-) -> dict[tuple[str, CallFailure], Seen]:
+) -> dict[tuple[str, CallFailure], Tally]:
     """The agent's failed events of ``kinds``, by (kind, failure kind)."""
     until = await watermark(session)
-    found: dict[tuple[str, CallFailure], Seen] = {}
+    found: dict[tuple[str, CallFailure], Tally] = {}
 
-    def add(kind: str, failure: CallFailure, seen: Seen) -> None:
-        found[kind, failure] = found.get((kind, failure), Seen()) + seen
+    def add(kind: str, failure: CallFailure, seen: Tally) -> None:
+        found[kind, failure] = found.get((kind, failure), Tally()) + seen
 
     rolled = (
         select(
@@ -107,7 +107,7 @@ async def agent_failures(
         .group_by(AgentRollup.kind, AgentRollup.failure)
     )
     for kind, failure, count, first, last in await session.execute(rolled):
-        add(kind, CallFailure(failure), Seen(int(count), first, last))
+        add(kind, CallFailure(failure), Tally(int(count), first, last))
     tail = (
         select(
             AgentEvent.kind,
@@ -125,7 +125,7 @@ async def agent_failures(
         .group_by(AgentEvent.kind, AgentEvent.reason)
     )
     for kind, reason, count, first, last in await session.execute(tail):
-        add(kind, CallFailure.of(reason), Seen(int(count), first, last))
+        add(kind, CallFailure.of(reason), Tally(int(count), first, last))
     return found
 
 
@@ -143,10 +143,10 @@ async def failures_total(session: AsyncSession, agent_id: str) -> int:
     return int(await session.scalar(rolled) or 0) + int(await session.scalar(tail) or 0)
 
 
-async def tasks_by_status(session: AsyncSession, agent_id: str) -> dict[str, Seen]:
+async def tasks_by_status(session: AsyncSession, agent_id: str) -> dict[str, Tally]:
     """The agent's tasks by status, with when the first and the last of each ended."""
     until = await watermark(session)
-    seen: dict[str, Seen] = {}
+    seen: dict[str, Tally] = {}
     rolled = (
         select(
             TaskRollup.status,
@@ -165,7 +165,7 @@ async def tasks_by_status(session: AsyncSession, agent_id: str) -> dict[str, See
     )
     for query in (rolled, tail):
         for status, count, first, last in await session.execute(query):
-            seen[status] = seen.get(status, Seen()) + Seen(int(count), first, last)
+            seen[status] = seen.get(status, Tally()) + Tally(int(count), first, last)
     return seen
 
 

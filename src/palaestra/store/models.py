@@ -19,11 +19,16 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES
-from palaestra.rules.runs.runflow import RunStatus
+from palaestra.protocol.cage import Side
+from palaestra.protocol.constants import Arena, Phase, Role
+from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES, MatchStatus, TurnStatus
+from palaestra.rules.cage.outcome import DecidedBy
+from palaestra.rules.producers import Producer
+from palaestra.rules.runs.runflow import CandidateStatus, RunStatus, TaskStatus
+from palaestra.rules.status import Status
 from palaestra.store import rating_models as _rating_models  # noqa: F401 - its tables
 from palaestra.store import rollup_models as _rollup_models  # noqa: F401 - its tables
-from palaestra.store.base import ID, Base
+from palaestra.store.base import ID, Base, closed_set
 
 __all__ = [
     "FAILED_EVENTS",
@@ -92,8 +97,8 @@ class Agent(Base):
     id: Mapped[str] = mapped_column(_ID, primary_key=True)
     owner_id: Mapped[str] = mapped_column(_ID, ForeignKey("owners.id", ondelete="CASCADE"))
     name: Mapped[str] = mapped_column(String(200))
-    arena: Mapped[str] = mapped_column(String(16))  # edgearena | cage
-    role: Mapped[str | None] = mapped_column(String(16))  # SCOUT | BUILDER | ANALYST
+    arena: Mapped[Arena] = mapped_column(closed_set(Arena, 16))
+    role: Mapped[Role | None] = mapped_column(closed_set(Role, 16))
     entrant_type: Mapped[str | None] = mapped_column(String(16))  # harness | model | house
     fighter_class: Mapped[str | None] = mapped_column(String(32))
     endpoint_url: Mapped[str | None] = mapped_column(Text)
@@ -103,8 +108,8 @@ class Agent(Base):
     provider_key_sealed: Mapped[str | None] = mapped_column(Text)
     key_sealed: Mapped[str | None] = mapped_column(Text)
     claim_code_hash: Mapped[str | None] = mapped_column(String(64))
-    status: Mapped[str] = mapped_column(String(16))
-    paused_from: Mapped[str | None] = mapped_column(String(16))
+    status: Mapped[Status] = mapped_column(closed_set(Status, 16))
+    paused_from: Mapped[Status | None] = mapped_column(closed_set(Status, 16))
     consecutive_failures: Mapped[int] = mapped_column(Integer, default=0)
     cooldown_until: Mapped[float | None] = mapped_column(Float)
     last_heartbeat: Mapped[float | None] = mapped_column(Float)
@@ -115,13 +120,11 @@ class Agent(Base):
     #: A fighter whose owner lets other owners start rated matches against it (within the
     #: per-pair cap, when the operator enables owner-rated matches).
     rated_challenges: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
-    #: A fighter whose owner lets other owners start friendly matches against it (off by
-    #: default for a model fighter that spends its owner's provider key).
+    #: A fighter other owners may start friendlies against (off by default for a model fighter).
     friendly_challenges: Mapped[bool] = mapped_column(
         Boolean, default=False, server_default=false()
     )
-    #: The advisory findings of the last finished wizard attempt (e.g. "accepts forged
-    #: signatures"): an empty list when it had none, None before any attempt finished.
+    #: The advisory findings of the last finished wizard attempt; None before one finished.
     wizard_warnings: Mapped[list[str] | None] = mapped_column(JSON)
     created_at: Mapped[float] = mapped_column(Float)
     updated_at: Mapped[float] = mapped_column(Float)
@@ -201,8 +204,9 @@ class Run(Base):
     owner_id: Mapped[str | None] = mapped_column(_ID, ForeignKey("owners.id", ondelete="SET NULL"))
     goal: Mapped[str] = mapped_column(Text)
     launchpad: Mapped[str] = mapped_column(String(64))
-    status: Mapped[str] = mapped_column(String(16))  # RUNNING | COMPLETED | FAILED
-    phase: Mapped[str] = mapped_column(String(16))  # the furthest phase reached
+    status: Mapped[RunStatus] = mapped_column(closed_set(RunStatus, 16))
+    #: The furthest phase reached (``Phase``), or REPORT once the report is written.
+    phase: Mapped[str] = mapped_column(String(16))
     config: Mapped[dict[str, Any]] = mapped_column(JSON)  # slot counts, deadlines
     report: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     error: Mapped[str | None] = mapped_column(Text)
@@ -235,8 +239,8 @@ class Candidate(Base):
     source_task_id: Mapped[str | None] = mapped_column(_ID)
     title: Mapped[str] = mapped_column(Text)
     scout_output: Mapped[dict[str, Any]] = mapped_column(JSON)
-    status: Mapped[str] = mapped_column(String(16))  # PROPOSED | SHORTLISTED | DROPPED | ...
-    phase: Mapped[str | None] = mapped_column(String(16))  # last phase completed
+    status: Mapped[CandidateStatus] = mapped_column(closed_set(CandidateStatus, 16))
+    phase: Mapped[Phase | None] = mapped_column(closed_set(Phase, 16))  # last phase completed
     shortlist_score: Mapped[float | None] = mapped_column(Float)
     final_score: Mapped[float | None] = mapped_column(Float)
     rank: Mapped[int | None] = mapped_column(Integer)
@@ -258,22 +262,19 @@ class Task(Base):
     id: Mapped[str] = mapped_column(_ID, primary_key=True)  # the protocol's taskId
     run_id: Mapped[str] = mapped_column(_ID, ForeignKey("runs.id", ondelete="CASCADE"))
     candidate_id: Mapped[str | None] = mapped_column(_ID)
-    phase: Mapped[str] = mapped_column(String(16))
+    phase: Mapped[Phase] = mapped_column(closed_set(Phase, 16))
     slot: Mapped[int] = mapped_column(Integer)  # the slot within the phase (per candidate)
     attempt: Mapped[int] = mapped_column(Integer)  # 0, then 1-2 re-routes, then house
     agent_id: Mapped[str | None] = mapped_column(_ID, ForeignKey("agents.id", ondelete="SET NULL"))
     executor: Mapped[str] = mapped_column(String(200))  # agent name, house-model, house-baseline
-    status: Mapped[str] = mapped_column(String(16))  # PENDING|RUNNING|SUCCEEDED|FAILED|TIMEOUT
+    status: Mapped[TaskStatus] = mapped_column(closed_set(TaskStatus, 16))
     payload: Mapped[dict[str, Any] | None] = mapped_column(JSON)
-    #: The signed headers its POST carried, by name, as the protocol's signer made them
-    #: (``protocol.SIGNED_HEADERS``; never a key); None: not sent, or sent before the
-    #: arena kept them (migration 0015). Retention archives and clears it with the payload.
+    #: The signed headers its POST carried (``protocol.SIGNED_HEADERS``; never a key); None:
+    #: not sent, or sent before migration 0015. Retention archives and clears it.
     request_headers: Mapped[dict[str, str] | None] = mapped_column(JSON)
-    #: When the task was claimed for sending (or for the house to answer), just before its
-    #: POST; None: never sent.
+    #: When the task was claimed for sending (or for the house to answer); None: never sent.
     sent_at: Mapped[float | None] = mapped_column(Float)
-    #: The seconds it has to answer, counted from its send (set when it is opened); None
-    #: for a task sent before migration 0017, whose ``deadline_at`` says it.
+    #: Seconds to answer from its send, set when opened; None: sent before migration 0017.
     deadline_s: Mapped[float | None] = mapped_column(Float)
     #: ``sent_at + deadline_s``, written by the send's claim; None: never sent.
     deadline_at: Mapped[float | None] = mapped_column(Float)
@@ -285,9 +286,8 @@ class Task(Base):
     prompt_tokens: Mapped[int | None] = mapped_column(Integer)
     completion_tokens: Mapped[int | None] = mapped_column(Integer)
     model_id: Mapped[str | None] = mapped_column(String(200))
-    #: Who wrote the answer (``rules.producers.Producer``): agent, house_model or
-    #: house_baseline; None until the task ends with one.
-    producer: Mapped[str | None] = mapped_column(String(16))
+    #: Who wrote the answer; None until the task ends with one.
+    producer: Mapped[Producer | None] = mapped_column(closed_set(Producer, 16))
     latency_ms: Mapped[float | None] = mapped_column(Float)
     reason: Mapped[str | None] = mapped_column(Text)
     contribution: Mapped[float | None] = mapped_column(Float)
@@ -351,11 +351,12 @@ class Match(Base):
     defender_id: Mapped[str] = mapped_column(_ID, ForeignKey("agents.id", ondelete="CASCADE"))
     requested_by: Mapped[str | None] = mapped_column(_ID)
     ruleset: Mapped[str] = mapped_column(String(16))
-    #: rated | friendly (``rules.cage.matchflow.MatchKind``): only rated matches are rated.
+    #: A ``MatchKind`` as written (the roll-ups count every kind): only rated ones are rated.
     kind: Mapped[str] = mapped_column(String(16), default="rated", server_default="rated")
-    status: Mapped[str] = mapped_column(String(16))  # PENDING | RUNNING | SCORED | VOIDED
-    outcome: Mapped[str | None] = mapped_column(String(32))  # attacker | defender | draw
-    decided_by: Mapped[str | None] = mapped_column(String(32))  # leak | hijack | utility | forfeit
+    status: Mapped[MatchStatus] = mapped_column(closed_set(MatchStatus, 16))
+    #: A ``Winner`` as written; kept as read, as ratings pass over one they do not know.
+    outcome: Mapped[str | None] = mapped_column(String(32))
+    decided_by: Mapped[DecidedBy | None] = mapped_column(closed_set(DecidedBy, 32))
     seed: Mapped[int] = mapped_column(BigInteger)
     material: Mapped[dict[str, Any]] = mapped_column(JSON)  # access code, hijack phrase, task
     deadline_ms: Mapped[int] = mapped_column(Integer)
@@ -384,17 +385,16 @@ class Turn(Base):
         _ID, ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True
     )
     turn: Mapped[int] = mapped_column(Integer, primary_key=True)
-    side: Mapped[str] = mapped_column(String(16))  # attacker | defender
+    side: Mapped[Side] = mapped_column(closed_set(Side, 16))
     fighter_id: Mapped[str] = mapped_column(_ID)
-    status: Mapped[str] = mapped_column(String(16))  # RUNNING | OK | FAILED
+    status: Mapped[TurnStatus] = mapped_column(closed_set(TurnStatus, 16))
     payload: Mapped[str] = mapped_column(Text)
     message: Mapped[str | None] = mapped_column(Text)
     reason: Mapped[str | None] = mapped_column(Text)
     latency_ms: Mapped[float | None] = mapped_column(Float)
     findings: Mapped[dict[str, Any] | None] = mapped_column(JSON)
-    #: Who wrote the move (``rules.producers.Producer``), and the model's id when a model
-    #: did; None until the turn is played.
-    producer: Mapped[str | None] = mapped_column(String(16))
+    #: Who wrote the move, and the model's id when a model did; None until the turn is played.
+    producer: Mapped[Producer | None] = mapped_column(closed_set(Producer, 16))
     model_id: Mapped[str | None] = mapped_column(String(200))
     started_at: Mapped[float] = mapped_column(Float)
     finished_at: Mapped[float | None] = mapped_column(Float)

@@ -8,7 +8,8 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Float, ForeignKey, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from palaestra.store.base import ID, Base
+from palaestra.rules.ratings.live import Skill
+from palaestra.store.base import ID, Base, closed_set
 
 __all__ = ["FighterRating", "LeaderboardSnapshot", "RatedMatch"]
 
@@ -23,7 +24,7 @@ class FighterRating(Base):
     fighter_id: Mapped[str] = mapped_column(
         _ID, ForeignKey("agents.id", ondelete="CASCADE"), primary_key=True
     )
-    side: Mapped[str] = mapped_column(String(8), primary_key=True)  # attack | defence
+    side: Mapped[Skill] = mapped_column(closed_set(Skill, 8), primary_key=True)
     mu: Mapped[float] = mapped_column(Float)
     sigma: Mapped[float] = mapped_column(Float)
     matches: Mapped[int] = mapped_column(Integer)

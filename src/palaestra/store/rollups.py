@@ -112,7 +112,7 @@ def close_target(connection: Connection, now: float, grace_s: float) -> float:
     than the hour of the oldest run or match still open."""
     bound = now - grace_s
     open_runs = connection.scalar(
-        select(func.min(Run.created_at)).where(Run.status == RunStatus.RUNNING.value)
+        select(func.min(Run.created_at)).where(Run.status == RunStatus.RUNNING)
     )
     open_matches = connection.scalar(
         select(func.min(Match.created_at)).where(Match.status.in_(OPEN_MATCH_STATUSES))

@@ -145,7 +145,7 @@ def _model_page(
 async def _entrant(platform: Platform, entrant_id: str, arena: Arena) -> Agent | None:
     async with platform.db.session() as session:
         found = await session.get(Agent, entrant_id)
-    return found if found is not None and found.arena == arena.value else None
+    return found if found is not None and found.arena == arena else None
 
 
 def _reads_settings(request: Request, agent: Agent) -> bool:

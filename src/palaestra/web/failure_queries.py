@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from palaestra.platform import Platform
 from palaestra.protocol.failures import CallFailure
 from palaestra.rules.runs.runflow import TaskStatus
-from palaestra.store.history import Seen, agent_failures, tasks_by_status
+from palaestra.store.history import Tally, agent_failures, tasks_by_status
 
 __all__ = ["FailureCount", "failure_split"]
 
@@ -34,15 +34,15 @@ async def failure_split(platform: Platform, agent_id: str) -> list[FailureCount]
     first and the latest happened: a failure said 77 times is one row, not 77."""
     async with platform.db.session() as session:
         events = await agent_failures(session, agent_id, ("dispatch", "ping"))
-        voided = (await tasks_by_status(session, agent_id)).get(TaskStatus.VOIDED.value, Seen())
+        voided = (await tasks_by_status(session, agent_id)).get(TaskStatus.VOIDED.value, Tally())
     dispatches: Counter[CallFailure] = Counter()
     pings: Counter[CallFailure] = Counter()
-    seen: dict[CallFailure, Seen] = {}
+    seen: dict[CallFailure, Tally] = {}
     for (kind, failure), counted in events.items():
         (pings if kind == "ping" else dispatches)[failure] += counted.count
-        seen[failure] = seen.get(failure, Seen()) + counted
+        seen[failure] = seen.get(failure, Tally()) + counted
     dispatches[CallFailure.PLATFORM_FAULT] += voided.count
-    seen[CallFailure.PLATFORM_FAULT] = seen.get(CallFailure.PLATFORM_FAULT, Seen()) + voided
+    seen[CallFailure.PLATFORM_FAULT] = seen.get(CallFailure.PLATFORM_FAULT, Tally()) + voided
     return [
         FailureCount(kind, dispatches[kind], pings[kind], seen[kind].first, seen[kind].last)
         for kind in CallFailure

@@ -9,6 +9,7 @@ from sqlalchemy import select
 
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
+from palaestra.rules.cage.matchflow import MatchStatus
 from palaestra.store.history import fighter_matches
 from palaestra.store.models import Agent
 from palaestra.store.paging import Page
@@ -57,7 +58,7 @@ async def _record(platform: Platform, fighter_id: str) -> dict[str, int]:
     async with platform.db.session() as session:
         counted = await fighter_matches(session, fighter_id)  # roll-ups and the tail
     for (status, outcome, side), count in counted.items():
-        if status == "VOIDED":
+        if status == MatchStatus.VOIDED:
             tally["voided"] += count
         elif outcome == "draw":
             tally["drawn"] += count

@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from palaestra.engine.ratings.live import live_ratings
 from palaestra.platform import Platform
+from palaestra.rules.cage.matchflow import MatchStatus, TurnStatus
 from palaestra.rules.producers import BASELINE_UNRATED, counts_for_ratings, producer_label
 from palaestra.rules.ratings import FighterRatings
 from palaestra.rules.reasons import public_reason
@@ -30,7 +31,7 @@ from palaestra.web.transcript import (
 
 __all__ = ["EntrantView", "MatchPage", "TurnView", "fighter_ratings", "match_page"]
 
-FINISHED: Final = ("SCORED", "VOIDED")
+FINISHED: Final = (MatchStatus.SCORED, MatchStatus.VOIDED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +158,13 @@ async def match_page(platform: Platform, match_id: str) -> MatchPage | None:
         match.decided_by,
         void_reason,
         [
-            (t.turn, t.side, t.status == "FAILED", t.findings, bool((t.utility or {}).get("held")))
+            (
+                t.turn,
+                t.side,
+                t.status == TurnStatus.FAILED,
+                t.findings,
+                bool((t.utility or {}).get("held")),
+            )
             for t in views
         ],
     )

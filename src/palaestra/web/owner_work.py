@@ -179,7 +179,7 @@ async def _change(
     agent = await form_action(request, platform, credential, act)
     if isinstance(agent, Response):
         return agent
-    page = "fighters" if agent.arena == Arena.CAGE.value else "agents"
+    page = "fighters" if agent.arena == Arena.CAGE else "agents"
     return RedirectResponse(f"/{page}/{agent.id}#owner-controls", 303)
 
 

@@ -17,7 +17,7 @@ import orjson
 from sqlalchemy import select
 
 from palaestra.engine.history import task_bodies_archive
-from palaestra.engine.runs.reading import FAILED, RunDetail, TaskRead, read_run, shown_report
+from palaestra.engine.runs.reading import UNSUCCESSFUL, RunDetail, TaskRead, read_run, shown_report
 from palaestra.engine.runs.service import phase_summary
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
@@ -204,7 +204,7 @@ def _steps(detail: RunDetail, run: Run) -> list[RunStep]:
                 "slots": None,
                 "done": sum(t.status == TaskStatus.SUCCEEDED for t in mine),
                 "running": sum(t.status == TaskStatus.RUNNING for t in mine),
-                "failed": sum(t.status in FAILED for t in mine),
+                "failed": sum(t.status in UNSUCCESSFUL for t in mine),
                 "rerouted": sum(t.attempt > 0 for t in mine),
             }
         state = str(row["status"])

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES
+from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES, MatchStatus
 from palaestra.rules.cage.outcome import TURNS, UTILITY_TO_WIN, TurnRecord, decide
 from palaestra.rules.judge.match import Rule
 
@@ -179,7 +179,7 @@ def explain(
     if [t.turn for t in played] == list(range(1, len(played) + 1)) and len(played) <= TURNS:
         decided = decide([_record(t) for t in played])
     at = decided.turn if decided else None
-    if status == "VOIDED":
+    if status == MatchStatus.VOIDED:
         why = f": {void_reason}" if void_reason else ""
         return f"Voided{why}. A fault of the arena itself is never scored against an entrant.", None
     if status in OPEN_MATCH_STATUSES:

@@ -118,7 +118,7 @@ async def change_endpoint(
 async def _editable(agent: Agent | None, caller: Caller, agent_id: str) -> Agent:
     if agent is None or not (caller.is_admin or agent.owner_id == caller.owner_id):
         raise NotFound(f"Agent {agent_id} not found")
-    if agent.arena != Arena.EDGEARENA.value:
+    if agent.arena != Arena.EDGEARENA:
         raise InvalidRequest(
             "a fighter's endpoint is registered with its claim code (POST /api/fighters/endpoint)"
         )

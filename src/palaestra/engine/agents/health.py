@@ -35,7 +35,7 @@ _PINGABLE = [status.value for status in PINGABLE]
 #: The agents due a ping at ``now``.
 _DUE: Final = (
     Agent.next_ping_at <= bindparam("now"),
-    Agent.arena == Arena.EDGEARENA.value,
+    Agent.arena == Arena.EDGEARENA,
     Agent.hold.is_(False),
     Agent.status.in_(_PINGABLE),
     Agent.endpoint_url.is_not(None),

@@ -95,12 +95,12 @@ def apply_event(
     if event is Event.SUCCESS:
         agent.last_heartbeat = now
     agent.consecutive_failures = after.failures
-    agent.paused_from = after.paused_from.value if after.paused_from else None
+    agent.paused_from = after.paused_from
     agent.hold = after.hold
     agent.updated_at = now
     rows: list[AgentEvent] = []
     if after.status is not before.status:
-        agent.status = after.status.value
+        agent.status = after.status
         rows.append(
             history(
                 agent.id,

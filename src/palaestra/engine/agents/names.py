@@ -28,7 +28,7 @@ async def ensure_unused(session: AsyncSession, owner_id: str, arena: Arena, name
         select(Agent.id)
         .where(
             Agent.owner_id == owner_id,
-            Agent.arena == arena.value,
+            Agent.arena == arena,
             func.lower(Agent.name) == name.lower(),
         )
         .limit(1)

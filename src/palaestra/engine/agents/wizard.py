@@ -26,7 +26,7 @@ from palaestra.checks import (
     SIMULATION_CHECKS,
     TAMPERED,
     CheckResult,
-    Verdict,
+    CheckVerdict,
     admitted,
     binding,
     handshake,
@@ -67,7 +67,11 @@ WIZARD_CHECKS: Final = (
     TAMPERED,
 )
 #: The outcome column of a check's row, by verdict.
-_OUTCOMES: Final = {Verdict.PASS: "success", Verdict.WARN: "warning", Verdict.FAIL: "failure"}
+_OUTCOMES: Final = {
+    CheckVerdict.PASS: "success",
+    CheckVerdict.WARN: "warning",
+    CheckVerdict.FAIL: "failure",
+}
 #: Beyond the slowest step's own deadline: a quiet attempt this much longer was interrupted.
 _SLACK_S: Final = 15.0
 #: Rows read to find an attempt: a dozen attempts' worth.

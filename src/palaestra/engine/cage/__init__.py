@@ -22,8 +22,8 @@ from palaestra.engine.cage.entrants import (
 )
 from palaestra.engine.cage.fighters import (
     EntrantType,
-    FighterCreated,
     ModelConfig,
+    NewFighter,
     claim_endpoint,
     create_fighter,
     get_fighter,
@@ -56,7 +56,6 @@ __all__ = [
     "CreateMatch",
     "Entrant",
     "EntrantType",
-    "FighterCreated",
     "HarnessEntrant",
     "MatchTranscript",
     "Matchmaker",
@@ -64,6 +63,7 @@ __all__ = [
     "ModelConfig",
     "ModelEntrant",
     "Move",
+    "NewFighter",
     "Referee",
     "Step",
     "StepResult",

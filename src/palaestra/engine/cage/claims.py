@@ -86,7 +86,7 @@ _TAKE_OVER: Final = (
 _STARTED: Final = (
     update(Match)
     .where(Match.id == bindparam("b_match"))
-    .values(status=MatchStatus.RUNNING.value, updated_at=bindparam("b_now"))
+    .values(status=MatchStatus.RUNNING, updated_at=bindparam("b_now"))
 )
 
 

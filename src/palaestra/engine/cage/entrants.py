@@ -52,7 +52,7 @@ __all__ = [
     "BaselineEntrant",
     "ChatModel",
     "Entrant",
-    "FighterFacts",
+    "FighterSetup",
     "HarnessEntrant",
     "ModelEntrant",
     "Move",
@@ -81,7 +81,7 @@ class Move:
         return self.message is None
 
 
-class FighterFacts(Protocol):
+class FighterSetup(Protocol):
     """What playing reads of a fighter: a stored ``Agent`` or the referee's ``Fighter``."""
 
     @property
@@ -216,14 +216,14 @@ def executor_of(settings: Settings, fighter: Agent) -> str:
     return BASELINE_NAME
 
 
-def _local_model_entrant(platform: Platform, fighter: FighterFacts) -> ModelEntrant:
+def _local_model_entrant(platform: Platform, fighter: FighterSetup) -> ModelEntrant:
     local = _local(platform.settings)
     if local.path is None:
         raise EntrantMisconfigured(f"fighter {fighter.id} plays the local model: {local.problem}")
     return ModelEntrant(LocalChat(shared_local_model(local.path, Lane.CAGE)), platform.clock)
 
 
-def entrant_for(platform: Platform, fighter: FighterFacts, material: Material) -> Entrant:
+def entrant_for(platform: Platform, fighter: FighterSetup, material: Material) -> Entrant:
     """The adapter that plays for ``fighter``; :class:`EntrantMisconfigured` if its own
     configuration cannot play."""
     kind = fighter.entrant_type

@@ -25,8 +25,8 @@ from palaestra.store.models import Agent
 
 __all__ = [
     "EntrantType",
-    "FighterCreated",
     "ModelConfig",
+    "NewFighter",
     "change_model",
     "claim_endpoint",
     "create_fighter",
@@ -51,7 +51,7 @@ class ModelConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class FighterCreated:
+class NewFighter:
     fighter: Agent
     claim_code: str
 
@@ -66,7 +66,7 @@ async def create_fighter(
     *,
     rated_challenges: bool = False,
     friendly_challenges: bool | None = None,
-) -> FighterCreated:
+) -> NewFighter:
     """A new fighter. Harnesses stay PENDING until their endpoint passes the nonce challenge.
 
     ``rated_challenges``, ``friendly_challenges``: other owners' rated, friendly matches
@@ -95,7 +95,7 @@ async def create_fighter(
         id=new_id(),
         owner_id=caller.owner_id,
         name=name,
-        arena=Arena.CAGE.value,
+        arena=Arena.CAGE,
         entrant_type=kind.value,
         fighter_class=fighter_class,
         sandbox_attested=False,
@@ -104,7 +104,7 @@ async def create_fighter(
         provider=provider,
         provider_key_sealed=provider_key,
         claim_code_hash=hash_token(claim_code),
-        status=(Status.PENDING if kind is EntrantType.HARNESS else Status.ACTIVE).value,
+        status=Status.PENDING if kind is EntrantType.HARNESS else Status.ACTIVE,
         consecutive_failures=0,
         hold=False,
         reputation=0.0,
@@ -114,7 +114,7 @@ async def create_fighter(
     async with platform.db.session() as session, session.begin():
         await ensure_unused(session, caller.owner_id, Arena.CAGE, name)
         session.add(fighter)
-    return FighterCreated(fighter, claim_code)
+    return NewFighter(fighter, claim_code)
 
 
 def _model_provider(
@@ -265,7 +265,7 @@ async def claim_endpoint(
                     harness_name=harness_name.strip()[:200] or None,
                     sandbox_attested=sandbox_attested,
                     claim_code_hash=None,
-                    status=Status.ACTIVE.value,
+                    status=Status.ACTIVE,
                     updated_at=now,
                 )
             )

@@ -119,8 +119,8 @@ async def create_match(
         defender_id=defender.id,
         requested_by=caller.owner_id,
         ruleset=CAGE_RULESET,
-        kind=kind.value,
-        status=MatchStatus.PENDING.value,
+        kind=kind,
+        status=MatchStatus.PENDING,
         seed=seed,
         material={
             "secret": draw_material(seed).as_dict(),
@@ -171,7 +171,7 @@ async def _check_pair_cap(platform: Platform, first: str, second: str) -> None:
         .join(seats[0], seats[0].id == Match.attacker_id)
         .join(seats[1], seats[1].id == Match.defender_id)
         .where(
-            Match.kind == MatchKind.RATED.value,
+            Match.kind == MatchKind.RATED,
             Match.requested_by.is_not(None),
             Match.created_at > now - _DAY,
             seats[0].owner_id.in_((first, second)),

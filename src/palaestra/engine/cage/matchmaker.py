@@ -34,8 +34,9 @@ from palaestra.errors import PalaestraError
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
 from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES
-from palaestra.rules.cage.matchmaking import Entrant, eligible, select_pairings
+from palaestra.rules.cage.matchmaking import EligibleFighter, eligible, select_pairings
 from palaestra.rules.ratings import FighterRatings
+from palaestra.rules.status import Status
 from palaestra.store.history import pairs_played
 from palaestra.store.models import Agent, Match, Meta
 
@@ -145,7 +146,7 @@ class Matchmaker:
             log.info("matches scheduled", matches=len(created))
         return created
 
-    async def _read(self) -> tuple[list[Entrant], int, dict[tuple[str, str], int]]:
+    async def _read(self) -> tuple[list[EligibleFighter], int, dict[tuple[str, str], int]]:
         query = select(
             Agent.id,
             Agent.owner_id,
@@ -153,7 +154,7 @@ class Matchmaker:
             Agent.hold,
             Agent.entrant_type,
             Agent.endpoint_url,
-        ).where(Agent.arena == Arena.CAGE.value, Agent.status == "ACTIVE", Agent.hold.is_(False))
+        ).where(Agent.arena == Arena.CAGE, Agent.status == Status.ACTIVE, Agent.hold.is_(False))
         open_query = select(Match.attacker_id, Match.defender_id).where(
             Match.status.in_(OPEN_MATCH_STATUSES)
         )
@@ -180,7 +181,7 @@ class Matchmaker:
         for fighter in fighters:
             rating = ratings.get(fighter.id) or FighterRatings()
             entrants.append(
-                Entrant(
+                EligibleFighter(
                     fighter.id, fighter.owner_id, rating.attack, rating.defence, busy[fighter.id]
                 )
             )

@@ -94,7 +94,7 @@ _MATCH_VALUES: Final = (
 #: The leases of the turns recorded, on SQLite (whose writer's transactions are serial).
 _LEASES: Final = select(Turn.match_id, Turn.turn, Turn.started_at).where(
     tuple_(Turn.match_id, Turn.turn).in_(bindparam("pairs", expanding=True)),
-    Turn.status == TurnStatus.RUNNING.value,
+    Turn.status == TurnStatus.RUNNING,
 )
 _RECORD_TURN: Final = (
     update(Turn)

@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from palaestra.engine.cage.matches import material_of
 from palaestra.platform import Platform
 from palaestra.rules.cage.matchflow import MatchStatus, TurnStatus
-from palaestra.rules.cage.rejudge import PlayedTurn, Rejudged, Verdict, rejudge
+from palaestra.rules.cage.rejudge import PlayedTurn, RejudgeChange, Rejudged, rejudge
 from palaestra.store.models import Match, Turn
 from palaestra.store.rollups import mark_stale, recompute_marked
 
@@ -51,7 +51,7 @@ async def rejudge_matches(
     after = ""
     while True:
         async with platform.db.session() as session, session.begin():
-            query = select(Match).where(Match.status == MatchStatus.SCORED.value, Match.id > after)
+            query = select(Match).where(Match.status == MatchStatus.SCORED, Match.id > after)
             if match_ids is not None:
                 query = query.where(Match.id.in_(list(match_ids)))
             matches = list(await session.scalars(query.order_by(Match.id).limit(batch_size)))
@@ -67,7 +67,7 @@ async def rejudge_matches(
                     [
                         created[item.match_id]
                         for item in batch
-                        if item.now.verdict is Verdict.CHANGED
+                        if item.now.verdict is RejudgeChange.CHANGED
                     ],
                 )
         if apply:  # the marked hours now, rather than at the roll-up job's next run
@@ -79,7 +79,7 @@ async def rejudge_matches(
 async def _rejudged(session: AsyncSession, match: Match) -> MatchRejudged:
     turns = await session.scalars(select(Turn).where(Turn.match_id == match.id).order_by(Turn.turn))
     played = [
-        PlayedTurn(t.turn, t.status == TurnStatus.FAILED.value, t.message, t.findings or {})
+        PlayedTurn(t.turn, t.status == TurnStatus.FAILED, t.message, t.findings or {})
         for t in turns
     ]
     now = rejudge(material_of(match), played, match.outcome, match.decided_by)
@@ -88,7 +88,7 @@ async def _rejudged(session: AsyncSession, match: Match) -> MatchRejudged:
 
 async def _write(session: AsyncSession, batch: Sequence[MatchRejudged], now: float) -> None:
     for item in batch:
-        if item.now.verdict is Verdict.UNDECIDABLE:
+        if item.now.verdict is RejudgeChange.UNDECIDABLE:
             continue
         for turn, findings in item.now.findings.items():
             await session.execute(
@@ -96,7 +96,7 @@ async def _write(session: AsyncSession, batch: Sequence[MatchRejudged], now: flo
                 .where(Turn.match_id == item.match_id, Turn.turn == turn)
                 .values(findings=findings)
             )
-        if item.now.verdict is Verdict.CHANGED:
+        if item.now.verdict is RejudgeChange.CHANGED:
             await session.execute(
                 update(Match)
                 .where(Match.id == item.match_id)

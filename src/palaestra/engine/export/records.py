@@ -16,7 +16,9 @@ from sqlalchemy.orm import InstrumentedAttribute
 
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
+from palaestra.rules.cage.matchflow import MatchStatus
 from palaestra.rules.producers import counts_for_ratings
+from palaestra.rules.runs.runflow import RunStatus
 from palaestra.store.models import Agent, Candidate, Match, Run, Task, Turn
 from palaestra.store.rating_models import RatedMatch
 
@@ -32,8 +34,8 @@ __all__ = [
 ]
 
 SCHEMA_VERSION: Final = "1.0"
-FINISHED_MATCHES: Final = ("SCORED", "VOIDED")
-FINISHED_RUNS: Final = ("COMPLETED", "FAILED")
+FINISHED_MATCHES: Final = (MatchStatus.SCORED, MatchStatus.VOIDED)
+FINISHED_RUNS: Final = (RunStatus.COMPLETED, RunStatus.FAILED)
 #: Object keys dropped from free-form JSON, compared without case, "-" read as "_".
 CREDENTIAL_KEYS: Final = frozenset(
     {
@@ -162,7 +164,7 @@ async def _fighters(platform: Platform) -> dict[str, dict[str, Any]]:
         Agent.harness_name,
         Agent.provider,
         Agent.sandbox_attested,
-    ).where(Agent.arena == Arena.CAGE.value)
+    ).where(Agent.arena == Arena.CAGE)
     async with platform.db.session() as session:
         rows = (await session.execute(query)).all()
     return {
@@ -266,7 +268,7 @@ async def run_records(
         agents = {
             r.id: (r.name, r.role)
             for r in await session.execute(
-                select(Agent.id, Agent.name, Agent.role).where(Agent.arena == Arena.EDGEARENA.value)
+                select(Agent.id, Agent.name, Agent.role).where(Agent.arena == Arena.EDGEARENA)
             )
         }
     after: tuple[float, str] | None = None

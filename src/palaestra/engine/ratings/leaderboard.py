@@ -29,8 +29,9 @@ from palaestra.engine.ratings.live_table import cage_fighters, live_table
 from palaestra.errors import InvalidRequest
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
-from palaestra.rules.cage.matchflow import MatchKind
-from palaestra.rules.ratings import SCORED, Result, result_of
+from palaestra.rules.cage.matchflow import MatchKind, MatchStatus
+from palaestra.rules.cage.outcome import Winner
+from palaestra.rules.ratings import result_of
 from palaestra.rules.ratings.agent_stats import FINISHED, AgentFacts, TaskOutcome
 from palaestra.rules.ratings.head_to_head import head_to_head
 from palaestra.rules.ratings.leaderboard_tables import (
@@ -184,11 +185,11 @@ def _paged(
     return out
 
 
-async def _scored_matches(platform: Platform) -> list[tuple[str, str, Result, str | None]]:
+async def _scored_matches(platform: Platform) -> list[tuple[str, str, Winner, str | None]]:
     """The rated matches: attacker, defender, result and what decided it."""
     query = select(
         Match.attacker_id, Match.defender_id, Match.status, Match.outcome, Match.decided_by
-    ).where(Match.status == SCORED, Match.kind == MatchKind.RATED.value, ~BASELINE_PLAYED)
+    ).where(Match.status == MatchStatus.SCORED, Match.kind == MatchKind.RATED, ~BASELINE_PLAYED)
     scored = []
     async with platform.db.session() as session:
         for row in await session.execute(query):
@@ -200,7 +201,7 @@ async def _scored_matches(platform: Platform) -> list[tuple[str, str, Result, st
 
 async def _edgearena_facts(platform: Platform) -> tuple[list[AgentFacts], list[TaskOutcome]]:
     agents_query = select(Agent.id, Agent.name, Agent.role, Agent.status, Agent.reputation).where(
-        Agent.arena == Arena.EDGEARENA.value
+        Agent.arena == Arena.EDGEARENA
     )
     tasks_query = select(Task.agent_id, Task.status, Task.latency_ms, Task.contribution).where(
         Task.agent_id.is_not(None), Task.status.in_(sorted(FINISHED))

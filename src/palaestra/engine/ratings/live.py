@@ -28,20 +28,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palaestra.platform import Platform
-from palaestra.rules.cage.matchflow import MatchKind
+from palaestra.rules.cage.matchflow import MatchKind, MatchStatus
+from palaestra.rules.cage.outcome import Winner
 from palaestra.rules.producers import Producer
-from palaestra.rules.ratings import (
-    MU,
-    SCORED,
-    SIGMA,
-    FighterRatings,
-    Rating,
-    Record,
-    Result,
-    Side,
-    rate,
-    result_of,
-)
+from palaestra.rules.ratings import MU, SIGMA, FighterRatings, Rating, Record, rate, result_of
+from palaestra.rules.ratings.live import Skill
 from palaestra.store.models import Match, Turn
 from palaestra.store.rating_models import FighterRating, RatedMatch
 
@@ -53,7 +44,7 @@ BATCH_SIZE = 500
 
 #: Whether the house baseline played a turn of the match: such a match is never rated.
 BASELINE_PLAYED: Final = exists().where(
-    Turn.match_id == Match.id, Turn.producer == Producer.HOUSE_BASELINE.value
+    Turn.match_id == Match.id, Turn.producer == Producer.HOUSE_BASELINE
 )
 
 
@@ -82,8 +73,8 @@ async def _rate_batch(platform: Platform, limit: int) -> int:
                 )
                 .outerjoin(RatedMatch, RatedMatch.match_id == Match.id)
                 .where(
-                    Match.status == SCORED,
-                    Match.kind == MatchKind.RATED.value,
+                    Match.status == MatchStatus.SCORED,
+                    Match.kind == MatchKind.RATED,
                     RatedMatch.match_id.is_(None),
                 )
                 .order_by(Match.finished_at, Match.id)
@@ -101,12 +92,12 @@ async def _rate_batch(platform: Platform, limit: int) -> int:
                         log.warning("scored match with an unknown outcome", match_id=row.id)
                     session.add(RatedMatch(match_id=row.id, result=None, rated_at=now))
                     continue
-                attack = _row(session, ratings, row.attacker_id, Side.ATTACK, now)
-                defence = _row(session, ratings, row.defender_id, Side.DEFENCE, now)
+                attack = _row(session, ratings, row.attacker_id, Skill.ATTACK, now)
+                defence = _row(session, ratings, row.defender_id, Skill.DEFENCE, now)
                 before = Rating(attack.mu, attack.sigma), Rating(defence.mu, defence.sigma)
                 after = rate(*before, result)
-                _apply(attack, after[0], result, won=Result.ATTACKER, now=now)
-                _apply(defence, after[1], result, won=Result.DEFENDER, now=now)
+                _apply(attack, after[0], result, won=Winner.ATTACKER, now=now)
+                _apply(defence, after[1], result, won=Winner.DEFENDER, now=now)
                 session.add(
                     RatedMatch(
                         match_id=row.id,
@@ -151,15 +142,15 @@ def _row(
     session: AsyncSession,
     ratings: dict[tuple[str, str], FighterRating],
     fighter_id: str,
-    side: Side,
+    side: Skill,
     now: float,
 ) -> FighterRating:
-    key = (fighter_id, side.value)
+    key = (fighter_id, side)
     rating = ratings.get(key)
     if rating is None:
         rating = FighterRating(
             fighter_id=fighter_id,
-            side=side.value,
+            side=side,
             mu=MU,
             sigma=SIGMA,
             matches=0,
@@ -173,10 +164,10 @@ def _row(
     return rating
 
 
-def _apply(row: FighterRating, new: Rating, result: Result, *, won: Result, now: float) -> None:
+def _apply(row: FighterRating, new: Rating, result: Winner, *, won: Winner, now: float) -> None:
     row.mu, row.sigma = new.mu, new.sigma
     row.matches += 1
-    if result is Result.DRAW:
+    if result is Winner.DRAW:
         row.draws += 1
     elif result is won:
         row.wins += 1
@@ -204,7 +195,7 @@ async def live_ratings(
         parts.setdefault(row.fighter_id, {})[row.side] = row
     out = {}
     for fighter_id, sides in parts.items():
-        attack, defence = sides.get(Side.ATTACK.value), sides.get(Side.DEFENCE.value)
+        attack, defence = sides.get(Skill.ATTACK), sides.get(Skill.DEFENCE)
         out[fighter_id] = FighterRatings(
             attack=_rating(attack),
             defence=_rating(defence),

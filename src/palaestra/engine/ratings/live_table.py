@@ -47,7 +47,7 @@ async def cage_fighters(
     """Every fighter (or those of one entrant type and/or class), what the tables show of it."""
     query = select(
         Agent.id, Agent.name, Agent.entrant_type, Agent.fighter_class, Agent.status
-    ).where(Agent.arena == Arena.CAGE.value)
+    ).where(Agent.arena == Arena.CAGE)
     if entrant_type is not None:
         query = query.where(Agent.entrant_type == entrant_type)
     if fighter_class is not None:
@@ -134,7 +134,7 @@ _ranked: WeakKeyDictionary[Database, _Ranked] = WeakKeyDictionary()
 
 async def _current(platform: Platform) -> _Ranked:
     """The fighters as they stand, reread only when one of them or a live rating changed."""
-    cage = Agent.arena == Arena.CAGE.value
+    cage = Agent.arena == Arena.CAGE
     stamp_query = select(
         select(func.count()).select_from(FighterRating).scalar_subquery(),
         select(func.max(FighterRating.updated_at)).scalar_subquery(),

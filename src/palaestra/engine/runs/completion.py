@@ -56,7 +56,7 @@ from sqlalchemy import select
 
 from palaestra.engine.batcher import Batcher
 from palaestra.engine.runs.endpoint import read_endpoint
-from palaestra.engine.runs.recorder import Finish, Recorder, Verdict
+from palaestra.engine.runs.recorder import Finish, Recorder, Recording
 from palaestra.errors import PalaestraError
 from palaestra.platform import Platform
 from palaestra.protocol import (
@@ -216,9 +216,9 @@ class CompletionDesk:
         else:
             end = Finish(status=TaskStatus.SUCCEEDED, output=output, **common)
         verdict = await self.recorder.finish(end)
-        if verdict is Verdict.REPLAY:
+        if verdict is Recording.REPLAY:
             raise _denied(_REPLAY, "replay")
-        if verdict is Verdict.NOT_RUNNING:
+        if verdict is Recording.NOT_RUNNING:
             raise _bad(f"Task {task_id} is not in RUNNING state", "not-running")
         if self.kick is not None:
             self.kick(task.run_id)
@@ -232,7 +232,7 @@ class CompletionDesk:
         task = await self._lookups.submit(task_id)
         if task is None:
             raise _bad(f"Task {task_id} not found", "task-not-found")
-        if task.status != TaskStatus.RUNNING.value or await self._late(task, arrived):
+        if task.status != TaskStatus.RUNNING or await self._late(task, arrived):
             if signature is not None and await self._seen(task_id, signature):
                 raise _denied(_REPLAY, "replay")
             raise _bad(f"Task {task_id} is not in RUNNING state", "not-running")

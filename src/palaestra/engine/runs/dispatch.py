@@ -76,7 +76,7 @@ _CONTENDERS = (
         Agent.key_sealed,
     )
     .where(
-        Agent.arena == Arena.EDGEARENA.value,
+        Agent.arena == Arena.EDGEARENA,
         Agent.role == bindparam("role"),
         Agent.status.in_(_DISPATCHABLE),
         Agent.hold.is_(False),
@@ -194,7 +194,6 @@ class Body:
 
 
 _RUNNING: Final = TaskStatus.RUNNING.value
-_VOIDED: Final = TaskStatus.VOIDED.value
 #: The columns of a task as it is opened, in the order ``_row`` gives them.
 OPEN_COLUMNS: Final = (
     "id",
@@ -223,7 +222,7 @@ def open_in(
     """:func:`open_slots` in the caller's transaction, with the bodies made beforehand (the
     run stepper's). A slot attempt the store already holds is skipped by its unique index:
     an id in the result that was not stored is never claimed for sending."""
-    slots = _Slots.read(connection, sorted({r.run_id for r in requests}))
+    slots = _RunSlots.read(connection, sorted({r.run_id for r in requests}))
     pool = _contenders(
         connection, sorted({r.phase.role.value for r in requests if not r.house}), now
     )
@@ -247,7 +246,7 @@ _Group = tuple[str, str, str | None]  # run, phase, candidate
 
 
 @dataclass(slots=True)
-class _Slots:
+class _RunSlots:
     """What the runs' stored tasks say about opening more, kept up to date while opening."""
 
     blocked: set[_SlotKey]  # a task RUNNING or SUCCEEDED, or opened just now
@@ -256,7 +255,7 @@ class _Slots:
     failed: dict[str, set[str]]  # by run: the agents that failed in it
 
     @classmethod
-    def read(cls, connection: Connection, runs: list[str]) -> _Slots:
+    def read(cls, connection: Connection, runs: list[str]) -> _RunSlots:
         slots = cls(set(), {}, {}, {})
         # Rows are unpacked, not read by name: a name costs a Row a failed attribute lookup.
         for run_id, phase, candidate_id, slot, attempt, status, agent_id in connection.execute(
@@ -264,12 +263,12 @@ class _Slots:
         ):
             slot_key = (run_id, phase, candidate_id, slot)
             slots.latest[slot_key] = max(slots.latest.get(slot_key, -1), attempt)
-            if status in ("RUNNING", "SUCCEEDED"):
+            if status in (TaskStatus.RUNNING, TaskStatus.SUCCEEDED):
                 slots.blocked.add(slot_key)
-            if agent_id is None or status == _VOIDED:
+            if agent_id is None or status == TaskStatus.VOIDED:
                 continue  # a voided task was the platform's fault: its agent may serve again
             slots.taken.setdefault((run_id, phase, candidate_id), set()).add(agent_id)
-            if status in ("FAILED", "TIMEOUT"):
+            if status in (TaskStatus.FAILED, TaskStatus.TIMEOUT):
                 slots.failed.setdefault(run_id, set()).add(agent_id)
         return slots
 

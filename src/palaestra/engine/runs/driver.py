@@ -148,6 +148,6 @@ class RunDriver(SteppedRuns):
         await self.recorder.close()
 
     async def _running(self, run_ids: Sequence[str]) -> list[str]:
-        query = select(Run.id).where(Run.id.in_(run_ids), Run.status == RunStatus.RUNNING.value)
+        query = select(Run.id).where(Run.id.in_(run_ids), Run.status == RunStatus.RUNNING)
         async with self.platform.db.read() as connection:
             return list((await connection.execute(query)).scalars())

@@ -114,7 +114,7 @@ _CANDIDATE_FACTS: Final = select(
 #: The outputs of successful SCOUT tasks that have no candidate yet.
 _NEW_SCOUTS: Final = select(Task.id, Task.output).where(
     one_of(Task.run_id, "runs"),
-    Task.phase == Phase.SCOUT.value,
+    Task.phase == Phase.SCOUT,
     Task.status == _SUCCEEDED,
     ~exists().where(and_(Candidate.run_id == Task.run_id, Candidate.source_task_id == Task.id)),
 )
@@ -234,7 +234,7 @@ _LATER_OUTPUTS: Final = (
     select(Task.candidate_id, Task.phase, Task.output)
     .where(
         one_of(Task.run_id, "runs"),
-        Task.phase.in_([Phase.BUILD.value, Phase.VERIFY.value]),
+        Task.phase.in_([Phase.BUILD, Phase.VERIFY]),
         Task.status == _SUCCEEDED,
     )
     .order_by(Task.slot, Task.id)
@@ -254,7 +254,7 @@ def read_context(
     for cid, phase, output in connection.execute(_LATER_OUTPUTS, {"runs": sorted(set(runs))}):
         if output is None or cid not in chosen:
             continue
-        found = context.builds if phase == Phase.BUILD.value else context.verifications
+        found = context.builds if phase == Phase.BUILD else context.verifications
         found.setdefault(cid, []).append(output)
     return context
 

@@ -22,10 +22,10 @@ from palaestra.rules.producers import Producer
 from palaestra.rules.runs.runflow import RunStatus, TaskStatus
 from palaestra.store.models import Candidate, Run, Task
 
-__all__ = ["FAILED", "RunDetail", "RunRead", "TaskRead", "read_run", "shown_report"]
+__all__ = ["UNSUCCESSFUL", "RunDetail", "RunRead", "TaskRead", "read_run", "shown_report"]
 
 #: Statuses of a finished task that did not succeed.
-FAILED: tuple[TaskStatus, ...] = (TaskStatus.FAILED, TaskStatus.TIMEOUT)
+UNSUCCESSFUL: tuple[TaskStatus, ...] = (TaskStatus.FAILED, TaskStatus.TIMEOUT)
 
 
 class RunRead(BaseModel):
@@ -85,7 +85,7 @@ class TaskRead(BaseModel):
 
     @property
     def failed(self) -> bool:
-        return self.status in FAILED
+        return self.status in UNSUCCESSFUL
 
     @property
     def house(self) -> bool:

@@ -45,14 +45,14 @@ from palaestra.store.bulk import insert_rows, json_text, update_values
 from palaestra.store.lists import one_of
 from palaestra.store.models import CompletionReceipt, Run, Task
 
-__all__ = ["END_COLUMNS", "END_CONDITIONS", "Finish", "Recorder", "Verdict"]
+__all__ = ["END_COLUMNS", "END_CONDITIONS", "Finish", "Recorder", "Recording"]
 
 log = structlog.get_logger(__name__)
 
 _MAX_BATCH: Final = 500
 
 
-class Verdict(StrEnum):
+class Recording(StrEnum):
     """What became of a :class:`Finish`."""
 
     RECORDED = "recorded"
@@ -177,7 +177,7 @@ class Recorder:
 
     def __init__(self, platform: Platform, *, max_batch: int = _MAX_BATCH) -> None:
         self.platform = platform
-        self._batches: Batcher[Finish, Verdict] = Batcher(self._write, max_batch=max_batch)
+        self._batches: Batcher[Finish, Recording] = Batcher(self._write, max_batch=max_batch)
         self._deferrals: Batcher[tuple[str, str, dict[str, str] | None], None] = Batcher(
             self._write_deferrals, max_batch=max_batch
         )
@@ -191,11 +191,11 @@ class Recorder:
 
     def record_in(
         self, connection: Connection, items: Sequence[Finish], now: float
-    ) -> list[Verdict]:
+    ) -> list[Recording]:
         """Record ``items`` in the caller's transaction (a run step's, which holds the runs)."""
         return self._record([_Prepared.of(item, now) for item in items], now, connection)
 
-    def submit(self, item: Finish) -> asyncio.Future[Verdict]:
+    def submit(self, item: Finish) -> asyncio.Future[Recording]:
         """Queue ``item`` for the next batch; the future tells its verdict.
 
         The item is written even if nobody awaits the future (or the awaiting caller
@@ -203,11 +203,11 @@ class Recorder:
         """
         return self._batches.submit(item)
 
-    async def finish(self, item: Finish) -> Verdict:
+    async def finish(self, item: Finish) -> Recording:
         """Record ``item``; whether it ended its task."""
         return await self.submit(item)
 
-    async def finish_many(self, items: Sequence[Finish]) -> list[Verdict]:
+    async def finish_many(self, items: Sequence[Finish]) -> list[Recording]:
         """Record ``items``; each verdict says whether it ended its task."""
         futures = [self.submit(item) for item in items]
         return [await future for future in futures]
@@ -237,7 +237,7 @@ class Recorder:
         await self.platform.db.transact(write)
         return [None] * len(batch)
 
-    async def _write(self, batch: list[Finish]) -> list[Verdict]:
+    async def _write(self, batch: list[Finish]) -> list[Recording]:
         """One transaction for ``batch``, in one hop to the store."""
         now = self.platform.clock.now()
         prepared = [_Prepared.of(item, now) for item in batch]
@@ -250,13 +250,15 @@ class Recorder:
 
     def _bumped(
         self, runs: list[str], batch: list[_Prepared], now: float, connection: Connection
-    ) -> list[Verdict]:
+    ) -> list[Recording]:
         if not self.platform.db.is_sqlite:  # the runs first, locked in id order: see above
             connection.execute(_LOCK_RUNS, {"runs": runs})
         connection.execute(_BUMP, {"runs": runs, "now": now})
         return self._record(batch, now, connection)
 
-    def _record(self, batch: list[_Prepared], now: float, connection: Connection) -> list[Verdict]:
+    def _record(
+        self, batch: list[_Prepared], now: float, connection: Connection
+    ) -> list[Recording]:
         """The tasks still RUNNING end here, in the batch's order; the others are told why not.
 
         On SQLite, where the transaction holds the write lock, the batch is first ended
@@ -271,22 +273,22 @@ class Recorder:
             if self._end(connection, batch) == len(batch):
                 savepoint.commit()
                 self._effects(connection, batch, now)
-                return [Verdict.RECORDED] * len(batch)
+                return [Recording.RECORDED] * len(batch)
             savepoint.rollback()
         query = _TASK_STATES[not self.platform.db.is_sqlite]
         running = {
             task_id
             for task_id, status in connection.execute(query, {"ids": ids})
-            if status == TaskStatus.RUNNING.value
+            if status == TaskStatus.RUNNING
         }
-        verdicts: list[Verdict] = []
+        verdicts: list[Recording] = []
         winners: list[_Prepared] = []
         for prepared in batch:
             item = prepared.item
             if item.task_id in running and not item.late:
                 running.discard(item.task_id)  # a second end in the same batch loses
                 winners.append(prepared)
-                verdicts.append(Verdict.RECORDED)
+                verdicts.append(Recording.RECORDED)
             else:
                 verdicts.append(_why_not(connection, item, [w.item for w in winners]))
         if winners:
@@ -295,7 +297,7 @@ class Recorder:
         kept = {  # a POST that ended too late still says what it carried
             p.item.task_id: (json_text(p.item.request_headers), p.item.task_id)
             for p, verdict in zip(batch, verdicts, strict=True)
-            if verdict is not Verdict.RECORDED and p.item.request_headers is not None
+            if verdict is not Recording.RECORDED and p.item.request_headers is not None
         }
         if kept:
             update_values(connection, _TASKS, _HEADERS, _BY_ID, [kept[t] for t in sorted(kept)])
@@ -330,17 +332,17 @@ class Recorder:
             platform.metrics.status_changes.labels(status).inc()
 
 
-def _why_not(connection: Connection, item: Finish, winners: list[Finish]) -> Verdict:
+def _why_not(connection: Connection, item: Finish, winners: list[Finish]) -> Recording:
     if item.signature is None:
-        return Verdict.NOT_RUNNING
+        return Recording.NOT_RUNNING
     if any(w.task_id == item.task_id and w.signature == item.signature for w in winners):
-        return Verdict.REPLAY
+        return Recording.REPLAY
     seen = connection.scalar(
         select(_RECEIPTS.c.task_id).where(
             _RECEIPTS.c.task_id == item.task_id, _RECEIPTS.c.signature == item.signature
         )
     )
-    return Verdict.REPLAY if seen is not None else Verdict.NOT_RUNNING
+    return Recording.REPLAY if seen is not None else Recording.NOT_RUNNING
 
 
 _RUNS = cast(Table, Run.__table__)

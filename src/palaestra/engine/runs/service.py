@@ -24,6 +24,7 @@ from palaestra.protocol.constants import Phase
 from palaestra.rules.runs.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS
 from palaestra.rules.runs.runflow import (
     DEFAULT_MAX_REROUTES,
+    CandidateStatus,
     RunSizes,
     RunStatus,
     TaskStatus,
@@ -95,7 +96,7 @@ async def start_run(
         owner_id=caller.owner_id,
         goal=goal,
         launchpad=preset.name,
-        status=RunStatus.RUNNING.value,
+        status=RunStatus.RUNNING,
         phase=Phase.SCOUT.value,
         config={
             "launchpad_title": preset.title,
@@ -197,16 +198,17 @@ async def get_task(platform: Platform, caller: Caller, run_id: str, task_id: str
     return task
 
 
+#: The candidates carried past the shortlist, whatever became of them later.
+_CARRIED: Final = (CandidateStatus.SHORTLISTED, CandidateStatus.RANKED, CandidateStatus.ELIMINATED)
+
+
 def phase_summary(detail: RunDetail) -> list[dict[str, Any]]:
     """Per phase: its slots, how many are done, running or failed, and its status."""
     run = detail.run
     sizes = RunSizes.of(run.config.get("sizes", {}))
-    shortlisted = [
-        c.id for c in detail.candidates if c.status in ("SHORTLISTED", "RANKED", "ELIMINATED")
-    ]
+    shortlisted = [c.id for c in detail.candidates if c.status in _CARRIED]
     views = [
-        TaskView(t.id, Phase(t.phase), t.candidate_id, t.slot, t.attempt, TaskStatus(t.status))
-        for t in detail.tasks
+        TaskView(t.id, t.phase, t.candidate_id, t.slot, t.attempt, t.status) for t in detail.tasks
     ]
     rows = []
     for phase in Phase:
@@ -214,7 +216,7 @@ def phase_summary(detail: RunDetail) -> list[dict[str, Any]]:
         expected = sizes.per_candidate(phase) * (
             1 if phase is Phase.SCOUT else (len(shortlisted) or sizes.shortlist)
         )
-        mine = [t for t in detail.tasks if t.phase == phase.value]
+        mine = [t for t in detail.tasks if t.phase == phase]
         done = sum(1 for t in mine if t.status == TaskStatus.SUCCEEDED)
         finished = bool(groups) and all(phase_done(views, phase, g, sizes) for g in groups)
         status = "done" if finished and mine else ("running" if mine else "pending")
@@ -225,7 +227,9 @@ def phase_summary(detail: RunDetail) -> list[dict[str, Any]]:
                 "slots": expected,
                 "done": done,
                 "running": sum(1 for t in mine if t.status == TaskStatus.RUNNING),
-                "failed": sum(1 for t in mine if t.status in ("FAILED", "TIMEOUT")),
+                "failed": sum(
+                    1 for t in mine if t.status in (TaskStatus.FAILED, TaskStatus.TIMEOUT)
+                ),
                 "rerouted": sum(1 for t in mine if t.attempt > 0),
             }
         )

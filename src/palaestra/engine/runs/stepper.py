@@ -203,7 +203,7 @@ class RunStepper:
 
     def _claim(self, run_ids: Sequence[str] | None, now: float, limit: int) -> Any:
         free = (Run.lease_until.is_(None)) | (Run.lease_until <= now)
-        pick = select(Run.id).where(Run.status == RunStatus.RUNNING.value, free)
+        pick = select(Run.id).where(Run.status == RunStatus.RUNNING, free)
         if run_ids is None:
             pick = pick.where(Run.due_at <= now).order_by(Run.due_at)
         else:

@@ -85,7 +85,7 @@ class Written:
 _HELD: Final = select(_RUNS.c.id, _RUNS.c.kicks).where(
     one_of(_RUNS.c.id, "runs"),
     _RUNS.c.lease_owner == bindparam("owner"),
-    _RUNS.c.status == RunStatus.RUNNING.value,
+    _RUNS.c.status == RunStatus.RUNNING,
 )
 _HELD_LOCKED: Final = _HELD.order_by(_RUNS.c.id).with_for_update(key_share=True)
 _LOCK_AGENTS: Final = (
@@ -205,7 +205,7 @@ def _release(
 _SETTLED_COLUMNS: Final = ("status", "phase", "report", "finished_at", "updated_at", "due_at")
 _STILL_RUNNING: Final = select(_RUNS.c.id).where(
     one_of(_RUNS.c.id, "runs"),
-    _RUNS.c.status == RunStatus.RUNNING.value,
+    _RUNS.c.status == RunStatus.RUNNING,
 )
 
 
@@ -247,9 +247,9 @@ def _report_text(run: RunWrite) -> str:
 
 _FAILED_RUN: Final = (
     _RUNS.update()
-    .where(_RUNS.c.id == bindparam("run"), _RUNS.c.status == RunStatus.RUNNING.value)
+    .where(_RUNS.c.id == bindparam("run"), _RUNS.c.status == RunStatus.RUNNING)
     .values(
-        status=RunStatus.FAILED.value,
+        status=RunStatus.FAILED,
         error=bindparam("error"),
         finished_at=bindparam("now"),
         updated_at=bindparam("now"),
@@ -258,9 +258,9 @@ _FAILED_RUN: Final = (
 )
 _VOID_LEFT: Final = (
     _TASKS.update()
-    .where(_TASKS.c.run_id == bindparam("run"), _TASKS.c.status == TaskStatus.RUNNING.value)
+    .where(_TASKS.c.run_id == bindparam("run"), _TASKS.c.status == TaskStatus.RUNNING)
     .values(
-        status=TaskStatus.VOIDED.value,
+        status=TaskStatus.VOIDED,
         reason=bindparam("error"),
         via="deadline",
         completed_at=bindparam("now"),
@@ -292,7 +292,7 @@ _SENDABLE: Final = (
     update(Task)
     .where(
         one_of(Task.id, "ids"),
-        Task.status == TaskStatus.RUNNING.value,
+        Task.status == TaskStatus.RUNNING,
         Task.sent_at.is_(None),
         Task.created_at + Task.deadline_s > bindparam("now"),
     )

@@ -20,11 +20,11 @@ from palaestra.rules.cage.challenges import (
 )
 from palaestra.rules.cage.house import DEFENDER_GRAMMAR, HOUSE_SYSTEM_PROMPTS, attacker_grammar
 from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES, MatchKind, MatchStatus, TurnStatus
-from palaestra.rules.cage.matchmaking import Entrant, eligible, pair_key, select_pairings
+from palaestra.rules.cage.matchmaking import EligibleFighter, eligible, pair_key, select_pairings
 from palaestra.rules.cage.material import Material, draw_material
 from palaestra.rules.cage.outcome import TURNS, UTILITY_TO_WIN, TurnRecord, decide, side_of_turn
 from palaestra.rules.cage.payloads import SYSTEM_PROMPT, payload_for
-from palaestra.rules.cage.rejudge import PlayedTurn, Rejudged, Verdict, rejudge
+from palaestra.rules.cage.rejudge import PlayedTurn, RejudgeChange, Rejudged, rejudge
 
 __all__ = [
     "BASELINE_NAME",
@@ -35,15 +35,15 @@ __all__ = [
     "TURNS",
     "UTILITY_TO_WIN",
     "Challenged",
-    "Entrant",
+    "EligibleFighter",
     "MatchKind",
     "MatchStatus",
     "Material",
     "PlayedTurn",
+    "RejudgeChange",
     "Rejudged",
     "TurnRecord",
     "TurnStatus",
-    "Verdict",
     "accepts_friendlies_by_default",
     "attacker_grammar",
     "baseline_move",

@@ -28,18 +28,19 @@ import numpy as np
 from scipy.special import ndtr
 
 from palaestra.rules.ratings import BETA, Rating
+from palaestra.rules.status import Status
 
 __all__ = [
     "ELIGIBLE_STATUS",
     "PLAYABLE_TYPES",
-    "Entrant",
+    "EligibleFighter",
     "Pairing",
     "eligible",
     "pair_key",
     "select_pairings",
 ]
 
-ELIGIBLE_STATUS: Final = "ACTIVE"
+ELIGIBLE_STATUS: Final = Status.ACTIVE
 #: Entrant types that need no endpoint of their own.
 PLAYABLE_TYPES: Final = frozenset({"model", "house"})
 _SEATS_PER_PAIRING: Final = 2
@@ -56,7 +57,7 @@ def eligible(status: str, hold: bool, entrant_type: str | None, endpoint_url: st
 
 
 @dataclass(frozen=True, slots=True)
-class Entrant:
+class EligibleFighter:
     """An eligible fighter as the scheduler sees it."""
 
     fighter_id: str
@@ -86,7 +87,7 @@ def pair_key(x: str, y: str) -> tuple[str, str]:
 
 
 def select_pairings(
-    entrants: Sequence[Entrant],
+    entrants: Sequence[EligibleFighter],
     *,
     max_per_fighter: int,
     limit: int,

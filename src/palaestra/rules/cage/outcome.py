@@ -43,9 +43,20 @@ UTILITY_TO_WIN: Final = 2
 
 
 class Winner(StrEnum):
+    """A decided match's outcome, as the matches table spells it: the side that won, or a
+    draw."""
+
     ATTACKER = "attacker"
     DEFENDER = "defender"
     DRAW = "draw"
+
+    @property
+    def score(self) -> float:
+        """The attacker's score: 1 for a win, 0.5 for a draw, 0 for a loss."""
+        return _SCORES[self]
+
+
+_SCORES: Final = {Winner.ATTACKER: 1.0, Winner.DRAW: 0.5, Winner.DEFENDER: 0.0}
 
 
 class DecidedBy(StrEnum):

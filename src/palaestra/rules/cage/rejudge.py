@@ -23,13 +23,13 @@ from palaestra.rules.cage.material import Material
 from palaestra.rules.cage.outcome import TurnRecord, decide, side_of_turn
 from palaestra.rules.judge import judge_reply
 
-__all__ = ["FINDING_KINDS", "FindingsChange", "PlayedTurn", "Rejudged", "Verdict", "rejudge"]
+__all__ = ["FINDING_KINDS", "FindingsChange", "PlayedTurn", "RejudgeChange", "Rejudged", "rejudge"]
 
 #: The kinds of finding whose changes re-judging lists, in the judge's order.
 FINDING_KINDS = ("leak", "partial", "hijack")
 
 
-class Verdict(StrEnum):
+class RejudgeChange(StrEnum):
     """What re-judging does to a match."""
 
     SAME = "same"  # the same outcome, decided the same way
@@ -62,7 +62,7 @@ class FindingsChange:
 class Rejudged:
     """A match judged again: each turn's new findings, and the outcome they decide."""
 
-    verdict: Verdict
+    verdict: RejudgeChange
     outcome: str | None
     decided_by: str | None
     findings: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -122,10 +122,10 @@ def rejudge(
     changes = tuple(_changes(turns, findings))
     result = decide([_record(t, findings[t.turn]) for t in turns])
     if result is None:
-        return Rejudged(Verdict.UNDECIDABLE, outcome, decided_by, findings, changes=changes)
+        return Rejudged(RejudgeChange.UNDECIDABLE, outcome, decided_by, findings, changes=changes)
     new = (result.winner.value, result.decided_by.value)
     kind = result.decided_by.value
     decisive = findings[result.turn].get(kind) if kind in ("leak", "hijack") else None
     how = decisive[0].get("how") if decisive else None
-    verdict = Verdict.SAME if new == (outcome, decided_by) else Verdict.CHANGED
+    verdict = RejudgeChange.SAME if new == (outcome, decided_by) else RejudgeChange.CHANGED
     return Rejudged(verdict, *new, findings, result.turn, how, changes)

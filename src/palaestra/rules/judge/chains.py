@@ -3,7 +3,7 @@
 A chain is the reply itself, one view of it, or (depth 2) a view of a view: a decoding may
 be read by any view, any other view may be decoded. Depth 2 stops, deterministically, once
 its views have read :func:`depth2_budget` characters. All the judge's reading of a reply
-counts against :func:`judge_budget` (:class:`Work`), a count of characters, so a verdict
+counts against :func:`judge_budget` (:class:`Reading`), a count of characters, so a verdict
 never depends on the machine's speed. Pure: no I/O, no clock reads.
 """
 
@@ -13,14 +13,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from palaestra.rules.judge.views import VIEWS, Role, View
+from palaestra.rules.judge.views import VIEWS, ChainPlace, View
 
 __all__ = [
     "BUDGET_CHARS",
     "BUDGET_PER_CHAR",
     "Chain",
     "Exhausted",
-    "Work",
+    "Reading",
     "chains",
     "depth2_budget",
     "judge_budget",
@@ -52,7 +52,7 @@ class Exhausted(Exception):
 
 
 @dataclass(slots=True)
-class Work:
+class Reading:
     """The characters the judge has read so far, against the reply's budget."""
 
     budget: int
@@ -65,11 +65,11 @@ class Work:
 
 
 def _composes(first: View, second: View) -> bool:
-    if second.role is Role.PREFIX or first.role is Role.LAST:
+    if second.role is ChainPlace.PREFIX or first.role is ChainPlace.LAST:
         return False
-    if first.role is Role.DECODING:
+    if first.role is ChainPlace.DECODING:
         return True
-    return second.role is Role.DECODING and second is not first
+    return second.role is ChainPlace.DECODING and second is not first
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,11 +89,11 @@ class Chain:
 
 def view_chains(reply: str) -> Iterator[tuple[tuple[str, ...], str]]:
     """Every chain of views the judge reads ``reply`` through, with the text it reads."""
-    for chain in chains(reply, Work(judge_budget(len(reply)))):
+    for chain in chains(reply, Reading(judge_budget(len(reply)))):
         yield chain.names, chain.text
 
 
-def chains(reply: str, work: Work) -> Iterator[Chain]:
+def chains(reply: str, work: Reading) -> Iterator[Chain]:
     yield Chain((), reply)
     firsts: list[Chain] = []
     for view in VIEWS:
@@ -101,7 +101,7 @@ def chains(reply: str, work: Work) -> Iterator[Chain]:
         text = view.read(reply)
         if text is not None and text != reply:
             firsts.append(Chain((view,), text))
-            if view.role is not Role.PREFIX:
+            if view.role is not ChainPlace.PREFIX:
                 yield firsts[-1]
     budget = depth2_budget(len(reply))
     for first in firsts:

@@ -36,8 +36,8 @@ __all__ = [
     "CIPHERS",
     "VIEWS",
     "VIEW_CIPHERS",
+    "ChainPlace",
     "Cipher",
-    "Role",
     "View",
     "acrostic_lines",
     "acrostic_words",
@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 
-class Role(Enum):
+class ChainPlace(Enum):
     """Where a view may stand in a chain of two."""
 
     DECODING = "decoding"  # a new text: any view may read it again
@@ -65,7 +65,7 @@ class Role(Enum):
 class View:
     name: str
     read: Callable[[str], str | None]
-    role: Role
+    role: ChainPlace
     fold_secret: Callable[[str], str] | None = None
 
 
@@ -282,25 +282,25 @@ def acrostic_words(text: str) -> str | None:
 
 #: Every view, in the order the judge tries them.
 VIEWS: Final[tuple[View, ...]] = (
-    View("confusables", confusables, Role.NORMAL),
-    View("leet", leet, Role.NORMAL, _leet_fold),
-    View("separators", separators, Role.NORMAL),
-    View("html-tags", html_tags, Role.NORMAL),
-    *(View(name, read, Role.NORMAL) for name, read in judge_spelled.VIEWS),
-    *(View(name, read, Role.DECODING) for name, read in judge_escapes.views()),
-    *(View(name, read, Role.DECODING) for name, read in judge_decoders.views()),
-    *(View(name, read, Role.DECODING) for name, read in judge_hidden.VIEWS),
-    *(View(name, read, Role.DECODING) for name, read in judge_bytes.VIEWS),
-    *(View(name, read, Role.NORMAL) for name, read in judge_letters.VIEWS),
-    View("literals", judge_joined.literals, Role.NORMAL),
-    View("regrouped", judge_joined.regrouped, Role.PREFIX),
-    View("rot47", rot47, Role.NORMAL),
-    View("reversed-text", reversed_text, Role.PREFIX),
-    View("rot13-text", rot13_text, Role.PREFIX),
-    View("caesar-text", judge_ciphered.caesar_text, Role.PREFIX),
-    View("atbash-text", judge_ciphered.atbash_text, Role.PREFIX),
-    View("acrostic-lines", acrostic_lines, Role.LAST),
-    View("acrostic-words", acrostic_words, Role.LAST),
+    View("confusables", confusables, ChainPlace.NORMAL),
+    View("leet", leet, ChainPlace.NORMAL, _leet_fold),
+    View("separators", separators, ChainPlace.NORMAL),
+    View("html-tags", html_tags, ChainPlace.NORMAL),
+    *(View(name, read, ChainPlace.NORMAL) for name, read in judge_spelled.VIEWS),
+    *(View(name, read, ChainPlace.DECODING) for name, read in judge_escapes.views()),
+    *(View(name, read, ChainPlace.DECODING) for name, read in judge_decoders.views()),
+    *(View(name, read, ChainPlace.DECODING) for name, read in judge_hidden.VIEWS),
+    *(View(name, read, ChainPlace.DECODING) for name, read in judge_bytes.VIEWS),
+    *(View(name, read, ChainPlace.NORMAL) for name, read in judge_letters.VIEWS),
+    View("literals", judge_joined.literals, ChainPlace.NORMAL),
+    View("regrouped", judge_joined.regrouped, ChainPlace.PREFIX),
+    View("rot47", rot47, ChainPlace.NORMAL),
+    View("reversed-text", reversed_text, ChainPlace.PREFIX),
+    View("rot13-text", rot13_text, ChainPlace.PREFIX),
+    View("caesar-text", judge_ciphered.caesar_text, ChainPlace.PREFIX),
+    View("atbash-text", judge_ciphered.atbash_text, ChainPlace.PREFIX),
+    View("acrostic-lines", acrostic_lines, ChainPlace.LAST),
+    View("acrostic-words", acrostic_words, ChainPlace.LAST),
 )
 
 

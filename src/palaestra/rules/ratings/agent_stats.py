@@ -24,6 +24,8 @@ from typing import Final
 
 import numpy as np
 
+from palaestra.rules.runs.runflow import TaskStatus
+
 __all__ = [
     "FINISHED",
     "AgentFacts",
@@ -34,7 +36,7 @@ __all__ = [
     "wilson_interval",
 ]
 
-FINISHED: Final = frozenset({"SUCCEEDED", "FAILED", "TIMEOUT"})
+FINISHED: Final = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.TIMEOUT})
 _Z95: Final = 1.959963984540054
 
 
@@ -92,7 +94,7 @@ def wilson_interval(successes: int, trials: int) -> tuple[float, float]:
 def summarise(agent: AgentFacts, tasks: Sequence[TaskOutcome], rank: int = 0) -> AgentStanding:
     """One agent's row from its tasks (unfinished ones are ignored)."""
     finished = [t for t in tasks if t.status in FINISHED]
-    succeeded = sum(t.status == "SUCCEEDED" for t in finished)
+    succeeded = sum(t.status == TaskStatus.SUCCEEDED for t in finished)
     latencies = [t.latency_ms for t in finished if t.latency_ms is not None]
     contributions = [t.contribution for t in finished if t.contribution is not None]
     rate = low = high = None

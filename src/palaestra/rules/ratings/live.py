@@ -27,16 +27,17 @@ from typing import Final
 
 from openskill.models import BradleyTerryFull
 
+from palaestra.rules.cage.matchflow import MatchStatus
+from palaestra.rules.cage.outcome import Winner
+
 __all__ = [
     "BETA",
     "MU",
-    "SCORED",
     "SIGMA",
     "FighterRatings",
     "Rating",
     "Record",
-    "Result",
-    "Side",
+    "Skill",
     "live_score",
     "rate",
     "result_of",
@@ -46,33 +47,17 @@ _MODEL: Final = BradleyTerryFull()
 MU: Final[float] = float(_MODEL.mu)
 SIGMA: Final[float] = float(_MODEL.sigma)
 BETA: Final[float] = float(_MODEL.beta)
-#: The match status whose rows are rated.
-SCORED: Final = "SCORED"
 
 
-class Side(StrEnum):
-    """Which of a fighter's two ratings."""
+class Skill(StrEnum):
+    """Which of a fighter's two ratings: in attack or in defence."""
 
     ATTACK = "attack"
     DEFENCE = "defence"
 
 
-class Result(StrEnum):
-    """A scored match's result, as the matches table spells its outcome."""
-
-    ATTACKER = "attacker"
-    DEFENDER = "defender"
-    DRAW = "draw"
-
-    @property
-    def score(self) -> float:
-        """The attacker's score: 1 for a win, 0.5 for a draw, 0 for a loss."""
-        return _SCORES[self]
-
-
-_SCORES: Final = {Result.ATTACKER: 1.0, Result.DRAW: 0.5, Result.DEFENDER: 0.0}
 #: openskill ranks (lower is better) of (attacker, defender) for each result.
-_RANKS: Final = {Result.ATTACKER: [0, 1], Result.DEFENDER: [1, 0], Result.DRAW: [0, 0]}
+_RANKS: Final = {Winner.ATTACKER: [0, 1], Winner.DEFENDER: [1, 0], Winner.DRAW: [0, 0]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,17 +73,17 @@ class Rating:
         return self.mu - 3.0 * self.sigma
 
 
-def result_of(status: str, outcome: str | None) -> Result | None:
+def result_of(status: str, outcome: str | None) -> Winner | None:
     """What a match row counts as for ratings, or ``None`` when it must not be rated."""
-    if status != SCORED or outcome is None:
+    if status != MatchStatus.SCORED or outcome is None:
         return None
     try:
-        return Result(outcome)
+        return Winner(outcome)
     except ValueError:
         return None
 
 
-def rate(attack: Rating, defence: Rating, result: Result) -> tuple[Rating, Rating]:
+def rate(attack: Rating, defence: Rating, result: Winner) -> tuple[Rating, Rating]:
     """The attacker's attack rating and the defender's defence rating after one match."""
     teams = [
         [_MODEL.rating(mu=attack.mu, sigma=attack.sigma)],

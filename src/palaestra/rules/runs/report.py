@@ -205,7 +205,7 @@ def _fate_of_work(
         return outcome(
             task.phase,
             output,
-            candidate_status=fate.status.value if fate else None,
+            candidate_status=fate.status if fate else None,
             candidate_score=fate.final_score if fate else None,
         )
     cid = task.candidate_id or ""

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from palaestra.protocol.constants import Phase
+from palaestra.rules.runs.runflow import CandidateStatus
 from palaestra.rules.runs.titles import near, title
 
 __all__ = [
@@ -270,7 +271,11 @@ def structure(phase: Phase, output: Mapping[str, Any]) -> float:
             )
 
 
-_SCOUT_FATE: Final = {"ELIMINATED": 0.3, "DROPPED": 0.2, "MERGED": 0.1}
+_SCOUT_FATE: Final[Mapping[str, float]] = {
+    CandidateStatus.ELIMINATED: 0.3,
+    CandidateStatus.DROPPED: 0.2,
+    CandidateStatus.MERGED: 0.1,
+}
 
 
 def outcome(
@@ -293,7 +298,7 @@ def outcome(
     """
     match phase:
         case Phase.SCOUT:
-            if candidate_status == "RANKED" and candidate_score is not None:
+            if candidate_status == CandidateStatus.RANKED and candidate_score is not None:
                 return 0.5 + candidate_score / 200
             return _SCOUT_FATE.get(candidate_status or "", 0.5)
         case Phase.BUILD:
