@@ -230,11 +230,33 @@ _CIPHERS: Final = {cipher.name: cipher for cipher in CIPHERS}
 
 def _lines_showing(read: str, seen: Seen) -> str:
     """The lines of a view that hold what was seen: a decoding's other lines are noise."""
-    if seen.rule is Rule.WHOLE:
-        lines = [ln for ln in read.splitlines() if seen.needle.joined in fold(ln)]
-    else:
-        lines = [ln for ln in read.splitlines() if any(p in fold(ln) for p in seen.parts)]
-    return "\n".join(lines) if lines else read
+    parts = (seen.needle.joined,) if seen.rule is Rule.WHOLE else seen.parts
+    wanted = tuple(part.encode() for part in parts)
+    lines = read.splitlines()
+    kept = [
+        line
+        for line, folded in zip(lines, _folded_lines(read, lines), strict=False)
+        if any(part in folded for part in wanted)
+    ]
+    return "\n".join(kept) if kept else read
+
+
+#: The line breaks of ASCII (``str.splitlines``), each read as ``\n``, capitals lower-cased;
+#: and every other character but a letter or a digit, deleted: :func:`fold` of each line.
+_LETTERS: Final = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_FOLD_LINES: Final = bytes.maketrans(b"\r\v\f\x1c\x1d\x1e" + _LETTERS, b"\n" * 6 + _LETTERS.lower())
+_KEPT_IN_LINES: Final = frozenset(b"\n\r\v\f\x1c\x1d\x1e0123456789" + _LETTERS + _LETTERS.lower())
+_NOT_FOLDED: Final = bytes(c for c in range(256) if c not in _KEPT_IN_LINES)
+
+
+def _folded_lines(read: str, lines: list[str]) -> list[bytes]:
+    """:func:`fold` of each of ``lines`` (``read.splitlines()``); of an ASCII text, in two C
+    passes over it (a call per line cost tens of milliseconds on a long decoding)."""
+    if not read.isascii():
+        return [fold(line).encode() for line in lines]
+    # A break of two characters is one; ``split`` may add an empty last line, never read.
+    raw = read.replace("\r\n", "\n").encode("ascii")
+    return raw.translate(_FOLD_LINES, _NOT_FOLDED).split(b"\n")
 
 
 def _evidence(work: Work, reply: str, hit: _Hit, search: str) -> Evidence:
@@ -265,13 +287,14 @@ def _evidence(work: Work, reply: str, hit: _Hit, search: str) -> Evidence:
 
 def _token_end(reply: str, end: int) -> int:
     """Where the word that ``reply[:end]`` ends in ends, its padding (``=``) left out: an
-    encoding's padding shows nothing."""
-    last = end
-    while last < len(reply) and not reply[last].isspace():
-        last += 1
-    while last > end and reply[last - 1] == "=":
-        last -= 1
-    return last
+    encoding's padding shows nothing. (The next whitespace is searched for in C: a step of
+    Python per character cost tens of milliseconds in a long token.)"""
+    space = _SPACE.search(reply, end)
+    last = len(reply) if space is None else space.start()
+    return end + len(reply[end:last].rstrip("="))
+
+
+_SPACE: Final = re.compile(r"\s")
 
 
 def _hits(reply: str, secrets: dict[Secret, str], work: Work) -> Iterator[_Hit]:

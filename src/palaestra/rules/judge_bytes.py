@@ -55,6 +55,7 @@ def _unicode_readings(raw: bytes) -> list[str]:
 
 
 _B64_SIGNS: Final = (b"lu", b"ld", b"dl", b"du", b"ud", b"uul")
+_B64_SIGN: Final = re.compile(b"|".join(_B64_SIGNS))
 #: Hex of text has a word of twelve or more with a digit between letters, a letter between
 #: digits or eight digits in a row; or pairs apart; or UTF-16 code units of ASCII
 #: (``0051 0055``). Prose seldom has any of them.
@@ -64,11 +65,8 @@ _CODE_UNITS: Final = re.compile(r"00[0-9A-Fa-f]{2}[\s,:.]+00[0-9A-Fa-f]{2}")
 _B64_TOKEN: Final = re.compile(r"[A-Za-z0-9+/_\-]{12,}")
 
 
-def _word_classes(word: str) -> bytes:
-    """A word's character classes (:func:`char_classes` keeps those of whole texts)."""
-    return word.encode("ascii", "replace").translate(_CLASSES)
-
-
+#: Each byte's character class, as ``judge_decoders.char_classes`` has them (a token of base
+#: 64 holds no whitespace).
 _CLASSES: Final = bytes(
     ord("l")
     if chr(b).islower()
@@ -90,11 +88,14 @@ def base64_unicode(text: str) -> str | None:
         return None
     pieces: list[str] = []
     for token in dict.fromkeys(_B64_TOKEN.findall(text)):
-        chars = token.translate(URLSAFE)
-        if any(sign in _word_classes(chars) for sign in _B64_SIGNS):
-            # A whole token decodes from its start; from a later offset only when its
-            # length says something may be glued before it.
-            pieces += (chars[offset:] for offset in range(1 if len(chars) % 4 == 0 else 4))
+        # The URL-safe marks read as the standard ones, a mark for a mark: the token's
+        # classes are those of what it reads as.
+        if _B64_SIGN.search(token.encode().translate(_CLASSES)) is None:
+            continue
+        chars = token.translate(URLSAFE) if "-" in token or "_" in token else token
+        # A whole token decodes from its start; from a later offset only when its length
+        # says something may be glued before it.
+        pieces += (chars[offset:] for offset in range(1 if len(chars) % 4 == 0 else 4))
     if len(pieces) > _FEW_PIECES:  # only those that may read as Unicode text
         pieces = list(compress(pieces, unicode_candidates(pieces)))
     runs: list[str] = []

@@ -147,6 +147,17 @@ def _prepared() -> tuple[
     return tuple((encoding, _shape(encoding), _masks(encoding)) for encoding in _ENCODINGS)
 
 
+@cache
+def _foreign(encoding: _Encoding) -> re.Pattern[str]:
+    """A character of a token that the shape allows at no place of a block (base 32 has no
+    ``0``, ``1``, ``8``, ``9``, ``+`` or ``/``): for any offset, the whole blocks read hold
+    every place of the token but its first and last ``block - 1``, so such a character
+    there rules out every offset at once (one search, where each offset cost a match)."""
+    allowed = {c for position in range(encoding.block) for c in encoding.allowed(position)}
+    foreign = "".join(c for c in _TOKEN_CHARS if not c.isalpha() and c not in allowed)
+    return re.compile(f"[{re.escape(foreign)}]" if foreign else "(?!)")
+
+
 def _fitting(
     token: str,
     encoding: _Encoding,
@@ -154,6 +165,8 @@ def _fitting(
     masks: tuple[tuple[int, dict[str, int]], ...],
 ) -> int:
     fits, block = 0, encoding.block
+    if _foreign(encoding).search(token, block - 1, len(token) - block + 1):
+        return 0
     for offset in range(block):
         mask = _ALL
         # Whole blocks only: a last, partial one ends in padding bits.

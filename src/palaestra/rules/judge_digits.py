@@ -150,8 +150,8 @@ def groups_spans(
     """:func:`groups_many` of pieces given as spans of ``source`` (digits already read
     through their table): piece ``k`` is ``source[starts[k] : starts[k] + lengths[k]]``.
     A token's pieces from every offset are spans of its one copy, not strings apart; when
-    they are long (the pieces, laid out, several times the source), their whole blocks
-    are read from one pass over the source (:func:`_groups_windows`)."""
+    they are long (the pieces, laid out, longer than the source), their whole blocks are
+    read from one pass over the source (:func:`_groups_windows`)."""
     if int(lengths.sum()) > _WINDOWS_FROM * len(source):
         return _groups_windows(source, starts, lengths, base, block, size)
     return _groups_laid_out(source, starts, lengths, base, block, size)
@@ -168,8 +168,10 @@ def _groups_laid_out(
     return _groups(source[gather], lengths, base, block, size)
 
 
-#: Pieces this many times longer than their source are read by :func:`_groups_windows`.
-_WINDOWS_FROM: Final = 4
+#: Pieces this many times longer than their source are read by :func:`_groups_windows`
+#: (a token from each offset is several times longer; pieces sparse in their source, as
+#: the few tokens of a reply of prose, are laid out).
+_WINDOWS_FROM: Final = 1
 
 
 def _groups_windows(
@@ -193,28 +195,26 @@ def _groups_windows(
     whole_groups = lengths // block
     short = lengths - whole_groups * block
     groups = whole_groups + (short > 0)
-    # Each piece's groups, then one group of zeros between it and the next.
+    # Each piece's groups, then one group of zeros between it and the next: slot ``s`` of
+    # piece ``k`` is the block at ``starts[k] + (s - first_slot[k]) * block``. Every slot
+    # is read so (those past the source, from its last block); then the zeros, and each
+    # short last group, are put in their slots.
     slots = groups + 1
     first_slot = np.cumsum(slots) - slots
-    which = np.repeat(np.arange(count), slots)
-    group = np.arange(len(which)) - np.repeat(first_slot, slots)
-    values = np.zeros(len(which), np.uint64)
-    whole = np.flatnonzero(group < whole_groups[which])
-    values[whole] = windows[starts[which[whole]] + group[whole] * block]
+    if places > 0:
+        at = np.repeat(starts - first_slot * block, slots)
+        at += np.arange(0, len(at) * block, block, dtype=np.int64)
+        values = windows[np.minimum(at, places - 1)]
+    else:
+        values = np.zeros(int(slots.sum()), np.uint64)
+    values[first_slot + groups] = 0
     # A short last group is padded (base 85 with its highest digit, others with zeros);
     # in base 85 a last character alone is no byte, and reads as a zero.
     partial = np.flatnonzero(short)
     if len(partial):
-        at, kept = starts[partial] + whole_groups[partial] * block, short[partial]
-        padding = np.uint64(base - 1 if base == 85 else 0)
-        value = np.zeros(len(partial), np.uint64)
-        for column in range(block):
-            place = np.minimum(at + column, len(digits) - 1)
-            digit = np.where(column < kept, digits[place], padding)
-            if base == 85 and column == 0:
-                digit = np.where(kept == 1, np.uint64(0), digit)
-            value = value * np.uint64(base) + digit
-        values[first_slot[partial] + whole_groups[partial]] = value
+        values[first_slot[partial] + whole_groups[partial]] = _short_groups(
+            digits, windows, starts[partial] + lengths[partial], short[partial], base, block
+        )
     refused = np.zeros(count, bool)
     invalid = source == 255
     if invalid.any():
@@ -222,25 +222,65 @@ def _groups_windows(
         refused |= before[starts + lengths] > before[starts]
     if base == 85:
         refused |= np.add.reduceat(values > 0xFFFFFFFF, first_slot) > 0
+    # A short last group keeps only the bytes its digits make.
+    values[first_slot[partial] + whole_groups[partial]] &= _SHORT_MASKS[base, block, size][
+        short[partial]
+    ]
     out = _low_bytes(values, size)
     if refused.any():
         out[np.repeat(refused, slots)] = 0
-    last = first_slot + groups - 1
-    bits = base.bit_length() - 1
-    for kept_digits in range(1, block):
-        made = kept_digits - 1 if base == 85 else kept_digits * bits // 8
-        out[last[short == kept_digits], made:] = 0
     return out.tobytes()
 
 
+def _short_groups(
+    digits: np.ndarray,
+    windows: np.ndarray,
+    ends: np.ndarray,
+    kept: np.ndarray,
+    base: int,
+    block: int,
+) -> np.ndarray:
+    """The value of each short last group: its ``kept`` digits, the last before ``ends``,
+    padded (base 85 with its highest digit, others with zeros; in base 85 a last
+    character alone is no byte, and reads as a zero). Read off the block that ends where
+    the group does: its last digits are the group's, whatever comes before them (a
+    multiple of a power of the base); a group too near the start of the source for such
+    a block is read digit by digit."""
+    padding = base - 1 if base == 85 else 0
+    scale = np.uint64(base) ** (block - kept).astype(np.uint64)
+    pad = np.zeros(len(kept), np.uint64)
+    for column in range(1, block):
+        pad = np.where(
+            column >= kept,
+            pad + np.uint64(padding) * np.uint64(base) ** np.uint64(block - 1 - column),
+            pad,
+        )
+    at = ends - block
+    inside = at >= 0
+    own = np.zeros(len(kept), np.uint64)
+    if inside.any():
+        block_value = windows[at[inside]]
+        own[inside] = block_value % (np.uint64(base) ** kept[inside].astype(np.uint64))
+    for index in np.flatnonzero(~inside).tolist():
+        start = int(ends[index] - kept[index])
+        value = 0
+        for digit in digits[start : int(ends[index])].tolist():
+            value = value * base + digit
+        own[index] = value
+    if base == 85:
+        own[kept == 1] = 0
+    return own * scale + pad
+
+
 def _low_bytes(values: np.ndarray, size: int) -> np.ndarray:
-    """The low ``size`` bytes of each value, big-endian, one row per value. Four bytes are
-    one cast; others, a byte at a time: a copy of some bytes of each 8-byte row moved them
-    one by one, at several times the cost."""
-    if size == 4:
-        return values.astype(">u4").view(np.uint8).reshape(-1, 4)
-    shifts = [np.uint64(8 * (size - 1 - place)) for place in range(size)]
-    return np.stack([(values >> shift).astype(np.uint8) for shift in shifts], axis=1)
+    """The low ``size`` bytes of each value, big-endian, one row per value: the columns of
+    one cast to big-endian integers of four or eight bytes (a byte at a time, shifted and
+    stacked, cost twice as much)."""
+    if size == 1:
+        return values.astype(np.uint8).reshape(-1, 1)
+    width = 4 if size <= 4 else 8
+    rows = values.astype(f">u{width}").view(np.uint8).reshape(-1, width)
+    return rows[:, width - size :] if size < width else rows
 
 
 def _short_masks(base: int, block: int, size: int) -> np.ndarray:

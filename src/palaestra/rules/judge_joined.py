@@ -30,6 +30,14 @@ _GROUPS: Final = re.compile(
     f"[A-Za-z0-9+/=]{{2,8}}(?:[{re.escape(_GROUP_MARKS)}][A-Za-z0-9+/=]{{2,8}}){{3,}}"
 )
 _GROUP_MARK: Final = re.compile(f"[{re.escape(_GROUP_MARKS)}]")
+#: Three marks, each before a group: every run of :data:`_GROUPS` holds them (its second
+#: mark on), and a text without them has no run, which one search tells (most replies:
+#: a mark between two letters or digits, as in ``12.50``, is common, three such are not).
+_THREE_MARKS: Final = re.compile(
+    f"[{re.escape(_GROUP_MARKS)}][A-Za-z0-9+/=]{{2,8}}"
+    f"[{re.escape(_GROUP_MARKS)}][A-Za-z0-9+/=]{{2,8}}"
+    f"[{re.escape(_GROUP_MARKS)}][A-Za-z0-9+/=]{{2}}"
+)
 #: A mark between two letters or digits; the pattern starts with the mark, which most
 #: characters are not, so that the search skips through a reply.
 _HINT: Final = re.compile(
@@ -72,7 +80,8 @@ def regrouped(text: str) -> str | None:
     have no sign of base 32 to the decodings). Each run on a line of its own."""
     runs: list[str] = []
     last = 0
-    for hint in _HINT.finditer(text):
+    hints = _HINT.finditer(text) if _THREE_MARKS.search(text) else ()
+    for hint in hints:
         # A run's first group is at most eight characters before its first mark: try the
         # run from there, not the pattern at every character of the reply.
         if hint.start() < last:
