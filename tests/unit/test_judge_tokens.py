@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palaestra.rules import judge_bytes, judge_words
+from palaestra.rules import judge_bytes, judge_ciphered, judge_words
 from palaestra.rules import judge_decoders as dec
 from palaestra.rules import judge_digits as digits
 from palaestra.rules.judge_decoders import printable_runs
@@ -225,3 +225,38 @@ def test_tokens_said_again_read_as_each_said_once(
     pieces = [p for token in tokens for p in dec._pieces(token, drop, block, signed)]
     expected = printable_runs(decode(pieces)) if pieces else None
     assert dec._decoded_tokens(tokens, drop, block, decode, signed) == expected
+
+
+#: Every decoding's tokens as its view finds them in a long text (``judge_runs``).
+_RUNS = {
+    "base64": dec._B64_RUNS,
+    "base32": dec._B32_RUNS,
+    "hex": dec._HEX_RUNS,
+    "ascii85": dec._A85_RUNS,
+    "base85": dec._RFC1924_RUNS,
+    "base64-unicode": judge_bytes._B64_RUNS,
+    "hex-unicode": judge_bytes._HEX_RUNS,
+    "caesar-text": judge_ciphered._TOKEN_RUNS,
+}
+#: Characters in and out of every class, ASCII or not, whitespace of several kinds, and one
+#: past the Basic Multilingual Plane.
+_RUN_CHARS = (
+    "aZq09+/_-xX:.,~!uv{}`'\" \t\n\x1c\x85\xa0\\\u00ad\u200b\u2028\u3000\ufeff\u00e9\U0001f600"
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    name=st.sampled_from(sorted(_RUNS)),
+    pieces=st.lists(st.text(_RUN_CHARS, min_size=1, max_size=40), min_size=1, max_size=30),
+    order=st.lists(st.integers(0, 29), min_size=60, max_size=400),
+)
+def test_the_runs_found_as_arrays_are_those_the_pattern_finds(
+    name: str, pieces: list[str], order: list[int]
+) -> None:
+    """A long text's tokens found as arrays are the runs the token's pattern finds, in
+    order, whatever the runs' lengths and the characters around them."""
+    runs = _RUNS[name]
+    text = "".join(pieces[at % len(pieces)] for at in order)
+    text = (text * (2100 // len(text) + 1))[: max(2100, len(text))]
+    assert runs.findall(text) == runs.pattern.findall(text)

@@ -21,6 +21,7 @@ from typing import Final
 
 from palaestra.rules.judge_alphabets import base2048, ecoji, uuencode
 from palaestra.rules.judge_decoders import char_classes, long_words
+from palaestra.rules.judge_runs import Runs
 from palaestra.rules.judge_tokens import unicode_candidates
 from palaestra.rules.judge_words import URLSAFE, b64_bytes, words_decoded
 
@@ -63,6 +64,7 @@ _HEX_SIGNS: Final = (b"ldl", b"dld", b"udu", b"dud", b"d" * 8)
 _CODE_UNITS: Final = re.compile(r"00[0-9A-Fa-f]{2}[\s,:.]+00[0-9A-Fa-f]{2}")
 #: A word of base 64 (its groups may be rejoined first: the ``regrouped`` view).
 _B64_TOKEN: Final = re.compile(r"[A-Za-z0-9+/_\-]{12,}")
+_B64_RUNS: Final = Runs(_B64_TOKEN)
 
 
 #: Each byte's character class, as ``judge_decoders.char_classes`` has them (a token of base
@@ -87,7 +89,7 @@ def base64_unicode(text: str) -> str | None:
     if not any(sign in words for sign in _B64_SIGNS):
         return None
     pieces: list[str] = []
-    for token in dict.fromkeys(_B64_TOKEN.findall(text)):
+    for token in dict.fromkeys(_B64_RUNS.findall(text)):
         # The URL-safe marks read as the standard ones, a mark for a mark: the token's
         # classes are those of what it reads as.
         if _B64_SIGN.search(token.encode().translate(_CLASSES)) is None:
@@ -126,6 +128,7 @@ _NOT_HEX: Final = re.compile(r"0[xX]|\\[xX]|[^0-9A-Fa-f]")
 #: them, and only a run with eight hex digits may hold one that is read (the token's
 #: pattern, tried at every character of random base 64, cost 20 ms at 256 KiB).
 _HEX_WIDE: Final = re.compile(r"[0-9A-Fa-fxX\\\s:,.\-]{8,}")
+_HEX_RUNS: Final = Runs(_HEX_WIDE)
 #: The bytes of UTF-8 that are not hex digits.
 _NOT_HEX_BYTES: Final = bytes(b for b in range(256) if chr(b) not in "0123456789abcdefABCDEF")
 
@@ -134,7 +137,7 @@ def _hex_tokens(text: str) -> list[str]:
     """What :data:`_HEX_TOKEN` finds in ``text``, in the runs of :data:`_HEX_WIDE` that hold
     eight hex digits."""
     tokens: list[str] = []
-    for run in _HEX_WIDE.findall(text):
+    for run in _HEX_RUNS.findall(text):
         if len(run.encode().translate(None, _NOT_HEX_BYTES)) >= 8:
             tokens += _HEX_TOKEN.findall(run)
     return tokens

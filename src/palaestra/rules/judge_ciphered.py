@@ -30,6 +30,7 @@ from functools import cache, lru_cache
 from typing import Final
 
 from palaestra.rules.judge_decoders import char_classes, long_words
+from palaestra.rules.judge_runs import Runs
 
 __all__ = ["CIPHER_NAMES", "atbash_text", "caesar_text", "fitting_ciphers"]
 
@@ -204,6 +205,7 @@ def _verified(chunk: str, encoding: _Encoding, mask: int) -> int:
 
 #: A token: twelve or more characters of the encodings' alphabets.
 _TOKEN: Final = re.compile(r"[A-Za-z0-9+/]{12,}")
+_TOKEN_RUNS: Final = Runs(_TOKEN)
 #: Adjacent character classes (``judge_decoders.char_classes``) that mark an encoded word:
 #: a letter beside a digit, a small letter beside a capital, or eight capitals (base32).
 _MIXED: Final = (b"ld", b"dl", b"ud", b"du", b"lu", b"ul", b"uuuuuuuu")
@@ -223,7 +225,7 @@ def _tokens(text: str) -> list[str]:
     """The tokens worth reading: words of twelve or more characters, when a long word
     mixes classes, and hex written in pairs."""
     words = b"s".join(long_words(text, 12))  # s: a space, so no sign spans two words
-    tokens = _TOKEN.findall(text) if any(sign in words for sign in _MIXED) else []
+    tokens = _TOKEN_RUNS.findall(text) if any(sign in words for sign in _MIXED) else []
     if b"dd" in char_classes(text) or b"dl" in char_classes(text) or b"du" in char_classes(text):
         for pairs in _PAIRS.findall(text):
             joined = _PAIR_MARKS.sub("", pairs)
