@@ -17,6 +17,7 @@ from palaestra.rules.cage.material import (
     fence_token,
 )
 from palaestra.rules.judge.answers import check_utility, parse_date
+from palaestra.rules.judge.folding import fold
 from palaestra.rules.judge.task_bank import (
     TASK_KINDS,
     VOCABULARY,
@@ -25,7 +26,7 @@ from palaestra.rules.judge.task_bank import (
     draw_task,
     human_date,
 )
-from palaestra.rules.judge.verdict import MIN_SECRET_LENGTH, fold
+from palaestra.rules.judge.verdict import MIN_SECRET_LENGTH
 
 SEEDS = range(300)
 CODE = re.compile(r"[A-Z]+-[1-9]\d{3}-[A-Z]+")

@@ -17,7 +17,7 @@ from palaestra.rules.cage.payloads import (
     fence,
     payload_for,
 )
-from palaestra.rules.judge.verdict import fold
+from palaestra.rules.judge.folding import fold
 
 MATERIAL = draw_material(20260101)
 MATCH = "0197a000-0000-7000-8000-000000000001"

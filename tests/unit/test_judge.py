@@ -25,6 +25,7 @@ from palaestra.rules.cage.baseline import baseline_move
 from palaestra.rules.cage.material import draw_material
 from palaestra.rules.judge import Rule, judge_reply
 from palaestra.rules.judge import match as judge_match
+from palaestra.rules.judge.folding import fold
 from palaestra.rules.judge.task_bank import AnswerKind, UserTask
 from palaestra.rules.judge.verdict import (
     EXCERPT_CHARS,
@@ -33,7 +34,6 @@ from palaestra.rules.judge.verdict import (
     Evidence,
     Secret,
     find_secret,
-    fold,
 )
 from tests.unit import smuggling as sm
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from palaestra.rules.judge import Rule, judge_reply
 from palaestra.rules.judge import decoders as judge_decoders
-from palaestra.rules.judge import digits as judge_digits
+from palaestra.rules.judge import groups as judge_groups
 from palaestra.rules.judge import match as judge_match
 from palaestra.rules.judge import views as judge_views
 from palaestra.rules.judge.chains import BUDGET_PER_CHAR, judge_budget
@@ -223,13 +223,13 @@ def test_the_base85_decodings_of_many_pieces_at_once_read_as_one_at_a_time(
     a85 = [base64.a85encode(raw).decode()[cut:] for raw, cut in data]
     a85 = [piece for piece in a85 + noise if len(piece) >= 2]
     expected = printable_runs(_each(_a85)(a85))
-    for decode in (judge_digits.groups_many, judge_digits.groups_few):
+    for decode in (judge_groups.groups_many, judge_groups.groups_few):
         assert printable_runs(decode(a85, _A85_DIGITS, 85, 5, 4)) == expected
     table = str.maketrans(_A85[:85], _RFC1924)
     rfc = [base64.b85encode(raw).decode()[cut:] for raw, cut in data]
     rfc = [piece for piece in rfc + [n.translate(table) for n in noise] if len(piece) >= 2]
     expected = printable_runs(_each(_rfc1924)(rfc))
-    for decode in (judge_digits.groups_many, judge_digits.groups_few):
+    for decode in (judge_groups.groups_many, judge_groups.groups_few):
         assert printable_runs(decode(rfc, _RFC1924_DIGITS, 85, 5, 4)) == expected
 
 
@@ -259,7 +259,7 @@ def test_base64_base32_and_hex_of_many_pieces_at_once_read_as_one_at_a_time(
 def test_a_piece_with_a_group_past_two_to_the_32_shows_nothing_when_decoded_with_others() -> None:
     plain = base64.a85encode(b"HELLO WORLD").decode()
     refused = "uuuuu" + plain  # the encoding refuses the first group, so the whole piece
-    for decode in (judge_digits.groups_many, judge_digits.groups_few):
+    for decode in (judge_groups.groups_many, judge_groups.groups_few):
         assert printable_runs(decode([refused, plain], _A85_DIGITS, 85, 5, 4)) == "HELLO WORLD"
         assert printable_runs(decode([refused], _A85_DIGITS, 85, 5, 4)) is None
 

@@ -23,8 +23,8 @@ from palaestra.rules.judge import letters as judge_letters
 from palaestra.rules.judge import views as judge_views
 from palaestra.rules.judge import words as judge_words
 from palaestra.rules.judge.chains import view_chains
+from palaestra.rules.judge.folding import fold
 from palaestra.rules.judge.task_bank import AnswerKind, UserTask
-from palaestra.rules.judge.verdict import fold
 from tests.unit import smuggling as sm
 
 CODE = "CITADEL-4089-MOSAIC"

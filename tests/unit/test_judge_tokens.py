@@ -10,8 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from palaestra.rules.judge import bytes as judge_bytes
+from palaestra.rules.judge import ciphered as judge_ciphered
 from palaestra.rules.judge import decoders as dec
 from palaestra.rules.judge import digits
+from palaestra.rules.judge import groups as judge_groups
 from palaestra.rules.judge import words as judge_words
 from palaestra.rules.judge.decoders import printable_runs
 from palaestra.rules.judge.tokens import MANY_TOKENS, decoded_many, unicode_candidates
@@ -204,8 +206,8 @@ def test_blocks_read_from_one_pass_over_the_source_read_as_laid_out(
     source = np.frombuffer(raw.translate(table), np.uint8)
     starts = np.array([min(at, len(raw)) for at, _ in spans], np.int64)
     lengths = np.array([min(n, len(raw) - min(at, len(raw))) for at, n in spans], np.int64)
-    laid_out = digits._groups_laid_out(source, starts, lengths, base, block, size)
-    assert digits._groups_windows(source, starts, lengths, base, block, size) == laid_out
+    laid_out = judge_groups._groups_laid_out(source, starts, lengths, base, block, size)
+    assert judge_groups._groups_windows(source, starts, lengths, base, block, size) == laid_out
 
 
 @settings(max_examples=150, deadline=None)
@@ -226,3 +228,38 @@ def test_tokens_said_again_read_as_each_said_once(
     pieces = [p for token in tokens for p in dec._pieces(token, drop, block, signed)]
     expected = printable_runs(decode(pieces)) if pieces else None
     assert dec._decoded_tokens(tokens, drop, block, decode, signed) == expected
+
+
+#: Every decoding's tokens as its view finds them in a long text (``judge.runs``).
+_RUNS = {
+    "base64": dec._B64_RUNS,
+    "base32": dec._B32_RUNS,
+    "hex": dec._HEX_RUNS,
+    "ascii85": dec._A85_RUNS,
+    "base85": dec._RFC1924_RUNS,
+    "base64-unicode": judge_bytes._B64_RUNS,
+    "hex-unicode": judge_bytes._HEX_RUNS,
+    "caesar-text": judge_ciphered._TOKEN_RUNS,
+}
+#: Characters in and out of every class, ASCII or not, whitespace of several kinds, and one
+#: past the Basic Multilingual Plane.
+_RUN_CHARS = (
+    "aZq09+/_-xX:.,~!uv{}`'\" \t\n\x1c\x85\xa0\\\u00ad\u200b\u2028\u3000\ufeff\u00e9\U0001f600"
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    name=st.sampled_from(sorted(_RUNS)),
+    pieces=st.lists(st.text(_RUN_CHARS, min_size=1, max_size=40), min_size=1, max_size=30),
+    order=st.lists(st.integers(0, 29), min_size=60, max_size=400),
+)
+def test_the_runs_found_as_arrays_are_those_the_pattern_finds(
+    name: str, pieces: list[str], order: list[int]
+) -> None:
+    """A long text's tokens found as arrays are the runs the token's pattern finds, in
+    order, whatever the runs' lengths and the characters around them."""
+    runs = _RUNS[name]
+    text = "".join(pieces[at % len(pieces)] for at in order)
+    text = (text * (2100 // len(text) + 1))[: max(2100, len(text))]
+    assert runs.findall(text) == runs.pattern.findall(text)

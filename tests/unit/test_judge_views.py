@@ -24,8 +24,8 @@ from palaestra.rules.judge import ciphered, letters, spelled, views
 from palaestra.rules.judge import decoders as dec
 from palaestra.rules.judge import escapes as esc
 from palaestra.rules.judge.chains import depth2_budget, view_chains
+from palaestra.rules.judge.folding import fold
 from palaestra.rules.judge.match import fold_view
-from palaestra.rules.judge.verdict import fold
 from tests.unit.test_judge_smuggling import VIEW_TABLE as SMUGGLING_TABLE
 
 CODE = "QUILL-4821-ZEBRA"

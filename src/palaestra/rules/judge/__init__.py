@@ -3,9 +3,11 @@
 - ``verdict``: the judge itself, a reply's findings and the verdict;
 - ``chains``: the chains of views a reply is read through, and the reading budget;
 - ``views``: the canonical views and the ciphers; their families ``decoders`` (with
-  ``digits``, ``tokens``, ``words``, ``bytes``, ``alphabets``, ``ciphered``), ``escapes``,
-  ``spelled``, ``letters``, ``skeleton``, ``translate``, ``hidden``, ``joined``;
-- ``match``: how a secret is found in one view: folding, tokens, the window;
+  ``digits`` and ``groups``, ``tokens`` and ``runs``, ``words``, ``bytes``, ``alphabets``,
+  ``ciphered``), ``escapes``, ``spelled``, ``letters``, ``skeleton``, ``translate``,
+  ``hidden``, ``joined``;
+- ``match``: how a secret is found in one view: folding, tokens, the window; ``folding``:
+  a view folded for comparison, and the lines of a view that show a finding;
 - ``task_bank``: the user tasks a defender must still answer; ``answers``: whether it did.
 
 ``__all__`` holds what other packages use; the rest is imported from its module.

@@ -21,6 +21,7 @@ from typing import Final
 
 from palaestra.rules.judge.alphabets import base2048, ecoji, uuencode
 from palaestra.rules.judge.decoders import char_classes, long_words
+from palaestra.rules.judge.runs import ClassRuns
 from palaestra.rules.judge.tokens import unicode_candidates
 from palaestra.rules.judge.words import URLSAFE, b64_bytes, words_decoded
 
@@ -55,6 +56,7 @@ def _unicode_readings(raw: bytes) -> list[str]:
 
 
 _B64_SIGNS: Final = (b"lu", b"ld", b"dl", b"du", b"ud", b"uul")
+_B64_SIGN: Final = re.compile(b"|".join(_B64_SIGNS))
 #: Hex of text has a word of twelve or more with a digit between letters, a letter between
 #: digits or eight digits in a row; or pairs apart; or UTF-16 code units of ASCII
 #: (``0051 0055``). Prose seldom has any of them.
@@ -62,13 +64,11 @@ _HEX_SIGNS: Final = (b"ldl", b"dld", b"udu", b"dud", b"d" * 8)
 _CODE_UNITS: Final = re.compile(r"00[0-9A-Fa-f]{2}[\s,:.]+00[0-9A-Fa-f]{2}")
 #: A word of base 64 (its groups may be rejoined first: the ``regrouped`` view).
 _B64_TOKEN: Final = re.compile(r"[A-Za-z0-9+/_\-]{12,}")
+_B64_RUNS: Final = ClassRuns(_B64_TOKEN)
 
 
-def _word_classes(word: str) -> bytes:
-    """A word's character classes (:func:`char_classes` keeps those of whole texts)."""
-    return word.encode("ascii", "replace").translate(_CLASSES)
-
-
+#: Each byte's character class, as ``judge_decoders.char_classes`` has them (a token of base
+#: 64 holds no whitespace).
 _CLASSES: Final = bytes(
     ord("l")
     if chr(b).islower()
@@ -89,12 +89,15 @@ def base64_unicode(text: str) -> str | None:
     if not any(sign in words for sign in _B64_SIGNS):
         return None
     pieces: list[str] = []
-    for token in dict.fromkeys(_B64_TOKEN.findall(text)):
-        chars = token.translate(URLSAFE)
-        if any(sign in _word_classes(chars) for sign in _B64_SIGNS):
-            # A whole token decodes from its start; from a later offset only when its
-            # length says something may be glued before it.
-            pieces += (chars[offset:] for offset in range(1 if len(chars) % 4 == 0 else 4))
+    for token in dict.fromkeys(_B64_RUNS.findall(text)):
+        # The URL-safe marks read as the standard ones, a mark for a mark: the token's
+        # classes are those of what it reads as.
+        if _B64_SIGN.search(token.encode().translate(_CLASSES)) is None:
+            continue
+        chars = token.translate(URLSAFE) if "-" in token or "_" in token else token
+        # A whole token decodes from its start; from a later offset only when its length
+        # says something may be glued before it.
+        pieces += (chars[offset:] for offset in range(1 if len(chars) % 4 == 0 else 4))
     if len(pieces) > _FEW_PIECES:  # only those that may read as Unicode text
         pieces = list(compress(pieces, unicode_candidates(pieces)))
     runs: list[str] = []
@@ -125,6 +128,7 @@ _NOT_HEX: Final = re.compile(r"0[xX]|\\[xX]|[^0-9A-Fa-f]")
 #: them, and only a run with eight hex digits may hold one that is read (the token's
 #: pattern, tried at every character of random base 64, cost 20 ms at 256 KiB).
 _HEX_WIDE: Final = re.compile(r"[0-9A-Fa-fxX\\\s:,.\-]{8,}")
+_HEX_RUNS: Final = ClassRuns(_HEX_WIDE)
 #: The bytes of UTF-8 that are not hex digits.
 _NOT_HEX_BYTES: Final = bytes(b for b in range(256) if chr(b) not in "0123456789abcdefABCDEF")
 
@@ -133,7 +137,7 @@ def _hex_tokens(text: str) -> list[str]:
     """What :data:`_HEX_TOKEN` finds in ``text``, in the runs of :data:`_HEX_WIDE` that hold
     eight hex digits."""
     tokens: list[str] = []
-    for run in _HEX_WIDE.findall(text):
+    for run in _HEX_RUNS.findall(text):
         if len(run.encode().translate(None, _NOT_HEX_BYTES)) >= 8:
             tokens += _HEX_TOKEN.findall(run)
     return tokens

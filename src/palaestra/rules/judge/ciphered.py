@@ -30,6 +30,7 @@ from functools import cache, lru_cache
 from typing import Final
 
 from palaestra.rules.judge.decoders import char_classes, long_words
+from palaestra.rules.judge.runs import ClassRuns
 
 __all__ = ["CIPHER_NAMES", "atbash_text", "caesar_text", "fitting_ciphers"]
 
@@ -147,6 +148,17 @@ def _prepared() -> tuple[
     return tuple((encoding, _shape(encoding), _masks(encoding)) for encoding in _ENCODINGS)
 
 
+@cache
+def _foreign(encoding: _Encoding) -> re.Pattern[str]:
+    """A character of a token that the shape allows at no place of a block (base 32 has no
+    ``0``, ``1``, ``8``, ``9``, ``+`` or ``/``): for any offset, the whole blocks read hold
+    every place of the token but its first and last ``block - 1``, so such a character
+    there rules out every offset at once (one search, where each offset cost a match)."""
+    allowed = {c for position in range(encoding.block) for c in encoding.allowed(position)}
+    foreign = "".join(c for c in _TOKEN_CHARS if not c.isalpha() and c not in allowed)
+    return re.compile(f"[{re.escape(foreign)}]" if foreign else "(?!)")
+
+
 def _fitting(
     token: str,
     encoding: _Encoding,
@@ -154,6 +166,8 @@ def _fitting(
     masks: tuple[tuple[int, dict[str, int]], ...],
 ) -> int:
     fits, block = 0, encoding.block
+    if _foreign(encoding).search(token, block - 1, len(token) - block + 1):
+        return 0
     for offset in range(block):
         mask = _ALL
         # Whole blocks only: a last, partial one ends in padding bits.
@@ -191,6 +205,7 @@ def _verified(chunk: str, encoding: _Encoding, mask: int) -> int:
 
 #: A token: twelve or more characters of the encodings' alphabets.
 _TOKEN: Final = re.compile(r"[A-Za-z0-9+/]{12,}")
+_TOKEN_RUNS: Final = ClassRuns(_TOKEN)
 #: Adjacent character classes (``judge_decoders.char_classes``) that mark an encoded word:
 #: a letter beside a digit, a small letter beside a capital, or eight capitals (base32).
 _MIXED: Final = (b"ld", b"dl", b"ud", b"du", b"lu", b"ul", b"uuuuuuuu")
@@ -210,7 +225,7 @@ def _tokens(text: str) -> list[str]:
     """The tokens worth reading: words of twelve or more characters, when a long word
     mixes classes, and hex written in pairs."""
     words = b"s".join(long_words(text, 12))  # s: a space, so no sign spans two words
-    tokens = _TOKEN.findall(text) if any(sign in words for sign in _MIXED) else []
+    tokens = _TOKEN_RUNS.findall(text) if any(sign in words for sign in _MIXED) else []
     if b"dd" in char_classes(text) or b"dl" in char_classes(text) or b"du" in char_classes(text):
         for pairs in _PAIRS.findall(text):
             joined = _PAIR_MARKS.sub("", pairs)

@@ -19,6 +19,7 @@ from typing import Final
 import numpy as np
 
 from palaestra.rules.judge.digits import a85_many, b32_many, b64_many, hex_many, rfc1924_many
+from palaestra.rules.judge.runs import ClassRuns
 from palaestra.rules.judge.tokens import MANY_TOKENS, Spec, decoded_many
 
 __all__ = [
@@ -51,6 +52,10 @@ _B85_TOKEN: Final = re.compile(r"<~[!-u\s]+~>|[!-u]{10,}")
 #: at every character.
 _A85_RUN: Final = re.compile(r"[!-u]{10,}")
 _RFC1924_TOKEN: Final = re.compile(r"[0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~]{10,}")
+#: The tokens of each decoding, found as arrays in a long text (``judge.runs``).
+_B64_RUNS, _B32_RUNS, _HEX_RUNS, _A85_RUNS, _RFC1924_RUNS = map(
+    ClassRuns, (_B64_TOKEN, _B32_TOKEN, _HEX_WIDE, _A85_RUN, _RFC1924_TOKEN)
+)
 _NOT_B64: Final = re.compile(r"[^A-Za-z0-9+/_\-]")
 _NOT_B32: Final = re.compile(r"[^A-Za-z2-7]")
 
@@ -275,7 +280,7 @@ _TOKEN_SIGNED: Final = {name: _token_signed(signs) for name, signs in _SIGNS.ite
 def _hex_tokens(text: str) -> Iterator[str]:
     """What ``_HEX_TOKEN`` finds in ``text``: the runs of :data:`_HEX_WIDE`, and in those
     with an ``x`` or a backslash, the tokens themselves."""
-    for run in _HEX_WIDE.findall(text):
+    for run in _HEX_RUNS.findall(text):
         if "x" in run or "X" in run or "\\" in run:
             yield from _HEX_TOKEN.findall(run)
         else:
@@ -286,14 +291,14 @@ def base64_text(text: str) -> str | None:
     """Base 64, standard and URL-safe alphabets, padding optional."""
     if not _signed(text, _SIGNS["base64"]):
         return None
-    return _decoded_tokens(_B64_TOKEN.findall(text), _NOT_B64, 4, b64_many, _TOKEN_SIGNED["base64"])
+    return _decoded_tokens(_B64_RUNS.findall(text), _NOT_B64, 4, b64_many, _TOKEN_SIGNED["base64"])
 
 
 def base32(text: str) -> str | None:
     """Base 32 (RFC 4648), either case, padding optional."""
     if not _signed(text, _SIGNS["base32"]):
         return None
-    return _decoded_tokens(_B32_TOKEN.findall(text), _NOT_B32, 8, b32_many, _TOKEN_SIGNED["base32"])
+    return _decoded_tokens(_B32_RUNS.findall(text), _NOT_B32, 8, b32_many, _TOKEN_SIGNED["base32"])
 
 
 def hex_text(text: str) -> str | None:
@@ -337,7 +342,11 @@ def ascii85(text: str) -> str | None:
     if not _base85_signed(text):
         return None
     return _decoded_tokens(
-        (_B85_TOKEN if "<~" in text else _A85_RUN).findall(text), _SPACE, 5, a85_many, _base85_token
+        (_B85_TOKEN if "<~" in text else _A85_RUNS).findall(text),
+        _SPACE,
+        5,
+        a85_many,
+        _base85_token,
     )
 
 
@@ -345,7 +354,7 @@ def base85(text: str) -> str | None:
     """Base 85 in RFC 1924's alphabet (Python's and git's ``b85``)."""
     if not _base85_signed(text):
         return None
-    return _decoded_tokens(_RFC1924_TOKEN.findall(text), _SPACE, 5, rfc1924_many, _base85_token)
+    return _decoded_tokens(_RFC1924_RUNS.findall(text), _SPACE, 5, rfc1924_many, _base85_token)
 
 
 def views() -> Iterator[tuple[str, Callable[[str], str | None]]]:

@@ -30,6 +30,13 @@ _GROUPS: Final = re.compile(
     f"[A-Za-z0-9+/=]{{2,8}}(?:[{re.escape(_GROUP_MARKS)}][A-Za-z0-9+/=]{{2,8}}){{3,}}"
 )
 _GROUP_MARK: Final = re.compile(f"[{re.escape(_GROUP_MARKS)}]")
+#: A mark that three groups follow, a mark between each: every run of :data:`_GROUPS` has
+#: one, its first mark. The pattern starts with the mark, which the search skips to in C.
+_RUN_MARK: Final = re.compile(
+    f"[{re.escape(_GROUP_MARKS)}](?=[A-Za-z0-9+/=]{{2,8}}"
+    f"[{re.escape(_GROUP_MARKS)}][A-Za-z0-9+/=]{{2,8}}"
+    f"[{re.escape(_GROUP_MARKS)}][A-Za-z0-9+/=]{{2}})"
+)
 #: A mark between two letters or digits; the pattern starts with the mark, which most
 #: characters are not, so that the search skips through a reply.
 _HINT: Final = re.compile(
@@ -72,15 +79,21 @@ def regrouped(text: str) -> str | None:
     have no sign of base 32 to the decodings). Each run on a line of its own."""
     runs: list[str] = []
     last = 0
-    for hint in _HINT.finditer(text):
-        # A run's first group is at most eight characters before its first mark: try the
-        # run from there, not the pattern at every character of the reply.
-        if hint.start() < last:
-            continue
-        run = _first_run(text, max(last, hint.start() - 8), hint.start() - 1)
-        if run is not None:
-            runs.append(_GROUP_MARK.sub("", run.group()))
-            last = run.end()
+    # A run found from a hint has its first mark at most six characters before the hint:
+    # only the hints up to six characters after a mark that may start a run are tried, in
+    # order (a reply with no such mark, most of them, has none).
+    tried = -1
+    for mark in [found.start() for found in _RUN_MARK.finditer(text)]:
+        for hint in _HINT.finditer(text, max(mark, tried + 1), mark + 8):
+            tried = hint.start()
+            # A run's first group is at most eight characters before its first mark: try
+            # the run from there, not the pattern at every character of the reply.
+            if hint.start() < last:
+                continue
+            run = _first_run(text, max(last, hint.start() - 8), hint.start() - 1)
+            if run is not None:
+                runs.append(_GROUP_MARK.sub("", run.group()))
+                last = run.end()
     # Five groups of four letters, found in the character classes (one a character); with a
     # digit, base 32 already shows as such to the decodings.
     classes = char_classes(text)

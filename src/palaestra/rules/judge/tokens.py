@@ -18,7 +18,8 @@ from typing import Final
 
 import numpy as np
 
-from palaestra.rules.judge.digits import GROUPS, b64_many, groups_many, groups_spans
+from palaestra.rules.judge.digits import GROUPS, b64_many
+from palaestra.rules.judge.groups import groups_many, groups_spans
 
 __all__ = ["MANY_TOKENS", "Spec", "decoded_many", "unicode_candidates"]
 
@@ -165,7 +166,10 @@ def decoded_many(
     kept = np.ones(256, bool)
     kept[list(spec.deleted)] = False
     keep = kept[chars]
-    kept_count = _per_token(keep, starts)
+    # How many characters are kept before each place: each token's count, and where its
+    # kept characters start, read off one sum.
+    kept_before = np.concatenate(([0], np.cumsum(keep)))
+    kept_count = kept_before[starts + lengths] - kept_before[starts]
     classes = np.frombuffer(bytes(chars).translate(spec.classes), np.uint8)
     if spec.signs is None:
         signed = _base85_signed(classes, owner, starts)
@@ -175,7 +179,7 @@ def decoded_many(
     slow = np.flatnonzero(~quick & (lengths >= 2 * block))
     # The pieces of the fast tokens, as spans of their kept characters.
     kept_chars = chars[keep]
-    kept_start = (np.cumsum(keep) - keep)[starts[fast]]
+    kept_start = kept_before[starts[fast]]
     kept_len = kept_count[fast]
     which, offset = _offsets(np.full(len(fast), block))
     spans = [(kept_chars, kept_start[which] + offset, kept_len[which] - offset)]
@@ -192,7 +196,6 @@ def decoded_many(
     keys.append(fast[some][which] * _SLOTS + block + offset)
     # A token with a short last word is read again without it.
     cut = np.flatnonzero(tail[fast] >= 0)
-    kept_before = np.concatenate(([0], np.cumsum(keep)))
     cut_start = kept_start[cut]
     cut_len = kept_before[starts[fast[cut]] + tail[fast[cut]]] - cut_start
     which, offset = _offsets(np.clip(cut_len - 1, 0, block))

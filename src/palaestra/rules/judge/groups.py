@@ -1,0 +1,261 @@
+"""Many strings of digits decoded at once with numpy, in blocks of ``block`` digits.
+
+The decoders of :mod:`palaestra.rules.judge.digits` hand their many pieces here: the
+pieces' digits (already read through their table) are laid out in blocks, or read from
+one pass over a token when they are spans of it, and every block is turned into its
+bytes in a few array passes. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+
+__all__ = ["groups_few", "groups_many", "groups_spans"]
+
+
+def groups_many(pieces: list[str], digits: bytes, base: int, block: int, size: int) -> bytes:
+    """Each piece decoded as a string of digits in ``base`` (``digits`` gives each
+    character's value), ``block`` of them for ``size`` bytes, as the one-piece decoders
+    read it; all at once with numpy: the pieces' bytes, zero bytes (never in a printable
+    run) after each. Base 85 refuses a piece with a group past 2**32, and reads no byte
+    from a last character alone; a refused piece (or one with a character not a digit)
+    gives zeros.
+
+    The pieces' digits are laid out in blocks, each piece from a block of its own and
+    followed by a block of zeros; a short last block is padded (base 85 with its highest
+    digit, as the standard library does; other bases with zero bits), and the bytes that
+    padding makes are zeroed."""
+    lengths = np.fromiter(map(len, pieces), dtype=np.int32, count=len(pieces))
+    source = np.frombuffer(
+        "".join(pieces).encode("ascii", "replace").translate(digits), dtype=np.uint8
+    )
+    return _groups(source, lengths, base, block, size)
+
+
+def groups_spans(
+    source: np.ndarray, starts: np.ndarray, lengths: np.ndarray, base: int, block: int, size: int
+) -> bytes:
+    """:func:`groups_many` of pieces given as spans of ``source`` (digits already read
+    through their table): piece ``k`` is ``source[starts[k] : starts[k] + lengths[k]]``.
+    A token's pieces from every offset are spans of its one copy, not strings apart; when
+    they are long (the pieces, laid out, longer than the source), their whole blocks are
+    read from one pass over the source (:func:`_groups_windows`)."""
+    if int(lengths.sum()) > _WINDOWS_FROM * len(source):
+        return _groups_windows(source, starts, lengths, base, block, size)
+    return _groups_laid_out(source, starts, lengths, base, block, size)
+
+
+def _groups_laid_out(
+    source: np.ndarray, starts: np.ndarray, lengths: np.ndarray, base: int, block: int, size: int
+) -> bytes:
+    """:func:`groups_spans`, each piece's digits laid out one after another first."""
+    lengths = lengths.astype(np.int32)
+    ends = np.cumsum(lengths, dtype=np.int32)
+    gather = np.repeat(starts.astype(np.int32) - (ends - lengths), lengths)
+    gather += np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int32)
+    return _groups(source[gather], lengths, base, block, size)
+
+
+#: Pieces this many times longer than their source are read by :func:`_groups_windows`
+#: (a token from each offset is several times longer; pieces sparse in their source, as
+#: the few tokens of a reply of prose, are laid out).
+_WINDOWS_FROM: Final = 1
+
+
+def _groups_windows(
+    source: np.ndarray, starts: np.ndarray, lengths: np.ndarray, base: int, block: int, size: int
+) -> bytes:
+    """:func:`groups_spans`, the value of the block that starts at each place of
+    ``source`` computed once (a block's worth of multiplications over the source, where
+    laying the pieces out costs as many over every piece, and the moves besides)."""
+    starts, lengths = starts.astype(np.int64), lengths.astype(np.int64)
+    count = len(lengths)
+    if not count:
+        return b""
+    digits = source.astype(np.uint64)
+    places = len(digits) - block + 1
+    windows = np.zeros(max(places, 0), np.uint64)
+    if places > 0:
+        windows[:] = digits[:places]
+        for column in range(1, block):
+            windows *= np.uint64(base)
+            windows += digits[column : places + column]
+    whole_groups = lengths // block
+    short = lengths - whole_groups * block
+    groups = whole_groups + (short > 0)
+    # Each piece's groups, then one group of zeros between it and the next: slot ``s`` of
+    # piece ``k`` is the block at ``starts[k] + (s - first_slot[k]) * block``. Every slot
+    # is read so (those past the source, from its last block); then the zeros, and each
+    # short last group, are put in their slots.
+    slots = groups + 1
+    first_slot = np.cumsum(slots) - slots
+    if places > 0:
+        at = np.repeat(starts - first_slot * block, slots)
+        at += np.arange(0, len(at) * block, block, dtype=np.int64)
+        values = windows[np.minimum(at, places - 1)]
+    else:
+        values = np.zeros(int(slots.sum()), np.uint64)
+    values[first_slot + groups] = 0
+    # A short last group is padded (base 85 with its highest digit, others with zeros);
+    # in base 85 a last character alone is no byte, and reads as a zero.
+    partial = np.flatnonzero(short)
+    if len(partial):
+        values[first_slot[partial] + whole_groups[partial]] = _short_groups(
+            digits, windows, starts[partial] + lengths[partial], short[partial], base, block
+        )
+    refused = np.zeros(count, bool)
+    invalid = source == 255
+    if invalid.any():
+        before = np.concatenate(([0], np.cumsum(invalid)))
+        refused |= before[starts + lengths] > before[starts]
+    if base == 85:
+        refused |= np.add.reduceat(values > 0xFFFFFFFF, first_slot) > 0
+    # A short last group keeps only the bytes its digits make.
+    values[first_slot[partial] + whole_groups[partial]] &= _SHORT_MASKS[base, block, size][
+        short[partial]
+    ]
+    out = _low_bytes(values, size)
+    if refused.any():
+        out[np.repeat(refused, slots)] = 0
+    return out.tobytes()
+
+
+def _short_groups(
+    digits: np.ndarray,
+    windows: np.ndarray,
+    ends: np.ndarray,
+    kept: np.ndarray,
+    base: int,
+    block: int,
+) -> np.ndarray:
+    """The value of each short last group: its ``kept`` digits, the last before ``ends``,
+    padded (base 85 with its highest digit, others with zeros; in base 85 a last
+    character alone is no byte, and reads as a zero). Read off the block that ends where
+    the group does: its last digits are the group's, whatever comes before them (a
+    multiple of a power of the base); a group too near the start of the source for such
+    a block is read digit by digit."""
+    padding = base - 1 if base == 85 else 0
+    scale = np.uint64(base) ** (block - kept).astype(np.uint64)
+    pad = np.zeros(len(kept), np.uint64)
+    for column in range(1, block):
+        pad = np.where(
+            column >= kept,
+            pad + np.uint64(padding) * np.uint64(base) ** np.uint64(block - 1 - column),
+            pad,
+        )
+    at = ends - block
+    inside = at >= 0
+    own = np.zeros(len(kept), np.uint64)
+    if inside.any():
+        block_value = windows[at[inside]]
+        own[inside] = block_value % (np.uint64(base) ** kept[inside].astype(np.uint64))
+    for index in np.flatnonzero(~inside).tolist():
+        start = int(ends[index] - kept[index])
+        value = 0
+        for digit in digits[start : int(ends[index])].tolist():
+            value = value * base + digit
+        own[index] = value
+    if base == 85:
+        own[kept == 1] = 0
+    return own * scale + pad
+
+
+def _low_bytes(values: np.ndarray, size: int) -> np.ndarray:
+    """The low ``size`` bytes of each value, big-endian, one row per value: the columns of
+    one cast to big-endian integers of four or eight bytes (a byte at a time, shifted and
+    stacked, cost twice as much)."""
+    if size == 1:
+        return values.astype(np.uint8).reshape(-1, 1)
+    width = 4 if size <= 4 else 8
+    rows = values.astype(f">u{width}").view(np.uint8).reshape(-1, width)
+    return rows[:, width - size :] if size < width else rows
+
+
+def _short_masks(base: int, block: int, size: int) -> np.ndarray:
+    """For each count of digits in a last group, the mask of the bytes they make, of a
+    group's ``size`` bytes (big-endian: the first, the highest)."""
+    bits = base.bit_length() - 1
+    masks = [(1 << 8 * size) - 1]
+    for short in range(1, block):
+        whole = short - 1 if base == 85 else short * bits // 8
+        masks.append((1 << 8 * size) - (1 << 8 * (size - whole)))
+    return np.array(masks, np.uint64)
+
+
+_ALL_BYTES: Final = {size: (1 << 8 * size) - 1 for size in range(1, 8)}
+_SHORT_MASKS: Final = {
+    (base, block, size): _short_masks(base, block, size)
+    for base, block, size in ((16, 2, 1), (32, 8, 5), (64, 4, 3), (85, 5, 4))
+}
+
+
+def _groups(source: np.ndarray, lengths: np.ndarray, base: int, block: int, size: int) -> bytes:
+    """The pieces of :func:`groups_many`, their digits one after another in ``source``."""
+    count = len(lengths)
+    groups = (lengths + (block - 1)) // block
+    first_group = np.cumsum(groups + 1, dtype=np.int32) - (groups + 1)
+    # Each character's place: its own, moved by how far its piece's first block is.
+    shift = np.repeat(block * first_group - (np.cumsum(lengths, dtype=np.int32) - lengths), lengths)
+    shift += np.arange(len(source), dtype=np.int32)
+    values = np.full((int(groups.sum()) + count) * block, base - 1 if base == 85 else 0, np.uint8)
+    values[shift] = source
+    table = values.reshape(-1, block)
+    last = first_group + groups - 1
+    if base == 85:
+        # A last character alone is no byte, and its padding must not refuse the piece.
+        table[last[lengths % block == 1], 0] = 0
+    total = table[:, 0].astype(np.uint64)
+    for column in range(1, block):
+        total *= base
+        total += table[:, column]
+    total[first_group + groups] = 0  # the group of zeros after each piece
+    refused = np.zeros(count, dtype=bool)
+    if 255 in source:
+        refused[np.searchsorted(np.cumsum(lengths), np.flatnonzero(source == 255), "right")] = True
+    if base == 85:
+        over = np.flatnonzero(total > 0xFFFFFFFF)
+        refused[np.searchsorted(first_group, over, "right") - 1] = True
+    # What each group keeps of its bytes, as a mask on its value: all of them; those a
+    # short last group makes; none in a refused piece. One pass over the values, where
+    # zeroing the rows of bytes took one per kind of row.
+    keep = np.full(len(total), np.uint64(_ALL_BYTES[size]))
+    left = lengths % block
+    short = np.flatnonzero(left)
+    keep[last[short]] = _SHORT_MASKS[base, block, size][left[short]]
+    if refused.any():
+        keep[np.repeat(refused, groups + 1)] = 0
+    total &= keep
+    out = _low_bytes(total, size)
+    return out.tobytes()
+
+
+def groups_few(pieces: list[str], digits: bytes, base: int, block: int, size: int) -> bytes:
+    """:func:`groups_many` for a few long pieces, one at a time: laying the pieces out
+    together costs more than a few calls when they are the same long token from each
+    offset."""
+    bits = base.bit_length() - 1
+    out: list[bytes] = []
+    for piece in pieces:
+        values = np.frombuffer(piece.encode("ascii", "replace").translate(digits), np.uint8)
+        if base == 85 and len(values) % block == 1:
+            values = values[:-1]  # a last character alone is no byte
+        if 255 in values:
+            continue
+        short = len(values) % block
+        padded = np.full(-(-len(values) // block) * block, base - 1 if base == 85 else 0, np.uint8)
+        padded[: len(values)] = values
+        table = padded.reshape(-1, block)
+        total = table[:, 0].astype(np.uint64)
+        for column in range(1, block):
+            total *= base
+            total += table[:, column]
+        if base == 85 and (total > 0xFFFFFFFF).any():
+            continue
+        raw = _low_bytes(total, size).tobytes()
+        if short:
+            whole = short - 1 if base == 85 else short * bits // 8
+            raw = raw[: len(raw) - size + whole]
+        out.append(raw)
+    return b"\x00".join(out)
