@@ -5,14 +5,16 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 
-from palaestra.engine.ratings.live import live_ratings, rate_pending
+from palaestra.engine.ratings.live import LOOKBACK_S, RATED_THROUGH, live_ratings, rate_pending
 from palaestra.platform import Platform
 from palaestra.rules.cage.outcome import Winner
 from palaestra.rules.ratings import Rating, Record, rate
+from palaestra.store.models import Meta
 from palaestra.store.rating_models import FighterRating, RatedMatch
-from tests.integration.arena_rows import add_fighter, add_match, add_owner
+from tests.integration.arena_rows import add_fighter, add_match, add_matches, add_owner
+from tests.integration.plans import plan, selects
 
 pytestmark = pytest.mark.asyncio
 
@@ -135,3 +137,46 @@ async def test_concurrent_workers_apply_each_match_once(platform: Platform) -> N
 async def test_live_ratings_of_unknown_fighters_are_empty(platform: Platform) -> None:
     assert await live_ratings(platform, ["nobody"]) == {}
     assert await live_ratings(platform, []) == {}
+
+
+async def rated_through(platform: Platform) -> float | None:
+    async with platform.db.session() as session:
+        mark = await session.get(Meta, RATED_THROUGH)
+    return None if mark is None else float(mark.value)
+
+
+async def test_a_match_finished_behind_the_mark_is_still_rated(platform: Platform) -> None:
+    a, b, _ = await three_fighters(platform)
+    await add_match(platform, a, b, "attacker", finished_at=50_000.0)
+    assert await rate_pending(platform) == 1
+    assert await rated_through(platform) == 50_000.0
+    # Committed after the pass that rated a newer one (a slow commit, another host's clock).
+    late = await add_match(platform, b, a, "draw", finished_at=50_000.0 - LOOKBACK_S / 2)
+    assert await rate_pending(platform) == 1
+    assert await rated_through(platform) == 50_000.0  # the mark never moves back
+    async with platform.db.session() as session:
+        assert await session.get(RatedMatch, late) is not None
+
+
+async def test_a_pass_reads_only_the_matches_finished_since_the_mark(platform: Platform) -> None:
+    a, b, _ = await three_fighters(platform)
+    await add_matches(platform, [(a, b, "draw")] * 300)
+    async with platform.db.session() as session, session.begin():  # ten days, one in 48 min
+        await session.execute(
+            text("UPDATE matches SET finished_at = finished_at - 864000 + seed * 2880")
+        )
+    assert await rate_pending(platform) == 300  # the first pass, with no mark, reads them all
+    await add_match(platform, b, a, "attacker")
+    async with platform.db.engine.begin() as connection:
+        await connection.execute(text("ANALYZE"))
+    with selects(platform, ("matches",)) as seen:
+        assert await rate_pending(platform) == 1
+    reads = [(s, p) for s, p in seen if "FROM matches" in s]
+    assert reads
+    for statement, parameters in reads:
+        explained = await plan(platform, statement, parameters)
+        # A range of ix_matches_finished (SQLite's SEARCH, PostgreSQL's Index Cond), never a
+        # walk of every scored match in finish order.
+        searched = "(finished_at>?)" in explained or "Index Cond: (finished_at >=" in explained
+        assert "ix_matches_finished" in explained, (statement, explained)
+        assert searched, (statement, explained)

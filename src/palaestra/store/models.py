@@ -369,10 +369,10 @@ class Match(Base):
     __table_args__ = (
         Index("ix_matches_created", "created_at"),
         Index("ix_matches_status", "status"),
-        # A fighter's matches, and those after the roll-ups' watermark (migration 0012).
-        Index("ix_matches_attacker_created", "attacker_id", "created_at"),
+        Index("ix_matches_attacker_created", "attacker_id", "created_at"),  # a fighter's (0012)
         Index("ix_matches_defender_created", "defender_id", "created_at"),
         Index("ix_matches_open", "created_at", **_where(_OPEN_MATCH)),
+        Index("ix_matches_finished", "finished_at"),  # live ratings' window (migration 0019)
     )
 
 

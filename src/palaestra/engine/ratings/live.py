@@ -15,6 +15,13 @@ never qualify: only SCORED ones are read, and of those only rated ones (a
 friendly never moves a rating). A verdict changed after the match was rated
 reaches the published leaderboard at its next recomputation; the live ratings
 keep the first verdict.
+
+Each pass reads only the matches that finished since the newest one rated, less
+:data:`LOOKBACK_S` (``ix_matches_finished``): that mark (in ``meta``) moves with
+the markers, in their transaction, so a tick costs what finished since the last,
+not every scored match of the arena's history. A match is written SCORED with its
+``finished_at`` in one transaction, so none can appear behind the mark by more
+than a commit's delay; the first pass, with no mark yet, reads them all.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from collections.abc import Iterable
 from typing import Final
 
 import structlog
-from sqlalchemy import exists, select
+from sqlalchemy import Select, exists, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -33,14 +40,21 @@ from palaestra.rules.cage.outcome import Winner
 from palaestra.rules.producers import Producer
 from palaestra.rules.ratings import MU, SIGMA, FighterRatings, Rating, Record, rate, result_of
 from palaestra.rules.ratings.live import Skill
-from palaestra.store.models import Match, Turn
+from palaestra.store.models import Match, Meta, Turn
 from palaestra.store.rating_models import FighterRating, RatedMatch
 
-__all__ = ["BASELINE_PLAYED", "live_ratings", "rate_pending"]
+__all__ = ["BASELINE_PLAYED", "LOOKBACK_S", "RATED_THROUGH", "live_ratings", "rate_pending"]
 
 log = structlog.get_logger(__name__)
 
 BATCH_SIZE = 500
+
+#: How far behind the newest rated match a pass still looks for one not rated: far more
+#: than a commit takes, or than two hosts' clocks may differ.
+LOOKBACK_S: Final = 3600.0
+
+#: The ``meta`` key of the newest rated match's ``finished_at``.
+RATED_THROUGH: Final = "ratings.rated_through"
 
 #: Whether the house baseline played a turn of the match: such a match is never rated.
 BASELINE_PLAYED: Final = exists().where(
@@ -62,27 +76,11 @@ async def _rate_batch(platform: Platform, limit: int) -> int:
     now = platform.clock.now()
     try:
         async with platform.db.session() as session, session.begin():
-            query = (
-                select(
-                    Match.id,
-                    Match.attacker_id,
-                    Match.defender_id,
-                    Match.status,
-                    Match.outcome,
-                    BASELINE_PLAYED.label("baseline_played"),
-                )
-                .outerjoin(RatedMatch, RatedMatch.match_id == Match.id)
-                .where(
-                    Match.status == MatchStatus.SCORED,
-                    Match.kind == MatchKind.RATED,
-                    RatedMatch.match_id.is_(None),
-                )
-                .order_by(Match.finished_at, Match.id)
-                .limit(limit)
-            )
-            rows = (await session.execute(query)).all()
+            mark = await session.get(Meta, RATED_THROUGH)
+            rows = (await session.execute(_unrated(mark, limit))).all()
             if not rows:
                 return 0
+            _move_mark(session, mark, max(r.finished_at or 0.0 for r in rows))
             fighters = {r.attacker_id for r in rows} | {r.defender_id for r in rows}
             ratings = await _load(session, fighters, lock=not platform.db.is_sqlite)
             for row in rows:
@@ -118,6 +116,42 @@ async def _rate_batch(platform: Platform, limit: int) -> int:
         log.info("rating batch raced another worker; skipped")
         return 0
     return len(rows)
+
+
+def _unrated(
+    mark: Meta | None, limit: int
+) -> Select[str, str, str, MatchStatus, str | None, float | None, bool]:
+    """The rated matches scored and not yet applied, oldest first, from the mark on."""
+    query = (
+        select(
+            Match.id,
+            Match.attacker_id,
+            Match.defender_id,
+            Match.status,
+            Match.outcome,
+            Match.finished_at,
+            BASELINE_PLAYED.label("baseline_played"),
+        )
+        .outerjoin(RatedMatch, RatedMatch.match_id == Match.id)
+        .where(
+            Match.status == MatchStatus.SCORED,
+            Match.kind == MatchKind.RATED,
+            RatedMatch.match_id.is_(None),
+        )
+        .order_by(Match.finished_at, Match.id)
+        .limit(limit)
+    )
+    if mark is None:
+        return query
+    return query.where(Match.finished_at >= float(mark.value) - LOOKBACK_S)
+
+
+def _move_mark(session: AsyncSession, mark: Meta | None, finished_at: float) -> None:
+    """Move the newest rated match's mark forward to ``finished_at`` (never back)."""
+    if mark is None:
+        session.add(Meta(key=RATED_THROUGH, value=repr(finished_at)))
+    elif finished_at > float(mark.value):
+        mark.value = repr(finished_at)
 
 
 async def _load(
