@@ -43,7 +43,7 @@ from palaestra.rules.ratings.live import Skill
 from palaestra.store.models import Match, Meta, Turn
 from palaestra.store.rating_models import FighterRating, RatedMatch
 
-__all__ = ["BASELINE_PLAYED", "LOOKBACK_S", "RATED_THROUGH", "live_ratings", "rate_pending"]
+__all__ = ["BASELINE_PLAYED", "live_ratings", "rate_pending"]
 
 log = structlog.get_logger(__name__)
 
