@@ -154,8 +154,7 @@ def open_work(writer: str, seeded: Seeded, ids: Sequence[str], now: float) -> Wo
                 "scout",
                 "RUNNING",
                 PAYLOAD,
-                now,
-                now + 60.0,
+                60.0,
                 now,
             )
             for slot, task_id in zip(slots, ids, strict=True)
