@@ -54,6 +54,7 @@ from typing import Final
 import aiohttp
 from aiohttp import web
 from sqlalchemy import func, insert, select, text
+from sqlalchemy.exc import DBAPIError
 
 from palaestra.platform import Platform
 from palaestra.rules.status import PING_INTERVAL_S, Status
@@ -79,6 +80,8 @@ from bench._support import (
 ACTIVE_INTERVAL_S: Final = PING_INTERVAL_S[Status.ACTIVE]
 #: How often the cluster looks for due pings in this bench.
 TICK_S: Final = 0.5
+#: PostgreSQL's SQLSTATE of a transaction it aborted to break a deadlock.
+DEADLOCK: Final = "40P01"
 #: The first pings fall due this long after the agents are scheduled (the workers are up).
 START_S: Final = 0.5
 #: The workers' lag histogram's bounds (palaestra.metrics), and the agents' backlog's.
@@ -193,8 +196,18 @@ async def schedule(platform: Platform, interval: float) -> None:
 
 
 async def forget_agents(platform: Platform) -> None:
-    async with platform.db.session() as session, session.begin():
-        await session.execute(text("TRUNCATE agent_events, agents, owners CASCADE"))
+    """Remove every agent and its history. A worker still recording a ping that began
+    before its agent stopped being due can deadlock the TRUNCATE (PostgreSQL then aborts
+    one of the two): the TRUNCATE is tried again a tick later, once that ping has ended."""
+    for attempt in range(5):
+        try:
+            async with platform.db.session() as session, session.begin():
+                await session.execute(text("TRUNCATE agent_events, agents, owners CASCADE"))
+            return
+        except DBAPIError as exc:
+            if getattr(exc.orig, "sqlstate", None) != DEADLOCK or attempt == 4:
+                raise
+            await asyncio.sleep(TICK_S)
 
 
 _BUCKET = re.compile(r'palaestra_health_ping_lag_seconds_bucket\{le="([^"]+)"\} (\S+)')
