@@ -23,6 +23,7 @@ from palaestra.rules.judge.runs import ClassRuns
 from palaestra.rules.judge.tokens import MANY_TOKENS, Spec, decoded_many
 
 __all__ = [
+    "CHAR_CLASSES",
     "ascii85",
     "base32",
     "base64_text",
@@ -88,7 +89,7 @@ def printable_runs(raw: bytes) -> str | None:
     return out[:-1].tobytes().decode()
 
 
-_CLASSES: Final = bytes(
+CHAR_CLASSES: Final = bytes(
     ord("l")
     if chr(b).islower()
     else ord("u")
@@ -115,7 +116,7 @@ def char_classes(text: str) -> bytes:
 def _classes_of(token: str) -> bytes:
     """:func:`char_classes` of a token, uncached: the cache is for whole replies, which
     tokens would evict."""
-    return token.encode("ascii", "replace").translate(_CLASSES)
+    return token.encode("ascii", "replace").translate(CHAR_CLASSES)
 
 
 #: What an encoding looks like and prose does not, as adjacent character classes: base64
@@ -329,11 +330,11 @@ _DELETED: Final = {
 
 #: How each decoding's tokens are cut many at once (:mod:`palaestra.rules.judge.tokens`).
 _SPECS: Final[dict[Callable[[list[str]], bytes], Spec]] = {
-    b64_many: Spec(b64_many, _DELETED[_NOT_B64], _CLASSES, _SIGNS["base64"]),
-    b32_many: Spec(b32_many, _DELETED[_NOT_B32], _CLASSES, _SIGNS["base32"]),
-    hex_many: Spec(hex_many, _DELETED[_HEX_SKIP], _CLASSES, _SIGNS["hex"], apart=b"xX"),
-    a85_many: Spec(a85_many, _DELETED[_SPACE], _CLASSES, None, marked=True),
-    rfc1924_many: Spec(rfc1924_many, _DELETED[_SPACE], _CLASSES, None, marked=True),
+    b64_many: Spec(b64_many, _DELETED[_NOT_B64], CHAR_CLASSES, _SIGNS["base64"]),
+    b32_many: Spec(b32_many, _DELETED[_NOT_B32], CHAR_CLASSES, _SIGNS["base32"]),
+    hex_many: Spec(hex_many, _DELETED[_HEX_SKIP], CHAR_CLASSES, _SIGNS["hex"], apart=b"xX"),
+    a85_many: Spec(a85_many, _DELETED[_SPACE], CHAR_CLASSES, None, marked=True),
+    rfc1924_many: Spec(rfc1924_many, _DELETED[_SPACE], CHAR_CLASSES, None, marked=True),
 }
 
 
