@@ -20,8 +20,6 @@ from sqlalchemy import text
 
 revision = "0007"
 down_revision = "0006"
-branch_labels = None
-depends_on = None
 
 _FILLFACTOR = 50
 _COMPRESSED = ("payload", "output")

@@ -26,8 +26,6 @@ from palaestra.store.partitions import (
 
 revision = "0012"
 down_revision = "0011"
-branch_labels = None
-depends_on = None
 
 #: Day partitions made for the days ahead of the migration (the retention job keeps it up).
 _AHEAD_DAYS = 7

@@ -29,8 +29,6 @@ from palaestra.store.rollups import DEFAULT_GRACE_S, backfill
 
 revision = "0014"
 down_revision = "0013"
-branch_labels = None
-depends_on = None
 
 _ID = sa.String(36)
 #: The roll-up tables this revision creates (later revisions add theirs).

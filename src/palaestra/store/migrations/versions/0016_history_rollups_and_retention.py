@@ -21,8 +21,6 @@ from palaestra.store.rollups import backfill_table
 
 revision = "0016"
 down_revision = "0015"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

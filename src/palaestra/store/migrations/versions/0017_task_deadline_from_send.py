@@ -25,8 +25,6 @@ from alembic import op
 
 revision = "0017"
 down_revision = "0016"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

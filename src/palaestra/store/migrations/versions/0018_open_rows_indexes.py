@@ -18,8 +18,6 @@ from alembic import op
 
 revision = "0018"
 down_revision = "0017"
-branch_labels = None
-depends_on = None
 
 _OPEN_MATCH = "status IN ('PENDING', 'RUNNING')"
 _RUNNING_RUN = "status = 'RUNNING'"
