@@ -1,8 +1,4 @@
-"""owners, agents and their history
-
-Revision ID: 0001
-Revises:
-"""
+"""owners, agents and their history"""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""runs, tasks, candidates, matches and turns
-
-Revision ID: 0002
-Revises: 0001
-"""
+"""runs, tasks, candidates, matches and turns"""
 
 from __future__ import annotations
 

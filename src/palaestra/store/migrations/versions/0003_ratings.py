@@ -1,8 +1,4 @@
-"""live ratings, rated-match markers and leaderboard snapshots
-
-Revision ID: 0003
-Revises: 0002
-"""
+"""live ratings, rated-match markers and leaderboard snapshots"""
 
 from __future__ import annotations
 

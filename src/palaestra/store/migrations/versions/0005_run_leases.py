@@ -1,8 +1,4 @@
-"""run leases and due times, the send as a column of its own, one task per slot attempt
-
-Revision ID: 0005
-Revises: 0004
-"""
+"""run leases and due times, the send as a column of its own, one task per slot attempt"""
 
 from __future__ import annotations
 

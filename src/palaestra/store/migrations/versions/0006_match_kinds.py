@@ -1,8 +1,4 @@
-"""rated and friendly matches; fighters that accept rated challenges
-
-Revision ID: 0006
-Revises: 0005
-"""
+"""rated and friendly matches; fighters that accept rated challenges"""
 
 from __future__ import annotations
 

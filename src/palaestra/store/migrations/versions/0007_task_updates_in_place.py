@@ -8,9 +8,6 @@ so on PostgreSQL each wrote a new entry in every index of the table; nothing que
 the page, PostgreSQL updates the row in place (a HOT update) and leaves the indexes alone.
 pglz, PostgreSQL's default compression, cost about a third of a task's INSERT; lz4 about a
 tenth, for somewhat larger rows.
-
-Revision ID: 0007
-Revises: 0006
 """
 
 from __future__ import annotations

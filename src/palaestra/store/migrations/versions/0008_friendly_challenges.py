@@ -3,9 +3,6 @@
 Every fighter took them before this revision. Those that cost their owner nothing more
 than the arena's play (harnesses, house fighters, the local model) keep taking them; a
 model fighter that spends its owner's provider key does not until its owner allows it.
-
-Revision ID: 0008
-Revises: 0007
 """
 
 from __future__ import annotations

@@ -5,9 +5,6 @@ the house by its executor (``house-baseline`` or the house model), an agent's by
 how its answer came (``sync`` or ``callback``); a finished turn by the executor its
 match was made with (``house-baseline``, ``house:<model>``, ``model:<model>``, or an
 agent's harness). Unfinished ones are labelled when they finish.
-
-Revision ID: 0010
-Revises: 0009
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""web sessions: a browser signed in with an owner's or the admin's token (the id's hash only)
-
-Revision ID: 0011
-Revises: 0009
-"""
+"""web sessions: a browser signed in with an owner's or the admin's token (the id's hash only)"""
 
 from __future__ import annotations
 

@@ -3,9 +3,6 @@
 On PostgreSQL the table is rewritten: every event is copied into a day partition (or the
 default partition), under an exclusive lock for the whole copy. See "History retention"
 in docs/operators/index.md for the time it takes per million events and how to run it.
-
-Revision ID: 0012
-Revises: 0011
 """
 
 from __future__ import annotations

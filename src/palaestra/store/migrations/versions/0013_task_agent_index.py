@@ -6,9 +6,6 @@ task the agent ever served and sorted them; this index hands a page out in order
 after it. It replaces ``ix_tasks_agent``, whose column it leads with (the foreign key's
 ``ON DELETE SET NULL`` still finds an agent's tasks by it). Neither ``created_at`` nor ``id``
 changes when a task is sent, ends or is settled, so updates stay in place (0007).
-
-Revision ID: 0013
-Revises: 0012
 """
 
 from __future__ import annotations

@@ -11,9 +11,6 @@ for its lists, newest first.
 On a large database the indexes are built over ``agent_events`` in full and the back-fill
 reads each history table once, while the migration holds the tables' write locks: see
 the operations guide's maintenance step.
-
-Revision ID: 0014
-Revises: 0013
 """
 
 from __future__ import annotations

@@ -5,24 +5,15 @@ moment of the POST; the send path now keeps them on the task's row, as JSON by h
 so a task's page shows the request as it was sent. The key is never among them. Tasks
 stored before keep NULL: they did not keep their headers, and their pages say so. A
 nullable column without a default: no row is rewritten, on either store.
-
-Revision ID: 0015
-Revises: 0014
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
-from alembic import op
+
+from palaestra.store.migrations.columns import adding_columns
 
 revision = "0015"
 down_revision = "0014"
 
-
-def upgrade() -> None:
-    op.add_column("tasks", sa.Column("request_headers", sa.JSON(), nullable=True))
-
-
-def downgrade() -> None:
-    with op.batch_alter_table("tasks") as batch:
-        batch.drop_column("request_headers")
+upgrade, downgrade = adding_columns("tasks", sa.Column("request_headers", sa.JSON(), nullable=True))

@@ -7,9 +7,6 @@ roll-up job keeps it with the other tables, and the overview's counts read a row
 day. ``completion_receipts`` is indexed by when each was received and ``web_sessions``
 by expiry, the ranges retention archives and deletes; ``agents`` by arena and latest
 write and ``fighter_ratings`` by latest write, the live table's stamp.
-
-Revision ID: 0016
-Revises: 0015
 """
 
 from __future__ import annotations

@@ -13,9 +13,6 @@ dropped column's bytes go as rows are next written); SQLite's ``DROP COLUMN`` re
 the table once. The two UPDATEs each scan the table once but write only tasks never
 sent (``sent_at IS NULL``: the few opened and not yet sent, and those voided unsent),
 not the millions sent before; those keep ``deadline_at`` as it was and no ``deadline_s``.
-
-Revision ID: 0017
-Revises: 0016
 """
 
 from __future__ import annotations

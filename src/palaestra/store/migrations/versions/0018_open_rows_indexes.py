@@ -4,9 +4,6 @@
 ``ix_runs_running`` the running runs: the rows the referee, the sweeper, the live pages'
 stamps and ``/metrics`` look for, few whatever the history. Building each reads its
 table once; neither table is rewritten.
-
-Revision ID: 0018
-Revises: 0017
 """
 
 from __future__ import annotations

@@ -4,9 +4,6 @@
 since the last ones they rated (``engine.ratings.live``), rather than every scored
 match joined to its rating marker on each tick. Building it reads ``matches`` once;
 the table is not rewritten.
-
-Revision ID: 0019
-Revises: 0018
 """
 
 from __future__ import annotations
