@@ -25,20 +25,44 @@ def serial_id() -> Column:
     )
 
 
-def ref(name: str, *, nullable: bool = False) -> Column:
-    """A row's id (a UUID's 36 characters), its own or one it refers to."""
+def uuid(name: str, *, nullable: bool = False) -> Column:
+    """A row's id (a UUID, 36 characters), its own or one it refers to."""
     return sa.Column(name, sa.String(length=36), nullable=nullable)
 
 
-def stamps(*names: str) -> list[Column]:
-    """Required times (seconds since the epoch), e.g. ``created_at`` and ``updated_at``."""
-    return [sa.Column(name, sa.Float(), nullable=False) for name in names]
+def columns(type_: sa.types.TypeEngine[Any], *names: str, nullable: bool = False) -> list[Column]:
+    """Columns of one type, e.g. the required times ``created_at`` and ``updated_at``."""
+    return [sa.Column(name, type_, nullable=nullable) for name in names]
 
 
-def add_columns(table: str, *columns: Column) -> None:
-    """Add ``columns`` to ``table`` (in batch mode: SQLite rebuilds the table if it must)."""
+def keys(type_: sa.types.TypeEngine[Any], *names: str) -> list[Column]:
+    """Primary key columns of one type, e.g. a roll-up's ``kind`` and ``outcome``."""
+    return [sa.Column(name, type_, primary_key=True) for name in names]
+
+
+def span_key() -> list[Column]:
+    """A roll-up row's period, the first columns of its key: its length and its start."""
+    return [*keys(sa.Integer(), "span"), *keys(sa.BigInteger(), "start")]
+
+
+def create_indexes(table: str, indexes: dict[str, list[str]]) -> None:
+    """Create the plain (not unique) indexes ``{name: columns}`` on ``table``."""
+    with op.batch_alter_table(table, schema=None) as batch_op:
+        for name, indexed in indexes.items():
+            batch_op.create_index(name, indexed, unique=False)
+
+
+def drop_indexes(table: str, *names: str) -> None:
+    """Drop the indexes called ``names`` from ``table``, in that order."""
+    with op.batch_alter_table(table, schema=None) as batch_op:
+        for name in names:
+            batch_op.drop_index(name)
+
+
+def add_columns(table: str, *added: Column) -> None:
+    """Add the ``added`` columns to ``table`` (batched: SQLite rebuilds the table if it must)."""
     with op.batch_alter_table(table) as batch:
-        for column in columns:
+        for column in added:
             batch.add_column(column)
 
 
@@ -49,8 +73,8 @@ def drop_columns(table: str, *names: str) -> None:
             batch.drop_column(name)
 
 
-def adding_columns(table: str, *columns: Column) -> tuple[Callable[[], None], Callable[[], None]]:
-    """The ``upgrade`` and ``downgrade`` of a revision that only adds ``columns`` to ``table``:
+def adding_columns(table: str, *added: Column) -> tuple[Callable[[], None], Callable[[], None]]:
+    """The ``upgrade`` and ``downgrade`` of a revision that only adds columns to ``table``:
     the downgrade drops them again, the last added first."""
-    names = [column.name for column in reversed(columns)]
-    return (lambda: add_columns(table, *columns)), (lambda: drop_columns(table, *names))
+    names = [column.name for column in reversed(added)]
+    return (lambda: add_columns(table, *added)), (lambda: drop_columns(table, *names))

@@ -5,6 +5,14 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from palaestra.store.migrations.columns import (
+    columns,
+    create_indexes,
+    drop_indexes,
+    serial_id,
+    uuid,
+)
+
 revision = "0001"
 down_revision = None
 
@@ -18,7 +26,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "owners",
-        sa.Column("id", sa.String(length=36), nullable=False),
+        uuid("id"),
         sa.Column("name", sa.String(length=200), nullable=False),
         sa.Column("token_hash", sa.String(length=64), nullable=False),
         sa.Column("created_at", sa.Float(), nullable=False),
@@ -27,8 +35,8 @@ def upgrade() -> None:
     )
     op.create_table(
         "agents",
-        sa.Column("id", sa.String(length=36), nullable=False),
-        sa.Column("owner_id", sa.String(length=36), nullable=False),
+        uuid("id"),
+        uuid("owner_id"),
         sa.Column("name", sa.String(length=200), nullable=False),
         sa.Column("arena", sa.String(length=16), nullable=False),
         sa.Column("role", sa.String(length=16), nullable=True),
@@ -50,27 +58,22 @@ def upgrade() -> None:
         sa.Column("next_ping_at", sa.Float(), nullable=True),
         sa.Column("reputation", sa.Float(), nullable=False),
         sa.Column("wizard_passed_at", sa.Float(), nullable=True),
-        sa.Column("created_at", sa.Float(), nullable=False),
-        sa.Column("updated_at", sa.Float(), nullable=False),
+        *columns(sa.Float(), "created_at", "updated_at"),
         sa.ForeignKeyConstraint(["owner_id"], ["owners.id"], ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("id"),
     )
-    with op.batch_alter_table("agents", schema=None) as batch_op:
-        batch_op.create_index(
-            "ix_agents_arena_role_status", ["arena", "role", "status"], unique=False
-        )
-        batch_op.create_index("ix_agents_next_ping", ["next_ping_at"], unique=False)
-        batch_op.create_index("ix_agents_owner", ["owner_id"], unique=False)
-
+    create_indexes(
+        "agents",
+        {
+            "ix_agents_arena_role_status": ["arena", "role", "status"],
+            "ix_agents_next_ping": ["next_ping_at"],
+            "ix_agents_owner": ["owner_id"],
+        },
+    )
     op.create_table(
         "agent_events",
-        sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
-        ),
-        sa.Column("agent_id", sa.String(length=36), nullable=False),
+        serial_id(),
+        uuid("agent_id"),
         sa.Column("at", sa.Float(), nullable=False),
         sa.Column("kind", sa.String(length=32), nullable=False),
         sa.Column("outcome", sa.String(length=32), nullable=False),
@@ -80,20 +83,13 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(["agent_id"], ["agents.id"], ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("id"),
     )
-    with op.batch_alter_table("agent_events", schema=None) as batch_op:
-        batch_op.create_index("ix_agent_events_agent_at", ["agent_id", "at"], unique=False)
+    create_indexes("agent_events", {"ix_agent_events_agent_at": ["agent_id", "at"]})
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("agent_events", schema=None) as batch_op:
-        batch_op.drop_index("ix_agent_events_agent_at")
-
+    drop_indexes("agent_events", "ix_agent_events_agent_at")
     op.drop_table("agent_events")
-    with op.batch_alter_table("agents", schema=None) as batch_op:
-        batch_op.drop_index("ix_agents_owner")
-        batch_op.drop_index("ix_agents_next_ping")
-        batch_op.drop_index("ix_agents_arena_role_status")
-
+    drop_indexes("agents", "ix_agents_owner", "ix_agents_next_ping", "ix_agents_arena_role_status")
     op.drop_table("agents")
     op.drop_table("owners")
     op.drop_table("meta")

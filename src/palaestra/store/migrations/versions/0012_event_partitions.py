@@ -12,6 +12,7 @@ import time
 import sqlalchemy as sa
 from alembic import op
 
+from palaestra.store.migrations.columns import serial_id
 from palaestra.store.partitions import (
     DAY_S,
     DEFAULT_PARTITION,
@@ -36,12 +37,7 @@ _COLUMNS = "id, agent_id, at, kind, outcome, latency_ms, reason, detail"
 def upgrade() -> None:
     op.create_table(
         "history_archives",
-        sa.Column(
-            "id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=True,
-            nullable=False,
-        ),
+        serial_id(),
         sa.Column("kind", sa.String(32), nullable=False),
         sa.Column("first_at", sa.Float(), nullable=False),
         sa.Column("until_at", sa.Float(), nullable=False),

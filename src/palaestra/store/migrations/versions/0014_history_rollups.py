@@ -21,6 +21,7 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import op
 
+from palaestra.store.migrations.columns import columns, keys, span_key
 from palaestra.store.models import FAILED_EVENTS, NOTABLE_EVENTS
 from palaestra.store.rollups import DEFAULT_GRACE_S, backfill
 
@@ -36,50 +37,34 @@ def _agent(name: str) -> sa.Column[Any]:
     return sa.Column(name, _ID, sa.ForeignKey("agents.id", ondelete="CASCADE"), primary_key=True)
 
 
-def _span() -> list[sa.Column[Any]]:
-    return [
-        sa.Column("span", sa.Integer(), primary_key=True),
-        sa.Column("start", sa.BigInteger(), primary_key=True),
-    ]
-
-
 def _create_tables() -> None:
     op.create_table(
         "agent_rollups",
         _agent("agent_id"),
-        *_span(),
-        sa.Column("kind", sa.String(32), primary_key=True),
-        sa.Column("outcome", sa.String(32), primary_key=True),
-        sa.Column("failure", sa.String(32), primary_key=True),
-        sa.Column("bucket", sa.Integer(), primary_key=True),
+        *span_key(),
+        *keys(sa.String(32), "kind", "outcome", "failure"),
+        *keys(sa.Integer(), "bucket"),
         sa.Column("events", sa.BigInteger(), nullable=False),
-        sa.Column("latency_ms_sum", sa.Float(), nullable=False),
-        sa.Column("first_at", sa.Float(), nullable=False),
-        sa.Column("last_at", sa.Float(), nullable=False),
+        *columns(sa.Float(), "latency_ms_sum", "first_at", "last_at"),
     )
     op.create_table(
         "task_rollups",
         _agent("agent_id"),
-        *_span(),
-        sa.Column("status", sa.String(16), primary_key=True),
-        sa.Column("tasks", sa.BigInteger(), nullable=False),
-        sa.Column("contributed", sa.BigInteger(), nullable=False),
-        sa.Column("contribution_sum", sa.Float(), nullable=False),
-        sa.Column("first_ended", sa.Float(), nullable=False),
-        sa.Column("last_ended", sa.Float(), nullable=False),
+        *span_key(),
+        *keys(sa.String(16), "status"),
+        *columns(sa.BigInteger(), "tasks", "contributed"),
+        *columns(sa.Float(), "contribution_sum", "first_ended", "last_ended"),
     )
     op.create_table(
         "match_rollups",
         _agent("fighter_id"),
-        *_span(),
+        *span_key(),
         _agent("opponent_id"),
-        sa.Column("side", sa.String(16), primary_key=True),
-        sa.Column("kind", sa.String(16), primary_key=True),
-        sa.Column("status", sa.String(16), primary_key=True),
-        sa.Column("outcome", sa.String(32), primary_key=True),
+        *keys(sa.String(16), "side", "kind", "status"),
+        *keys(sa.String(32), "outcome"),
         sa.Column("matches", sa.BigInteger(), nullable=False),
     )
-    op.create_table("rollup_stale", sa.Column("start", sa.BigInteger(), primary_key=True))
+    op.create_table("rollup_stale", *keys(sa.BigInteger(), "start"))
     for table in ("agent_rollups", "task_rollups", "match_rollups"):
         op.create_index(f"ix_{table}_span_start", table, ["span", "start"])
     op.create_index("ix_match_rollups_opponent", "match_rollups", ["opponent_id"])
@@ -98,8 +83,8 @@ _EVENT_INDEXES: tuple[tuple[str, list[str]], ...] = (
 
 def upgrade() -> None:
     _create_tables()
-    for name, columns in _EVENT_INDEXES:
-        op.create_index(name, "agent_events", columns)
+    for name, indexed in _EVENT_INDEXES:
+        op.create_index(name, "agent_events", indexed)
     op.create_index(
         "ix_agent_events_failures", "agent_events", ["agent_id", "id"], **_where(FAILED_EVENTS)
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from palaestra.store.migrations.columns import columns, span_key
 from palaestra.store.rollups import backfill_table
 
 revision = "0016"
@@ -23,10 +24,8 @@ down_revision = "0015"
 def upgrade() -> None:
     op.create_table(
         "arena_rollups",
-        sa.Column("span", sa.Integer(), primary_key=True),
-        sa.Column("start", sa.BigInteger(), primary_key=True),
-        sa.Column("runs", sa.BigInteger(), nullable=False),
-        sa.Column("matches", sa.BigInteger(), nullable=False),
+        *span_key(),
+        *columns(sa.BigInteger(), "runs", "matches"),
     )
     backfill_table(op.get_bind(), "arena_rollups")
     op.create_index("ix_completion_receipts_received", "completion_receipts", ["received_at"])
