@@ -17,11 +17,15 @@ revision = "0003"
 down_revision = "0002"
 
 #: Both sides' ratings (mean and deviation) before and after a rated match.
-_RATINGS = tuple(
-    f"{side}_{stat}_{when}"
-    for when in ("before", "after")
-    for side in ("attack", "defence")
-    for stat in ("mu", "sigma")
+_RATINGS = (
+    "attack_mu_before",
+    "attack_sigma_before",
+    "defence_mu_before",
+    "defence_sigma_before",
+    "attack_mu_after",
+    "attack_sigma_after",
+    "defence_mu_after",
+    "defence_sigma_after",
 )
 
 
