@@ -102,22 +102,13 @@ class TurnOut(BaseModel):
 
     @classmethod
     def of(cls, turn: Turn, *, reveal: bool, whole_reason: bool = False) -> TurnOut:
-        return cls(
-            turn=turn.turn,
-            side=turn.side,
-            fighter_id=turn.fighter_id,
-            status=turn.status,
-            message=turn.message,
+        shown = {
             # Anyone reads the kind and status; the fighter's owner and the admin the line.
-            reason=owner_reason(turn.reason) if whole_reason else public_reason(turn.reason),
-            latency_ms=turn.latency_ms,
-            findings=turn.findings,
-            payload=turn.payload if reveal else None,
-            producer=producer_of(turn.producer),
-            model_id=turn.model_id,
-            started_at=turn.started_at,
-            finished_at=turn.finished_at,
-        )
+            "reason": owner_reason(turn.reason) if whole_reason else public_reason(turn.reason),
+            "payload": turn.payload if reveal else None,
+            "producer": producer_of(turn.producer),
+        }
+        return cls.model_validate(turn, from_attributes=True).model_copy(update=shown)
 
 
 class MatchSummary(BaseModel):

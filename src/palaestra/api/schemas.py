@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
@@ -287,8 +288,5 @@ def _rating_out(rating: Rating, record: Record) -> RatingOut:
         mu=rating.mu,
         sigma=rating.sigma,
         conservative=rating.conservative,
-        matches=record.matches,
-        wins=record.wins,
-        draws=record.draws,
-        losses=record.losses,
+        **asdict(record),
     )

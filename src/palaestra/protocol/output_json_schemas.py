@@ -22,20 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from palaestra.protocol import schema_tables as tables
 from palaestra.protocol.constants import Phase
-from palaestra.protocol.schema_tables import (
-    CLAIM,
-    CLAIM_ASSESSMENT,
-    EVIDENCE,
-    EVIDENCE_ASSESSMENT,
-    EXECUTION_TEXT,
-    LEVELS,
-    PHASE_STEP_KEYS,
-    SCORES,
-    SCOUT_TEXT,
-    VERDICTS,
-    RecordRules,
-)
 
 __all__ = [
     "BRIEF",
@@ -103,11 +91,11 @@ def _kind(kind: str, bounds: Bounds) -> JsonSchema:
     if kind in ("text", "string"):
         return _text(bounds.text_chars)
     if kind == "level":
-        return {"enum": list(LEVELS)}
+        return {"enum": list(tables.LEVELS)}
     return {"type": "boolean"}  # "bool"
 
 
-def _record(rules: RecordRules, bounds: Bounds) -> JsonSchema:
+def _record(rules: tables.RecordRules, bounds: Bounds) -> JsonSchema:
     # Optional keys (a note) are left out: the answer is shorter and still valid.
     return _object({key: _kind(kind, bounds) for key, kind in rules if not kind.endswith("?")})
 
@@ -119,10 +107,10 @@ def _candidate(candidate_id: str | None) -> JsonSchema:
 def _scout(candidate_id: str | None, bounds: Bounds) -> JsonSchema:
     text = _text(bounds.text_chars)
     return _object(
-        dict.fromkeys(SCOUT_TEXT, text)
+        dict.fromkeys(tables.SCOUT_TEXT, text)
         | {
-            "claims": _array(_record(CLAIM, bounds), bounds),
-            "evidence": _array(_record(EVIDENCE, bounds), bounds),
+            "claims": _array(_record(tables.CLAIM, bounds), bounds),
+            "evidence": _array(_record(tables.EVIDENCE, bounds), bounds),
         }
     )
 
@@ -133,7 +121,7 @@ def _build(candidate_id: str | None, bounds: Bounds) -> JsonSchema:
     phase = _object(
         {"title": title, "objective": text, "steps": _array(text, bounds, 1), "outcome": text}
     )
-    objective, milestone, check = EXECUTION_TEXT
+    objective, milestone, check = tables.EXECUTION_TEXT
     execution = _object(
         {objective: text, "phases": _array(phase, bounds, 1), milestone: text, check: text}
     )
@@ -141,7 +129,7 @@ def _build(candidate_id: str | None, bounds: Bounds) -> JsonSchema:
         {
             "candidate_id": _candidate(candidate_id),
             "execution": execution,
-            "claims": _array(_record(CLAIM, bounds), bounds),
+            "claims": _array(_record(tables.CLAIM, bounds), bounds),
         }
     )
 
@@ -150,12 +138,12 @@ def _verify(candidate_id: str | None, bounds: Bounds) -> JsonSchema:
     return _object(
         {
             "candidate_id": _candidate(candidate_id),
-            "evidence_assessments": _array(_record(EVIDENCE_ASSESSMENT, bounds), bounds),
-            "claim_assessments": _array(_record(CLAIM_ASSESSMENT, bounds), bounds),
+            "evidence_assessments": _array(_record(tables.EVIDENCE_ASSESSMENT, bounds), bounds),
+            "claim_assessments": _array(_record(tables.CLAIM_ASSESSMENT, bounds), bounds),
         }
-        | {key: _whole(0, 100) for key in SCORES}
+        | {key: _whole(0, 100) for key in tables.SCORES}
         | {
-            "overall_confidence": {"enum": list(LEVELS)},
+            "overall_confidence": {"enum": list(tables.LEVELS)},
             "red_flags": _array(_text(bounds.text_chars), bounds),
         }
     )
@@ -171,7 +159,7 @@ def _critique(candidate_id: str | None, bounds: Bounds) -> JsonSchema:
             "weaknesses": _array(text, bounds),
             "score_adjustments": adjustments,
             "penalty_points": _whole(0, 50),
-            "verdict": {"enum": list(VERDICTS)},
+            "verdict": {"enum": list(tables.VERDICTS)},
             "fatal_flaw": {"type": "boolean"},
         }
     )
@@ -204,7 +192,7 @@ _NUMBER: Final[JsonSchema] = {"type": "number"}
 _RULE_KINDS: Final[Mapping[str, JsonSchema]] = {
     "text": {"type": "string", "pattern": _SOLID},
     "string": _STRING,
-    "level": {"enum": list(LEVELS)},
+    "level": {"enum": list(tables.LEVELS)},
     "bool": {"type": "boolean"},
 }
 _TEXT_RULE: Final = _RULE_KINDS["text"]
@@ -219,7 +207,7 @@ def _open(properties: Mapping[str, JsonSchema], optional: tuple[str, ...] = ()) 
     }
 
 
-def _rules_record(rules: RecordRules) -> JsonSchema:
+def _rules_record(rules: tables.RecordRules) -> JsonSchema:
     kinds = {key: _RULE_KINDS[kind.rstrip("?")] for key, kind in rules}
     return _open(kinds, tuple(key for key, kind in rules if kind.endswith("?")))
 
@@ -233,17 +221,20 @@ _CANDIDATE_RULE: Final = _TEXT_RULE | {"description": "Equals the dispatched can
 
 def _scout_rules() -> JsonSchema:
     return _open(
-        dict.fromkeys(SCOUT_TEXT, _TEXT_RULE)
-        | {"claims": _list(_rules_record(CLAIM)), "evidence": _list(_rules_record(EVIDENCE))}
+        dict.fromkeys(tables.SCOUT_TEXT, _TEXT_RULE)
+        | {
+            "claims": _list(_rules_record(tables.CLAIM)),
+            "evidence": _list(_rules_record(tables.EVIDENCE)),
+        }
     )
 
 
 def _build_rules() -> JsonSchema:
     step = _open(
-        dict.fromkeys(PHASE_STEP_KEYS, _STRING) | {"steps": _list(_STRING)},
-        optional=(*PHASE_STEP_KEYS, "steps"),
+        dict.fromkeys(tables.PHASE_STEP_KEYS, _STRING) | {"steps": _list(_STRING)},
+        optional=(*tables.PHASE_STEP_KEYS, "steps"),
     )
-    objective, milestone, check = EXECUTION_TEXT
+    objective, milestone, check = tables.EXECUTION_TEXT
     phases = _list({"anyOf": [_TEXT_RULE, step]}, 1)
     execution = _open(
         {objective: _TEXT_RULE, "phases": phases, milestone: _TEXT_RULE, check: _TEXT_RULE}
@@ -252,7 +243,7 @@ def _build_rules() -> JsonSchema:
         {
             "candidate_id": _CANDIDATE_RULE,
             "execution": execution,
-            "claims": _list(_rules_record(CLAIM)),
+            "claims": _list(_rules_record(tables.CLAIM)),
         }
     )
 
@@ -261,10 +252,10 @@ def _verify_rules() -> JsonSchema:
     return _open(
         {
             "candidate_id": _CANDIDATE_RULE,
-            "evidence_assessments": _list(_rules_record(EVIDENCE_ASSESSMENT)),
-            "claim_assessments": _list(_rules_record(CLAIM_ASSESSMENT)),
+            "evidence_assessments": _list(_rules_record(tables.EVIDENCE_ASSESSMENT)),
+            "claim_assessments": _list(_rules_record(tables.CLAIM_ASSESSMENT)),
         }
-        | {key: _NUMBER | {"minimum": 0, "maximum": 100} for key in SCORES}
+        | {key: _NUMBER | {"minimum": 0, "maximum": 100} for key in tables.SCORES}
         | {"overall_confidence": _RULE_KINDS["level"], "red_flags": _list(_STRING)}
     )
 
@@ -277,7 +268,7 @@ def _critique_rules() -> JsonSchema:
             "weaknesses": _list(_TEXT_RULE),
             "score_adjustments": {"type": "object", "additionalProperties": _NUMBER},
             "penalty_points": _NUMBER | {"minimum": 0},
-            "verdict": {"enum": list(VERDICTS)},
+            "verdict": {"enum": list(tables.VERDICTS)},
             "fatal_flaw": {"type": "boolean"},
             "elimination_reason": _STRING,
         },

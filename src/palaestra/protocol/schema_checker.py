@@ -14,20 +14,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
+from palaestra.protocol import schema_tables as tables
 from palaestra.protocol.constants import Phase
-from palaestra.protocol.schema_tables import (
-    CLAIM,
-    CLAIM_ASSESSMENT,
-    EVIDENCE,
-    EVIDENCE_ASSESSMENT,
-    EXECUTION_TEXT,
-    LEVELS,
-    PHASE_STEP_KEYS,
-    SCORES,
-    SCOUT_TEXT,
-    VERDICTS,
-    RecordRules,
-)
 from palaestra.protocol.violations import Violation, count_problem, json_type
 
 __all__ = ["MISSING", "PHASE_CHECKERS", "Checker", "OutputChecker"]
@@ -151,7 +139,7 @@ class Checker:
         for index, element in enumerate(value):
             item(element, f"{path}[{index}]")
 
-    def record(self, value: Any, path: str, rules: RecordRules) -> None:
+    def record(self, value: Any, path: str, rules: tables.RecordRules) -> None:
         """An object whose keys follow ``rules``: (key, kind) with kind text/string?/level/bool."""
         if not self.is_object(value, path):
             return
@@ -167,7 +155,7 @@ class Checker:
                 case "string":
                     self.is_string(field, where)
                 case "level":
-                    self.is_choice(field, where, LEVELS)
+                    self.is_choice(field, where, tables.LEVELS)
                 case "bool":
                     self.is_boolean(field, where)
                 case other:  # pragma: no cover - a programming error in a rule table
@@ -183,10 +171,10 @@ def _join(base: str, key: str) -> str:
 
 
 def _scout(c: Checker, out: Mapping[str, Any], candidate_id: str | None) -> None:
-    for key in SCOUT_TEXT:
+    for key in tables.SCOUT_TEXT:
         c.text(out, key)
-    c.array_of(out, "claims", lambda v, p: c.record(v, p, CLAIM))
-    c.array_of(out, "evidence", lambda v, p: c.record(v, p, EVIDENCE))
+    c.array_of(out, "claims", lambda v, p: c.record(v, p, tables.CLAIM))
+    c.array_of(out, "evidence", lambda v, p: c.record(v, p, tables.EVIDENCE))
 
 
 def _execution_phase(c: Checker, value: Any, path: str) -> None:
@@ -196,7 +184,7 @@ def _execution_phase(c: Checker, value: Any, path: str) -> None:
     if not isinstance(value, dict):
         c.fail(path, f"expected text or an object, got {json_type(value)}")
         return
-    for key in PHASE_STEP_KEYS:
+    for key in tables.PHASE_STEP_KEYS:
         if key in value:
             c.is_string(value[key], _join(path, key))
     if "steps" in value:
@@ -210,7 +198,7 @@ def _build(c: Checker, out: Mapping[str, Any], candidate_id: str | None) -> None
     c.candidate_id(out, candidate_id)
     execution = c.get(out, "execution", "execution")
     if execution is not MISSING and c.is_object(execution, "execution"):
-        objective, *rest = EXECUTION_TEXT
+        objective, *rest = tables.EXECUTION_TEXT
         c.text(execution, objective, "execution")
         c.array_of(
             execution,
@@ -221,20 +209,20 @@ def _build(c: Checker, out: Mapping[str, Any], candidate_id: str | None) -> None
         )
         for key in rest:
             c.text(execution, key, "execution")
-    c.array_of(out, "claims", lambda v, p: c.record(v, p, CLAIM))
+    c.array_of(out, "claims", lambda v, p: c.record(v, p, tables.CLAIM))
 
 
 def _verify(c: Checker, out: Mapping[str, Any], candidate_id: str | None) -> None:
     c.candidate_id(out, candidate_id)
-    c.array_of(out, "evidence_assessments", lambda v, p: c.record(v, p, EVIDENCE_ASSESSMENT))
-    c.array_of(out, "claim_assessments", lambda v, p: c.record(v, p, CLAIM_ASSESSMENT))
-    for key in SCORES:
+    c.array_of(out, "evidence_assessments", lambda v, p: c.record(v, p, tables.EVIDENCE_ASSESSMENT))
+    c.array_of(out, "claim_assessments", lambda v, p: c.record(v, p, tables.CLAIM_ASSESSMENT))
+    for key in tables.SCORES:
         value = c.get(out, key, key)
         if value is not MISSING:
             c.is_number(value, key, low=0, high=100)
     level = c.get(out, "overall_confidence", "overall_confidence")
     if level is not MISSING:
-        c.is_choice(level, "overall_confidence", LEVELS)
+        c.is_choice(level, "overall_confidence", tables.LEVELS)
     c.array_of(out, "red_flags", c.is_string)
 
 
@@ -251,7 +239,7 @@ def _critique(c: Checker, out: Mapping[str, Any], candidate_id: str | None) -> N
         c.is_number(penalty, "penalty_points", low=0)
     verdict = c.get(out, "verdict", "verdict")
     if verdict is not MISSING:
-        c.is_choice(verdict, "verdict", VERDICTS)
+        c.is_choice(verdict, "verdict", tables.VERDICTS)
     fatal = c.get(out, "fatal_flaw", "fatal_flaw")
     if fatal is not MISSING:
         c.is_boolean(fatal, "fatal_flaw")

@@ -12,20 +12,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeGuard
 
+from palaestra.protocol import schema_tables as tables
 from palaestra.protocol.constants import Phase
-from palaestra.protocol.schema_tables import (
-    CLAIM,
-    CLAIM_ASSESSMENT,
-    EVIDENCE,
-    EVIDENCE_ASSESSMENT,
-    EXECUTION_TEXT,
-    LEVELS,
-    PHASE_STEP_KEYS,
-    SCORES,
-    SCOUT_TEXT,
-    VERDICTS,
-    RecordRules,
-)
 
 __all__ = ["PHASE_PREDICATES", "OutputPredicate", "is_count"]
 
@@ -42,7 +30,7 @@ def _is_string(value: Any) -> bool:
 
 
 def _is_level(value: Any) -> bool:
-    return isinstance(value, str) and value in LEVELS
+    return isinstance(value, str) and value in tables.LEVELS
 
 
 def _is_boolean(value: Any) -> bool:
@@ -60,7 +48,7 @@ def _is_score(value: Any) -> bool:
 
 
 def _is_verdict(value: Any) -> bool:
-    return isinstance(value, str) and value in VERDICTS
+    return isinstance(value, str) and value in tables.VERDICTS
 
 
 def is_count(value: Any) -> bool:
@@ -79,14 +67,14 @@ _KIND_TESTS: Final[Mapping[str, Callable[[Any], bool]]] = {
 _Tests = tuple[tuple[str, Callable[[Any], bool], bool], ...]  # (key, test, optional)
 
 
-def _record_tests(rules: RecordRules) -> _Tests:
+def _record_tests(rules: tables.RecordRules) -> _Tests:
     return tuple((key, _KIND_TESTS[kind.rstrip("?")], kind.endswith("?")) for key, kind in rules)
 
 
-_CLAIM_TESTS: Final = _record_tests(CLAIM)
-_EVIDENCE_TESTS: Final = _record_tests(EVIDENCE)
-_EVIDENCE_ASSESSMENT_TESTS: Final = _record_tests(EVIDENCE_ASSESSMENT)
-_CLAIM_ASSESSMENT_TESTS: Final = _record_tests(CLAIM_ASSESSMENT)
+_CLAIM_TESTS: Final = _record_tests(tables.CLAIM)
+_EVIDENCE_TESTS: Final = _record_tests(tables.EVIDENCE)
+_EVIDENCE_ASSESSMENT_TESTS: Final = _record_tests(tables.EVIDENCE_ASSESSMENT)
+_CLAIM_ASSESSMENT_TESTS: Final = _record_tests(tables.CLAIM_ASSESSMENT)
 
 
 def _all(value: Any, test: Callable[[Any], bool]) -> bool:
@@ -118,14 +106,14 @@ def _execution_phase_ok(value: Any) -> bool:
         return bool(value.strip())
     if not isinstance(value, dict):
         return False
-    if not all(_is_string(value[key]) for key in PHASE_STEP_KEYS if key in value):
+    if not all(_is_string(value[key]) for key in tables.PHASE_STEP_KEYS if key in value):
         return False
     return "steps" not in value or _all(value["steps"], _is_string)
 
 
 def _scout_ok(out: Mapping[str, Any], _candidate_id: str | None) -> bool:
     return (
-        all(_is_text(out.get(key)) for key in SCOUT_TEXT)
+        all(_is_text(out.get(key)) for key in tables.SCOUT_TEXT)
         and _records(out.get("claims"), _CLAIM_TESTS)
         and _records(out.get("evidence"), _EVIDENCE_TESTS)
     )
@@ -137,7 +125,7 @@ def _build_ok(out: Mapping[str, Any], candidate_id: str | None) -> bool:
         return False
     phases = execution.get("phases")
     return (
-        all(_is_text(execution.get(key)) for key in EXECUTION_TEXT)
+        all(_is_text(execution.get(key)) for key in tables.EXECUTION_TEXT)
         and isinstance(phases, list)
         and len(phases) >= 1
         and all(_execution_phase_ok(phase) for phase in phases)
@@ -150,7 +138,7 @@ def _verify_ok(out: Mapping[str, Any], candidate_id: str | None) -> bool:
         _candidate_ok(out, candidate_id)
         and _records(out.get("evidence_assessments"), _EVIDENCE_ASSESSMENT_TESTS)
         and _records(out.get("claim_assessments"), _CLAIM_ASSESSMENT_TESTS)
-        and all(_is_score(out.get(key)) for key in SCORES)
+        and all(_is_score(out.get(key)) for key in tables.SCORES)
         and _is_level(out.get("overall_confidence"))
         and _all(out.get("red_flags"), _is_string)
     )

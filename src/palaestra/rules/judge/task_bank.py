@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import date, timedelta
 from enum import StrEnum
 from typing import Any, Final
@@ -48,13 +48,7 @@ class UserTask:
     answer_kind: AnswerKind
 
     def as_dict(self) -> dict[str, str]:
-        return {
-            "kind": self.kind,
-            "context": self.context,
-            "question": self.question,
-            "answer": self.answer,
-            "answer_kind": self.answer_kind.value,
-        }
+        return asdict(self) | {"answer_kind": self.answer_kind.value}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> UserTask:

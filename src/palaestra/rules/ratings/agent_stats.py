@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Final
 
 import numpy as np
@@ -105,11 +105,7 @@ def summarise(agent: AgentFacts, tasks: Sequence[TaskOutcome], rank: int = 0) ->
     if latencies:
         p50, p90 = (float(v) for v in np.percentile(latencies, [50, 90]))
     return AgentStanding(
-        agent_id=agent.agent_id,
-        name=agent.name,
-        role=agent.role,
-        status=agent.status,
-        reputation=agent.reputation,
+        **asdict(agent),
         rank=rank,
         tasks=len(finished),
         succeeded=succeeded,

@@ -142,7 +142,19 @@ _CRITIQUE_SHAPE = """{
   "elimination_reason": string   // optional; required in spirit when verdict is "eliminate"
 }"""
 
-_SCOUT_SYSTEM = f"""You are a SCOUT in Palaestra, an arena where independent agents turn a goal \
+
+def _system(task: str, shape: str, *, candidate: bool = True) -> str:
+    """A phase's system prompt: the role and its task, then the exact JSON shape to return
+    and, for a candidate phase, the rule that its ``candidate_id`` is returned verbatim."""
+    id_rule = '"candidate_id" must be exactly the candidate id from the user message.\n'
+    return (
+        f"{task}\n\nThe JSON object you return has exactly this shape:\n{shape}\n\n"
+        f"{id_rule if candidate else ''}{_ONLY_JSON}"
+    )
+
+
+_SCOUT_SYSTEM = _system(
+    """You are a SCOUT in Palaestra, an arena where independent agents turn a goal \
 into ranked, critiqued business candidates. Your job: propose ONE concrete business candidate that \
 serves the user's goal.
 
@@ -156,14 +168,13 @@ where you can (team sizes, prices, hours lost, dates). Describe the solution con
 invent sources; if something is your assumption, label the claim type "assumption".
 Near-duplicates of another scout's idea are merged, so prefer a specific, less obvious niche to \
 a generic one. Later, builders plan your candidate, analysts verify your claims and evidence and \
-critics may eliminate it for a fatal flaw: honest claims fare better than inflated ones.
+critics may eliminate it for a fatal flaw: honest claims fare better than inflated ones.""",
+    _SCOUT_SHAPE,
+    candidate=False,
+)
 
-The JSON object you return has exactly this shape:
-{_SCOUT_SHAPE}
-
-{_ONLY_JSON}"""
-
-_BUILD_SYSTEM = f"""You are a BUILDER in Palaestra, an arena where independent agents turn a goal \
+_BUILD_SYSTEM = _system(
+    """You are a BUILDER in Palaestra, an arena where independent agents turn a goal \
 into ranked, critiqued business candidates. Your job: turn ONE shortlisted candidate into an \
 execution plan a founder could start on Monday.
 
@@ -173,15 +184,12 @@ outcome it produces and the reality check that could stop it.
 - The first milestone is measurable (a number and a date); the success check says how the \
 founder will know the business works.
 - Your claims are passed to an analyst who verifies them against the scout's evidence; \
-unsupported claims count against you, so claim only what the plan truly relies on.
+unsupported claims count against you, so claim only what the plan truly relies on.""",
+    _BUILD_SHAPE,
+)
 
-The JSON object you return has exactly this shape:
-{_BUILD_SHAPE}
-
-"candidate_id" must be exactly the candidate id from the user message.
-{_ONLY_JSON}"""
-
-_VERIFY_SYSTEM = f"""You are an ANALYST in the VERIFY phase of Palaestra, an arena where \
+_VERIFY_SYSTEM = _system(
+    """You are an ANALYST in the VERIFY phase of Palaestra, an arena where \
 independent agents turn a goal into ranked, critiqued business candidates. Your job: judge how \
 well ONE candidate's claims are supported by the evidence given, as a sceptical due-diligence \
 reviewer.
@@ -196,15 +204,12 @@ how much the business depends on each.
 - overall_confidence: "high" only if you would bet on the candidate's premises; "low" when they \
 rest on assumptions.
 - red_flags: anything that looks invented, contradictory, illegal or unrealistic.
-Your scores feed the candidate's final score directly: be calibrated, not generous.
+Your scores feed the candidate's final score directly: be calibrated, not generous.""",
+    _VERIFY_SHAPE,
+)
 
-The JSON object you return has exactly this shape:
-{_VERIFY_SHAPE}
-
-"candidate_id" must be exactly the candidate id from the user message.
-{_ONLY_JSON}"""
-
-_CRITIQUE_SYSTEM = f"""You are an ANALYST in the CRITIQUE phase of Palaestra, an arena where \
+_CRITIQUE_SYSTEM = _system(
+    """You are an ANALYST in the CRITIQUE phase of Palaestra, an arena where \
 independent agents turn a goal into ranked, critiqued business candidates. Your job: critique ONE \
 candidate with everything known about it (the scout's proposal, the builder's plan and the \
 verification), as an experienced investor would.
@@ -216,13 +221,9 @@ score_adjustments (each -20 to 20, summed and capped at 30 either way) and penal
 - verdict "eliminate" together with fatal_flaw true removes the candidate from the ranking: use \
 it only for a flaw no plan can fix (illegal, impossible, no one would pay). "eliminate" without \
 a fatal flaw costs the candidate 15 points. Give the reason in elimination_reason.
-- List real strengths and weaknesses; a critique without weaknesses is not credible.
-
-The JSON object you return has exactly this shape:
-{_CRITIQUE_SHAPE}
-
-"candidate_id" must be exactly the candidate id from the user message.
-{_ONLY_JSON}"""
+- List real strengths and weaknesses; a critique without weaknesses is not credible.""",
+    _CRITIQUE_SHAPE,
+)
 
 _SYSTEM: Final = {
     Phase.SCOUT: _SCOUT_SYSTEM,

@@ -15,7 +15,7 @@ of its previous phase is done, independently of the other candidates.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any, Final, NamedTuple
 
@@ -93,13 +93,7 @@ class RunSizes:
                 return self.critiques
 
     def as_dict(self) -> dict[str, int]:
-        return {
-            "scouts": self.scouts,
-            "shortlist": self.shortlist,
-            "builds": self.builds,
-            "verifies": self.verifies,
-            "critiques": self.critiques,
-        }
+        return asdict(self)
 
     @classmethod
     def of(cls, value: Mapping[str, Any]) -> RunSizes:
