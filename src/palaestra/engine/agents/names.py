@@ -1,16 +1,22 @@
-"""An owner's names: one agent of a name per arena, so that two registrations of the same
-name are a mistake said at once, not two agents told apart by their ids."""
+"""An owner's new agents and fighters: one of a name per arena, so that two registrations of
+the same name are a mistake said at once, not two agents told apart by their ids."""
 
 from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, TypeVar
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from palaestra.errors import Conflict, InvalidRequest
+from palaestra.ids import new_id
 from palaestra.protocol.constants import Arena
 from palaestra.store.models import Agent
 
-__all__ = ["ensure_unused", "valid_name"]
+__all__ = ["choice", "ensure_unused", "new_entrant", "valid_name"]
+
+E = TypeVar("E", bound=StrEnum)
 
 
 def valid_name(name: str) -> str:
@@ -19,6 +25,32 @@ def valid_name(name: str) -> str:
     if not name or len(name) > 200:
         raise InvalidRequest("name must be 1 to 200 characters")
     return name
+
+
+def choice(kind: type[E], value: str, field: str) -> E:
+    """``value`` as one of ``kind``'s members; :class:`InvalidRequest` naming them if not."""
+    try:
+        return kind(value)
+    except ValueError:
+        raise InvalidRequest(f"{field} must be one of {', '.join(kind)}") from None
+
+
+def new_entrant(owner_id: str, name: str, arena: Arena, now: float, **columns: Any) -> Agent:
+    """A new agent or fighter of ``owner_id``'s, created ``now``: no failures, no hold and no
+    reputation yet, not attested to run in a sandbox; ``columns`` give the rest."""
+    return Agent(
+        id=new_id(),
+        owner_id=owner_id,
+        name=name,
+        arena=arena,
+        sandbox_attested=False,
+        consecutive_failures=0,
+        hold=False,
+        reputation=0.0,
+        created_at=now,
+        updated_at=now,
+        **columns,
+    )
 
 
 async def ensure_unused(session: AsyncSession, owner_id: str, arena: Arena, name: str) -> None:

@@ -12,7 +12,7 @@ from palaestra.checks import CheckResult, admitted, warnings
 from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.endpoints import require_reachable, valid_endpoint
 from palaestra.engine.agents.lifecycle import apply_event, history
-from palaestra.engine.agents.names import ensure_unused, valid_name
+from palaestra.engine.agents.names import choice, ensure_unused, new_entrant, valid_name
 from palaestra.engine.agents.wizard import begin_wizard, run_wizard_steps
 from palaestra.errors import (
     Forbidden,
@@ -21,7 +21,6 @@ from palaestra.errors import (
     NotFound,
     Unauthorized,
 )
-from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol import Role, UserAgent
 from palaestra.protocol.constants import VERIFY_TIMEOUT_S, Arena
@@ -68,31 +67,22 @@ async def register_agent(
     if caller.owner_id is None:
         raise Forbidden("agents are registered by an owner")
     name = valid_name(name)
-    try:
-        role_enum = Role(role)
-    except ValueError:
-        raise InvalidRequest("role must be one of SCOUT, BUILDER, ANALYST") from None
+    role_enum = choice(Role, role, "role")
     url = valid_endpoint(endpoint_url)
     async with platform.db.session() as session:
         await ensure_unused(session, caller.owner_id, Arena.EDGEARENA, name)
     result = await require_reachable(platform, url)
     now = platform.clock.now()
     key = new_token("ea")
-    agent = Agent(
-        id=new_id(),
-        owner_id=caller.owner_id,
-        name=name,
-        arena=Arena.EDGEARENA,
+    agent = new_entrant(
+        caller.owner_id,
+        name,
+        Arena.EDGEARENA,
+        now,
         role=role_enum,
         endpoint_url=url,
-        sandbox_attested=False,
         key_sealed=platform.vault.seal(key),
         status=Status.PENDING,
-        consecutive_failures=0,
-        hold=False,
-        reputation=0.0,
-        created_at=now,
-        updated_at=now,
     )
     async with platform.db.session() as session, session.begin():
         await ensure_unused(session, caller.owner_id, Arena.EDGEARENA, name)  # since the probe

@@ -10,9 +10,8 @@ from sqlalchemy import update
 
 from palaestra.engine.accounts import Caller
 from palaestra.engine.agents.lifecycle import history
-from palaestra.engine.agents.names import ensure_unused, valid_name
+from palaestra.engine.agents.names import choice, ensure_unused, new_entrant, valid_name
 from palaestra.errors import EgressRefused, Forbidden, InvalidClaimCode, InvalidRequest, NotFound
-from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol import ChallengeRequest, UserAgent, challenge_problem, dumps
 from palaestra.protocol.constants import CHALLENGE_TIMEOUT_S, Arena
@@ -74,10 +73,7 @@ async def create_fighter(
     if caller.owner_id is None:
         raise Forbidden("fighters are created by an owner")
     name = valid_name(name)
-    try:
-        kind = EntrantType(entrant_type)
-    except ValueError:
-        raise InvalidRequest("entrant_type must be one of harness, model, house") from None
+    kind = choice(EntrantType, entrant_type, "entrant_type")
     if fighter_class not in platform.settings.fighter_classes:
         allowed = ", ".join(platform.settings.fighter_classes)
         raise InvalidRequest(f"class must be one of {allowed}")
@@ -91,25 +87,19 @@ async def create_fighter(
         friendly_challenges = accepts_friendlies_by_default(provider_key is not None)
     claim_code = new_token("claim")
     now = platform.clock.now()
-    fighter = Agent(
-        id=new_id(),
-        owner_id=caller.owner_id,
-        name=name,
-        arena=Arena.CAGE,
+    fighter = new_entrant(
+        caller.owner_id,
+        name,
+        Arena.CAGE,
+        now,
         entrant_type=kind.value,
         fighter_class=fighter_class,
-        sandbox_attested=False,
         rated_challenges=rated_challenges,
         friendly_challenges=friendly_challenges,
         provider=provider,
         provider_key_sealed=provider_key,
         claim_code_hash=hash_token(claim_code),
         status=Status.PENDING if kind is EntrantType.HARNESS else Status.ACTIVE,
-        consecutive_failures=0,
-        hold=False,
-        reputation=0.0,
-        created_at=now,
-        updated_at=now,
     )
     async with platform.db.session() as session, session.begin():
         await ensure_unused(session, caller.owner_id, Arena.CAGE, name)

@@ -8,10 +8,11 @@ credential (:data:`CREDENTIAL_KEYS`).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, Final, TypeVar
 
 from sqlalchemy import Select, and_, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
 from palaestra.platform import Platform
@@ -74,6 +75,7 @@ _PAGE: Final = 200
 
 Finished = TypeVar("Finished", Match, Run)
 Child = TypeVar("Child")
+Children = TypeVar("Children")
 
 
 def scrub(value: Any) -> Any:
@@ -108,6 +110,29 @@ def _finished_page(
     return query.order_by(finished_at, row_id).limit(_PAGE)
 
 
+async def _finished_pages(
+    platform: Platform,
+    query: Select[Finished],
+    finished_at: InstrumentedAttribute[float | None],
+    row_id: InstrumentedAttribute[str],
+    since: float | None,
+    children: Callable[[AsyncSession, list[str]], Awaitable[Children]],
+) -> AsyncIterator[tuple[list[Finished], Children]]:
+    """``query``'s finished rows a page at a time, in finishing order, each page with what
+    ``children`` reads of its ids in the same session (closed before the page is yielded)."""
+    after: tuple[float, str] | None = None
+    while True:
+        async with platform.db.session() as session:
+            page = _finished_page(query, finished_at, row_id, since, after)
+            rows = list(await session.scalars(page))
+            if not rows:
+                return
+            read = await children(session, [r.id for r in rows])
+        yield rows, read
+        last = rows[-1]
+        after = (last.finished_at or 0.0, last.id)
+
+
 def _by_parent(rows: Iterable[Child], parent: Callable[[Child], str]) -> dict[str, list[Child]]:
     """``rows`` grouped by the id of the match or run each belongs to, in their order."""
     grouped: dict[str, list[Child]] = {}
@@ -124,35 +149,27 @@ async def match_records(
 ) -> AsyncIterator[list[dict[str, Any]]]:
     """Finished matches' records, a page at a time, in finishing order."""
     fighters = await _fighters(platform)
-    after: tuple[float, str] | None = None
-    while True:
-        query = _finished_page(
-            select(Match).where(Match.status.in_(FINISHED_MATCHES)),
-            Match.finished_at,
-            Match.id,
-            since,
-            after,
-        )
-        async with platform.db.session() as session:
-            matches = list(await session.scalars(query))
-            if not matches:
-                return
-            ids = [m.id for m in matches]
-            turns = _by_parent(
-                await session.scalars(
-                    select(Turn).where(Turn.match_id.in_(ids)).order_by(Turn.match_id, Turn.turn)
-                ),
-                lambda turn: turn.match_id,
-            )
-            markers = {
-                m.match_id: m
-                for m in await session.scalars(
-                    select(RatedMatch).where(RatedMatch.match_id.in_(ids))
-                )
-            }
+    finished = select(Match).where(Match.status.in_(FINISHED_MATCHES))
+    pages = _finished_pages(platform, finished, Match.finished_at, Match.id, since, _match_children)
+    async for matches, (turns, markers) in pages:
         yield [_match_record(m, fighters, turns.get(m.id, []), markers.get(m.id)) for m in matches]
-        last = matches[-1]
-        after = (last.finished_at or 0.0, last.id)
+
+
+async def _match_children(
+    session: AsyncSession, ids: list[str]
+) -> tuple[dict[str, list[Turn]], dict[str, RatedMatch]]:
+    """The turns of the matches ``ids``, and the markers of those that were rated."""
+    turns = _by_parent(
+        await session.scalars(
+            select(Turn).where(Turn.match_id.in_(ids)).order_by(Turn.match_id, Turn.turn)
+        ),
+        lambda turn: turn.match_id,
+    )
+    markers = {
+        m.match_id: m
+        for m in await session.scalars(select(RatedMatch).where(RatedMatch.match_id.in_(ids)))
+    }
+    return turns, markers
 
 
 async def _fighters(platform: Platform) -> dict[str, dict[str, Any]]:
@@ -271,35 +288,33 @@ async def run_records(
                 select(Agent.id, Agent.name, Agent.role).where(Agent.arena == Arena.EDGEARENA)
             )
         }
-    after: tuple[float, str] | None = None
-    while True:
-        query = _finished_page(
-            select(Run).where(Run.status.in_(FINISHED_RUNS)), Run.finished_at, Run.id, since, after
-        )
-        async with platform.db.session() as session:
-            runs = list(await session.scalars(query))
-            if not runs:
-                return
-            ids = [r.id for r in runs]
-            tasks = _by_parent(
-                await session.scalars(
-                    select(Task)
-                    .where(Task.run_id.in_(ids))
-                    .order_by(Task.run_id, Task.created_at, Task.phase, Task.slot, Task.attempt)
-                ),
-                lambda task: task.run_id,
-            )
-            candidates = _by_parent(
-                await session.scalars(
-                    select(Candidate)
-                    .where(Candidate.run_id.in_(ids))
-                    .order_by(Candidate.run_id, Candidate.created_at, Candidate.id)
-                ),
-                lambda candidate: candidate.run_id,
-            )
+    finished = select(Run).where(Run.status.in_(FINISHED_RUNS))
+    pages = _finished_pages(platform, finished, Run.finished_at, Run.id, since, _run_children)
+    async for runs, (tasks, candidates) in pages:
         yield [_run_record(r, tasks.get(r.id, []), candidates.get(r.id, []), agents) for r in runs]
-        last = runs[-1]
-        after = (last.finished_at or 0.0, last.id)
+
+
+async def _run_children(
+    session: AsyncSession, ids: list[str]
+) -> tuple[dict[str, list[Task]], dict[str, list[Candidate]]]:
+    """The tasks and the candidates of the runs ``ids``, each in its run's order."""
+    tasks = _by_parent(
+        await session.scalars(
+            select(Task)
+            .where(Task.run_id.in_(ids))
+            .order_by(Task.run_id, Task.created_at, Task.phase, Task.slot, Task.attempt)
+        ),
+        lambda task: task.run_id,
+    )
+    candidates = _by_parent(
+        await session.scalars(
+            select(Candidate)
+            .where(Candidate.run_id.in_(ids))
+            .order_by(Candidate.run_id, Candidate.created_at, Candidate.id)
+        ),
+        lambda candidate: candidate.run_id,
+    )
+    return tasks, candidates
 
 
 def _run_record(
