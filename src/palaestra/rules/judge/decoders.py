@@ -72,21 +72,23 @@ def printable_runs(raw: bytes) -> str | None:
         runs = _PRINTABLE_RUN.findall(raw)
         return b"\n".join(runs).decode() if runs else None
     data = np.frombuffer(raw, np.uint8)
-    printable = np.zeros(len(data) + 2, np.int8)
-    printable[1:-1] = (data - np.uint8(0x20)) < 0x5F  # 0x20 to 0x7e, wrapping below
-    edges = np.diff(printable)
-    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-    long = ends - starts >= MIN_RUN
-    starts, ends = starts[long], ends[long]
-    if not len(starts):
+    printable = (data - np.uint8(0x20)) < 0x5F  # 0x20 to 0x7e, wrapping below
+    # Where MIN_RUN printable bytes in a row start, then every byte such a window covers:
+    # the bytes of the long runs, found in a few passes over bools (finding each run's
+    # edges, then gathering each run, cost three times more on random bytes).
+    width = len(data) - MIN_RUN + 1
+    starts = printable[:width].copy()
+    for at in range(1, MIN_RUN):
+        starts &= printable[at : at + width]
+    if not starts.any():
         return None
-    # Each run and the line break after it, gathered from where it lies in ``raw``.
-    lengths = ends - starts + 1
-    placed = np.cumsum(lengths) - lengths
-    gather = np.repeat(starts - placed, lengths) + np.arange(int(lengths.sum()))
-    out = data[np.minimum(gather, len(data) - 1)]
-    out[placed[1:] - 1] = 0x0A
-    return out[:-1].tobytes().decode()
+    covered = np.zeros(len(data), bool)
+    for at in range(MIN_RUN):
+        covered[at : at + width] |= starts
+    places = np.flatnonzero(covered)
+    # A line break after each run but the last: where the places stop following on.
+    breaks = np.flatnonzero(np.diff(places) != 1) + 1
+    return np.insert(data[places], breaks, 0x0A).tobytes().decode()
 
 
 CHAR_CLASSES: Final = bytes(
