@@ -386,8 +386,8 @@ async def storage(store: str, args: argparse.Namespace, failures: list[str]) -> 
         settings = platform.settings
         print(
             f"{store}: {days} days of {per_day['events']:,} events and {per_day['tasks']:,} "
-            f"tasks (and receipts) a day among {args.agents:,} agents; retention at the "
-            f"defaults: events {settings.retention_events_days} days, task bodies "
+            f"tasks (and receipts) a day among {args.agents:,} agents; retention windows: "
+            f"events {settings.retention_events_days} days, task bodies "
             f"{settings.retention_task_bodies_days}, receipts {settings.retention_receipts_days}"
         )
         print(f"  {'day':>4} {'database MiB':>13} {'agent events':>13} {'archive MiB':>12} "
