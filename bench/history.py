@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/history.py [--events 10000000] [--tasks 1000000] [--agents 18000]
                                       [--hot 280000] [--repeats 15] [--stores sqlite,postgres]
-                                      [--quick]
+                                      [--phases reads,storage] [--simulate-days 90]
+                                      [--events-days N] [--bodies-days N] [--quick]
 
 For each store a fresh platform is served on 127.0.0.1 (``palaestra serve``'s app,
 uvicorn in this process) with a small arena and a day of history (:data:`FRESH`: a
@@ -29,12 +30,14 @@ a clock of its own, ``--simulate-days`` days (90) of a busy arena are written a 
 time (``--events`` / 30 events and ``--tasks`` / 30 tasks a day, each task with a
 completion receipt, a match per 100 tasks, among ``--agents`` agents), each day followed
 by the roll-up job and a retention pass at the default windows (events 30 days, task
-bodies and receipts 90), as ``palaestra serve`` runs them. The database's size, its
-agent events and the archive folder's size are printed every tenth day, then how much
-the database grew a day before and after the events' window filled. Target: the agent
-events held at the window's worth (31 days of them at most) whatever the days written
-(PASS or FAIL); what still grows is what is kept for ever (tasks, runs, matches,
-roll-ups) and, until their own 90 days, the task bodies and receipts.
+bodies and receipts 90; ``--events-days`` and ``--bodies-days`` set others, so that a
+run at the full rate passes its windows in fewer days), as ``palaestra serve`` runs
+them. The database's size, its agent events, the archive folder's size and the seconds
+the day's writing and its passes took are printed every day, then how much the database
+grew a day before and after the events' window filled. Target: the agent events held at
+the window's worth (a day more at most) whatever the days written (PASS or FAIL); what
+still grows is what is kept for ever (tasks, runs, matches, roll-ups) and, until their
+own window, the task bodies and receipts.
 
 The exit status is 1 when a read fails (a status other than 200), the roll-ups differ
 from the raw aggregates after the growth, or more events are kept than the window's;
@@ -356,12 +359,17 @@ async def one_store(store: str, args: argparse.Namespace, failures: list[str]) -
 
 async def storage(store: str, args: argparse.Namespace, failures: list[str]) -> None:
     """``--simulate-days`` days written a day at a time, each followed by the roll-up job
-    and a retention pass; the storage printed every tenth day (and the last)."""
+    and a retention pass; the storage, and the time each took, printed every day."""
     days = args.simulate_days
     per_day = {"events": args.events // 30, "tasks": args.tasks // 30}
     async with AsyncExitStack() as stack:
         data = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         given: dict[str, Any] = {"retention_pause_s": 0.0}
+        if args.events_days is not None:
+            given["retention_events_days"] = args.events_days
+        if args.bodies_days is not None:
+            given["retention_task_bodies_days"] = args.bodies_days
+            given["retention_receipts_days"] = args.bodies_days
         if store == "postgres":
             given["database_url"] = await stack.enter_async_context(bench_database())
         # Whole days, ending yesterday: the rows' times are in the past of the real clock.
@@ -378,19 +386,21 @@ async def storage(store: str, args: argparse.Namespace, failures: list[str]) -> 
         settings = platform.settings
         print(
             f"{store}: {days} days of {per_day['events']:,} events and {per_day['tasks']:,} "
-            f"tasks (and receipts) a day among {args.agents:,} agents; retention at the "
-            f"defaults: events {settings.retention_events_days} days, task bodies "
+            f"tasks (and receipts) a day among {args.agents:,} agents; retention windows: "
+            f"events {settings.retention_events_days} days, task bodies "
             f"{settings.retention_task_bodies_days}, receipts {settings.retention_receipts_days}"
         )
         print(f"  {'day':>4} {'database MiB':>13} {'agent events':>13} {'archive MiB':>12} "
-              f"{'pass s':>7}")  # fmt: skip
+              f"{'write s':>8} {'pass s':>7}")  # fmt: skip
         sizes: dict[int, int] = {}
         started = time.perf_counter()
         for day in range(days):
             start = first + day * DAY
+            written = time.perf_counter()
             await platform.db.transact(
                 partial(grow_day, day=day, start=start, agents=args.agents, **per_day)
             )
+            write_s = time.perf_counter() - written
             clock.current = start + DAY + 2 * 3600  # the next morning: yesterday's hours closed
             passed = time.perf_counter()
             await roll_up_to_now(platform)
@@ -400,14 +410,11 @@ async def storage(store: str, args: argparse.Namespace, failures: list[str]) -> 
             pass_s = time.perf_counter() - passed
             sizes[day + 1] = size = await platform.db.query(_database_size)
             events = await platform.db.query(_event_count)
-            if (day + 1) % 10 == 0 or day + 1 in (settings.retention_events_days + 1, days):
-                archive = sum(
-                    f.stat().st_size
-                    for f in settings.effective_archive_dir.rglob("*")
-                    if f.is_file()
-                )
-                print(f"  {day + 1:>4} {size / 2**20:>13,.0f} {events:>13,} "
-                      f"{archive / 2**20:>12,.0f} {pass_s:>7.1f}")  # fmt: skip
+            archive = sum(
+                f.stat().st_size for f in settings.effective_archive_dir.rglob("*") if f.is_file()
+            )
+            print(f"  {day + 1:>4} {size / 2**20:>13,.0f} {events:>13,} "
+                  f"{archive / 2**20:>12,.0f} {write_s:>8.1f} {pass_s:>7.1f}")  # fmt: skip
     window = settings.retention_events_days
     if days <= window + 1:
         print(f"  ({days} days do not pass the events' window: nothing to compare)")
@@ -458,6 +465,15 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stores", default="sqlite,postgres")
     parser.add_argument("--phases", default="reads,storage", help="reads, storage or both")
     parser.add_argument("--simulate-days", type=int, default=90)
+    parser.add_argument(
+        "--events-days", type=int, default=None, help="the events' window (default: the setting's)"
+    )
+    parser.add_argument(
+        "--bodies-days",
+        type=int,
+        default=None,
+        help="the task bodies' and receipts' window (default: the settings')",
+    )
     args = parse_args(parser, QUICK, argv)
     failures: list[str] = []
     phases = args.phases.split(",")
