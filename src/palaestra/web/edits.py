@@ -9,16 +9,19 @@ endpoint is followed to its wizard, which runs on the new URL at once.
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request
 from starlette.responses import RedirectResponse, Response
 
 from palaestra.engine.agents.endpoints import change_endpoint
-from palaestra.engine.cage.fighters import EntrantType, ModelConfig, change_model
+from palaestra.engine.cage.fighters import EntrantType, change_model
 from palaestra.errors import Forbidden, NotFound, TooManyRequests
 from palaestra.http.deps import PlatformDep
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
 from palaestra.store.models import Agent
+from palaestra.web.fighters import ModelFields
 from palaestra.web.forms import FormText, SenderDep
 from palaestra.web.pages import not_found
 from palaestra.web.register import in_background
@@ -83,22 +86,18 @@ async def model_form(request: Request, fighter_id: str, platform: PlatformDep) -
 
 @router.post("/fighters/{fighter_id}/model")
 async def change_fighter_model(
-    fighter_id: str,
-    sender: SenderDep,
-    model: FormText = "",
-    base_url: FormText = "",
-    api_key: FormText = "",
+    fighter_id: str, sender: SenderDep, fields: Annotated[ModelFields, Form()]
 ) -> Response:
     """Check the new model as ``PATCH /api/fighters/{id}`` does, then show the fighter."""
     request, platform = sender.request, sender.platform
     fighter = await _entrant(platform, fighter_id, Arena.CAGE)
     if fighter is None or fighter.entrant_type != EntrantType.MODEL.value:
         return not_found(request, "No such model fighter.")
-    form = {"model": model, "base_url": base_url}
-    config = ModelConfig(base_url.strip() or None, model.strip(), api_key.strip() or None)
     done = await sender.act(
-        lambda caller: change_model(platform, caller, fighter_id, config),
-        invalid=lambda message: _edit_page(request, _MODEL, 400, form, message, fighter=fighter),
+        lambda caller: change_model(platform, caller, fighter_id, fields.config()),
+        invalid=lambda message: _edit_page(
+            request, _MODEL, 400, fields.typed(), message, fighter=fighter
+        ),
         refuse=_REFUSED,
     )
     if isinstance(done, Response):

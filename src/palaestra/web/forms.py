@@ -15,6 +15,7 @@ from typing import Annotated, TypeVar
 from urllib.parse import urlsplit
 
 from fastapi import Depends, Form, Request
+from pydantic import BaseModel, ConfigDict
 from starlette.responses import Response
 
 from palaestra.engine.accounts import Caller, authenticate
@@ -27,6 +28,7 @@ from palaestra.web.rendering import render
 from palaestra.web.session import current, load_session, session_id
 
 __all__ = [
+    "FormFields",
     "FormSender",
     "FormText",
     "SenderDep",
@@ -38,6 +40,14 @@ __all__ = [
 ]
 
 FormText = Annotated[str, Form(max_length=4000)]
+
+
+class FormFields(BaseModel):
+    """A form's own fields, read as ``Annotated[TheFields, Form()]``: text as
+    :data:`FormText` is (at most 4000 characters, "" when not sent)."""
+
+    model_config = ConfigDict(str_max_length=4000, frozen=True)
+
 
 Done = TypeVar("Done")
 

@@ -8,9 +8,9 @@ with it (see :mod:`palaestra.web.forms`), and calls the same services as the API
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Form, Request
 from starlette.responses import RedirectResponse, Response
 
 from palaestra.engine.accounts import Caller
@@ -23,7 +23,7 @@ from palaestra.protocol.constants import Arena
 from palaestra.rules.runs.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS
 from palaestra.store.models import Agent, Run
 from palaestra.web import queries
-from palaestra.web.forms import FormSender, FormText, SenderDep
+from palaestra.web.forms import FormFields, FormSender, FormText, SenderDep
 from palaestra.web.pages import not_found
 from palaestra.web.rendering import render
 from palaestra.web.session import current
@@ -40,32 +40,29 @@ async def new_run_form(request: Request) -> Response:
     return await _run_form(request, 200, {"launchpad": DEFAULT_LAUNCHPAD})
 
 
+class _RunFields(FormFields):
+    goal: str = ""
+    launchpad: str = ""
+    scouts: str = ""
+    shortlist: str = ""
+    builds: str = ""
+    verifies: str = ""
+    critiques: str = ""
+
+
 @router.post(_NEW_RUN)
 async def new_run(
-    sender: SenderDep,
-    services: ServicesDep,
-    goal: FormText = "",
-    launchpad: FormText = "",
-    scouts: FormText = "",
-    shortlist: FormText = "",
-    builds: FormText = "",
-    verifies: FormText = "",
-    critiques: FormText = "",
+    sender: SenderDep, services: ServicesDep, fields: Annotated[_RunFields, Form()]
 ) -> Response:
     """Start a run as ``POST /api/runs`` does (the same quota), then follow it on its page."""
-    given = {
-        "scouts": scouts,
-        "shortlist": shortlist,
-        "builds": builds,
-        "verifies": verifies,
-        "critiques": critiques,
-    }
-    form = {"goal": goal, "launchpad": launchpad, **given}
+    form = fields.model_dump()
+    given = {name: form[name] for name in SIZE_LIMITS}
 
     async def start(caller: Caller) -> Run:
         sizes = _sizes(given)
         await check_run_quota(sender.platform, caller)
-        return await start_run(sender.platform, caller, goal, launchpad or None, sizes)
+        launchpad = fields.launchpad or None
+        return await start_run(sender.platform, caller, fields.goal, launchpad, sizes)
 
     run = await sender.act(
         start, invalid=lambda message: _run_form(sender.request, 400, form, error=message)
