@@ -39,14 +39,17 @@ __all__ = [
     "wrong_form_token",
 ]
 
-FormText = Annotated[str, Form(max_length=4000)]
+#: The most characters a form's text field may hold.
+_MAX_TEXT = 4000
+
+FormText = Annotated[str, Form(max_length=_MAX_TEXT)]
 
 
 class FormFields(BaseModel):
     """A form's own fields, read as ``Annotated[TheFields, Form()]``: text as
     :data:`FormText` is (at most 4000 characters, "" when not sent)."""
 
-    model_config = ConfigDict(str_max_length=4000, frozen=True)
+    model_config = ConfigDict(str_max_length=_MAX_TEXT, frozen=True)
 
 
 Done = TypeVar("Done")
