@@ -8,46 +8,53 @@ challenge where the arena allows it.
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from typing import Annotated
+
+from fastapi import APIRouter, Form
 from starlette.responses import RedirectResponse, Response
 
+from palaestra.engine.accounts import Caller
 from palaestra.engine.cage.matches import create_match
 from palaestra.engine.quotas import check_match_quota
-from palaestra.errors import InvalidRequest, PalaestraError
-from palaestra.http.deps import PlatformDep, ServicesDep
-from palaestra.web.forms import FormText, form_caller, refused
+from palaestra.errors import InvalidRequest
+from palaestra.http.deps import ServicesDep
+from palaestra.store.models import Match
+from palaestra.web.forms import FormFields, SenderDep
 
 __all__ = ["router"]
 
 router = APIRouter(include_in_schema=False)
 
 
+class _ChallengeFields(FormFields):
+    mine: str = ""
+    seat: str = "attacker"
+    rated: str = ""
+
+
 @router.post("/fighters/{fighter_id}/challenge")
 async def challenge(
-    request: Request,
     fighter_id: str,
+    sender: SenderDep,
     services: ServicesDep,
-    platform: PlatformDep,
-    token: FormText = "",
-    csrf_token: FormText = "",
-    mine: FormText = "",
-    seat: FormText = "attacker",
-    rated: FormText = "",
+    fields: Annotated[_ChallengeFields, Form()],
 ) -> Response:
     """Start a match of the owner's fighter ``mine`` against this one, ``mine`` in ``seat``
     (``attacker`` or ``defender``); then follow it on its page."""
-    try:
-        caller = await form_caller(request, platform, token, csrf_token)
-        if isinstance(caller, Response):
-            return caller
+
+    async def start(caller: Caller) -> Match:
+        mine, seat = fields.mine.strip(), fields.seat
         if seat not in ("attacker", "defender"):
             raise InvalidRequest("seat must be attacker or defender")
-        if not mine.strip():
+        if not mine:
             raise InvalidRequest("choose one of your fighters")
-        await check_match_quota(platform, caller)
-        pair = (mine.strip(), fighter_id) if seat == "attacker" else (fighter_id, mine.strip())
-        match = await create_match(platform, caller, *pair, rated=rated == "yes" or None)
-    except PalaestraError as exc:
-        return refused(request, exc)
+        await check_match_quota(sender.platform, caller)
+        pair = (mine, fighter_id) if seat == "attacker" else (fighter_id, mine)
+        rated = fields.rated == "yes" or None
+        return await create_match(sender.platform, caller, *pair, rated=rated)
+
+    match = await sender.act(start)
+    if isinstance(match, Response):
+        return match
     services.referee.wake()
     return RedirectResponse(f"/matches/{match.id}", 303)

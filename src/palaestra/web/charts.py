@@ -60,26 +60,28 @@ def _clock(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).strftime("%H:%M:%S UTC")
 
 
+#: The units a duration is said in below a day's: (below how many seconds, the unit's
+#: seconds, its name); longer ones are said in days.
+_UNITS: Final = ((90, 1, "s"), (5400, 60, "min"), (172_800, 3600, "h"))
+
+
+def _in_units(seconds: float) -> tuple[float, str]:
+    """``seconds`` in the unit people say it in: s, min, h or d."""
+    for below, size, unit in _UNITS:
+        if seconds < below:
+            return seconds / size, unit
+    return seconds / 86400, "d"
+
+
 def _ago(seconds: float) -> str:
-    seconds = max(0.0, seconds)
-    if seconds < 90:
-        return f"-{seconds:.0f}s"
-    if seconds < 5400:
-        return f"-{seconds / 60:.0f} min"
-    if seconds < 172_800:
-        return f"-{seconds / 3600:.0f} h"
-    return f"-{seconds / 86400:.0f} d"
+    value, unit = _in_units(max(0.0, seconds))
+    return f"-{value:.0f}s" if unit == "s" else f"-{value:.0f} {unit}"
 
 
 def duration(seconds: float) -> str:
     """A duration as people say it: 45 s, 12 min, 3.5 h, 2 d."""
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 172_800:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.0f} d"
+    value, unit = _in_units(seconds)
+    return f"{value:.1f} h" if unit == "h" else f"{value:.0f} {unit}"
 
 
 def _ms(value: float) -> str:

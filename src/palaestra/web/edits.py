@@ -9,19 +9,20 @@ endpoint is followed to its wizard, which runs on the new URL at once.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Form, Request
 from starlette.responses import RedirectResponse, Response
 
 from palaestra.engine.agents.endpoints import change_endpoint
-from palaestra.engine.cage.fighters import EntrantType, ModelConfig, change_model
-from palaestra.errors import Forbidden, NotFound, PalaestraError, TooManyRequests
+from palaestra.engine.cage.fighters import EntrantType, change_model
+from palaestra.errors import Forbidden, NotFound, TooManyRequests
 from palaestra.http.deps import PlatformDep
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
 from palaestra.store.models import Agent
-from palaestra.web.forms import FormText, form_caller, refused
+from palaestra.web.fighters import ModelFields
+from palaestra.web.forms import FormText, SenderDep
 from palaestra.web.pages import not_found
 from palaestra.web.register import in_background
 from palaestra.web.rendering import render
@@ -31,6 +32,11 @@ __all__ = ["router"]
 
 router = APIRouter(include_in_schema=False)
 
+#: What a change refuses rather than showing the form again: no form fixes it.
+_REFUSED = (TooManyRequests, NotFound, Forbidden)
+_ENDPOINT = "agent_endpoint.html"
+_MODEL = "fighter_model.html"
+
 
 @router.get("/agents/{agent_id}/endpoint")
 async def endpoint_form(request: Request, agent_id: str, platform: PlatformDep) -> Response:
@@ -39,54 +45,31 @@ async def endpoint_form(request: Request, agent_id: str, platform: PlatformDep) 
     if agent is None:
         return not_found(request, "No such agent.")
     url = agent.endpoint_url if _reads_settings(request, agent) else ""
-    return _endpoint_page(request, agent, 200, url or "")
+    return await _edit_page(request, _ENDPOINT, 200, {"endpoint_url": url or ""}, agent=agent)
 
 
 @router.post("/agents/{agent_id}/endpoint")
 async def change_agent_endpoint(
-    request: Request,
-    agent_id: str,
-    platform: PlatformDep,
-    token: FormText = "",
-    csrf_token: FormText = "",
-    endpoint_url: FormText = "",
+    agent_id: str, sender: SenderDep, endpoint_url: FormText = ""
 ) -> Response:
     """Check the new URL as ``PATCH /api/agents/{id}`` does, then follow its wizard."""
+    request, platform = sender.request, sender.platform
     agent = await _entrant(platform, agent_id, Arena.EDGEARENA)
     if agent is None:
         return not_found(request, "No such agent.")
-    try:
-        caller = await form_caller(request, platform, token, csrf_token)
-        if isinstance(caller, Response):
-            return caller
-        done = await change_endpoint(platform, caller, agent_id, endpoint_url)
-    except (TooManyRequests, NotFound, Forbidden) as exc:
-        return refused(request, exc)  # another's agent, or too many wrong tokens
-    except PalaestraError as exc:
-        return _endpoint_page(request, agent, 400, endpoint_url, error=exc.message)
+    done = await sender.act(
+        lambda caller: change_endpoint(platform, caller, agent_id, endpoint_url),
+        invalid=lambda message: _edit_page(
+            request, _ENDPOINT, 400, {"endpoint_url": endpoint_url}, message, agent=agent
+        ),
+        refuse=_REFUSED,  # another's agent, or too many wrong tokens
+    )
+    if isinstance(done, Response):
+        return done
     if done.attempt is None:  # the URL it had: nothing to run
         return RedirectResponse(f"/agents/{agent_id}#owner-controls", 303)
     in_background(request, platform, done.attempt)
     return RedirectResponse(f"/agents/{agent_id}/wizard/{done.attempt.attempt_id}", 303)
-
-
-def _endpoint_page(
-    request: Request,
-    agent: Agent,
-    status: int,
-    endpoint_url: str,
-    *,
-    error: str | None = None,
-) -> Response:
-    return render(
-        request,
-        "agent_endpoint.html",
-        status,
-        private=True,
-        agent=agent,
-        form={"endpoint_url": endpoint_url},
-        error=error,
-    )
 
 
 @router.get("/fighters/{fighter_id}/model")
@@ -98,48 +81,40 @@ async def model_form(request: Request, fighter_id: str, platform: PlatformDep) -
     form = {"model": provider.get("model", ""), "base_url": provider.get("base_url", "")}
     if not _reads_settings(request, fighter):
         form["base_url"] = ""  # its provider's address is its owner's business
-    return _model_page(request, fighter, 200, form)
+    return await _edit_page(request, _MODEL, 200, form, fighter=fighter)
 
 
 @router.post("/fighters/{fighter_id}/model")
 async def change_fighter_model(
-    request: Request,
-    fighter_id: str,
-    platform: PlatformDep,
-    token: FormText = "",
-    csrf_token: FormText = "",
-    model: FormText = "",
-    base_url: FormText = "",
-    api_key: FormText = "",
+    fighter_id: str, sender: SenderDep, fields: Annotated[ModelFields, Form()]
 ) -> Response:
     """Check the new model as ``PATCH /api/fighters/{id}`` does, then show the fighter."""
+    request, platform = sender.request, sender.platform
     fighter = await _entrant(platform, fighter_id, Arena.CAGE)
     if fighter is None or fighter.entrant_type != EntrantType.MODEL.value:
         return not_found(request, "No such model fighter.")
-    form = {"model": model, "base_url": base_url}
-    config = ModelConfig(base_url.strip() or None, model.strip(), api_key.strip() or None)
-    try:
-        caller = await form_caller(request, platform, token, csrf_token)
-        if isinstance(caller, Response):
-            return caller
-        await change_model(platform, caller, fighter_id, config)
-    except (TooManyRequests, NotFound, Forbidden) as exc:
-        return refused(request, exc)
-    except PalaestraError as exc:
-        return _model_page(request, fighter, 400, form, error=exc.message)
+    done = await sender.act(
+        lambda caller: change_model(platform, caller, fighter_id, fields.config()),
+        invalid=lambda message: _edit_page(
+            request, _MODEL, 400, fields.typed(), message, fighter=fighter
+        ),
+        refuse=_REFUSED,
+    )
+    if isinstance(done, Response):
+        return done
     return RedirectResponse(f"/fighters/{fighter_id}#model", 303)
 
 
-def _model_page(
+async def _edit_page(
     request: Request,
-    fighter: Agent,
+    name: str,
     status: int,
-    form: dict[str, Any],
+    form: dict[str, str],
     error: str | None = None,
+    **entrant: Agent,
 ) -> Response:
-    return render(
-        request, "fighter_model.html", status, private=True, fighter=fighter, form=form, error=error
-    )
+    """The form ``name`` for the entrant, with what it holds or what was typed."""
+    return render(request, name, status, private=True, form=form, error=error, **entrant)
 
 
 async def _entrant(platform: Platform, entrant_id: str, arena: Arena) -> Agent | None:

@@ -10,9 +10,9 @@ no browser or proxy keeps.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Form, Request
 from starlette.responses import RedirectResponse, Response
 
 from palaestra.engine.accounts import Caller
@@ -22,13 +22,12 @@ from palaestra.engine.cage.fighters import (
     create_fighter,
     set_challenges,
 )
-from palaestra.http.deps import PlatformDep, services_of
-from palaestra.platform import Platform
+from palaestra.http.deps import services_of
 from palaestra.store.models import Agent
-from palaestra.web.forms import FormText, form_action
+from palaestra.web.forms import FormFields, FormSender, FormText, SenderDep
 from palaestra.web.rendering import render
 
-__all__ = ["router"]
+__all__ = ["ModelFields", "router"]
 
 router = APIRouter(include_in_schema=False)
 
@@ -42,50 +41,49 @@ async def new_fighter_form(request: Request) -> Response:
     return await _fighter_form(request, 200, {"entrant_type": EntrantType.HARNESS.value})
 
 
+class ModelFields(FormFields):
+    """A model fighter's model: its id, and its provider's URL and key."""
+
+    model: str = ""
+    base_url: str = ""
+    api_key: str = ""
+
+    def config(self) -> ModelConfig:
+        return ModelConfig(
+            self.base_url.strip() or None, self.model.strip(), self.api_key.strip() or None
+        )
+
+    def typed(self) -> dict[str, str]:
+        """What was typed, to show again: all but the provider's key, never sent back."""
+        return self.model_dump(exclude={"api_key"})
+
+
+class _FighterFields(ModelFields):
+    name: str = ""
+    entrant_type: str = ""
+    fighter_class: str = ""
+    rated_challenges: str = ""
+    friendly_challenges: str = ""
+
+
 @router.post(_NEW)
-async def new_fighter(
-    request: Request,
-    platform: PlatformDep,
-    token: FormText = "",
-    csrf_token: FormText = "",
-    name: FormText = "",
-    entrant_type: FormText = "",
-    fighter_class: FormText = "",
-    model: FormText = "",
-    base_url: FormText = "",
-    api_key: FormText = "",
-    rated_challenges: FormText = "",
-    friendly_challenges: FormText = "",
-) -> Response:
+async def new_fighter(sender: SenderDep, fields: Annotated[_FighterFields, Form()]) -> Response:
     """Create a fighter as ``POST /api/fighters`` does: a harness gets its claim code (shown
     once), a model fighter its page."""
-    form = {
-        "name": name,
-        "entrant_type": entrant_type,
-        "fighter_class": fighter_class,
-        "model": model,
-        "base_url": base_url,
-        "rated_challenges": rated_challenges,
-        "friendly_challenges": friendly_challenges,
-    }
     # A model's fields count for a model fighter only: a harness's form may keep them filled.
-    wants_model = entrant_type == EntrantType.MODEL.value
-    config = ModelConfig(base_url.strip() or None, model.strip(), api_key.strip() or None)
-    created = await form_action(
-        request,
-        platform,
-        (token, csrf_token),
+    wants_model = fields.entrant_type == EntrantType.MODEL.value
+    created = await sender.act(
         lambda caller: create_fighter(
-            platform,
+            sender.platform,
             caller,
-            name,
-            entrant_type,
-            fighter_class,
-            config if wants_model else None,
-            rated_challenges=rated_challenges == "yes",
-            friendly_challenges=_FRIENDLY.get(friendly_challenges),
+            fields.name,
+            fields.entrant_type,
+            fields.fighter_class,
+            fields.config() if wants_model else None,
+            rated_challenges=fields.rated_challenges == "yes",
+            friendly_challenges=_FRIENDLY.get(fields.friendly_challenges),
         ),
-        invalid=lambda message: _fighter_form(request, 400, form, error=message),
+        invalid=lambda message: _fighter_form(sender.request, 400, fields.typed(), error=message),
     )
     if isinstance(created, Response):
         return created
@@ -93,12 +91,12 @@ async def new_fighter(
     if fighter.entrant_type != EntrantType.HARNESS.value:
         return RedirectResponse(f"/fighters/{fighter.id}", 303)
     return render(
-        request,
+        sender.request,
         "fighter_created.html",
         private=True,
         fighter=fighter,
         claim_code=created.claim_code,
-        base=platform.settings.public_url.rstrip("/"),
+        base=sender.platform.settings.public_url.rstrip("/"),
     )
 
 
@@ -119,51 +117,28 @@ async def _fighter_form(
 
 
 @router.post("/fighters/{fighter_id}/rated-challenges")
-async def rated_challenges(
-    request: Request,
-    fighter_id: str,
-    platform: PlatformDep,
-    token: FormText = "",
-    csrf_token: FormText = "",
-    accepts: FormText = "",
-) -> Response:
+async def rated_challenges(fighter_id: str, sender: SenderDep, accepts: FormText = "") -> Response:
     """Turn rated challenges on (``accepts=yes``) or off, then show the fighter's page."""
-    return await _consent(
-        request, platform, fighter_id, (token, csrf_token), "rated-challenges", accepts
-    )
+    return await _consent(sender, fighter_id, "rated-challenges", accepts)
 
 
 @router.post("/fighters/{fighter_id}/friendly-challenges")
 async def friendly_challenges(
-    request: Request,
-    fighter_id: str,
-    platform: PlatformDep,
-    token: FormText = "",
-    csrf_token: FormText = "",
-    accepts: FormText = "",
+    fighter_id: str, sender: SenderDep, accepts: FormText = ""
 ) -> Response:
     """Turn other owners' friendly matches on (``accepts=yes``) or off, then show the page."""
-    return await _consent(
-        request, platform, fighter_id, (token, csrf_token), "friendly-challenges", accepts
-    )
+    return await _consent(sender, fighter_id, "friendly-challenges", accepts)
 
 
-async def _consent(
-    request: Request,
-    platform: Platform,
-    fighter_id: str,
-    credential: tuple[str, str],
-    which: str,
-    accepts: str,
-) -> Response:
+async def _consent(sender: FormSender, fighter_id: str, which: str, accepts: str) -> Response:
     given = accepts == "yes"
 
     async def consent(caller: Caller) -> Agent:
         if which == "rated-challenges":
-            return await set_challenges(platform, caller, fighter_id, rated=given)
-        return await set_challenges(platform, caller, fighter_id, friendly=given)
+            return await set_challenges(sender.platform, caller, fighter_id, rated=given)
+        return await set_challenges(sender.platform, caller, fighter_id, friendly=given)
 
-    done = await form_action(request, platform, credential, consent)
+    done = await sender.act(consent)
     if isinstance(done, Response):
         return done
     return RedirectResponse(f"/fighters/{fighter_id}#{which}", 303)

@@ -10,33 +10,47 @@ is refused either way.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Annotated, TypeVar
 from urllib.parse import urlsplit
 
-from fastapi import Form, Request
+from fastapi import Depends, Form, Request
+from pydantic import BaseModel, ConfigDict
 from starlette.responses import Response
 
 from palaestra.engine.accounts import Caller, authenticate
 from palaestra.engine.web_sessions import form_token_matches
 from palaestra.errors import Forbidden, NotFound, PalaestraError, TooManyRequests, Unauthorized
-from palaestra.http.deps import guarded, services_of
+from palaestra.http.deps import PlatformDep, guarded, services_of
 from palaestra.platform import Platform
 from palaestra.web.reasons import Audience, audience_of
 from palaestra.web.rendering import render
 from palaestra.web.session import current, load_session, session_id
 
 __all__ = [
+    "FormFields",
+    "FormSender",
     "FormText",
+    "SenderDep",
     "cross_site",
-    "form_action",
-    "form_caller",
     "htmx",
-    "owner_view",
     "refused",
     "same_origin",
+    "wrong_form_token",
 ]
 
-FormText = Annotated[str, Form(max_length=4000)]
+#: The most characters a form's text field may hold.
+_MAX_TEXT = 4000
+
+FormText = Annotated[str, Form(max_length=_MAX_TEXT)]
+
+
+class FormFields(BaseModel):
+    """A form's own fields, read as ``Annotated[TheFields, Form()]``: text as
+    :data:`FormText` is (at most 4000 characters, "" when not sent)."""
+
+    model_config = ConfigDict(str_max_length=_MAX_TEXT, frozen=True)
+
 
 Done = TypeVar("Done")
 
@@ -84,71 +98,92 @@ def refused(request: Request, exc: PalaestraError) -> Response:
     return render(request, "error.html", status, title="Refused", message=exc.message)
 
 
-async def form_caller(
-    request: Request, platform: Platform, token: str, form_token: str
-) -> Caller | Response:
-    """Who sends the form: the token posted with it (a wrong one raises, counted against the
-    guessing throttle), else the browser's session with its form token; or the page refusing
-    the form (from another site, with no session, or without the session's form token)."""
-    if not same_origin(request):
-        return cross_site(request)
-    if token.strip():
-        async with guarded(request):
-            return await authenticate(platform, token.strip())
-    await load_session(request)
-    signed = current(request)
-    if signed is None:
-        return render(
-            request,
-            "error.html",
-            401,
-            title="Sign in first",
-            message="Your session has ended. Sign in again, then send the form again."
-            if request.state.session_ended
-            else "Sign in with your owner token (or the admin's), then send the form again.",
-            sign_in_link=True,
-        )
-    if not form_token_matches(session_id(request), form_token):
-        return render(
-            request,
-            "error.html",
-            403,
-            title="Form token missing or wrong",
-            message="This form did not carry the form token of your session, so it may not "
-            "come from this arena's page. Reload the page and send the form again.",
-        )
-    return signed.caller
+@dataclass(frozen=True)
+class FormSender:
+    """A form posted to the pages, with the credential it carries: the owner's or the admin's
+    token (``token``), else the browser's session with its form token (``csrf_token``)."""
+
+    request: Request
+    platform: Platform
+    token: str
+    form_token: str
+
+    @property
+    def shown_token(self) -> str | None:
+        """The token the next page posts again (a browser signed in needs none)."""
+        return self.token.strip() or None
+
+    async def caller(self) -> Caller | Response:
+        """Who sends the form: the token posted with it (a wrong one raises, counted against
+        the guessing throttle), else the browser's session with its form token; or the page
+        refusing the form (from another site, with no session, or without the session's
+        form token)."""
+        request = self.request
+        if not same_origin(request):
+            return cross_site(request)
+        if token := self.token.strip():
+            async with guarded(request):
+                return await authenticate(self.platform, token)
+        await load_session(request)
+        signed = current(request)
+        if signed is None:
+            return render(
+                request,
+                "error.html",
+                401,
+                title="Sign in first",
+                message="Your session has ended. Sign in again, then send the form again."
+                if request.state.session_ended
+                else "Sign in with your owner token (or the admin's), then send the form again.",
+                sign_in_link=True,
+            )
+        if not form_token_matches(session_id(request), self.form_token):
+            return wrong_form_token(request, "send the form again")
+        return signed.caller
+
+    async def act(
+        self,
+        action: Callable[[Caller], Awaitable[Done]],
+        *,
+        invalid: Callable[[str], Awaitable[Response]] | None = None,
+        refuse: tuple[type[PalaestraError], ...] = (TooManyRequests,),
+    ) -> Done | Response:
+        """What ``action`` gives for the form's sender (see :meth:`caller`), or the page
+        refusing the form or the action; ``invalid`` shows the form again with the error's
+        message instead, but for the errors in ``refuse`` (too many attempts, by default),
+        which are always refused."""
+        try:
+            caller = await self.caller()
+            if isinstance(caller, Response):
+                return caller
+            return await action(caller)
+        except PalaestraError as exc:
+            if invalid is None or isinstance(exc, refuse):
+                return refused(self.request, exc)
+            return await invalid(exc.message)
+
+    async def owner_view(self, agent_id: str) -> Audience | Response:
+        """The audience the sender is shown on the agent's pages, or the page refusing it."""
+        return await self.act(lambda caller: audience_of(self.platform, caller, agent_id))
 
 
-async def form_action(
-    request: Request,
-    platform: Platform,
-    credential: tuple[str, str],
-    action: Callable[[Caller], Awaitable[Done]],
-    *,
-    invalid: Callable[[str], Awaitable[Response]] | None = None,
-) -> Done | Response:
-    """What ``action`` gives for the form's sender (see :func:`form_caller`), or the page
-    refusing the form or the action; ``invalid`` shows the form again with the error's
-    message instead (but for too many attempts, which is always refused)."""
-    try:
-        caller = await form_caller(request, platform, *credential)
-        if isinstance(caller, Response):
-            return caller
-        return await action(caller)
-    except TooManyRequests as exc:
-        return refused(request, exc)
-    except PalaestraError as exc:
-        return refused(request, exc) if invalid is None else await invalid(exc.message)
+async def _form_sender(
+    request: Request, platform: PlatformDep, token: FormText = "", csrf_token: FormText = ""
+) -> FormSender:
+    return FormSender(request, platform, token, csrf_token)
 
 
-async def owner_view(
-    request: Request, platform: Platform, agent_id: str, token: str, form_token: str = ""
-) -> Audience | Response:
-    """The audience the form's sender is shown on the agent's pages, or the page refusing it."""
-    return await form_action(
+#: The sender of a form posted with ``token`` or ``csrf_token`` (see :class:`FormSender`).
+SenderDep = Annotated[FormSender, Depends(_form_sender)]
+
+
+def wrong_form_token(request: Request, again: str) -> Response:
+    """The page refusing a form sent without the session's form token."""
+    return render(
         request,
-        platform,
-        (token, form_token),
-        lambda caller: audience_of(platform, caller, agent_id),
+        "error.html",
+        403,
+        title="Form token missing or wrong",
+        message="This form did not carry the form token of your session, so it may not "
+        f"come from this arena's page. Reload the page and {again}.",
     )

@@ -19,6 +19,7 @@ from palaestra.rules.producers import BASELINE_UNRATED, counts_for_ratings, prod
 from palaestra.rules.ratings import FighterRatings
 from palaestra.rules.reasons import public_reason
 from palaestra.store.models import Agent, Match, Turn
+from palaestra.web.queries import MATCH_COLUMNS, stored
 from palaestra.web.transcript import (
     Finding,
     PayloadPart,
@@ -170,21 +171,13 @@ async def match_page(platform: Platform, match_id: str) -> MatchPage | None:
     )
     secret = material.get("secret") if reveal else None
     return MatchPage(
-        id=match.id,
-        ruleset=match.ruleset,
-        kind=match.kind,
-        status=match.status,
-        outcome=match.outcome,
-        decided_by=match.decided_by,
+        **stored(match, (*MATCH_COLUMNS, "ruleset", "deadline_ms")),
         void_reason=void_reason,
         explanation=explanation,
         decisive_turn=decisive,
         attacker=_entrant(entrants.get("attacker"), attacker, match.attacker_id),
         defender=_entrant(entrants.get("defender"), defender, match.defender_id),
         turns=views,
-        deadline_ms=match.deadline_ms,
-        created_at=match.created_at,
-        finished_at=match.finished_at,
         revealed=reveal,
         seed=match.seed if reveal else None,
         secret=secret if isinstance(secret, dict) else None,

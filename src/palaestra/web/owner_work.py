@@ -8,9 +8,9 @@ with it (see :mod:`palaestra.web.forms`), and calls the same services as the API
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Form, Request
 from starlette.responses import RedirectResponse, Response
 
 from palaestra.engine.accounts import Caller
@@ -18,13 +18,12 @@ from palaestra.engine.agents.registry import change, rename, rotate_key
 from palaestra.engine.quotas import check_run_quota, quota_use
 from palaestra.engine.runs.service import MAX_GOAL_CHARS, SIZE_LIMITS, start_run
 from palaestra.errors import InvalidRequest
-from palaestra.http.deps import PlatformDep, ServicesDep, services_of
-from palaestra.platform import Platform
+from palaestra.http.deps import ServicesDep, services_of
 from palaestra.protocol.constants import Arena
 from palaestra.rules.runs.prompts import DEFAULT_LAUNCHPAD, LAUNCHPADS
 from palaestra.store.models import Agent, Run
 from palaestra.web import queries
-from palaestra.web.forms import FormText, form_action
+from palaestra.web.forms import FormFields, FormSender, FormText, SenderDep
 from palaestra.web.pages import not_found
 from palaestra.web.rendering import render
 from palaestra.web.session import current
@@ -41,42 +40,32 @@ async def new_run_form(request: Request) -> Response:
     return await _run_form(request, 200, {"launchpad": DEFAULT_LAUNCHPAD})
 
 
+class _RunFields(FormFields):
+    goal: str = ""
+    launchpad: str = ""
+    scouts: str = ""
+    shortlist: str = ""
+    builds: str = ""
+    verifies: str = ""
+    critiques: str = ""
+
+
 @router.post(_NEW_RUN)
 async def new_run(
-    request: Request,
-    services: ServicesDep,
-    platform: PlatformDep,
-    token: FormText = "",
-    csrf_token: FormText = "",
-    goal: FormText = "",
-    launchpad: FormText = "",
-    scouts: FormText = "",
-    shortlist: FormText = "",
-    builds: FormText = "",
-    verifies: FormText = "",
-    critiques: FormText = "",
+    sender: SenderDep, services: ServicesDep, fields: Annotated[_RunFields, Form()]
 ) -> Response:
     """Start a run as ``POST /api/runs`` does (the same quota), then follow it on its page."""
-    given = {
-        "scouts": scouts,
-        "shortlist": shortlist,
-        "builds": builds,
-        "verifies": verifies,
-        "critiques": critiques,
-    }
-    form = {"goal": goal, "launchpad": launchpad, **given}
+    form = fields.model_dump()
+    given = {name: form[name] for name in SIZE_LIMITS}
 
     async def start(caller: Caller) -> Run:
         sizes = _sizes(given)
-        await check_run_quota(platform, caller)
-        return await start_run(platform, caller, goal, launchpad or None, sizes)
+        await check_run_quota(sender.platform, caller)
+        launchpad = fields.launchpad or None
+        return await start_run(sender.platform, caller, fields.goal, launchpad, sizes)
 
-    run = await form_action(
-        request,
-        platform,
-        (token, csrf_token),
-        start,
-        invalid=lambda message: _run_form(request, 400, form, error=message),
+    run = await sender.act(
+        start, invalid=lambda message: _run_form(sender.request, 400, form, error=message)
     )
     if isinstance(run, Response):
         return run
@@ -118,65 +107,26 @@ async def _run_form(
 
 
 @router.post("/agents/{agent_id}/pause")
-async def pause_agent(
-    request: Request,
-    agent_id: str,
-    platform: PlatformDep,
-    token: FormText = "",
-    csrf_token: FormText = "",
-) -> Response:
+async def pause_agent(agent_id: str, sender: SenderDep) -> Response:
     """Pause the agent (its owner): no pings or dispatches until it is resumed."""
-    return await _change(
-        request,
-        platform,
-        (token, csrf_token),
-        lambda caller: change(platform, caller, agent_id, "pause"),
-    )
+    return await _change(sender, lambda caller: change(sender.platform, caller, agent_id, "pause"))
 
 
 @router.post("/agents/{agent_id}/resume")
-async def resume_agent(
-    request: Request,
-    agent_id: str,
-    platform: PlatformDep,
-    token: FormText = "",
-    csrf_token: FormText = "",
-) -> Response:
+async def resume_agent(agent_id: str, sender: SenderDep) -> Response:
     """Resume the agent (its owner): back to the status it held before the pause."""
-    return await _change(
-        request,
-        platform,
-        (token, csrf_token),
-        lambda caller: change(platform, caller, agent_id, "resume"),
-    )
+    return await _change(sender, lambda caller: change(sender.platform, caller, agent_id, "resume"))
 
 
 @router.post("/agents/{agent_id}/rename")
-async def rename_agent(
-    request: Request,
-    agent_id: str,
-    platform: PlatformDep,
-    token: FormText = "",
-    csrf_token: FormText = "",
-    name: FormText = "",
-) -> Response:
+async def rename_agent(agent_id: str, sender: SenderDep, name: FormText = "") -> Response:
     """A new name for the agent or fighter (its owner); not one another of its own has."""
-    return await _change(
-        request,
-        platform,
-        (token, csrf_token),
-        lambda caller: rename(platform, caller, agent_id, name),
-    )
+    return await _change(sender, lambda caller: rename(sender.platform, caller, agent_id, name))
 
 
-async def _change(
-    request: Request,
-    platform: Platform,
-    credential: tuple[str, str],
-    act: Callable[[Caller], Awaitable[Agent]],
-) -> Response:
+async def _change(sender: FormSender, act: Callable[[Caller], Awaitable[Agent]]) -> Response:
     """Act on the agent for the form's sender, then show its owner's controls."""
-    agent = await form_action(request, platform, credential, act)
+    agent = await sender.act(act)
     if isinstance(agent, Response):
         return agent
     page = "fighters" if agent.arena == Arena.CAGE else "agents"
@@ -184,25 +134,18 @@ async def _change(
 
 
 @router.post("/agents/{agent_id}/rotate-key")
-async def rotate_agent_key(
-    request: Request,
-    agent_id: str,
-    platform: PlatformDep,
-    token: FormText = "",
-    csrf_token: FormText = "",
-    confirm: FormText = "",
-) -> Response:
+async def rotate_agent_key(agent_id: str, sender: SenderDep, confirm: FormText = "") -> Response:
     """A new key for the agent (its owner), shown once; the old one stops working at once."""
 
     async def rotate(caller: Caller) -> str:
         if confirm != "yes":
             raise InvalidRequest("tick the box to confirm: the agent's old key stops working")
-        return await rotate_key(platform, caller, agent_id)
+        return await rotate_key(sender.platform, caller, agent_id)
 
-    key = await form_action(request, platform, (token, csrf_token), rotate)
+    key = await sender.act(rotate)
     if isinstance(key, Response):
         return key
-    agent = await queries.agent_brief(platform, agent_id)
+    agent = await queries.agent_brief(sender.platform, agent_id)
     if agent is None:
-        return not_found(request, "No such agent.")
-    return render(request, "agent_key.html", private=True, agent=agent, api_key=key)
+        return not_found(sender.request, "No such agent.")
+    return render(sender.request, "agent_key.html", private=True, agent=agent, api_key=key)

@@ -31,7 +31,7 @@ from palaestra.web import (
 )
 from palaestra.web.charts import LatencyPoint, latency_chart, status_spans, status_strip
 from palaestra.web.failure_queries import failure_split
-from palaestra.web.forms import FormText, owner_view
+from palaestra.web.forms import FormText, SenderDep
 from palaestra.web.live import Topic, live_for, run_owner, show
 from palaestra.web.picture_queries import agent_hours, rating_history
 from palaestra.web.queries import MatchRow
@@ -99,24 +99,19 @@ async def agent(
 
 @router.post("/agents/{agent_id}")
 async def agent_for_owner(
-    request: Request,
-    agent_id: str,
-    platform: PlatformDep,
-    token: FormText = "",
-    csrf_token: FormText = "",
-    failures_cursor: FormText = "",
+    agent_id: str, sender: SenderDep, failures_cursor: FormText = ""
 ) -> Response:
     """The same page for the agent's owner or the admin, with the whole reasons (redacted);
     without a session, its failures are paged by posting the token again with the cursor."""
-    audience = await owner_view(request, platform, agent_id, token, csrf_token)
+    audience = await sender.owner_view(agent_id)
     if isinstance(audience, Response):
         return audience
     return await _agent_page(
-        request,
-        platform,
+        sender.request,
+        sender.platform,
         agent_id,
         audience,
-        token.strip() or None,
+        sender.shown_token,
         failures_cursor=failures_cursor or None,
     )
 

@@ -39,6 +39,7 @@ from palaestra.web.reasons import Audience, EventRow, event_rows, shown, shown_p
 
 __all__ = [
     "ACTIVITY_KINDS",
+    "MATCH_COLUMNS",
     "Activity",
     "AgentPage",
     "AgentView",
@@ -53,6 +54,7 @@ __all__ = [
     "overview",
     "recent_matches",
     "recent_runs",
+    "stored",
 ]
 
 #: History kinds that make the overview's activity feed; failed checks and pings join them
@@ -111,6 +113,23 @@ class RunRow(RunRead):
         return cls(**dict(RunRead.model_validate(run)), has_report=run.report is not None)
 
 
+def stored(row: object, columns: tuple[str, ...]) -> dict[str, Any]:
+    """The ``columns`` of a stored row, by name, to show as they are stored."""
+    return {column: getattr(row, column) for column in columns}
+
+
+#: The columns a match's row and its page show as the match stores them.
+MATCH_COLUMNS: Final = (
+    "id",
+    "kind",
+    "status",
+    "outcome",
+    "decided_by",
+    "created_at",
+    "finished_at",
+)
+
+
 @dataclass(frozen=True, slots=True)
 class MatchRow:
     id: str
@@ -128,19 +147,8 @@ class MatchRow:
     @classmethod
     def of(cls, match: Match, attacker: str, defender: str) -> MatchRow:
         """The row of ``match``, its fighters named ``attacker`` and ``defender``."""
-        return cls(
-            id=match.id,
-            attacker_id=match.attacker_id,
-            attacker=attacker,
-            defender_id=match.defender_id,
-            defender=defender,
-            status=match.status,
-            outcome=match.outcome,
-            decided_by=match.decided_by,
-            created_at=match.created_at,
-            kind=match.kind,
-            finished_at=match.finished_at,
-        )
+        columns = (*MATCH_COLUMNS, "attacker_id", "defender_id")
+        return cls(**stored(match, columns), attacker=attacker, defender=defender)
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from palaestra.http.deps import PlatformDep
 from palaestra.platform import Platform
 from palaestra.protocol import Role
 from palaestra.web import queries
-from palaestra.web.forms import FormText, form_action, htmx, owner_view
+from palaestra.web.forms import FormText, SenderDep, htmx
 from palaestra.web.pages import not_found
 from palaestra.web.reasons import Audience, audience_for, shown_progress
 from palaestra.web.rendering import render
@@ -50,26 +50,18 @@ async def register_form(request: Request) -> Response:
 
 @router.post("/register")
 async def register(
-    request: Request,
-    platform: PlatformDep,
-    token: FormText = "",
-    csrf_token: FormText = "",
-    name: FormText = "",
-    role: FormText = "",
-    endpoint_url: FormText = "",
+    sender: SenderDep, name: FormText = "", role: FormText = "", endpoint_url: FormText = ""
 ) -> Response:
-    form = {"name": name, "role": role, "endpoint_url": endpoint_url, "token": token}
+    request = sender.request
+    form = {"name": name, "role": role, "endpoint_url": endpoint_url, "token": sender.token}
 
     async def invalid(message: str) -> Response:
         return render(
             request, "register.html", 400, roles=ROLES, form=form, error=message, private=True
         )
 
-    done = await form_action(
-        request,
-        platform,
-        (token, csrf_token),
-        lambda caller: register_agent(platform, caller, name, role, endpoint_url),
+    done = await sender.act(
+        lambda caller: register_agent(sender.platform, caller, name, role, endpoint_url),
         invalid=invalid,
     )
     if isinstance(done, Response):
@@ -79,7 +71,7 @@ async def register(
         "registered.html",
         agent=queries.AgentView.of(done.agent),
         api_key=done.api_key,
-        token=token.strip(),
+        token=sender.token.strip(),
         endpoint_url=done.agent.endpoint_url,
         serve_port=_serve_port(done.agent.endpoint_url),
         private=True,
@@ -93,25 +85,16 @@ def _serve_port(endpoint_url: str | None) -> int:
 
 
 @router.post("/agents/{agent_id}/wizard")
-async def start_wizard(
-    request: Request,
-    agent_id: str,
-    platform: PlatformDep,
-    token: FormText = "",
-    csrf_token: FormText = "",
-) -> Response:
+async def start_wizard(agent_id: str, sender: SenderDep) -> Response:
+    request, platform = sender.request, sender.platform
 
     async def invalid(message: str) -> Response:
         if htmx(request):
             return render(request, "_wizard.html", 400, agent_id=agent_id, error=message)
         return render(request, "error.html", 400, title="The wizard did not start", message=message)
 
-    attempt = await form_action(
-        request,
-        platform,
-        (token, csrf_token),
-        lambda caller: begin_wizard(platform, caller, agent_id),
-        invalid=invalid,
+    attempt = await sender.act(
+        lambda caller: begin_wizard(platform, caller, agent_id), invalid=invalid
     )
     if isinstance(attempt, Response):
         return attempt
@@ -126,7 +109,7 @@ async def start_wizard(
         "_wizard.html",
         agent_id=agent_id,
         progress=progress,
-        token=token.strip() or None,
+        token=sender.shown_token,
         private=True,
     )
 
@@ -143,20 +126,15 @@ async def wizard(
 
 
 @router.post("/agents/{agent_id}/wizard/{attempt_id}")
-async def wizard_for_owner(
-    request: Request,
-    agent_id: str,
-    attempt_id: str,
-    platform: PlatformDep,
-    token: FormText = "",
-    csrf_token: FormText = "",
-) -> Response:
+async def wizard_for_owner(agent_id: str, attempt_id: str, sender: SenderDep) -> Response:
     """The same for the agent's owner or the admin, with every check's whole reason."""
-    audience = await owner_view(request, platform, agent_id, token, csrf_token)
+    audience = await sender.owner_view(agent_id)
     if isinstance(audience, Response):
         return audience
-    shown_token = token.strip() or None  # the panel polls with it; a session needs none
-    return await _wizard_page(request, platform, agent_id, attempt_id, audience, shown_token)
+    # The panel polls with the token; a session needs none.
+    return await _wizard_page(
+        sender.request, sender.platform, agent_id, attempt_id, audience, sender.shown_token
+    )
 
 
 async def _wizard_page(

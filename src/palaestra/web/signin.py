@@ -18,7 +18,7 @@ from palaestra.errors import PalaestraError, TooManyRequests
 from palaestra.http.deps import PlatformDep, guarded
 from palaestra.platform import Platform
 from palaestra.web.charts import duration
-from palaestra.web.forms import FormText, cross_site, refused, same_origin
+from palaestra.web.forms import FormText, cross_site, refused, same_origin, wrong_form_token
 from palaestra.web.rendering import render
 from palaestra.web.session import (
     clear_session_cookie,
@@ -88,14 +88,7 @@ async def sign_out_form(
     found = session_id(request)
     if found and current(request) is not None:
         if not form_token_matches(found, csrf_token):
-            return render(
-                request,
-                "error.html",
-                403,
-                title="Form token missing or wrong",
-                message="This form did not carry the form token of your session, so it may "
-                "not come from this arena's page. Reload the page and sign out again.",
-            )
+            return wrong_form_token(request, "sign out again")
         await sign_out(platform, found)
     response = RedirectResponse("/", 303)
     clear_session_cookie(response, request)

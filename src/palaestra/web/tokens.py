@@ -17,9 +17,7 @@ from starlette.responses import Response
 from palaestra.engine.accounts import Caller, RevokedToken, revoke_owner_token, rotate_owner_token
 from palaestra.engine.web_sessions import signed_in
 from palaestra.errors import InvalidRequest
-from palaestra.http.deps import PlatformDep
-from palaestra.platform import Platform
-from palaestra.web.forms import FormText, form_action
+from palaestra.web.forms import FormSender, FormText, SenderDep
 from palaestra.web.rendering import render
 from palaestra.web.session import clear_session_cookie, session_id
 
@@ -34,51 +32,38 @@ async def token_page(request: Request) -> Response:
 
 
 @router.post("/owner/token/rotate")
-async def rotate_token(
-    request: Request,
-    platform: PlatformDep,
-    token: FormText = "",
-    csrf_token: FormText = "",
-    owner_id: FormText = "",
-) -> Response:
+async def rotate_token(sender: SenderDep, owner_id: FormText = "") -> Response:
     """A new token for the caller (the admin: for the owner named), shown once."""
-    issued = await form_action(
-        request,
-        platform,
-        (token, csrf_token),
-        lambda caller: rotate_owner_token(platform, caller, _owner_of(caller, owner_id)),
+    issued = await sender.act(
+        lambda caller: rotate_owner_token(sender.platform, caller, _owner_of(caller, owner_id))
     )
     if isinstance(issued, Response):
         return issued
-    return await _after_change(request, platform, issued=issued)
+    return await _after_change(sender, issued=issued)
 
 
 @router.post("/owner/token/revoke")
 async def revoke_token(
-    request: Request,
-    platform: PlatformDep,
-    token: FormText = "",
-    csrf_token: FormText = "",
-    owner_id: FormText = "",
-    confirm: FormText = "",
+    sender: SenderDep, owner_id: FormText = "", confirm: FormText = ""
 ) -> Response:
     """Revoke the caller's token (the admin: the named owner's)."""
 
     async def revoke(caller: Caller) -> RevokedToken:
         if confirm != "yes":
             raise InvalidRequest("tick the box to confirm: nothing opens the owner afterwards")
-        return await revoke_owner_token(platform, caller, _owner_of(caller, owner_id))
+        return await revoke_owner_token(sender.platform, caller, _owner_of(caller, owner_id))
 
-    revoked = await form_action(request, platform, (token, csrf_token), revoke)
+    revoked = await sender.act(revoke)
     if isinstance(revoked, Response):
         return revoked
-    return await _after_change(request, platform, revoked=revoked)
+    return await _after_change(sender, revoked=revoked)
 
 
-async def _after_change(request: Request, platform: Platform, **shown: Any) -> Response:
+async def _after_change(sender: FormSender, **shown: Any) -> Response:
     """The page after a change, as the browser now stands: signed out if its session ended."""
+    request = sender.request
     found = session_id(request)
-    still = await signed_in(platform, found) if found else None
+    still = await signed_in(sender.platform, found) if found else None
     request.state.signed_in = still
     page = render(request, "owner_token.html", private=True, **shown)
     if found and still is None:
