@@ -182,12 +182,9 @@ def _seen_in(
 _PIECE_CHARS: Final = 4096
 
 
-def _narrowed(
-    work: Reading, reply: str, hit: _Hit, *, known: bool = True
-) -> tuple[int, int, Seen] | None:
+def _narrowed(work: Reading, reply: str, hit: _Hit) -> tuple[int, int, Seen]:
     """Where ``hit`` is: in the first piece of a long reply that shows it alone, else in
-    the whole reply (a finding wider than a piece: an acrostic, widely spaced letters);
-    ``None`` when the reply does not show it (``known``: it is known to)."""
+    the whole reply (a finding wider than a piece: an acrostic, widely spaced letters)."""
     if len(reply) > 2 * _PIECE_CHARS:
         step = _PIECE_CHARS * 3 // 4
         for at in range(0, len(reply) - _PIECE_CHARS // 4, step):
@@ -195,8 +192,6 @@ def _narrowed(
             if _seen_in(work, hit.views, piece, hit.seen.needle, hit.seen.rule) is not None:
                 start, end, seen = _narrowed_in(work, piece, hit)
                 return at + start, at + end, seen
-    if not known and _seen_in(work, hit.views, reply, hit.seen.needle, hit.seen.rule) is None:
-        return None
     return _narrowed_in(work, reply, hit)
 
 
@@ -226,13 +221,10 @@ def _narrowed_in(work: Reading, reply: str, hit: _Hit) -> tuple[int, int, Seen]:
 _CIPHERS: Final = {cipher.name: cipher for cipher in CIPHERS}
 
 
-def _evidence(work: Reading, reply: str, hit: _Hit, search: str) -> Evidence | None:
+def _evidence(work: Reading, reply: str, hit: _Hit, search: str) -> Evidence:
     """The evidence of ``hit``, located in ``search`` (the reply, or the reply with the places
-    already listed blanked out); ``None`` when ``search`` no longer shows it."""
-    place = _narrowed(work, search, hit, known=search is reply)
-    if place is None:
-        return None
-    start, end, seen = place
+    already listed blanked out)."""
+    start, end, seen = _narrowed(work, search, hit)
     chain = tuple(v.name for v in hit.views)
     if seen.needle.cipher:
         chain = (*chain, seen.needle.cipher)
@@ -342,10 +334,13 @@ def _find(
 
 def _located(work: Reading, reply: str, hit: _Hit, listed: Sequence[Evidence]) -> Evidence | None:
     """The evidence of ``hit``; ``None`` when the findings ``listed`` already cover it."""
-    # Another chain of views often sees the same place again: only a place that no listed
-    # finding covers is worth locating (the pieces are searched first: one that shows it
-    # spares reading the whole reply to learn that it is still there).
-    search = _blanked(reply, listed) if listed else reply
+    search = reply
+    if listed:
+        # Another chain of views often sees the same place again: only a place that no
+        # listed finding covers is worth locating.
+        search = _blanked(reply, listed)
+        if _seen_in(work, hit.views, search, hit.seen.needle, hit.seen.rule) is None:
+            return None
     return _evidence(work, reply, hit, search)
 
 
