@@ -77,4 +77,12 @@ def adding_columns(table: str, *added: Column) -> tuple[Callable[[], None], Call
     """The ``upgrade`` and ``downgrade`` of a revision that only adds columns to ``table``:
     the downgrade drops them again, the last added first."""
     names = [column.name for column in reversed(added)]
-    return (lambda: add_columns(table, *added)), (lambda: drop_columns(table, *names))
+
+    # Named functions: Alembic logs each step by its name ("Running upgrade 0003 -> 0004").
+    def upgrade() -> None:
+        add_columns(table, *added)
+
+    def downgrade() -> None:
+        drop_columns(table, *names)
+
+    return upgrade, downgrade
