@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Final
 
+import numpy as np
+
 from palaestra.rules.judge.decoders import char_classes, long_words
 from palaestra.rules.judge.runs import ClassRuns
 
@@ -140,12 +142,19 @@ def _shape(encoding: _Encoding) -> re.Pattern[str]:
     return re.compile(f"(?:{''.join(places)})+")
 
 
+_Prepared = tuple[
+    _Encoding, re.Pattern[str], tuple[tuple[int, dict[str, int]], ...], re.Pattern[str]
+]
+
+
 @cache
-def _prepared() -> tuple[
-    tuple[_Encoding, re.Pattern[str], tuple[tuple[int, dict[str, int]], ...]], ...
-]:
-    """Each encoding with its shape and masks, made once."""
-    return tuple((encoding, _shape(encoding), _masks(encoding)) for encoding in _ENCODINGS)
+def _prepared() -> tuple[_Prepared, ...]:
+    """Each encoding with its shape, masks and foreign characters, made once (looked up
+    per token, a cache keyed by the encoding hashed it each time)."""
+    return tuple(
+        (encoding, _shape(encoding), _masks(encoding), _foreign(encoding))
+        for encoding in _ENCODINGS
+    )
 
 
 @cache
@@ -164,9 +173,10 @@ def _fitting(
     encoding: _Encoding,
     shape: re.Pattern[str],
     masks: tuple[tuple[int, dict[str, int]], ...],
+    foreign: re.Pattern[str],
 ) -> int:
     fits, block = 0, encoding.block
-    if _foreign(encoding).search(token, block - 1, len(token) - block + 1):
+    if foreign.search(token, block - 1, len(token) - block + 1):
         return 0
     for offset in range(block):
         mask = _ALL
@@ -221,12 +231,70 @@ _PAIRS: Final = re.compile(
 _PAIR_MARKS: Final = re.compile(r"[% :,\-]")
 
 
+#: Each byte's kinds for :func:`_marked_pairs`, as bits.
+_LEAD, _ALNUM, _SEP, _PERCENT = 1, 2, 4, 8
+_PAIR_KINDS: Final = np.array(
+    [
+        (_LEAD if chr(c) in "234567" else 0)
+        | (_ALNUM if chr(c) in string.ascii_letters + string.digits else 0)
+        | (_SEP if chr(c) in " :,-" else 0)
+        | (_PERCENT if chr(c) == "%" else 0)
+        for c in range(256)
+    ],
+    np.uint8,
+)
+#: A run of :data:`_PAIRS` is this many pairs or more.
+_LEAST_PAIRS: Final = 8
+
+
+def _later(flags: np.ndarray, by: int) -> np.ndarray:
+    """``flags`` moved ``by`` places on (negative: back): each place holds the flag of the
+    one ``by`` before it, false where there is none."""
+    out = np.zeros_like(flags)
+    if by > 0:
+        out[by:] = flags[:-by]
+    else:
+        out[:by] = flags[-by:]
+    return out
+
+
+def _marked_pairs(text: str) -> bool:
+    """Whether ``text`` may hold a run of :data:`_PAIRS` with a mark in it (one without
+    adds no token). Such a run is eight pairs or more, each a digit from ``2`` to ``7``
+    (its lead) and a letter or digit, the next lead two places on, or three after a
+    separator or ``%``, or four after a separator and ``%``; its mark is a ``%`` before its
+    first lead, one between two pairs, or a separator after its last pair, so eight of its
+    pairs in a row hold one. The chains of leads are followed on all places at once, seven
+    steps, one or two in most replies (a search tried each lead a reply holds, for
+    milliseconds). Non-ASCII characters, read as ``?``, are none of these kinds."""
+    kinds = _PAIR_KINDS[np.frombuffer(text.encode("ascii", "replace"), np.uint8)]
+    sep, percent = (kinds & _SEP) != 0, (kinds & _PERCENT) != 0
+    pair = (kinds & _LEAD) != 0
+    pair[:-1] &= (kinds[1:] & _ALNUM) != 0
+    pair[-1:] = False
+    after_one = _later(sep | percent, 1)  # a lead three places after the one before
+    after_two = _later(sep, 2) & _later(percent, 1)  # four places after
+    chain, marked = pair, pair & _later(percent, 1)
+    for _ in range(_LEAST_PAIRS - 1):
+        across = after_one & _later(chain, 3) | after_two & _later(chain, 4)
+        chain, marked = pair & (_later(chain, 2) | across), pair & (_later(marked, 2) | across)
+        if not chain.any():
+            return False
+    return bool(marked.any() or (chain & _later(sep, -2)).any())
+
+
 def _tokens(text: str) -> list[str]:
     """The tokens worth reading: words of twelve or more characters, when a long word
     mixes classes, and hex written in pairs."""
-    words = b"s".join(long_words(text, 12))  # s: a space, so no sign spans two words
-    tokens = _TOKEN_RUNS.findall(text) if any(sign in words for sign in _MIXED) else []
-    if b"dd" in char_classes(text) or b"dl" in char_classes(text) or b"du" in char_classes(text):
+    classes = char_classes(text)
+    tokens = []
+    # A sign in a long word is one in the classes of the whole text (the signs hold no
+    # ``s``, which ends a word): without one there, the words are not cut out.
+    if any(sign in classes for sign in _MIXED):
+        words = b"s".join(long_words(text, 12))  # s: a space, so no sign spans two words
+        if any(sign in words for sign in _MIXED):
+            tokens = _TOKEN_RUNS.findall(text)
+    if (b"dd" in classes or b"dl" in classes or b"du" in classes) and _marked_pairs(text):
         for pairs in _PAIRS.findall(text):
             joined = _PAIR_MARKS.sub("", pairs)
             # A token written whole is read above; one of digits only, no cipher changes.
@@ -249,9 +317,9 @@ def _fits(text: str) -> tuple[tuple[str, int], ...]:
 
 def _token_fits(token: str) -> int:
     fits = 0
-    for encoding, shape, masks in _prepared():
+    for encoding, shape, masks, foreign in _prepared():
         if len(token) >= 2 * encoding.block:
-            fits |= _fitting(token, encoding, shape, masks)
+            fits |= _fitting(token, encoding, shape, masks, foreign)
     return fits
 
 
