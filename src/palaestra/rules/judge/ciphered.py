@@ -89,8 +89,18 @@ class _Encoding:
         return chars + chars.swapcase() if self.folded else chars
 
 
+_B32_BLOCKS: Final = re.compile(r"(?:[A-Z2-7]{8})+")
+_B32_DIGITS: Final = str.maketrans(_UPPER + "234567", string.digits + _LOWER[:22])
+
+
 def _b32(chars: str) -> bytes:
-    return base64.b32decode(chars.upper())
+    """``base64.b32decode`` of ``chars`` in capitals. Whole blocks of its alphabet, what the
+    shape lets through, read as one number in base 32 (in C: the library reads each block
+    in Python); anything else by the library, errors and all."""
+    upper = chars.upper()
+    if not _B32_BLOCKS.fullmatch(upper):
+        return base64.b32decode(upper)
+    return int(upper.translate(_B32_DIGITS), 32).to_bytes(len(upper) * 5 // 8, "big")
 
 
 _ENCODINGS: Final = (
@@ -143,7 +153,7 @@ def _shape(encoding: _Encoding) -> re.Pattern[str]:
 
 
 _Prepared = tuple[
-    _Encoding, re.Pattern[str], tuple[tuple[int, dict[str, int]], ...], re.Pattern[str]
+    _Encoding, re.Pattern[str], tuple[tuple[int, dict[str, int]], ...], re.Pattern[str] | None
 ]
 
 
@@ -158,14 +168,16 @@ def _prepared() -> tuple[_Prepared, ...]:
 
 
 @cache
-def _foreign(encoding: _Encoding) -> re.Pattern[str]:
+def _foreign(encoding: _Encoding) -> re.Pattern[str] | None:
     """A character of a token that the shape allows at no place of a block (base 32 has no
     ``0``, ``1``, ``8``, ``9``, ``+`` or ``/``): for any offset, the whole blocks read hold
     every place of the token but its first and last ``block - 1``, so such a character
     there rules out every offset at once (one search, where each offset cost a match)."""
     allowed = {c for position in range(encoding.block) for c in encoding.allowed(position)}
     foreign = "".join(c for c in _TOKEN_CHARS if not c.isalpha() and c not in allowed)
-    return re.compile(f"[{re.escape(foreign)}]" if foreign else "(?!)")
+    # None when there is none (base 64): a pattern that never matches was still tried at
+    # every character of a token, and one token may be a whole reply.
+    return re.compile(f"[{re.escape(foreign)}]") if foreign else None
 
 
 def _fitting(
@@ -173,10 +185,10 @@ def _fitting(
     encoding: _Encoding,
     shape: re.Pattern[str],
     masks: tuple[tuple[int, dict[str, int]], ...],
-    foreign: re.Pattern[str],
+    foreign: re.Pattern[str] | None,
 ) -> int:
     fits, block = 0, encoding.block
-    if foreign.search(token, block - 1, len(token) - block + 1):
+    if foreign is not None and foreign.search(token, block - 1, len(token) - block + 1):
         return 0
     for offset in range(block):
         mask = _ALL
