@@ -26,7 +26,9 @@ import re
 import string
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache, lru_cache, reduce
+from itertools import cycle
+from operator import and_, getitem
 from typing import Final
 
 import numpy as np
@@ -152,8 +154,9 @@ def _shape(encoding: _Encoding) -> re.Pattern[str]:
     return re.compile(f"(?:{''.join(places)})+")
 
 
+_Masks = tuple[tuple[int, dict[str, int]], ...]
 _Prepared = tuple[
-    _Encoding, re.Pattern[str], tuple[tuple[int, dict[str, int]], ...], re.Pattern[str] | None
+    _Encoding, re.Pattern[str], _Masks, re.Pattern[str] | None, tuple[dict[str, int], ...]
 ]
 
 
@@ -162,9 +165,23 @@ def _prepared() -> tuple[_Prepared, ...]:
     """Each encoding with its shape, masks and foreign characters, made once (looked up
     per token, a cache keyed by the encoding hashed it each time)."""
     return tuple(
-        (encoding, _shape(encoding), _masks(encoding), _foreign(encoding))
+        (encoding, _shape(encoding), _masks(encoding), _foreign(encoding), _by_place(encoding))
         for encoding in _ENCODINGS
     )
+
+
+def _by_place(encoding: _Encoding) -> tuple[dict[str, int], ...]:
+    """Each place of a block's masks (:func:`_masks`), every cipher for every character
+    at a place that constrains nothing."""
+    tables = [dict.fromkeys(_TOKEN_CHARS, _ALL) for _ in range(encoding.block)]
+    for position, table in _masks(encoding):
+        tables[position] = table
+    return tuple(tables)
+
+
+#: Up to this many characters, a chunk's mask is and-ed character by character in C; a
+#: longer one's place by place, each distinct character once.
+_SHORT_CHUNK: Final = 64
 
 
 @cache
@@ -184,8 +201,9 @@ def _fitting(
     token: str,
     encoding: _Encoding,
     shape: re.Pattern[str],
-    masks: tuple[tuple[int, dict[str, int]], ...],
+    masks: _Masks,
     foreign: re.Pattern[str] | None,
+    by_place: tuple[dict[str, int], ...],
 ) -> int:
     fits, block = 0, encoding.block
     if foreign is not None and foreign.search(token, block - 1, len(token) - block + 1):
@@ -196,11 +214,15 @@ def _fitting(
         end = offset + (len(token) - offset) // block * block
         if not shape.fullmatch(token, offset, end):
             continue
-        for position, table in masks:
-            for char in set(token[offset + position : end : block]):
-                mask &= table.get(char, 0)
-            if not mask:
-                break
+        # The shape let through characters of the tables only. The same and, either way.
+        if end - offset <= _SHORT_CHUNK:
+            mask = reduce(and_, map(getitem, cycle(by_place), token[offset:end]), _ALL)
+        else:
+            for position, table in masks:
+                for char in set(token[offset + position : end : block]):
+                    mask &= table.get(char, 0)
+                if not mask:
+                    break
         if mask:
             fits |= _verified(token[offset:end], encoding, mask)
     return fits
@@ -329,9 +351,9 @@ def _fits(text: str) -> tuple[tuple[str, int], ...]:
 
 def _token_fits(token: str) -> int:
     fits = 0
-    for encoding, shape, masks, foreign in _prepared():
+    for encoding, shape, masks, foreign, by_place in _prepared():
         if len(token) >= 2 * encoding.block:
-            fits |= _fitting(token, encoding, shape, masks, foreign)
+            fits |= _fitting(token, encoding, shape, masks, foreign, by_place)
     return fits
 
 
