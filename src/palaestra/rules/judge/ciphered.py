@@ -26,8 +26,12 @@ import re
 import string
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache, lru_cache, reduce
+from itertools import cycle
+from operator import and_, getitem
 from typing import Final
+
+import numpy as np
 
 from palaestra.rules.judge.decoders import char_classes, long_words
 from palaestra.rules.judge.runs import ClassRuns
@@ -87,8 +91,18 @@ class _Encoding:
         return chars + chars.swapcase() if self.folded else chars
 
 
+_B32_BLOCKS: Final = re.compile(r"(?:[A-Z2-7]{8})+")
+_B32_DIGITS: Final = str.maketrans(_UPPER + "234567", string.digits + _LOWER[:22])
+
+
 def _b32(chars: str) -> bytes:
-    return base64.b32decode(chars.upper())
+    """``base64.b32decode`` of ``chars`` in capitals. Whole blocks of its alphabet, what the
+    shape lets through, read as one number in base 32 (in C: the library reads each block
+    in Python); anything else by the library, errors and all."""
+    upper = chars.upper()
+    if not _B32_BLOCKS.fullmatch(upper):
+        return base64.b32decode(upper)
+    return int(upper.translate(_B32_DIGITS), 32).to_bytes(len(upper) * 5 // 8, "big")
 
 
 _ENCODINGS: Final = (
@@ -140,33 +154,59 @@ def _shape(encoding: _Encoding) -> re.Pattern[str]:
     return re.compile(f"(?:{''.join(places)})+")
 
 
-@cache
-def _prepared() -> tuple[
-    tuple[_Encoding, re.Pattern[str], tuple[tuple[int, dict[str, int]], ...]], ...
-]:
-    """Each encoding with its shape and masks, made once."""
-    return tuple((encoding, _shape(encoding), _masks(encoding)) for encoding in _ENCODINGS)
+_Masks = tuple[tuple[int, dict[str, int]], ...]
+_Prepared = tuple[
+    _Encoding, re.Pattern[str], _Masks, re.Pattern[str] | None, tuple[dict[str, int], ...]
+]
 
 
 @cache
-def _foreign(encoding: _Encoding) -> re.Pattern[str]:
+def _prepared() -> tuple[_Prepared, ...]:
+    """Each encoding with its shape, masks and foreign characters, made once (looked up
+    per token, a cache keyed by the encoding hashed it each time)."""
+    return tuple(
+        (encoding, _shape(encoding), _masks(encoding), _foreign(encoding), _by_place(encoding))
+        for encoding in _ENCODINGS
+    )
+
+
+def _by_place(encoding: _Encoding) -> tuple[dict[str, int], ...]:
+    """Each place of a block's masks (:func:`_masks`), every cipher for every character
+    at a place that constrains nothing."""
+    tables = [dict.fromkeys(_TOKEN_CHARS, _ALL) for _ in range(encoding.block)]
+    for position, table in _masks(encoding):
+        tables[position] = table
+    return tuple(tables)
+
+
+#: Up to this many characters, a chunk's mask is and-ed character by character in C; a
+#: longer one's place by place, each distinct character once.
+_SHORT_CHUNK: Final = 64
+
+
+@cache
+def _foreign(encoding: _Encoding) -> re.Pattern[str] | None:
     """A character of a token that the shape allows at no place of a block (base 32 has no
     ``0``, ``1``, ``8``, ``9``, ``+`` or ``/``): for any offset, the whole blocks read hold
     every place of the token but its first and last ``block - 1``, so such a character
     there rules out every offset at once (one search, where each offset cost a match)."""
     allowed = {c for position in range(encoding.block) for c in encoding.allowed(position)}
     foreign = "".join(c for c in _TOKEN_CHARS if not c.isalpha() and c not in allowed)
-    return re.compile(f"[{re.escape(foreign)}]" if foreign else "(?!)")
+    # None when there is none (base 64): a pattern that never matches was still tried at
+    # every character of a token, and one token may be a whole reply.
+    return re.compile(f"[{re.escape(foreign)}]") if foreign else None
 
 
 def _fitting(
     token: str,
     encoding: _Encoding,
     shape: re.Pattern[str],
-    masks: tuple[tuple[int, dict[str, int]], ...],
+    masks: _Masks,
+    foreign: re.Pattern[str] | None,
+    by_place: tuple[dict[str, int], ...],
 ) -> int:
     fits, block = 0, encoding.block
-    if _foreign(encoding).search(token, block - 1, len(token) - block + 1):
+    if foreign is not None and foreign.search(token, block - 1, len(token) - block + 1):
         return 0
     for offset in range(block):
         mask = _ALL
@@ -174,11 +214,15 @@ def _fitting(
         end = offset + (len(token) - offset) // block * block
         if not shape.fullmatch(token, offset, end):
             continue
-        for position, table in masks:
-            for char in set(token[offset + position : end : block]):
-                mask &= table.get(char, 0)
-            if not mask:
-                break
+        # The shape let through characters of the tables only. The same and, either way.
+        if end - offset <= _SHORT_CHUNK:
+            mask = reduce(and_, map(getitem, cycle(by_place), token[offset:end]), _ALL)
+        else:
+            for position, table in masks:
+                for char in set(token[offset + position : end : block]):
+                    mask &= table.get(char, 0)
+                if not mask:
+                    break
         if mask:
             fits |= _verified(token[offset:end], encoding, mask)
     return fits
@@ -221,12 +265,70 @@ _PAIRS: Final = re.compile(
 _PAIR_MARKS: Final = re.compile(r"[% :,\-]")
 
 
+#: Each byte's kinds for :func:`_marked_pairs`, as bits.
+_LEAD, _ALNUM, _SEP, _PERCENT = 1, 2, 4, 8
+_PAIR_KINDS: Final = np.array(
+    [
+        (_LEAD if chr(c) in "234567" else 0)
+        | (_ALNUM if chr(c) in string.ascii_letters + string.digits else 0)
+        | (_SEP if chr(c) in " :,-" else 0)
+        | (_PERCENT if chr(c) == "%" else 0)
+        for c in range(256)
+    ],
+    np.uint8,
+)
+#: A run of :data:`_PAIRS` is this many pairs or more.
+_LEAST_PAIRS: Final = 8
+
+
+def _later(flags: np.ndarray, by: int) -> np.ndarray:
+    """``flags`` moved ``by`` places on (negative: back): each place holds the flag of the
+    one ``by`` before it, false where there is none."""
+    out = np.zeros_like(flags)
+    if by > 0:
+        out[by:] = flags[:-by]
+    else:
+        out[:by] = flags[-by:]
+    return out
+
+
+def _marked_pairs(text: str) -> bool:
+    """Whether ``text`` may hold a run of :data:`_PAIRS` with a mark in it (one without
+    adds no token). Such a run is eight pairs or more, each a digit from ``2`` to ``7``
+    (its lead) and a letter or digit, the next lead two places on, or three after a
+    separator or ``%``, or four after a separator and ``%``; its mark is a ``%`` before its
+    first lead, one between two pairs, or a separator after its last pair, so eight of its
+    pairs in a row hold one. The chains of leads are followed on all places at once, seven
+    steps, one or two in most replies (a search tried each lead a reply holds, for
+    milliseconds). Non-ASCII characters, read as ``?``, are none of these kinds."""
+    kinds = _PAIR_KINDS[np.frombuffer(text.encode("ascii", "replace"), np.uint8)]
+    sep, percent = (kinds & _SEP) != 0, (kinds & _PERCENT) != 0
+    pair = (kinds & _LEAD) != 0
+    pair[:-1] &= (kinds[1:] & _ALNUM) != 0
+    pair[-1:] = False
+    after_one = _later(sep | percent, 1)  # a lead three places after the one before
+    after_two = _later(sep, 2) & _later(percent, 1)  # four places after
+    chain, marked = pair, pair & _later(percent, 1)
+    for _ in range(_LEAST_PAIRS - 1):
+        across = after_one & _later(chain, 3) | after_two & _later(chain, 4)
+        chain, marked = pair & (_later(chain, 2) | across), pair & (_later(marked, 2) | across)
+        if not chain.any():
+            return False
+    return bool(marked.any() or (chain & _later(sep, -2)).any())
+
+
 def _tokens(text: str) -> list[str]:
     """The tokens worth reading: words of twelve or more characters, when a long word
     mixes classes, and hex written in pairs."""
-    words = b"s".join(long_words(text, 12))  # s: a space, so no sign spans two words
-    tokens = _TOKEN_RUNS.findall(text) if any(sign in words for sign in _MIXED) else []
-    if b"dd" in char_classes(text) or b"dl" in char_classes(text) or b"du" in char_classes(text):
+    classes = char_classes(text)
+    tokens = []
+    # A sign in a long word is one in the classes of the whole text (the signs hold no
+    # ``s``, which ends a word): without one there, the words are not cut out.
+    if any(sign in classes for sign in _MIXED):
+        words = b"s".join(long_words(text, 12))  # s: a space, so no sign spans two words
+        if any(sign in words for sign in _MIXED):
+            tokens = _TOKEN_RUNS.findall(text)
+    if (b"dd" in classes or b"dl" in classes or b"du" in classes) and _marked_pairs(text):
         for pairs in _PAIRS.findall(text):
             joined = _PAIR_MARKS.sub("", pairs)
             # A token written whole is read above; one of digits only, no cipher changes.
@@ -249,9 +351,9 @@ def _fits(text: str) -> tuple[tuple[str, int], ...]:
 
 def _token_fits(token: str) -> int:
     fits = 0
-    for encoding, shape, masks in _prepared():
+    for encoding, shape, masks, foreign, by_place in _prepared():
         if len(token) >= 2 * encoding.block:
-            fits |= _fitting(token, encoding, shape, masks)
+            fits |= _fitting(token, encoding, shape, masks, foreign, by_place)
     return fits
 
 

@@ -109,19 +109,43 @@ def regrouped(text: str) -> str | None:
     return "\n".join(runs) if runs else None
 
 
+#: Each quote, and what follows it to the end of a literal it opens: ``{group}`` opens the
+#: group of the contents.
+_AFTER_QUOTE: Final = {
+    '"': r'{group}[^"\\\n]*(?:\\.[^"\\\n]*)*)\"',
+    "'": r"{group}[^'\\\n]*(?:\\.[^'\\\n]*)*)'",
+    "`": r"{group}[^`\\\n]*)`",
+}
+_PREFIXES: Final = "bBrRuUfF"
+_NOT_AFTER: Final = "[A-Za-z0-9_]"
+
+
+def _quoted(group: str) -> str:
+    return "|".join(quote + after.format(group=group) for quote, after in _AFTER_QUOTE.items())
+
+
 def _literal(group: str) -> str:
     """A string literal; ``group`` opens the group of its contents: ``(`` to capture them,
     ``(?:`` not to (a group inside a repetition makes a search keep its places at every
     step, five times slower over a run of literals)."""
-    return (
-        rf"""(?<![A-Za-z0-9_])[bBrRuUfF]{{0,2}}(?:"{group}[^"\\\n]*(?:\\.[^"\\\n]*)*)\""""
-        rf"""|'{group}[^'\\\n]*(?:\\.[^'\\\n]*)*)'|`{group}[^`\\\n]*)`)"""
-    )
+    return rf"(?<!{_NOT_AFTER})[{_PREFIXES}]{{0,2}}(?:{_quoted(group)})"
+
+
+def _first_literal() -> str:
+    """:func:`_literal` as a run's first, one branch per character it may start with:
+    the branch's character, the look-behind after it, then the rest (after a prefix, a
+    second one or none: the lengths ``[bBrRuUfF]{0,2}`` tries, in its order, since none
+    cannot start at a letter). A pattern starting with a choice of characters is searched
+    for in C; one starting with a look-behind was tried at every character of a reply."""
+    after = f"(?<!{_NOT_AFTER}.)"
+    prefixed = (f"{prefix}{after}[{_PREFIXES}]?(?:{_quoted('(?:')})" for prefix in _PREFIXES)
+    quoted = (f"{quote}{after}{rest.format(group='(?:')}" for quote, rest in _AFTER_QUOTE.items())
+    return f"(?:{'|'.join([*prefixed, *quoted])})"
 
 
 _LITERAL: Final = _literal("(?:")
 _JOIN: Final = r"\s*(?:(?:\+|\.\.?|\|\||&)\s*)?"
-_LITERALS: Final = re.compile(f"{_LITERAL}(?:{_JOIN}{_LITERAL})+")
+_LITERALS: Final = re.compile(f"{_first_literal()}(?:{_JOIN}{_LITERAL})+")
 _ONE_LITERAL: Final = re.compile(_literal("("))
 #: A quote, a join, a quote: what two adjacent literals hold, found in one fast search.
 _ADJACENT: Final = re.compile(f"[\"'`]{_JOIN}[bBrRuUfF]{{0,2}}[\"'`]")

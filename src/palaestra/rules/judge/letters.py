@@ -136,6 +136,18 @@ def _names_run(words: frozenset[str]) -> re.Pattern[str]:
     return re.compile(rf"(?:{first})(?:[\s,.;:/|\-]+(?:{word}))*(?![a-z])")
 
 
+@lru_cache(maxsize=256)
+def _second_name(words: frozenset[str]) -> re.Pattern[str]:
+    """What every run of :func:`_names_run` of three or more names holds: the first
+    separator after its first name (a letter before it: every name ends in one), the
+    rest, its second name, a separator and its third name, which no letter follows (a
+    separator or the run's end does). Started with the separator, which the search skips
+    to in C, where the run's pattern is tried at every letter that starts a name."""
+    word = "|".join(["double[\\s\\-]?(?:u|you)", *sorted(words, key=lambda w: (-len(w), w))])
+    sep = r"[\s,.;:/|\-]"
+    return re.compile(rf"{sep}(?<=[a-z]{sep}){sep}*(?:{word}){sep}+(?:{word})(?![a-z])")
+
+
 def _spelled(run: re.Match[str]) -> str:
     words = re.findall(r"double[\s\-]?(?:u|you)|[a-z]+", run.group())
     symbols = [_NAMES.get(w.replace(" ", "").replace("-", ""), "") for w in words]
@@ -159,6 +171,10 @@ def letter_names(text: str) -> str | None:
         return None
     names = frozenset(w.decode() for w in _NAME_BYTES.intersection(words))
     lower = text.lower()
+    # A run reads as letters only with three names or more (each name reads one symbol,
+    # the letters counted among them): without that, every run is written back as it is.
+    if not _second_name(names).search(lower):
+        return None
     written = _names_run(names).sub(_spelled, lower)
     # ASCII, as the Braille reading (other characters are another view's).
     return written.encode("ascii", "replace").decode() if written != lower else None

@@ -144,6 +144,18 @@ def _nato_run(words: frozenset[str]) -> re.Pattern[str]:
     return re.compile(rf"(?:{word})(?:[\s,.;:/|\-]+(?:{word})){{{more},}}(?![a-z])")
 
 
+@lru_cache(maxsize=512)
+def _second_nato(words: frozenset[str]) -> re.Pattern[str]:
+    """What every run of :func:`_nato_run` holds: the first separator after its first
+    word (a letter before it: every word ends in one), the rest, its second word, a
+    separator and its third word, which no letter follows (a separator or the run's end
+    does). Started with the separator, which the search skips to in C, where the run's
+    pattern is tried at every letter that starts a word (``x`` is one)."""
+    word = _alternation(words | ({"x-ray"} if "x" in words else set()))
+    sep = r"[\s,.;:/|\-]"
+    return re.compile(rf"{sep}(?<=[a-z]{sep}){sep}*(?:{word}){sep}+(?:{word})(?![a-z])")
+
+
 #: Where a run of letters meets a run of digits, either way round.
 _LETTERS_MEET_DIGITS: Final = re.compile(r"(?<=[a-z])(?=[0-9])|(?<=[0-9])(?=[a-z])")
 
@@ -155,9 +167,12 @@ def _spelled(run: re.Match[str]) -> str:
     # words long, and a step of Python per word was most of its cost.
     words = _SPELLED_TOKEN.findall(run.group().lower())
     symbols = "".join(map(_SPELLED.get, words, itertools.repeat("")))
-    if len(symbols.translate(_NO_DIGITS)) < _MIN_NATO_LETTERS:
+    letters = len(symbols.translate(_NO_DIGITS))
+    if letters < _MIN_NATO_LETTERS:
         return run.group()
-    return _LETTERS_MEET_DIGITS.sub(" ", symbols)
+    # Symbols are letters and digits only: without a digit, no letter meets one (a long
+    # run of letters was a look-behind tried at each of them).
+    return symbols if letters == len(symbols) else _LETTERS_MEET_DIGITS.sub(" ", symbols)
 
 
 _NO_DIGITS: Final = dict.fromkeys(map(ord, "0123456789"))
@@ -167,7 +182,10 @@ def nato(text: str) -> str | None:
     """Runs of NATO/ICAO spelling-alphabet words (and its digit words) as letters and digits;
     a letter run and a digit run stay apart, as the parts of a code do."""
     present = _present(text, _NATO_WORDS)
-    spelling = [word for word in present if word in _NATO_LETTERS or word == "x"]
+    lower = text.lower()
+    # ``x`` is looked for as the start of ``x-ray``; alone it spells nothing (it reads as
+    # no symbol), so without ``x-ray`` in the text it counts no letter.
+    spelling = [w for w in present if w in _NATO_LETTERS or (w == "x" and "x-ray" in lower)]
     # The letters spelled are at least as many as the words that spell them: counted
     # only when those are too few.
     letters = len(spelling)
@@ -176,7 +194,8 @@ def nato(text: str) -> str | None:
         letters = sum(words.count(word.encode()) for word in spelling)
         if letters < _MIN_NATO_LETTERS:
             return None
-    lower = text.lower()
+    if not _second_nato(present).search(lower):
+        return None
     written = _nato_run(present).sub(_spelled, lower)
     return written if written != lower else None
 
@@ -192,7 +211,13 @@ _MORSE: Final = {
 #: Each look-alike of a dot or a dash, and the mark it stands for.
 _DOTS: Final = tuple(zip("·•∙⋅*_−–—", "....-----", strict=True))
 #: Three or more Morse letters separated by spaces (a word gap is ``/``, ``|`` or 3 spaces).
-_MORSE_RUN: Final = re.compile(r"(?:[.\-]{1,6}(?: +| *[/|] *)){2,}[.\-]{1,6}")
+#: Written ``(?:[.-]{1,6}GAP){2,}[.-]{1,6}`` with its first mark taken out of the repetition
+#: (``[.-][.-]{0,5}`` tries the same lengths in the same order as ``[.-]{1,6}``, so it
+#: matches the same runs): a pattern starting with a set of characters is searched for in
+#: C, one starting with a repetition was tried at every character of a reply.
+_MORSE_RUN: Final = re.compile(
+    r"[.\-][.\-]{0,5}(?: +| *[/|] *)(?:[.\-]{1,6}(?: +| *[/|] *))+[.\-]{1,6}"
+)
 _MORSE_WORD_GAP: Final = re.compile(r" *[/|] *| {3,}")
 
 

@@ -169,6 +169,44 @@ _B64_VALUES[[ord("-"), ord("_")]] = (62, 63)
 
 
 def _may_read(codes: np.ndarray, starts: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """:func:`_may_read_all` of the words whose first characters may start a reading
+    (:func:`_may_start`), the others false: most words of random base 85 are dropped
+    before their every character is gathered."""
+    readable = np.zeros(len(starts), bool)
+    some = np.flatnonzero(_may_start(codes, starts))
+    readable[some] = _may_read_all(codes, starts[some], length[some])
+    return readable
+
+
+#: The first characters of a word looked at by :func:`_may_start` (every word has them).
+_START: Final = _WORD_MIN
+
+
+def _may_start(codes: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Whether each word's first :data:`_START` characters may start a reading of
+    :func:`_may_read_all`: hex and base 32 are of their characters throughout, in one
+    case; base 64 without a padding mark there reads its first three bytes from the
+    first four characters (a reading needs four bytes, so six characters), and they are
+    printable; a word with a padding mark there is kept (its reading skips the mark)."""
+    first = codes[starts[:, None] + np.arange(_START)]
+    padded = (first == ord("=")).any(axis=1)
+    one_case = ~(_IS_UPPER[first].any(axis=1) & _IS_LOWER[first].any(axis=1))
+    hex_ = _IS_HEX[first].all(axis=1) & one_case
+    b32 = _IS_B32[first].all(axis=1) & one_case
+    v = _B64_VALUES[first[:, :4]].astype(np.uint16).T
+    made = (
+        (v[0] << 2 | v[1] >> 4) & 0xFF,
+        (v[1] << 4 | v[2] >> 2) & 0xFF,
+        (v[2] << 6 | v[3]) & 0xFF,
+    )
+    b64 = np.ones(len(starts), bool)
+    for byte in made:
+        b64 &= (byte >= 0x20) & (byte <= 0x7E)
+    kept: np.ndarray = padded | hex_ | b32 | b64
+    return kept
+
+
+def _may_read_all(codes: np.ndarray, starts: np.ndarray, length: np.ndarray) -> np.ndarray:
     """Whether each word (``length`` bytes of ``codes`` from ``starts``) may have a reading
     in :func:`_word_reading`: eight or more hex digits of one case, base 32 of one case,
     or base 64 whose every byte is printable (with a padding mark inside the word, whose
