@@ -173,7 +173,12 @@ def _may_read(codes: np.ndarray, starts: np.ndarray, length: np.ndarray) -> np.n
     (:func:`_may_start`), the others false: most words of random base 85 are dropped
     before their every character is gathered."""
     readable = np.zeros(len(starts), bool)
-    some = np.flatnonzero(_may_start(codes, starts))
+    # A word shorter than _START (a reply's words are not: :func:`_signed_words` keeps
+    # longer ones) is gathered whole.
+    maybe = length < _START
+    whole = np.flatnonzero(~maybe)
+    maybe[whole] = _may_start(codes, starts[whole])
+    some = np.flatnonzero(maybe)
     readable[some] = _may_read_all(codes, starts[some], length[some])
     return readable
 
