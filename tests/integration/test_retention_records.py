@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import insert, select
+from sqlalchemy import event, insert, select
 
 from palaestra.engine.history import Retention, read_archive, roll_up_history
 from palaestra.engine.history.retention import build_retention
@@ -21,6 +21,7 @@ from palaestra.store.partitions import DAY_S, day_of
 from palaestra.store.rollup_models import DAY, HOUR, AgentRollup
 from tests.integration.arena_rows import add_agent, add_owner
 from tests.integration.crashes import Crash, dies_at
+from tests.integration.plans import plan
 
 pytestmark = pytest.mark.asyncio
 
@@ -211,3 +212,40 @@ async def _reads(platform: Platform, agents: list[str]) -> list[Any]:
                 await history.latency_percentiles(session, agent, ("ping", "dispatch")),
             ]
     return found
+
+
+async def test_a_days_receipts_are_removed_through_an_index_one_lookup_per_batch(
+    platform: Platform,
+) -> None:
+    """The removal names a batch by its tasks: a list of (task, signature) pairs was, on
+    PostgreSQL, an OR of each pair rechecked on every row fetched (seconds a batch, over
+    the full rate's half a million receipts)."""
+    platform.settings.retention_batch_rows, platform.settings.retention_pause_s = 100, 0.0
+    day = day_of(platform.clock.now() - 100 * DAY_S)
+    rows = [
+        {"task_id": f"task-{i}", "signature": f"v1,{i:040d}", "received_at": day + i * 10.0}
+        for i in range(300)
+    ]
+    async with platform.db.session() as session, session.begin():
+        await session.execute(insert(CompletionReceipt), rows)
+    deletes: list[tuple[str, Any]] = []
+
+    def record(_c: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
+        if statement.lstrip().upper().startswith("DELETE FROM COMPLETION_RECEIPTS"):
+            deletes.append((statement, parameters))
+
+    engine = platform.db.transacting_engine()
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        report = await Retention(platform).run_once()
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+
+    assert await _stored(platform) == set()
+    assert report.receipts_archived == report.receipts_removed == len(rows)
+    assert len(deletes) == 3  # three full batches; the empty read after them ends it
+    for statement, parameters in deletes:
+        found = await plan(platform, statement, parameters)
+        assert "BitmapOr" not in found, found
+        assert "SCAN completion_receipts" not in found, found
+        assert "completion_receipts" in found, found
