@@ -392,7 +392,7 @@ async def storage(store: str, args: argparse.Namespace, failures: list[str]) -> 
         )
         print(f"  {'day':>4} {'database MiB':>13} {'agent events':>13} {'archive MiB':>12} "
               f"{'write s':>8} {'pass s':>7}")  # fmt: skip
-        sizes: dict[int, int] = {}
+        sizes = {0: await platform.db.query(_database_size)}  # the agents, before any day
         started = time.perf_counter()
         for day in range(days):
             start = first + day * DAY
@@ -415,11 +415,15 @@ async def storage(store: str, args: argparse.Namespace, failures: list[str]) -> 
             )
             print(f"  {day + 1:>4} {size / 2**20:>13,.0f} {events:>13,} "
                   f"{archive / 2**20:>12,.0f} {write_s:>8.1f} {pass_s:>7.1f}")  # fmt: skip
+        largest = await platform.db.query(_largest_tables)
+        print("  the largest tables at the end (MiB, indexes included): " + ", ".join(
+            f"{name} {size / 2**20:,.0f}" for name, size in largest
+        ))  # fmt: skip
     window = settings.retention_events_days
     if days <= window + 1:
         print(f"  ({days} days do not pass the events' window: nothing to compare)")
         return
-    before = (sizes[window] - sizes[1]) / (window - 1) / 2**20
+    before = (sizes[window] - sizes[0]) / window / 2**20
     after = (sizes[days] - sizes[window + 1]) / (days - window - 1) / 2**20
     held = (window + 1) * per_day["events"]
     verdict = "PASS" if events <= held else "FAIL"
@@ -445,6 +449,26 @@ async def roll_up_to_now(platform: Platform) -> None:
 
 def _event_count(connection: Connection) -> int:
     return int(connection.scalar(text("SELECT count(*) FROM agent_events")) or 0)
+
+
+def _largest_tables(connection: Connection) -> list[tuple[str, int]]:
+    """The eight largest tables, in bytes, their indexes (and partitions) counted in."""
+    if connection.dialect.name == "sqlite":
+        rows = connection.exec_driver_sql(
+            "SELECT coalesce(m.tbl_name, s.name), sum(s.pgsize) FROM dbstat AS s "
+            "LEFT JOIN sqlite_master AS m ON m.name = s.name GROUP BY 1"
+        ).all()
+    else:
+        rows = connection.execute(
+            text(
+                "SELECT coalesce(p.relname, c.relname), sum(pg_total_relation_size(c.oid)) "
+                "FROM pg_class AS c LEFT JOIN pg_inherits AS i ON i.inhrelid = c.oid "
+                "LEFT JOIN pg_class AS p ON p.oid = i.inhparent "
+                "JOIN pg_namespace AS n ON n.oid = c.relnamespace "
+                "WHERE c.relkind = 'r' AND n.nspname = current_schema() GROUP BY 1"
+            )
+        ).all()
+    return sorted(((str(name), int(size)) for name, size in rows), key=lambda r: -r[1])[:8]
 
 
 def _database_size(connection: Connection) -> int:
