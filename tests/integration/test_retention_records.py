@@ -243,7 +243,7 @@ async def test_a_days_receipts_are_removed_through_an_index_one_lookup_per_batch
 
     assert await _stored(platform) == set()
     assert report.receipts_archived == report.receipts_removed == len(rows)
-    assert len(deletes) == 3  # three full batches; the empty read after them ends it
+    assert len(deletes) == 4  # three full batches, then one that finds none and ends it
     for statement, parameters in deletes:
         found = await plan(platform, statement, parameters)
         assert "BitmapOr" not in found, found

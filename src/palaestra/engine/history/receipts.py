@@ -90,25 +90,23 @@ async def remove_receipts_of_day(p: RetentionPass, day: float) -> None:
     """Remove the receipts received on ``day``, a batch per transaction (again and again
     harmlessly: a pass cut short resumes it)."""
     while True:
-        read, removed = await p.platform.db.transact(partial(_remove_batch, day=day, most=p.batch))
+        removed = await p.platform.db.transact(partial(_remove_batch, day=day, most=p.batch))
         p.report.receipts_removed += removed
-        if read < p.batch:
+        if removed < p.batch:
             return
         await p.pause()
 
 
-def _remove_batch(connection: Connection, *, day: float, most: int) -> tuple[int, int]:
-    """Remove the receipts of ``day`` of the next ``most`` read: how many were read, and
-    how many removed. They are named by task (the primary key's first column) within the
-    day, each of a task's receipts that day with it: PostgreSQL reads a list of (task,
-    signature) pairs as one OR per pair, rechecked on every row it fetches (seconds per
-    batch of thousands), where a list of tasks is one lookup in a hash."""
-    tasks = connection.scalars(
-        select(CompletionReceipt.task_id).where(*_of_day(day)).limit(most)
-    ).all()
-    if not tasks:
-        return 0, 0
+def _remove_batch(connection: Connection, *, day: float, most: int) -> int:
+    """Remove the next ``most`` receipts of ``day`` (and a task's other receipts of that day
+    with them); how many were removed. They are named by task, the primary key's first
+    column, through a subquery, as expired sessions are: PostgreSQL read a list of (task,
+    signature) pairs as one OR per pair, rechecked on every row it fetched (seconds per
+    batch of thousands), and a list of bound values is limited on SQLite."""
+    tasks = select(CompletionReceipt.task_id).where(*_of_day(day)).limit(most)
     gone = connection.execute(
-        delete(CompletionReceipt).where(CompletionReceipt.task_id.in_(tasks), *_of_day(day))
+        delete(CompletionReceipt).where(
+            CompletionReceipt.task_id.in_(tasks.scalar_subquery()), *_of_day(day)
+        )
     )
-    return len(tasks), gone.rowcount
+    return int(gone.rowcount)
