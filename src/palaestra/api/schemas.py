@@ -9,6 +9,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 from pydantic.config import JsonDict
 from pydantic_core import PydanticCustomError
 
+from palaestra.api.leaderboard_schemas import LiveRating
 from palaestra.checks import CheckResult
 from palaestra.engine.agents.reading import AgentRead, EventRead
 from palaestra.engine.cage.fighters import EntrantType
@@ -233,18 +234,6 @@ class FighterEndpoint(_In):
     sandbox_attested: bool = False
 
 
-class RatingOut(BaseModel):
-    """A live OpenSkill rating and the record behind it."""
-
-    mu: float
-    sigma: float
-    conservative: float
-    matches: int
-    wins: int
-    draws: int
-    losses: int
-
-
 class FighterOut(BaseModel):
     fighter_id: str
     name: str
@@ -260,8 +249,8 @@ class FighterOut(BaseModel):
     friendly_challenges: bool = Field(
         description="Other owners may start friendly matches against it (see POST /api/matches)"
     )
-    attack: RatingOut | None = None
-    defence: RatingOut | None = None
+    attack: LiveRating | None = None
+    defence: LiveRating | None = None
 
     @classmethod
     def of(cls, fighter: Agent, ratings: FighterRatings | None = None) -> FighterOut:
@@ -283,8 +272,8 @@ class FighterOut(BaseModel):
         )
 
 
-def _rating_out(rating: Rating, record: Record) -> RatingOut:
-    return RatingOut(
+def _rating_out(rating: Rating, record: Record) -> LiveRating:
+    return LiveRating(
         mu=rating.mu,
         sigma=rating.sigma,
         conservative=rating.conservative,
