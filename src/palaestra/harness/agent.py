@@ -11,7 +11,7 @@ app = agent.app()          # palaestra agent serve mymodule:app
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from palaestra.clock import Clock, SystemClock
@@ -30,6 +30,7 @@ TaskFn = TypeVar("TaskFn", bound=TaskHandler)
 TurnFn = TypeVar("TurnFn", bound=TurnHandler)
 HookFn = TypeVar("HookFn", bound=Hook)
 Key = TypeVar("Key")
+Fn = TypeVar("Fn", bound=Callable[..., Any])
 
 
 class Agent:
@@ -71,12 +72,7 @@ class Agent:
 
     def handles(self, *phases: Phase) -> Callable[[TaskFn], TaskFn]:
         """Register a handler for ``phases``; it receives a :class:`Task`."""
-
-        def register(handler: TaskFn) -> TaskFn:
-            self.tasks.update(dict.fromkeys(_free(self.tasks, phases), handler))
-            return handler
-
-        return register
+        return _registrar(self.tasks, phases)
 
     def scout(self, handler: TaskFn) -> TaskFn:
         """Handle SCOUT: propose a candidate for ``task.goal``."""
@@ -102,12 +98,7 @@ class Agent:
 
     def plays(self, *sides: Side) -> Callable[[TurnFn], TurnFn]:
         """Register a turn handler for ``sides``; it receives a :class:`Turn`, returns a str."""
-
-        def register(handler: TurnFn) -> TurnFn:
-            self.turns.update(dict.fromkeys(_free(self.turns, sides), handler))
-            return handler
-
-        return register
+        return _registrar(self.turns, sides)
 
     def attacker(self, handler: TurnFn) -> TurnFn:
         return self.plays(Side.ATTACKER)(handler)
@@ -164,12 +155,18 @@ class Agent:
         )
 
 
-def _free(handlers: Mapping[Key, object], keys: Sequence[Key]) -> Sequence[Key]:
-    """``keys``, checked to have no handler yet."""
-    taken = [key for key in keys if key in handlers]
-    if taken:
-        raise ConfigurationError(f"a handler for {taken[0]} is already registered")
-    return keys
+def _registrar(handlers: dict[Key, Any], keys: Sequence[Key]) -> Callable[[Fn], Fn]:
+    """A decorator that registers its function in ``handlers`` for ``keys``, none of which
+    may have a handler yet."""
+
+    def register(handler: Fn) -> Fn:
+        taken = [key for key in keys if key in handlers]
+        if taken:
+            raise ConfigurationError(f"a handler for {taken[0]} is already registered")
+        handlers.update(dict.fromkeys(keys, handler))
+        return handler
+
+    return register
 
 
 def _public_target(public_url: str | None) -> str | None:
