@@ -193,13 +193,13 @@ def _task_facts(
                 attempt,
                 _STATUSES[status],
                 agent_id,
-                created_at,
-                deadlines[run_id][phase],
-                sent_at,
-                deferred_at is not None,
-                completed_at,
-                None if new is None else (new.title, new.score),
-                executor,
+                opened_at=created_at,
+                deadline_s=deadlines[run_id][phase],
+                sent_at=sent_at,
+                deferred=deferred_at is not None,
+                completed_at=completed_at,
+                scouted=None if new is None else (new.title, new.score),
+                executor=executor,
             )
         )
     return tasks

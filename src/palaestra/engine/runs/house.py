@@ -29,7 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 import structlog
 
 from palaestra.egress import EgressClient
-from palaestra.protocol import Phase, dumps, validate_output
+from palaestra.protocol import Envelope, Phase, dumps, validate_output
 from palaestra.providers import ChatProvider, Completion, ProviderFailed
 from palaestra.providers.local import find_local_model, shared_local_model
 from palaestra.providers.local_house import FieldWriter
@@ -56,11 +56,9 @@ log = structlog.get_logger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
-class HouseAnswer:
-    output: dict[str, Any]
-    prompt_tokens: int
-    completion_tokens: int
-    model_id: str
+class HouseAnswer(Envelope):
+    """The house's reply in place of an agent's: its output and what it cost, and who wrote it."""
+
     executor: str
     note: str | None = None  # why the model was not used, when it was configured
     #: How many answers the model gave (0 for the baseline alone, 2 after a retry).

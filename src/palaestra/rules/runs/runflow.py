@@ -104,8 +104,9 @@ DEFAULT_SIZES: Final = RunSizes()
 _SIZE_NAMES: Final = tuple(DEFAULT_SIZES.as_dict())
 
 
-# Named tuples, not dataclasses: a step plans hundreds of runs, and these are made, hashed
-# and compared many times in each plan (a tuple's hash and equality are the C ones).
+# Slots and needs are named tuples, not dataclasses: a step plans hundreds of runs, and these
+# are made, hashed and compared many times in each plan (a tuple's hash and equality are the
+# C ones). A task is a dataclass, which the planner's facts of a task extend.
 
 
 class SlotKey(NamedTuple):
@@ -114,8 +115,9 @@ class SlotKey(NamedTuple):
     slot: int
 
 
-class TaskView(NamedTuple):
-    """What planning needs of a stored task."""
+@dataclass(frozen=True, slots=True)
+class TaskView:
+    """What the slots need of a stored task: which slot and attempt it is, and its state."""
 
     task_id: str
     phase: Phase

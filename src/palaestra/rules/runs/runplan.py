@@ -118,17 +118,11 @@ class CallbackEndpoint:
     down_since: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class TaskFacts:
-    """What planning needs of a stored task (never its payload or output)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskFacts(TaskView):
+    """What planning needs of a stored task (never its payload or output): its slot and
+    state, and its times. ``agent_id`` None: a house task."""
 
-    task_id: str
-    phase: Phase
-    candidate_id: str | None
-    slot: int
-    attempt: int
-    status: TaskStatus
-    agent_id: str | None  # None: a house task
     opened_at: float
     deadline_s: float  # the phase deadline, counted from the send
     sent_at: float | None = None
@@ -137,17 +131,6 @@ class TaskFacts:
     #: A successful SCOUT task's candidate, as its output proposes it: (title, score).
     scouted: tuple[str, float] | None = None
     executor: str = ""  # who it was opened for: the agent's name, or the house's
-
-    def view(self) -> TaskView:
-        return TaskView(
-            self.task_id,
-            self.phase,
-            self.candidate_id,
-            self.slot,
-            self.attempt,
-            self.status,
-            self.agent_id,
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,9 +202,7 @@ def plan(run: RunFacts, now: float, new_ids: Iterator[str]) -> Plan:
     ends = tuple(due[1] for _, due in expiries if due is not None and now >= due[0])
     ended = {end.task_id: end for end in ends}
     tasks = [_after(task, ended.get(task.task_id)) for task in run.tasks]
-    views = [task.view() for task in tasks]
-
-    index = SlotIndex.of(views)
+    index = SlotIndex.of(tasks)
     fresh = tuple(_new_candidates(run, tasks, new_ids))
     made = _shortlist(run, index, fresh)
     shortlisted = _shortlisted(run, fresh, made)
