@@ -182,6 +182,27 @@ def test_no_import_cycles_between_modules() -> None:
     assert not cycles, "modules that import each other:\n" + "\n".join(cycles)
 
 
+def ancestors(module: str) -> set[str]:
+    parts = module.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts))}
+
+
+def test_no_import_cycles_through_packages() -> None:
+    """Importing ``a.b.c`` runs ``a/__init__`` and ``a/b/__init__`` first, an import the
+    module graph does not show: with those added, no package may import itself half-made
+    (``import palaestra.rules.ratings`` once failed so, by way of ``rules.cage``)."""
+    graph = grimp.build_graph(ROOT, cache_dir=None)
+    imports: dict[str, set[str]] = {}
+    for module in graph.modules:
+        direct = graph.find_modules_directly_imported_by(module)
+        started = ancestors(module) | {module}  # already being imported when it runs
+        imports[module] = direct | {
+            package for imported in direct for package in ancestors(imported) - started
+        }
+    cycles = [" -> ".join(group) for group in strongly_connected(imports)]
+    assert not cycles, "packages that import themselves half-made:\n" + "\n".join(cycles)
+
+
 def test_modules_are_small() -> None:
     long = [
         f"{where(path, 1)}: {lines} lines"

@@ -4,7 +4,9 @@
   owner's match needs;
 - ``material``: a match's secret material from its seed; ``payloads``: the text of every turn;
 - ``outcome``: who won, from the turn records; ``rejudge``: a finished match judged again;
-- ``matchmaking``: which fighters meet next;
+- ``matchmaking``: which fighters meet next (imported from its module, never from here:
+  it reads the ratings, which read the matches' statuses, so the package importing it
+  would import itself half-made when ``palaestra.rules.ratings`` is imported first);
 - ``baseline``: the built-in offline entrant; ``house``: the local model's prompts and grammars.
 
 ``__all__`` holds what other packages use; the rest is imported from its module.
@@ -20,7 +22,6 @@ from palaestra.rules.cage.challenges import (
 )
 from palaestra.rules.cage.house import DEFENDER_GRAMMAR, HOUSE_SYSTEM_PROMPTS, attacker_grammar
 from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES, MatchKind, MatchStatus, TurnStatus
-from palaestra.rules.cage.matchmaking import EligibleFighter, eligible, pair_key, select_pairings
 from palaestra.rules.cage.material import Material, draw_material
 from palaestra.rules.cage.outcome import TURNS, UTILITY_TO_WIN, TurnRecord, decide, side_of_turn
 from palaestra.rules.cage.payloads import SYSTEM_PROMPT, payload_for
@@ -35,7 +36,6 @@ __all__ = [
     "TURNS",
     "UTILITY_TO_WIN",
     "Challenged",
-    "EligibleFighter",
     "MatchKind",
     "MatchStatus",
     "Material",
@@ -50,10 +50,7 @@ __all__ = [
     "challenge_refusal",
     "decide",
     "draw_material",
-    "eligible",
-    "pair_key",
     "payload_for",
     "rejudge",
-    "select_pairings",
     "side_of_turn",
 ]
