@@ -14,6 +14,7 @@ priced out first, so that the small test tables show which index each read could
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 import pytest
@@ -21,10 +22,12 @@ from sqlalchemy import insert, text
 
 from palaestra.api.routes_system import dispatches_in_flight
 from palaestra.engine.cage.referee import Referee
+from palaestra.engine.ratings.live_table import fighter_classes
 from palaestra.ids import new_id
 from palaestra.jobs.sweeper import orphaned_matches, pending_matches
 from palaestra.platform import Platform
-from palaestra.store.models import Run, Task
+from palaestra.store.models import Agent, Run, Task
+from palaestra.store.rating_models import FighterRating
 from palaestra.web.stamp_queries import read_stamps
 from tests.integration.arena_rows import add_fighter, add_match, add_matches, add_owner, add_run
 from tests.integration.plans import plan, selects
@@ -123,5 +126,88 @@ def walks_history(explained: str) -> bool:
             details = list(itertools.takewhile(lambda d: "->" not in d, lines[i + 1 :]))
             searched = any("Index Cond:" in d for d in details)
             if not searched and any("Filter:" in d and "status" in d for d in details):
+                return True
+    return False
+
+
+async def many_agents(
+    platform: Platform, owner: str, count: int, at: float, fighter_class: str | None = None
+) -> list[str]:
+    """``count`` agents of each arena, last written at ``at``, with a fighter's ratings."""
+    rows = [
+        {
+            "id": new_id(),
+            "owner_id": owner,
+            "name": f"{arena}-{i}",
+            "arena": arena,
+            "role": "SCOUT" if arena == "edgearena" else None,
+            "entrant_type": None if arena == "edgearena" else "harness",
+            "fighter_class": None if arena == "edgearena" else fighter_class,
+            "sandbox_attested": False,
+            "status": "ACTIVE",
+            "consecutive_failures": 0,
+            "hold": False,
+            "reputation": 0.0,
+            "created_at": at,
+            "updated_at": at,
+        }
+        for arena in ("edgearena", "cage")
+        for i in range(count)
+    ]
+    ratings = [
+        {"fighter_id": row["id"], "side": side, "mu": 25.0, "sigma": 8.3, "matches": 0,
+         "wins": 0, "draws": 0, "losses": 0, "updated_at": at}
+        for row in rows
+        if row["arena"] == "cage"
+        for side in ("attack", "defence")
+    ]  # fmt: skip
+    async with platform.db.session() as session, session.begin():
+        await session.execute(insert(Agent), rows)
+        await session.execute(insert(FighterRating), ratings)
+    return [row["id"] for row in rows]
+
+
+async def test_the_stamps_count_no_table_whole(platform: Platform) -> None:
+    """The live pages' and the live table's stamps read the agents and the live ratings
+    through their indexes, however many there are."""
+    owner = await add_owner(platform)
+    await many_agents(platform, owner, 300, platform.clock.now() - 3600)
+    async with platform.db.engine.begin() as connection:
+        await connection.execute(text("ANALYZE"))
+    with selects(platform, ("agents", "fighter_ratings")) as seen:
+        await read_stamps(platform)
+        await fighter_classes(platform)  # the live table: its stamp, then every fighter
+    stamps = [(statement, parameters) for statement, parameters in seen if "max(" in statement]
+    assert len(stamps) == 2
+    for statement, parameters in stamps:
+        explained = await plan(platform, statement, parameters)
+        assert not reads_whole(explained, ("agents", "fighter_ratings")), (statement, explained)
+
+
+async def test_a_write_committed_after_a_later_one_moves_the_stamps(platform: Platform) -> None:
+    owner = await add_owner(platform)
+    now = platform.clock.now()
+    await many_agents(platform, owner, 2, now)
+    before = await read_stamps(platform)
+    table_before = await fighter_classes(platform)
+    # Written a second before the latest write, committed after it: the latest time stays.
+    await many_agents(platform, owner, 1, now - 1, fighter_class="late")
+    after = await read_stamps(platform)
+    assert after.agents != before.agents
+    assert after.ratings != before.ratings
+    assert after.runs == before.runs
+    assert await fighter_classes(platform) == {*table_before, "late"}
+
+
+def reads_whole(explained: str, tables: tuple[str, ...]) -> bool:
+    """Whether a plan reads one of ``tables`` whole: SQLite's SCAN of it, PostgreSQL's
+    scan of it, or of one of its indexes, with no condition to search by."""
+    lines = explained.splitlines()
+    for i, line in enumerate(lines):
+        if any(re.search(rf"\bSCAN {table}\b", line) for table in tables):
+            return True
+        if "Scan" in line and any(f" on {table} " in f"{line} " for table in tables):
+            details = itertools.takewhile(lambda d: "->" not in d, lines[i + 1 :])
+            if not any("Index Cond:" in d for d in details):
                 return True
     return False

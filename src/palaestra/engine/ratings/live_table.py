@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from weakref import WeakKeyDictionary
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from palaestra.engine.ratings.live import live_ratings
 from palaestra.platform import Platform
@@ -33,7 +33,7 @@ from palaestra.rules.status import Status
 from palaestra.store.db import Database
 from palaestra.store.models import Agent
 from palaestra.store.paging import FIRST_PAGE, Page, decode_ranked, encode_ranked
-from palaestra.store.rating_models import FighterRating
+from palaestra.store.stamps import RECENT_S, agents_written, ratings_written
 
 __all__ = ["cage_fighters", "fighter_classes", "live_table"]
 
@@ -134,13 +134,8 @@ _ranked: WeakKeyDictionary[Database, _Ranked] = WeakKeyDictionary()
 
 async def _current(platform: Platform) -> _Ranked:
     """The fighters as they stand, reread only when one of them or a live rating changed."""
-    cage = Agent.arena == Arena.CAGE
-    stamp_query = select(
-        select(func.count()).select_from(FighterRating).scalar_subquery(),
-        select(func.max(FighterRating.updated_at)).scalar_subquery(),
-        select(func.count()).select_from(Agent).where(cage).scalar_subquery(),
-        select(func.max(Agent.updated_at)).where(cage).scalar_subquery(),
-    )
+    since = platform.clock.now() - RECENT_S
+    stamp_query = select(*ratings_written(since), *agents_written(since, [Arena.CAGE]))
     async with platform.db.read() as connection:
         stamp = tuple((await connection.execute(stamp_query)).one())
     known = _ranked.get(platform.db)
