@@ -30,6 +30,7 @@ from palaestra.store.rollup_models import (
     AgentRollup,
     MatchRollup,
     histogram_counts,
+    histogram_text,
     latency_bucket,
     percentile,
 )
@@ -257,10 +258,13 @@ async def test_a_day_of_many_latencies_is_a_row_per_kind_outcome_and_failure(
                 and (row.failure == "timeout") == (e["reason"] or "").startswith("External")
             )
             assert len(histogram) > 20  # many buckets in one row
+            assert row.latency_histogram == histogram_text(histogram)  # ascending
         assert sum(row.events for row in days) == len(written)
         hours = await db.query(partial(rows, span=HOUR))
         assert len(hours) <= 24 * len(groups)
         assert sum(row.events for row in hours) == len(written)
+        for row in hours:  # each written with its buckets ascending, on both stores
+            assert row.latency_histogram == histogram_text(histogram_counts(row.latency_histogram))
         async with db.session() as session:
             found = await history.latency_percentiles(session, agent, ("ping", "dispatch"))
         every = Counter(latency_bucket(e["latency_ms"]) for e in written)

@@ -37,6 +37,7 @@ from palaestra.store.rollup_models import (
     MatchRollup,
     RollupStale,
     TaskRollup,
+    histogram_counts,
     histogram_text,
     latency_bucket,
     percentile,
@@ -488,3 +489,10 @@ def test_a_percentile_is_the_bound_of_the_bucket_that_holds_it() -> None:
     assert percentile(histogram.items(), 0.99) == math.inf
     assert percentile([], 0.5) is None
     assert latency_bucket(1.0) == 0
+
+
+def test_a_histogram_is_written_as_its_buckets_ascending_and_read_back() -> None:
+    counts = {12: 3, -1: 2, 41: 1, 5: 0}
+    assert histogram_text(counts) == "-1:2,12:3,41:1"  # a bucket without events left out
+    assert histogram_counts(histogram_text(counts)) == {-1: 2, 12: 3, 41: 1}
+    assert histogram_counts("") == {}
