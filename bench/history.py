@@ -33,8 +33,9 @@ by the roll-up job and a retention pass at the default windows (events 30 days, 
 bodies and receipts 90; ``--events-days`` and ``--bodies-days`` set others, so that a
 run at the full rate passes its windows in fewer days), as ``palaestra serve`` runs
 them. The database's size, its agent events, the archive folder's size and the seconds
-the day's writing and its passes took are printed every day, then how much the database
-grew a day before and after the events' window filled. Target: the agent events held at
+the day's writing and its passes took are printed every day, then the largest tables,
+``agent_rollups``' hour and day rows, and how much the database grew a day before and
+after the events' window filled. Target: the agent events held at
 the window's worth (a day more at most) whatever the days written (PASS or FAIL); what
 still grows is what is kept for ever (tasks, runs, matches, roll-ups) and, until their
 own window, the task bodies and receipts.
