@@ -78,7 +78,7 @@ def _agent_hour_sql(dialect: str) -> str:
         f"SELECT agent_id, kind, outcome, {FAILURE_SQL} AS failure, {BUCKET_SQL} AS bucket, "
         "count(*) AS n, coalesce(sum(latency_ms), 0) AS ms, min(at) AS first_at, "
         "max(at) AS last_at FROM agent_events WHERE at >= :lo AND at < :hi "
-        f"GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5"
+        "GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5"
     )
     return (
         f"INSERT INTO agent_rollups ({_AGENT_KEYS}, span, start, events, latency_ms_sum, "

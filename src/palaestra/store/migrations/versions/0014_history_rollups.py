@@ -91,7 +91,7 @@ def _create_tables() -> None:
         sa.Column("matches", sa.BigInteger(), nullable=False),
     )
     op.create_table("rollup_stale", *keys(sa.BigInteger(), "start"))
-    for table in ("agent_rollups", "task_rollups", "match_rollups"):
+    for table in _TABLES:
         op.create_index(f"ix_{table}_span_start", table, ["span", "start"])
     op.create_index("ix_match_rollups_opponent", "match_rollups", ["opponent_id"])
 
@@ -124,7 +124,7 @@ def upgrade() -> None:
     # The history already stored, rolled up to the hour that closes now (the rows carry
     # the wall clock's time); an empty database starts with the roll-up job.
     connection = op.get_bind()
-    backfill(connection, time.time(), DEFAULT_GRACE_S, _TABLES[1:])
+    backfill(connection, time.time(), DEFAULT_GRACE_S, ("task_rollups", "match_rollups"))
     _backfill_agent_rollups(connection)
 
 
