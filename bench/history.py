@@ -33,8 +33,9 @@ by the roll-up job and a retention pass at the default windows (events 30 days, 
 bodies and receipts 90; ``--events-days`` and ``--bodies-days`` set others, so that a
 run at the full rate passes its windows in fewer days), as ``palaestra serve`` runs
 them. The database's size, its agent events, the archive folder's size and the seconds
-the day's writing and its passes took are printed every day, then how much the database
-grew a day before and after the events' window filled. Target: the agent events held at
+the day's writing and its passes took are printed every day, then the largest tables,
+``agent_rollups``' hour and day rows, and how much the database grew a day before and
+after the events' window filled. Target: the agent events held at
 the window's worth (a day more at most) whatever the days written (PASS or FAIL); what
 still grows is what is kept for ever (tasks, runs, matches, roll-ups) and, until their
 own window, the task bodies and receipts.
@@ -419,6 +420,9 @@ async def storage(store: str, args: argparse.Namespace, failures: list[str]) -> 
         print("  the largest tables at the end (MiB, indexes included): " + ", ".join(
             f"{name} {size / 2**20:,.0f}" for name, size in largest
         ))  # fmt: skip
+        hours, day_rows = await platform.db.query(_agent_rollup_rows)
+        print(f"  agent_rollups at the end: {day_rows:,} day rows ({day_rows / days:,.0f} a "
+              f"day), {hours:,} hour rows")  # fmt: skip
     window = settings.retention_events_days
     if days <= window + 1:
         print(f"  ({days} days do not pass the events' window: nothing to compare)")
@@ -445,6 +449,14 @@ async def roll_up_to_now(platform: Platform) -> None:
         keep_raw_s=platform.settings.retention_events_days * DAY, max_hours=None,
     ):  # fmt: skip
         pass
+
+
+def _agent_rollup_rows(connection: Connection) -> tuple[int, int]:
+    """How many hour rows and day rows ``agent_rollups`` holds."""
+    found = dict(
+        connection.execute(text("SELECT span, count(*) FROM agent_rollups GROUP BY span")).all()
+    )
+    return int(found.get(3600, 0)), int(found.get(int(DAY), 0))
 
 
 def _event_count(connection: Connection) -> int:

@@ -11,16 +11,29 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections import Counter
 from datetime import UTC, datetime
 from functools import partial
+from typing import Any
 
 import pytest
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Connection
 
+from palaestra.store import history
 from palaestra.store.db import Database, migrate
 from palaestra.store.models import AgentEvent, Match, Task
-from palaestra.store.rollup_models import DAY, HOUR, AgentRollup, MatchRollup
+from palaestra.store.rollup_models import (
+    DAY,
+    HOUR,
+    LATENCY_BOUNDS_MS,
+    AgentRollup,
+    MatchRollup,
+    histogram_counts,
+    histogram_text,
+    latency_bucket,
+    percentile,
+)
 from palaestra.store.rollups import (
     DEFAULT_GRACE_S,
     mark_stale,
@@ -190,5 +203,71 @@ async def test_a_stale_hour_of_a_pruned_day_keeps_its_days_sums(database_url: st
         await recompute_marked(db, arena.now, keep_raw_s=None)
         assert await db.query(rows) == before
         assert await db.query(lambda c: c.scalar(hours)) == 0
+    finally:
+        await db.dispose()
+
+
+async def test_a_day_of_many_latencies_is_a_row_per_kind_outcome_and_failure(
+    database_url: str,
+) -> None:
+    db = await _store(database_url)
+    try:
+        arena = Arena(db)
+        await arena.open()
+        agent = arena.agents[0]
+        rng = random.Random(11)
+        # 2,000 events over a day, in every bucket (and without a latency), of two kinds,
+        # succeeded, timed out or failed otherwise.
+        latencies = [None, *LATENCY_BOUNDS_MS, 1e9]
+        written: list[dict[str, Any]] = [
+            {
+                "agent_id": agent,
+                "at": START + i * DAY / 2000,
+                "kind": rng.choice(["ping", "dispatch"]),
+                "outcome": outcome,
+                "latency_ms": latencies[i % len(latencies)],
+                "reason": reason,
+            }
+            for i in range(2000)
+            for outcome, reason in [
+                rng.choice(
+                    [
+                        ("success", None),
+                        ("failure", "External agent timed out after 30000 ms"),
+                        ("failure", "something else"),
+                    ]
+                )
+            ]
+        ]
+        await db.transact(lambda c: c.execute(insert(AgentEvent), written))
+        await roll_up(db, START + DAY + 2 * HOUR, grace_s=900, max_hours=None)
+
+        def rows(connection: Connection, span: int) -> list[Any]:
+            return list(connection.execute(select(AgentRollup).where(AgentRollup.span == span)))
+
+        days = await db.query(partial(rows, span=DAY))
+        groups = {(e["kind"], e["outcome"], e["reason"]) for e in written}
+        assert len(days) == len(groups) == 6
+        for row in days:
+            histogram = histogram_counts(row.latency_histogram)
+            assert sum(histogram.values()) == row.events
+            assert histogram == Counter(
+                latency_bucket(e["latency_ms"])
+                for e in written
+                if (e["kind"], e["outcome"]) == (row.kind, row.outcome)
+                and (row.failure == "timeout") == (e["reason"] or "").startswith("External")
+            )
+            assert len(histogram) > 20  # many buckets in one row
+            assert row.latency_histogram == histogram_text(histogram)  # ascending
+        assert sum(row.events for row in days) == len(written)
+        hours = await db.query(partial(rows, span=HOUR))
+        assert len(hours) <= 24 * len(groups)
+        assert sum(row.events for row in hours) == len(written)
+        for row in hours:  # each written with its buckets ascending, on both stores
+            assert row.latency_histogram == histogram_text(histogram_counts(row.latency_histogram))
+        async with db.session() as session:
+            found = await history.latency_percentiles(session, agent, ("ping", "dispatch"))
+        every = Counter(latency_bucket(e["latency_ms"]) for e in written)
+        assert found == [percentile(every.items(), f) for f in (0.5, 0.95, 0.99)]
     finally:
         await db.dispose()

@@ -37,6 +37,8 @@ from palaestra.store.rollup_models import (
     MatchRollup,
     RollupStale,
     TaskRollup,
+    histogram_counts,
+    histogram_text,
     latency_bucket,
     percentile,
 )
@@ -322,11 +324,12 @@ def _closed_rollups(connection: Connection) -> dict[str, Any]:
     until = until_of(connection) or 0.0
     found: dict[str, Any] = {"until": until}
     found["events"] = {
-        (r.agent_id, r.span, r.start, r.kind, r.outcome, r.failure, r.bucket): (
+        (r.agent_id, r.span, r.start, r.kind, r.outcome, r.failure): (
             r.events,
             _r(r.latency_ms_sum),
             _r(r.first_at),
             _r(r.last_at),
+            r.latency_histogram,
         )
         for r in connection.execute(select(AgentRollup))
     }
@@ -365,24 +368,18 @@ def _spans(at: float, until: float) -> list[tuple[int, int]]:
 
 
 def _closed_aggregates(connection: Connection, until: float) -> dict[str, Any]:
-    events: dict[tuple[Any, ...], list[Any]] = defaultdict(lambda: [0, 0.0, math.inf, -math.inf])
+    events: dict[tuple[Any, ...], list[Any]] = defaultdict(
+        lambda: [0, 0.0, math.inf, -math.inf, Counter()]
+    )
     for e in connection.execute(select(AgentEvent)):
         failure = "" if e.outcome != "failure" else CallFailure.of(e.reason).value
         for span, start in _spans(e.at, until):
-            key = (
-                e.agent_id,
-                span,
-                start,
-                e.kind,
-                e.outcome,
-                failure,
-                latency_bucket(e.latency_ms),
-            )
-            total = events[key]
+            total = events[e.agent_id, span, start, e.kind, e.outcome, failure]
             total[0] += 1
             total[1] += e.latency_ms or 0.0
             total[2] = min(total[2], e.at)
             total[3] = max(total[3], e.at)
+            total[4][latency_bucket(e.latency_ms)] += 1
     tasks: dict[tuple[Any, ...], list[Any]] = defaultdict(lambda: [0, 0, 0.0, math.inf, -math.inf])
     for t in connection.execute(select(Task).where(Task.agent_id.is_not(None))):
         ended = t.completed_at if t.completed_at is not None else t.created_at
@@ -410,7 +407,10 @@ def _closed_aggregates(connection: Connection, until: float) -> dict[str, Any]:
             arena[span, start][1] += 1
     return {
         "until": until,
-        "events": {k: (n, _r(s), _r(f), _r(la)) for k, (n, s, f, la) in events.items()},
+        "events": {
+            k: (n, _r(s), _r(f), _r(la), histogram_text(h))
+            for k, (n, s, f, la, h) in events.items()
+        },
         "tasks": {k: (n, c, _r(s), _r(f), _r(la)) for k, (n, c, s, f, la) in tasks.items()},
         "matches": dict(found),
         "arena": {k: (runs, matches) for k, (runs, matches) in arena.items()},
@@ -489,3 +489,10 @@ def test_a_percentile_is_the_bound_of_the_bucket_that_holds_it() -> None:
     assert percentile(histogram.items(), 0.99) == math.inf
     assert percentile([], 0.5) is None
     assert latency_bucket(1.0) == 0
+
+
+def test_a_histogram_is_written_as_its_buckets_ascending_and_read_back() -> None:
+    counts = {12: 3, -1: 2, 41: 1, 5: 0}
+    assert histogram_text(counts) == "-1:2,12:3,41:1"  # a bucket without events left out
+    assert histogram_counts(histogram_text(counts)) == {-1: 2, 12: 3, 41: 1}
+    assert histogram_counts("") == {}

@@ -28,6 +28,7 @@ from palaestra.store.rollup_models import (
     ArenaRollup,
     MatchRollup,
     TaskRollup,
+    histogram_counts,
     latency_bucket,
     percentile,
 )
@@ -241,17 +242,14 @@ async def latency_percentiles(
     the closed hours and days and the latencies after them (each a bucket's upper bound)."""
     until = await watermark(session)
     histogram: Counter[int] = Counter()
-    rolled = (
-        select(AgentRollup.bucket, func.sum(AgentRollup.events))
-        .where(
-            AgentRollup.agent_id == agent_id,
-            _closed(AgentRollup, until),
-            AgentRollup.kind.in_(kinds),
-        )
-        .group_by(AgentRollup.bucket)
+    # A row a closed day (or hour of today) and kind, outcome and failure kind: added here.
+    rolled = select(AgentRollup.latency_histogram).where(
+        AgentRollup.agent_id == agent_id,
+        _closed(AgentRollup, until),
+        AgentRollup.kind.in_(kinds),
     )
-    for bucket, count in await session.execute(rolled):
-        histogram[int(bucket)] += int(count)
+    for text in await session.scalars(rolled):
+        histogram.update(histogram_counts(text))
     tail = select(AgentEvent.latency_ms).where(
         AgentEvent.agent_id == agent_id, AgentEvent.at >= until, AgentEvent.kind.in_(kinds)
     )

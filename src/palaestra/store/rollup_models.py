@@ -1,10 +1,11 @@
 """The roll-up tables: history summed per closed hour and day (``store.rollups`` fills them).
 
-- ``agent_rollups``: an agent's events of one hour or day (``span``), by kind, outcome,
+- ``agent_rollups``: an agent's events of one hour or day (``span``), by kind, outcome and
   failure kind (:class:`~palaestra.protocol.failures.CallFailure`, from the reason line,
-  for failures) and latency bucket (:data:`LATENCY_BOUNDS_MS`): counts, the first and last
-  time, and the histogram that latency percentiles are read from (histograms add up
-  across hours; percentiles would not).
+  for failures): counts, the first and last time, and in one column the histogram of
+  their latencies (:data:`LATENCY_BOUNDS_MS`) that percentiles are read from (histograms
+  add up across hours; percentiles would not). A day's rows are bounded by the agents'
+  kinds, outcomes and failure kinds, however many events and latencies they had.
 - ``task_rollups``: an agent's tasks created in one span, by status, with their
   contributions and when the first and the last of them ended.
 - ``match_rollups``: a fighter's matches created in one span, by opponent, side, kind,
@@ -20,10 +21,10 @@ A span is keyed by its start (unix seconds, a multiple of its length).
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Final
 
-from sqlalchemy import BigInteger, Float, ForeignKey, Index, Integer, String
+from sqlalchemy import BigInteger, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from palaestra.store.base import ID, Base
@@ -38,6 +39,8 @@ __all__ = [
     "MatchRollup",
     "RollupStale",
     "TaskRollup",
+    "histogram_counts",
+    "histogram_text",
     "latency_bucket",
     "percentile",
 ]
@@ -58,7 +61,8 @@ def _agent() -> ForeignKey:
 
 
 class AgentRollup(Base):
-    """An agent's events of one kind, outcome, failure kind and latency bucket in one span."""
+    """An agent's events of one kind, outcome and failure kind in one span, with the
+    histogram of their latencies."""
 
     __tablename__ = "agent_rollups"
 
@@ -68,11 +72,12 @@ class AgentRollup(Base):
     kind: Mapped[str] = mapped_column(String(32), primary_key=True)
     outcome: Mapped[str] = mapped_column(String(32), primary_key=True)
     failure: Mapped[str] = mapped_column(String(32), primary_key=True)  # '' unless a failure
-    bucket: Mapped[int] = mapped_column(Integer, primary_key=True)  # NO_LATENCY or an index
     events: Mapped[int] = mapped_column(BigInteger)
     latency_ms_sum: Mapped[float] = mapped_column(Float)
     first_at: Mapped[float] = mapped_column(Float)
     last_at: Mapped[float] = mapped_column(Float)
+    #: The events by latency bucket (:func:`histogram_text`): its counts add up to ``events``.
+    latency_histogram: Mapped[str] = mapped_column(Text)
 
     __table_args__ = (Index("ix_agent_rollups_span_start", "span", "start"),)
 
@@ -143,6 +148,21 @@ def latency_bucket(latency_ms: float | None) -> int:
     if latency_ms is None:
         return NO_LATENCY
     return bisect_left(LATENCY_BOUNDS_MS, latency_ms)
+
+
+def histogram_text(counts: Mapping[int, int]) -> str:
+    """A histogram as ``agent_rollups`` stores it: ``bucket:count`` pairs, the buckets
+    ascending, joined by commas (``"-1:2,12:3"``); buckets without events left out."""
+    return ",".join(f"{bucket}:{counts[bucket]}" for bucket in sorted(counts) if counts[bucket])
+
+
+def histogram_counts(text: str) -> dict[int, int]:
+    """The ``{bucket: count}`` of a histogram written as :func:`histogram_text` writes it."""
+    counts: dict[int, int] = {}
+    for pair in filter(None, text.split(",")):
+        bucket, count = pair.split(":")
+        counts[int(bucket)] = counts.get(int(bucket), 0) + int(count)
+    return counts
 
 
 def percentile(histogram: Iterable[tuple[int, int]], fraction: float) -> float | None:

@@ -37,7 +37,7 @@ from palaestra.rules.runs.runflow import RunStatus
 from palaestra.store.db import Database
 from palaestra.store.models import Match, Meta, Run
 from palaestra.store.rollup_models import DAY, HOUR
-from palaestra.store.rollup_sql import HOUR_SQL, TABLES, day_sql
+from palaestra.store.rollup_sql import TABLES, day_sql, hour_sql
 
 __all__ = [
     "DEFAULT_GRACE_S",
@@ -140,7 +140,7 @@ def recompute_hour(connection: Connection, start: int, tables: Iterable[str] = T
         connection.execute(
             text(f"DELETE FROM {table} WHERE span = {HOUR} AND start = :lo"), {"lo": start}
         )
-        for statement in HOUR_SQL[table]:
+        for statement in hour_sql(table, connection.dialect.name):
             connection.execute(
                 text(statement), {"start": start, "lo": float(start), "hi": float(start + HOUR)}
             )
@@ -152,7 +152,9 @@ def recompute_day(connection: Connection, day: int, tables: Iterable[str] = TABL
         connection.execute(
             text(f"DELETE FROM {table} WHERE span = {DAY} AND start = :day"), {"day": day}
         )
-        connection.execute(text(day_sql(table)), {"day": day, "end": day + DAY})
+        connection.execute(
+            text(day_sql(table, connection.dialect.name)), {"day": day, "end": day + DAY}
+        )
 
 
 def _close_next(connection: Connection, target: float, tables: Iterable[str] = TABLES) -> bool:

@@ -13,8 +13,12 @@ reads each history table once, while the migration holds the tables' write locks
 the operations guide's maintenance step.
 """
 
+# The SQL here is built from the store's constants only; values are bound parameters.
+# ruff: noqa: S608
+
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -23,7 +27,9 @@ from alembic import op
 
 from palaestra.store.migrations.columns import columns, keys, span_key
 from palaestra.store.models import FAILED_EVENTS, NOTABLE_EVENTS
-from palaestra.store.rollups import DEFAULT_GRACE_S, backfill
+from palaestra.store.rollup_models import DAY, HOUR
+from palaestra.store.rollup_sql import BUCKET_SQL, FAILURE_SQL
+from palaestra.store.rollups import DEFAULT_GRACE_S, backfill, until_of
 
 revision = "0014"
 down_revision = "0013"
@@ -31,6 +37,26 @@ down_revision = "0013"
 _ID = sa.String(36)
 #: The roll-up tables this revision creates (later revisions add theirs).
 _TABLES = ("agent_rollups", "task_rollups", "match_rollups")
+#: ``agent_rollups`` as this revision shapes it, a row per latency bucket (0020 puts a
+#: group's buckets in one column): its statements are kept here, as the store's write the
+#: later shape.
+_AGENT_COLUMNS = (
+    "agent_id, span, start, kind, outcome, failure, bucket, events, latency_ms_sum, first_at, "
+    "last_at"
+)
+_AGENT_HOUR = (
+    f"INSERT INTO agent_rollups ({_AGENT_COLUMNS}) "
+    f"SELECT agent_id, {HOUR}, CAST(:start AS BIGINT), kind, outcome, {FAILURE_SQL}, "
+    f"{BUCKET_SQL}, count(*), coalesce(sum(latency_ms), 0), min(at), max(at) "
+    "FROM agent_events WHERE at >= :lo AND at < :hi GROUP BY 1, 4, 5, 6, 7"
+)
+_AGENT_DAY = (
+    f"INSERT INTO agent_rollups ({_AGENT_COLUMNS}) "
+    f"SELECT agent_id, {DAY}, CAST(:day AS BIGINT), kind, outcome, failure, bucket, "
+    "sum(events), sum(latency_ms_sum), min(first_at), max(last_at) FROM agent_rollups "
+    f"WHERE span = {HOUR} AND start >= :day AND start < :end "
+    "GROUP BY agent_id, kind, outcome, failure, bucket"
+)
 
 
 def _agent(name: str) -> sa.Column[Any]:
@@ -65,7 +91,7 @@ def _create_tables() -> None:
         sa.Column("matches", sa.BigInteger(), nullable=False),
     )
     op.create_table("rollup_stale", *keys(sa.BigInteger(), "start"))
-    for table in ("agent_rollups", "task_rollups", "match_rollups"):
+    for table in _TABLES:
         op.create_index(f"ix_{table}_span_start", table, ["span", "start"])
     op.create_index("ix_match_rollups_opponent", "match_rollups", ["opponent_id"])
 
@@ -97,7 +123,25 @@ def upgrade() -> None:
     op.create_index("ix_agents_arena_created", "agents", ["arena", "created_at", "id"])
     # The history already stored, rolled up to the hour that closes now (the rows carry
     # the wall clock's time); an empty database starts with the roll-up job.
-    backfill(op.get_bind(), time.time(), DEFAULT_GRACE_S, _TABLES)
+    connection = op.get_bind()
+    backfill(connection, time.time(), DEFAULT_GRACE_S, ("task_rollups", "match_rollups"))
+    _backfill_agent_rollups(connection)
+
+
+def _backfill_agent_rollups(connection: sa.Connection) -> None:
+    """The events before the watermark ``backfill`` set, rolled up in this revision's shape:
+    the hours one by one (each a range of ``ix_agent_events_at``), each day from its hours."""
+    until = until_of(connection)
+    oldest = connection.scalar(sa.text("SELECT min(at) FROM agent_events"))
+    if until is None or oldest is None:
+        return
+    for start in range(math.floor(oldest / HOUR) * HOUR, int(until), HOUR):
+        connection.execute(
+            sa.text(_AGENT_HOUR), {"start": start, "lo": float(start), "hi": float(start + HOUR)}
+        )
+        if (start + HOUR) % DAY == 0:
+            day = start + HOUR - DAY
+            connection.execute(sa.text(_AGENT_DAY), {"day": day, "end": day + DAY})
 
 
 def downgrade() -> None:
