@@ -284,19 +284,23 @@ def _token_signed(signs: tuple[bytes, ...]) -> Callable[[str], bool]:
 _TOKEN_SIGNED: Final = {name: _token_signed(signs) for name, signs in _SIGNS.items()}
 
 
-def _hex_tokens(text: str) -> Iterator[str]:
-    """What ``_HEX_TOKEN`` finds in ``text``: without a prefix in the text, the runs of
-    :data:`_HEX_BARE` (one pass, where a reply of words with an ``x`` in them, ``VORTEX
-    7468``, had its short runs of :data:`_HEX_WIDE` each searched again); else the runs of
-    :data:`_HEX_WIDE`, and in those with an ``x`` or a backslash, the tokens themselves."""
+def _hex_tokens(text: str) -> list[str]:
+    """What ``_HEX_TOKEN`` finds in ``text``: the runs of :data:`_HEX_WIDE`, and in those
+    with an ``x`` or a backslash, the tokens themselves; in a text with such runs but no
+    prefix at all, the runs of :data:`_HEX_BARE` (one pass, where a reply of words with an
+    ``x`` in them, ``VORTEX 7468``, had its short runs each searched again)."""
+    runs = _HEX_RUNS.findall(text)
+    if not any("x" in run or "X" in run or "\\" in run for run in runs):
+        return runs
     if not _HEX_PREFIX.search(text):
-        yield from _HEX_BARE_RUNS.findall(text)
-        return
-    for run in _HEX_RUNS.findall(text):
+        return _HEX_BARE_RUNS.findall(text)
+    tokens: list[str] = []
+    for run in runs:
         if "x" in run or "X" in run or "\\" in run:
-            yield from _HEX_TOKEN.findall(run)
+            tokens += _HEX_TOKEN.findall(run)
         else:
-            yield run
+            tokens.append(run)
+    return tokens
 
 
 def base64_text(text: str) -> str | None:
