@@ -350,14 +350,22 @@ def test_a_numeric_reference_of_any_length_is_read_as_html_reads_it(text: str, r
 
 
 @settings(max_examples=200, deadline=None)
-@given(words=st.lists(st.text("ab12", min_size=1, max_size=6), max_size=600))
-def test_a_views_tokens_and_their_runs_are_the_same_cut_either_way(words: list[str]) -> None:
-    """The runs of letters and digits are cut from the few mixed tokens, or from the whole
-    view past :data:`_FEW_MIXED` of them: the same set either way."""
-    raw = " ".join(words).encode()
-    whole = set(raw.split())
+@given(
+    words=st.lists(st.text("ab12", min_size=1, max_size=6), max_size=600),
+    others=st.lists(st.text("ab12", min_size=1, max_size=6), max_size=20),
+)
+def test_a_part_is_a_token_of_a_view_as_its_tokens_and_their_runs_cut_say(
+    words: list[str], others: list[str]
+) -> None:
+    """Whether a part is a token of a view, or a whole run of a token's letters or
+    digits, is asked part by part: the same answer as the view cut into all of them
+    (many tokens mixing letters and digits, or few)."""
+    text = " ".join(words)
+    whole = set(text.encode().split())
     runs = {run for token in whole for run in re.findall(rb"[a-z]+|[0-9]+", token)}
-    assert judge_match._tokens(raw) == whole | runs
+    tokens = judge_match._Tokens(text)
+    for part in [*whole, *runs, *(other.encode() for other in others)]:
+        assert (part in tokens) == (part in whole | runs), part
 
 
 _WORDY = 'ab1-.!?"( )\n\t\u00e9\u0301\u0430\u2003\u3000\x1c\x85\u03a3\u0392\u0130\ufb01\u0406'

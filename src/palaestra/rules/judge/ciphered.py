@@ -328,7 +328,9 @@ def _tokens(text: str) -> list[str]:
         words = b"s".join(long_words(text, 12))  # s: a space, so no sign spans two words
         if any(sign in words for sign in _MIXED):
             tokens = _TOKEN_RUNS.findall(text)
-    if (b"dd" in classes or b"dl" in classes or b"du" in classes) and _marked_pairs(text):
+    # A run of pairs is kept only with a letter in it, which stands right after its lead
+    # digit: a text with no letter after a digit (a reply of decimal codes) has none.
+    if (b"dl" in classes or b"du" in classes) and _marked_pairs(text):
         for pairs in _PAIRS.findall(text):
             joined = _PAIR_MARKS.sub("", pairs)
             # A token written whole is read above; one of digits only, no cipher changes.

@@ -47,6 +47,10 @@ _HEX_TOKEN: Final = re.compile(f"(?:0[xX]|\\\\[xX]|[0-9A-Fa-f:{_SEPARATORS}]){{8
 #: backslash is a token as it is (the token's pattern, an alternation tried at every
 #: character, read prose three times slower).
 _HEX_WIDE: Final = re.compile(f"[0-9A-Fa-fxX\\\\:{_SEPARATORS}]{{8,}}")
+#: :data:`_HEX_TOKEN` in a text without a ``0x`` or ``\\x``: its characters but ``x``,
+#: ``X`` and the backslash, which then stand in no token.
+_HEX_BARE: Final = re.compile(f"[0-9A-Fa-f:{_SEPARATORS}]{{8,}}")
+_HEX_PREFIX: Final = re.compile(r"[0\\][xX]")
 _HEX_SKIP: Final = re.compile(r"0[xX]|\\[xX]|[^0-9A-Fa-f]")
 _B85_TOKEN: Final = re.compile(r"<~[!-u\s]+~>|[!-u]{10,}")
 #: :data:`_B85_TOKEN` in a text without ``<~``: one class, where the alternation was tried
@@ -54,8 +58,8 @@ _B85_TOKEN: Final = re.compile(r"<~[!-u\s]+~>|[!-u]{10,}")
 _A85_RUN: Final = re.compile(r"[!-u]{10,}")
 _RFC1924_TOKEN: Final = re.compile(r"[0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~]{10,}")
 #: The tokens of each decoding, found as arrays in a long text (``judge.runs``).
-_B64_RUNS, _B32_RUNS, _HEX_RUNS, _A85_RUNS, _RFC1924_RUNS = map(
-    ClassRuns, (_B64_TOKEN, _B32_TOKEN, _HEX_WIDE, _A85_RUN, _RFC1924_TOKEN)
+_B64_RUNS, _B32_RUNS, _HEX_RUNS, _HEX_BARE_RUNS, _A85_RUNS, _RFC1924_RUNS = map(
+    ClassRuns, (_B64_TOKEN, _B32_TOKEN, _HEX_WIDE, _HEX_BARE, _A85_RUN, _RFC1924_TOKEN)
 )
 _NOT_B64: Final = re.compile(r"[^A-Za-z0-9+/_\-]")
 _NOT_B32: Final = re.compile(r"[^A-Za-z2-7]")
@@ -280,14 +284,23 @@ def _token_signed(signs: tuple[bytes, ...]) -> Callable[[str], bool]:
 _TOKEN_SIGNED: Final = {name: _token_signed(signs) for name, signs in _SIGNS.items()}
 
 
-def _hex_tokens(text: str) -> Iterator[str]:
+def _hex_tokens(text: str) -> list[str]:
     """What ``_HEX_TOKEN`` finds in ``text``: the runs of :data:`_HEX_WIDE`, and in those
-    with an ``x`` or a backslash, the tokens themselves."""
-    for run in _HEX_RUNS.findall(text):
+    with an ``x`` or a backslash, the tokens themselves; in a text with such runs but no
+    prefix at all, the runs of :data:`_HEX_BARE` (one pass, where a reply of words with an
+    ``x`` in them, ``VORTEX 7468``, had its short runs each searched again)."""
+    runs = _HEX_RUNS.findall(text)
+    if not any("x" in run or "X" in run or "\\" in run for run in runs):
+        return runs
+    if not _HEX_PREFIX.search(text):
+        return _HEX_BARE_RUNS.findall(text)
+    tokens: list[str] = []
+    for run in runs:
         if "x" in run or "X" in run or "\\" in run:
-            yield from _HEX_TOKEN.findall(run)
+            tokens += _HEX_TOKEN.findall(run)
         else:
-            yield run
+            tokens.append(run)
+    return tokens
 
 
 def base64_text(text: str) -> str | None:

@@ -148,7 +148,6 @@ def quoted_printable(text: str) -> str | None:
     return quopri.decodestring(text.encode("utf-8", errors="replace")).decode(errors="replace")
 
 
-_NUMBER: Final = re.compile(r"[0-9]+")
 #: Four or more numbers in a row, between separators. One pattern finds the runs for all
 #: three bases; the look-behind is tested after the first digit, as a pattern starting with
 #: one is slow: a run starts only where a number does (from inside a long number that is
@@ -171,8 +170,16 @@ def _code(number: str, base: int) -> str | None:
 
 @lru_cache(maxsize=4)
 def _number_runs(text: str) -> tuple[tuple[str, ...], ...]:
-    """The runs of numbers in ``text``: found once for the three bases."""
-    return tuple(tuple(_NUMBER.findall(run.group())) for run in _NUMBER_RUN.finditer(text))
+    """The runs of numbers in ``text``: found once for the three bases. A run is numbers
+    between separators (whitespace, ``,``, ``;``), so with the marks made spaces it splits
+    into its numbers (``str.split`` and the pattern's ``\\s`` take the same whitespace); a
+    pattern finding each number cost three times more on a reply of codes."""
+    return tuple(
+        tuple(run.group().translate(_MARKS_AS_SPACES).split()) for run in _NUMBER_RUN.finditer(text)
+    )
+
+
+_MARKS_AS_SPACES: Final = str.maketrans(",;", "  ")
 
 
 @cache

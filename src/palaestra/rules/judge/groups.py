@@ -92,9 +92,10 @@ def _groups_windows(
     slots = groups + 1
     first_slot = np.cumsum(slots) - slots
     if places > 0:
-        at = np.repeat(starts - first_slot * block, slots)
-        at += np.arange(0, len(at) * block, block, dtype=np.int64)
-        values = windows[np.minimum(at, places - 1)]
+        # In 32 bits (half the memory to move): a reply is far shorter than 2**31 / block.
+        at = np.repeat((starts - first_slot * block).astype(np.int32), slots)
+        at += np.arange(0, len(at) * block, block, dtype=np.int32)
+        values = windows[np.minimum(at, places - 1, out=at)]
     else:
         values = np.zeros(int(slots.sum()), np.uint64)
     values[first_slot + groups] = 0
@@ -111,15 +112,16 @@ def _groups_windows(
         before = np.concatenate(([0], np.cumsum(invalid)))
         refused |= before[starts + lengths] > before[starts]
     if base == 85:
-        refused |= np.add.reduceat(values > 0xFFFFFFFF, first_slot) > 0
+        # The piece of each group past 2**32 (few), found among the pieces' first slots.
+        over = np.flatnonzero(values > 0xFFFFFFFF)
+        refused[np.searchsorted(first_slot, over, "right") - 1] = True
     # A short last group keeps only the bytes its digits make.
     values[first_slot[partial] + whole_groups[partial]] &= _SHORT_MASKS[base, block, size][
         short[partial]
     ]
-    out = _low_bytes(values, size)
     if refused.any():
-        out[np.repeat(refused, slots)] = 0
-    return out.tobytes()
+        values[np.repeat(refused, slots)] = 0  # a value's bytes, not the row of them
+    return _low_bytes(values, size).tobytes()
 
 
 def _short_groups(
@@ -136,21 +138,12 @@ def _short_groups(
     the group does: its last digits are the group's, whatever comes before them (a
     multiple of a power of the base); a group too near the start of the source for such
     a block is read digit by digit."""
-    padding = base - 1 if base == 85 else 0
-    scale = np.uint64(base) ** (block - kept).astype(np.uint64)
-    pad = np.zeros(len(kept), np.uint64)
-    for column in range(1, block):
-        pad = np.where(
-            column >= kept,
-            pad + np.uint64(padding) * np.uint64(base) ** np.uint64(block - 1 - column),
-            pad,
-        )
+    powers, pads = _POWERS_AND_PADS[base, block]
     at = ends - block
     inside = at >= 0
     own = np.zeros(len(kept), np.uint64)
     if inside.any():
-        block_value = windows[at[inside]]
-        own[inside] = block_value % (np.uint64(base) ** kept[inside].astype(np.uint64))
+        own[inside] = windows[at[inside]] % powers[kept[inside]]
     for index in np.flatnonzero(~inside).tolist():
         start = int(ends[index] - kept[index])
         value = 0
@@ -159,7 +152,24 @@ def _short_groups(
         own[index] = value
     if base == 85:
         own[kept == 1] = 0
-    return own * scale + pad
+    values: np.ndarray = own * powers[block - kept] + pads[kept]
+    return values
+
+
+def _powers_and_pads(base: int, block: int) -> tuple[np.ndarray, np.ndarray]:
+    """The powers of ``base`` up to ``block``, and for each count of digits kept in a
+    short group, the value of its padding (base 85's highest digit in every place after
+    them, other bases' zeros): looked up per group, where powers of arrays cost more."""
+    powers = np.array([base**n for n in range(block + 1)], np.uint64)
+    padding = base - 1 if base == 85 else 0
+    pads = np.array(
+        [
+            sum(padding * base ** (block - 1 - column) for column in range(max(kept, 1), block))
+            for kept in range(block)
+        ],
+        np.uint64,
+    )
+    return powers, pads
 
 
 def _low_bytes(values: np.ndarray, size: int) -> np.ndarray:
@@ -184,6 +194,10 @@ def _short_masks(base: int, block: int, size: int) -> np.ndarray:
     return np.array(masks, np.uint64)
 
 
+_POWERS_AND_PADS: Final = {
+    (base, block): _powers_and_pads(base, block)
+    for base, block in ((16, 2), (32, 8), (64, 4), (85, 5))
+}
 _ALL_BYTES: Final = {size: (1 << 8 * size) - 1 for size in range(1, 8)}
 _SHORT_MASKS: Final = {
     (base, block, size): _short_masks(base, block, size)

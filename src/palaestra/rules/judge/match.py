@@ -252,7 +252,7 @@ def _anchored(folded: str, parts: tuple[str, ...]) -> tuple[int, int, int] | Non
     return None
 
 
-def _partial(folded: str, needle: Needle, tokens: set[bytes]) -> Seen | None:
+def _partial(folded: str, needle: Needle, tokens: _Tokens) -> Seen | None:
     if len(needle.parts) < 3:
         return None
     kept = tuple(
@@ -272,7 +272,7 @@ def _partial(folded: str, needle: Needle, tokens: set[bytes]) -> Seen | None:
     return Seen(needle, Rule.PARTIAL, start, end, kept[which])
 
 
-def _by_parts(folded: str, needle: Needle, tokens: set[bytes]) -> Seen | None:
+def _by_parts(folded: str, needle: Needle, tokens: _Tokens) -> Seen | None:
     if tokens.isdisjoint(needle.byte_parts):
         return None
     if not all(part in tokens for part in needle.byte_parts):
@@ -285,28 +285,27 @@ def _by_parts(folded: str, needle: Needle, tokens: set[bytes]) -> Seen | None:
 
 _ALNUM: Final = b"abcdefghijklmnopqrstuvwxyz0123456789"
 _SEPARATOR_BYTES: Final = bytes(b for b in range(256) if b not in _ALNUM)
-_TO_SPACE: Final = bytes(b if b in _ALNUM else 32 for b in range(256))
-_LETTERS_ONLY: Final = bytes(b if b in _ALNUM[:26] else 32 for b in range(256))
-_DIGITS_ONLY: Final = bytes(b if b in _ALNUM[26:] else 32 for b in range(256))
 
 
-_RUN: Final = re.compile(rb"[a-z]+|[0-9]+")
-#: Past this many tokens mixing letters and digits, their runs are cut from the whole view.
-_FEW_MIXED: Final = 256
+class _Tokens:
+    """Which parts are tokens of a folded view, or runs of a token's letters or digits:
+    each part asked about is looked for once (:func:`_part_pattern`), where cutting the
+    whole view into tokens cost milliseconds a scan on a long reply holding the parts
+    (tens of thousands of tokens, for the two or three parts of a needle or two)."""
 
+    def __init__(self, folded: str) -> None:
+        self._folded = folded
+        self._known: dict[bytes, bool] = {}
 
-def _tokens(raw: bytes) -> set[bytes]:
-    """The view's tokens, and the runs of letters and of digits within them: cut from the
-    few tokens that mix both (prose has few), else from the whole view in two C passes."""
-    tokens = set(raw.translate(_TO_SPACE).split())
-    mixed = [token for token in tokens if not (token.isalpha() or token.isdigit())]
-    if len(mixed) <= _FEW_MIXED:
-        for token in mixed:
-            tokens.update(_RUN.findall(token))
-    else:
-        tokens.update(raw.translate(_LETTERS_ONLY).split())
-        tokens.update(raw.translate(_DIGITS_ONLY).split())
-    return tokens
+    def __contains__(self, part: bytes) -> bool:
+        known = self._known.get(part)
+        if known is None:
+            found = _part_pattern((part.decode(),)).search(self._folded)
+            known = self._known[part] = found is not None
+        return known
+
+    def isdisjoint(self, parts: Iterable[bytes]) -> bool:
+        return not any(part in self for part in parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,7 +380,7 @@ def scan(folded: str, found_needles: tuple[Needle, ...]) -> Iterator[Seen]:
         searcher.joined, searcher.joined_patterns, raw.translate(None, _SEPARATOR_BYTES)
     )
     substrings: set[bytes] | None = None
-    tokens: set[bytes] | None = None
+    tokens: _Tokens | None = None
     for needle in found_needles:
         if needle.byte_joined in whole:
             yield Seen(needle, Rule.WHOLE, 0, len(folded), needle.parts)
@@ -391,7 +390,7 @@ def scan(folded: str, found_needles: tuple[Needle, ...]) -> Iterator[Seen]:
             if not _may_show(needle, substrings):
                 continue
             if tokens is None:
-                tokens = _tokens(raw)
+                tokens = _Tokens(folded)
             seen = _by_parts(folded, needle, tokens)
             if seen is not None:
                 yield seen

@@ -93,9 +93,11 @@ def _short_tails(
     tails = np.full(len(starts), -1, np.int64)
     ends = starts + lengths
     spaces = chars == 0x20
+    if not spaces.any():
+        return tails  # random base 85 or 64 has none: no sum over it
     # Only a token with a space among its last 2 * block characters may have one.
     near = np.maximum(ends - 2 * block, starts)
-    before = np.concatenate(([0], np.cumsum(spaces)))
+    before = np.concatenate(([0], np.cumsum(spaces, dtype=np.int32)))
     some = np.flatnonzero(before[ends] > before[near])
     if not len(some):
         return tails
@@ -167,8 +169,9 @@ def decoded_many(
     kept[list(spec.deleted)] = False
     keep = kept[chars]
     # How many characters are kept before each place: each token's count, and where its
-    # kept characters start, read off one sum.
-    kept_before = np.concatenate(([0], np.cumsum(keep)))
+    # kept characters start, read off one sum. (Sums of flags in 32 bits, here and below:
+    # a reply is far shorter than 2**31, and a sum in 64 bits took three times longer.)
+    kept_before = np.concatenate(([0], np.cumsum(keep, dtype=np.int32)))
     kept_count = kept_before[starts + lengths] - kept_before[starts]
     classes = np.frombuffer(bytes(chars).translate(spec.classes), np.uint8)
     if spec.signs is None:
@@ -186,13 +189,19 @@ def decoded_many(
     keys = [fast[which] * _SLOTS + offset]
     # A token with dashes (or ``_``) left is read again without them.
     dash = (kept_chars == ord("-")) | (kept_chars == ord("_"))
-    before = np.concatenate(([0], np.cumsum(dash)))
+    before = np.concatenate(([0], np.cumsum(dash, dtype=np.int32)))
     dashes = before[kept_start + kept_len] - before[kept_start]
     some = np.flatnonzero(dashes)
-    bare_start = kept_start[some] - before[kept_start[some]]
     bare_len = kept_len[some] - dashes[some]
+    # Only those tokens' characters are copied without their dashes (a copy of every
+    # token's was decoded from each place, for the few with a dash in random base 85).
+    edges = np.zeros(len(kept_chars) + 1, np.int32)
+    edges[kept_start[some]] += 1
+    edges[kept_start[some] + kept_len[some]] -= 1
+    bare_chars = kept_chars[(np.cumsum(edges[:-1], dtype=np.int32) > 0) & ~dash]
+    bare_start = np.cumsum(bare_len) - bare_len
     which, offset = _offsets(np.clip(bare_len - 1, 0, block))
-    spans.append((kept_chars[~dash], bare_start[which] + offset, bare_len[which] - offset))
+    spans.append((bare_chars, bare_start[which] + offset, bare_len[which] - offset))
     keys.append(fast[some][which] * _SLOTS + block + offset)
     # A token with a short last word is read again without it.
     cut = np.flatnonzero(tail[fast] >= 0)
