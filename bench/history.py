@@ -453,10 +453,9 @@ async def roll_up_to_now(platform: Platform) -> None:
 
 def _agent_rollup_rows(connection: Connection) -> tuple[int, int]:
     """How many hour rows and day rows ``agent_rollups`` holds."""
-    found = dict(
-        connection.execute(text("SELECT span, count(*) FROM agent_rollups GROUP BY span")).all()
-    )
-    return int(found.get(3600, 0)), int(found.get(int(DAY), 0))
+    rows = connection.execute(text("SELECT span, count(*) FROM agent_rollups GROUP BY span"))
+    found: dict[int, int] = {int(span): int(count) for span, count in rows}
+    return found.get(3600, 0), found.get(int(DAY), 0)
 
 
 def _event_count(connection: Connection) -> int:

@@ -134,7 +134,7 @@ async def many_agents(
     platform: Platform, owner: str, count: int, at: float, fighter_class: str | None = None
 ) -> list[str]:
     """``count`` agents of each arena, last written at ``at``, with a fighter's ratings."""
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "id": new_id(),
             "owner_id": owner,
@@ -164,7 +164,7 @@ async def many_agents(
     async with platform.db.session() as session, session.begin():
         await session.execute(insert(Agent), rows)
         await session.execute(insert(FighterRating), ratings)
-    return [row["id"] for row in rows]
+    return [str(row["id"]) for row in rows]
 
 
 async def test_the_stamps_count_no_table_whole(platform: Platform) -> None:
