@@ -8,13 +8,14 @@ not any string of its alphabet: in base64 every fourth character is one of ``I-Z
 (the top six bits of a byte from ``0x20`` to ``0x7e``) and the next one of 24 others;
 in base32 every eighth is one of ``E-P``; in hex every other one is a digit from ``2`` to
 ``7``. A cipher moves letters to letters and leaves digits alone, so one regular
-expression per encoding first rules out most tokens; then, for each cipher, a
-precomputed mask per character says whether the character, deciphered, is one the
-encoding of text can have at that place, and the few distinct characters at those places,
-and-ed, leave the ciphers that may fit; a cipher is kept if the token, deciphered by it,
-decodes to printable text (usually one is, often none). Only those tokens, deciphered by
-only those ciphers, are handed on to the decodings: the views here are prefixes
-(``caesar-text → base64``). Tokens are words of twelve or more characters, and hex
+expression per encoding first rules out most tokens (in a reply of many tokens, the same
+test on arrays of all their characters at once, and the masks below too); then, for each
+cipher, a precomputed mask per character says whether the character, deciphered, is one
+the encoding of text can have at that place, and the few distinct characters at those
+places, and-ed, leave the ciphers that may fit; a cipher is kept if the token, deciphered
+by it, decodes to printable text (usually one is, often none). Only those tokens,
+deciphered by only those ciphers, are handed on to the decodings: the views here are
+prefixes (``caesar-text → base64``). Tokens are words of twelve or more characters, and hex
 written in pairs (``51 55 4C``, ``%51%55%4C``). Pure: no I/O.
 """
 
