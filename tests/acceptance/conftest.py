@@ -1,4 +1,4 @@
-"""Browser fixtures: one headless Chromium and one running demo for the whole session."""
+"""Browser fixtures: a headless Chromium per module and one running demo for the whole session."""
 
 from __future__ import annotations
 
@@ -23,9 +23,13 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(chromium_path: str) -> Iterator[Browser]:
-    """Debian's Chromium driven by Playwright (whose own browser downloads are never used)."""
+    """Debian's Chromium driven by Playwright (whose own browser downloads are never used).
+
+    One per module (a second to start): Playwright's event loop runs in the process while it
+    is open, where ``asyncio.run`` fails, and the worker that plays the demo's group goes on
+    to other modules after it."""
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
         try:
