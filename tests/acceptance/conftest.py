@@ -1,4 +1,4 @@
-"""Browser fixtures: one headless Chromium and one running demo for the whole session."""
+"""Browser fixtures: a headless Chromium per module and one running demo for the whole session."""
 
 from __future__ import annotations
 
@@ -23,9 +23,13 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(chromium_path: str) -> Iterator[Browser]:
-    """Debian's Chromium driven by Playwright (whose own browser downloads are never used)."""
+    """Debian's Chromium driven by Playwright (whose own browser downloads are never used).
+
+    One per module (a second to start): Playwright's event loop runs in the process while it
+    is open, where ``asyncio.run`` fails, and the worker that plays the demo's group goes on
+    to other modules after it."""
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
         try:
@@ -35,12 +39,33 @@ def browser(chromium_path: str) -> Iterator[Browser]:
 
 
 @pytest.fixture(scope="session")
-def demo(tmp_path_factory: pytest.TempPathFactory, chromium_path: str) -> Iterator[RunningDemo]:
+def demo(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, chromium_path: str
+) -> Iterator[RunningDemo]:
     """The demo, up, with the flaky agent already failing some pings (fast health cadence)."""
+    one_demo_per_tier(request.session)
     folder = tmp_path_factory.mktemp("web") / "demo-data"
     with palaestra_demo(folder, health_scale=0.005) as running:
         running.wait_ready()
         yield running
+
+
+def one_demo_per_tier(session: pytest.Session) -> None:
+    """Fails when pytest-xdist did not group the demo's tests under ``--dist loadgroup``
+    (it marks each one's node id with its group): each worker would start a demo of its
+    own, as with pytest 9.2 (pytest-dev/pytest-xdist#1386)."""
+    if not getattr(session.config.option, "loadgroup", False):  # set in xdist's workers
+        return
+    ungrouped = [
+        item.nodeid
+        for item in session.items
+        if item.get_closest_marker("xdist_group") is not None and "@" not in item.nodeid
+    ]
+    if ungrouped:
+        pytest.fail(
+            "pytest-xdist did not group the demo's tests under --dist loadgroup (a pytest "
+            f"newer than pyproject.toml allows?): {ungrouped[:3]}"
+        )
 
 
 @pytest.fixture(scope="session")

@@ -213,10 +213,16 @@ def benign_corpus() -> list[str]:
     return corpus
 
 
-def test_the_benign_corpus_is_never_flagged_for_1000_codes() -> None:
+#: The 1,000 codes in four quarters, one test each: the two processes of make test share them
+#: out instead of one of them judging all 30,000 replies while the other waits at the end.
+QUARTERS = [range(start, start + 250) for start in range(0, 1000, 250)]
+
+
+@pytest.mark.parametrize("seeds", QUARTERS, ids=lambda seeds: f"codes-{seeds.start}")
+def test_the_benign_corpus_is_never_flagged_for_1000_codes(seeds: range) -> None:
     corpus = benign_corpus()
     flagged = []
-    for seed in range(1000):
+    for seed in seeds:
         material = draw_material(seed)
         for index, text in enumerate(corpus):
             verdict = judge_reply(
