@@ -115,7 +115,10 @@ QUICK = {
     "agents": 300,
     "hot": 5_000,
     "repeats": 2,
-    "simulate_days": 34,
+    # Past both windows, shortened so that a few days pass them (every retention path once).
+    "simulate_days": 6,
+    "events_days": 2,
+    "bodies_days": 3,
 }
 DAY = 86400.0
 
