@@ -21,6 +21,7 @@ import pytest
 from sqlalchemy import insert, text
 
 from palaestra.api.routes_system import dispatches_in_flight
+from palaestra.clock import FrozenClock
 from palaestra.engine.cage.referee import Referee
 from palaestra.engine.ratings.live_table import fighter_classes
 from palaestra.ids import new_id
@@ -28,6 +29,7 @@ from palaestra.jobs.sweeper import orphaned_matches, pending_matches
 from palaestra.platform import Platform
 from palaestra.store.models import Agent, Run, Task
 from palaestra.store.rating_models import FighterRating
+from palaestra.store.stamps import RECENT_S
 from palaestra.web.stamp_queries import read_stamps
 from tests.integration.arena_rows import add_fighter, add_match, add_matches, add_owner, add_run
 from tests.integration.plans import plan, selects
@@ -211,3 +213,20 @@ def reads_whole(explained: str, tables: tuple[str, ...]) -> bool:
             if not any("Index Cond:" in d for d in details):
                 return True
     return False
+
+
+async def test_the_live_table_reads_its_fighters_again_within_a_minute(
+    platform: Platform, clock: FrozenClock
+) -> None:
+    """A fighter whose write committed long after a later one leaves the stamps as they
+    were; the live table still reads it within a minute, as the live pages redraw."""
+    clock.advance(61.0 - clock.now() % 60.0)  # a second into a minute: the reads below in it
+    owner = await add_owner(platform)
+    now = platform.clock.now()
+    await many_agents(platform, owner, 2, now)
+    assert await fighter_classes(platform) == set()
+    await many_agents(platform, owner, 1, now - 2 * RECENT_S, fighter_class="late")
+    clock.advance(1.0)
+    assert await fighter_classes(platform) == set()  # unseen: the stamps are as they were
+    clock.advance(60.0)
+    assert await fighter_classes(platform) == {"late"}

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, inspect, text
 
 import palaestra.store
 from palaestra.protocol.failures import CallFailure
@@ -162,5 +162,59 @@ async def test_the_rows_of_a_group_become_one_with_its_histogram_and_come_back(
         for r in back:  # the group's latency sum on its highest bucket, none on the others
             group = merged[_group(r)]
             assert r[8] == (group[1] if r[6] == max(group[4]) else 0)
+    finally:
+        await db.dispose()
+
+
+async def test_an_upgrade_cut_short_during_its_copy_is_run_again(settings: Settings) -> None:
+    """SQLite commits the statements before the copy on their own: an upgrade stopped
+    during it leaves the rows aside and a half-made table, and is run again from them."""
+    url = settings.effective_database_url
+    if url.startswith("postgresql"):
+        await reset_postgres(url)
+    db = Database(url)
+    try:
+        async with db.engine.begin() as connection:
+            await connection.run_sync(lambda c: migrate(c, BEFORE))
+        arena = Arena(db)
+        await arena.open()
+        rows = [(arena.agents[r[0]], *r[1:]) for r in ROWS]
+        async with db.engine.begin() as connection:
+            await connection.execute(
+                text(
+                    f"INSERT INTO agent_rollups ({COLUMNS}, bucket, {SUMS}) VALUES (:a, :span, "
+                    ":start, :kind, :outcome, :failure, :bucket, :events, :ms, :first, :last)"
+                ),
+                [dict(zip(("a", "span", "start", "kind", "outcome", "failure", "bucket",
+                           "events", "ms", "first", "last"), row, strict=True))
+                 for row in rows],
+            )  # fmt: skip
+            # Where the upgrade stopped: the rows aside, the new table made, nothing copied.
+            await connection.execute(text("DROP INDEX ix_agent_rollups_span_start"))
+            await connection.execute(
+                text("ALTER TABLE agent_rollups RENAME TO agent_rollups_aside")
+            )
+            if connection.dialect.name == "postgresql":
+                await connection.execute(
+                    text(
+                        "ALTER TABLE agent_rollups_aside "
+                        "RENAME CONSTRAINT agent_rollups_pkey TO agent_rollups_aside_pkey"
+                    )
+                )
+            await connection.execute(text("CREATE TABLE agent_rollups (half_made INTEGER)"))
+            await connection.run_sync(lambda c: migrate(c, AFTER))
+            found = {
+                tuple(r[:6]): (*r[6:10], histogram_counts(r[10]))
+                for r in await connection.execute(
+                    text(f"SELECT {COLUMNS}, {SUMS}, latency_histogram FROM agent_rollups")
+                )
+            }
+            aside = await connection.run_sync(lambda c: inspect(c).has_table("agent_rollups_aside"))
+            indexes = await connection.run_sync(
+                lambda c: [i["name"] for i in inspect(c).get_indexes("agent_rollups")]
+            )
+        assert found == _merged(rows)
+        assert not aside
+        assert "ix_agent_rollups_span_start" in indexes
     finally:
         await db.dispose()

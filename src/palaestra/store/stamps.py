@@ -4,7 +4,9 @@ many rows there are (a count of the whole table would cost as much as the arena 
 
 A stamp is the latest write and the number of writes from a recent time on: a write that
 commits after a later one (two transactions, two processes) leaves the latest time as
-it was, but changes the count.
+it was, but changes the count, when it commits within :data:`RECENT_S`. One committed
+later still is seen at the next write, and within a minute in any case: the live pages
+are drawn again every minute, and the live table reads its fighters again.
 """
 
 from __future__ import annotations

@@ -39,6 +39,9 @@ __all__ = ["cage_fighters", "fighter_classes", "live_table"]
 
 #: Filtered tables kept ranked per state of the fighters and their ratings.
 _TABLES_KEPT: Final = 32
+#: The fighters are read again at least this often, in seconds, as the live pages are
+#: drawn again (``web.live.AGE_STEP_S``).
+_REREAD_S: Final = 60.0
 
 
 async def cage_fighters(
@@ -133,11 +136,15 @@ _ranked: WeakKeyDictionary[Database, _Ranked] = WeakKeyDictionary()
 
 
 async def _current(platform: Platform) -> _Ranked:
-    """The fighters as they stand, reread only when one of them or a live rating changed."""
-    since = platform.clock.now() - RECENT_S
-    stamp_query = select(*ratings_written(since), *agents_written(since, [Arena.CAGE]))
+    """The fighters as they stand, reread when one of them or a live rating changed, and
+    at least every :data:`_REREAD_S` (a write committed more than ``RECENT_S`` after a
+    later one leaves the stamp as it was: :mod:`palaestra.store.stamps`)."""
+    now = platform.clock.now()
+    stamp_query = select(
+        *ratings_written(now - RECENT_S), *agents_written(now - RECENT_S, [Arena.CAGE])
+    )
     async with platform.db.read() as connection:
-        stamp = tuple((await connection.execute(stamp_query)).one())
+        stamp = (*(await connection.execute(stamp_query)).one(), int(now // _REREAD_S))
     known = _ranked.get(platform.db)
     if known is not None and known.stamp == stamp:
         return known

@@ -55,9 +55,17 @@ def _create(*shape: sa.Column[Any]) -> None:
 
 
 def _set_aside() -> str:
-    """The table renamed aside (its index dropped, its key's name freed): the dialect."""
-    dialect = op.get_bind().dialect.name
-    op.drop_index(_INDEX, table_name=_TABLE)
+    """The table renamed aside (its index dropped, its key's name freed): the dialect.
+
+    On SQLite each statement before the copy commits on its own, so a migration cut short
+    during the copy (a full disk, a killed process) has left the rows aside and is still
+    to be run: it starts again from them, the half-made table dropped."""
+    bind = op.get_bind()
+    dialect = bind.dialect.name
+    if sa.inspect(bind).has_table(_ASIDE):
+        op.execute(f"DROP TABLE IF EXISTS {_TABLE}")
+        return dialect
+    op.execute(f"DROP INDEX IF EXISTS {_INDEX}")
     op.rename_table(_TABLE, _ASIDE)
     if dialect == "postgresql":  # the key's index keeps its name through the rename
         op.execute(f"ALTER TABLE {_ASIDE} RENAME CONSTRAINT {_TABLE}_pkey TO {_ASIDE}_pkey")
