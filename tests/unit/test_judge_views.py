@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palaestra.rules.judge import ciphered, letters, spelled, views
+from palaestra.rules.judge import cipher_tables, ciphered, letters, spelled, views
 from palaestra.rules.judge import decoders as dec
 from palaestra.rules.judge import escapes as esc
 from palaestra.rules.judge.chains import depth2_budget, view_chains
@@ -276,7 +276,7 @@ def test_depth_two_stops_at_its_budget_deterministically() -> None:
 
 def fitting(token: str, encoding: str) -> list[str]:
     fits = ciphered.fitting_ciphers(token.rstrip("="), encoding)
-    return [name for i, name in enumerate(ciphered.CIPHER_NAMES) if fits >> i & 1]
+    return [name for i, name in enumerate(cipher_tables.CIPHER_NAMES) if fits >> i & 1]
 
 
 @pytest.mark.parametrize("shift", [n for n in range(1, 26) if n != 13])
