@@ -285,6 +285,9 @@ class Referee:
             for task in playing:
                 task.cancel()
             await asyncio.gather(*playing, return_exceptions=True)
+            # A claim or record the cancelled matches submitted is still the desk's: its
+            # transaction ends before the store closes, not with the event loop.
+            await self._desk.close()
 
     def _done(self, task: asyncio.Task[StepResult]) -> None:
         for match_id, playing in list(self._playing.items()):
