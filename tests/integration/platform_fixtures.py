@@ -26,7 +26,7 @@ from palaestra.app import create_app
 from palaestra.clock import FrozenClock
 from palaestra.platform import Platform
 from palaestra.settings import Settings
-from palaestra.store.db import Database
+from palaestra.store.db import Database, migrate
 
 ADMIN_TOKEN = "pa_admin_test-token"
 
@@ -103,6 +103,22 @@ async def _shape(connection: AsyncConnection) -> tuple[Any, ...]:
     revision = await connection.execute(text("SELECT version_num FROM alembic_version"))
     shape = await connection.execute(_SHAPE)
     return (tuple(revision.all()), tuple(shape.all()))
+
+
+@asynccontextmanager
+async def store_at(settings: Settings, revision: str) -> AsyncIterator[Database]:
+    """A store of its own migrated up to ``revision`` (an older one: a migration's test
+    writes what that revision kept, then upgrades); disposed of afterwards."""
+    url = settings.effective_database_url
+    if url.startswith("postgresql"):
+        await reset_postgres(url)
+    db = Database(url)
+    try:
+        async with db.engine.begin() as connection:
+            await connection.run_sync(lambda c: migrate(c, revision))
+        yield db
+    finally:
+        await db.dispose()
 
 
 async def fresh_postgres(url: str) -> None:

@@ -8,10 +8,10 @@ from sqlalchemy import text
 
 from palaestra.settings import Settings
 from palaestra.store import history
-from palaestra.store.db import Database, migrate
+from palaestra.store.db import migrate
 from palaestra.store.rollup_models import DAY, HOUR
 from palaestra.store.rollups import UNTIL_KEY
-from tests.integration.platform_fixtures import reset_postgres
+from tests.integration.platform_fixtures import store_at
 
 pytestmark = pytest.mark.asyncio
 
@@ -26,13 +26,8 @@ UNTIL = START + DAY + 10 * HOUR
 async def test_runs_stored_before_the_roll_up_are_rolled_up_and_counted_the_same(
     settings: Settings,
 ) -> None:
-    url = settings.effective_database_url
-    if url.startswith("postgresql"):
-        await reset_postgres(url)
-    db = Database(url)
-    try:
+    async with store_at(settings, BEFORE) as db:
         async with db.engine.begin() as connection:
-            await connection.run_sync(lambda c: migrate(c, BEFORE))
             for i, at in enumerate(CREATED):
                 await connection.execute(
                     text(
@@ -61,5 +56,3 @@ async def test_runs_stored_before_the_roll_up_are_rolled_up_and_counted_the_same
         async with db.session() as session:
             assert await history.runs_total(session) == len(CREATED)
             assert await history.matches_total(session) == 0
-    finally:
-        await db.dispose()

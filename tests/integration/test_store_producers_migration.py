@@ -7,8 +7,8 @@ import pytest
 from sqlalchemy import JSON, bindparam, text
 
 from palaestra.settings import Settings
-from palaestra.store.db import Database, migrate
-from tests.integration.platform_fixtures import reset_postgres
+from palaestra.store.db import migrate
+from tests.integration.platform_fixtures import store_at
 
 pytestmark = pytest.mark.asyncio
 
@@ -27,94 +27,86 @@ TASKS = {  # id: (executor, via)
 
 
 async def test_stored_answers_are_labelled_with_their_producer(settings: Settings) -> None:
-    url = settings.effective_database_url
-    if url.startswith("postgresql"):
-        await reset_postgres(url)
-    db = Database(url)
-    try:
-        async with db.engine.begin() as connection:
-            await connection.run_sync(lambda c: migrate(c, BEFORE))
+    async with store_at(settings, BEFORE) as db, db.engine.begin() as connection:
+        await connection.execute(
+            text(
+                "INSERT INTO owners (id, name, token_hash, created_at) "
+                "VALUES ('o1', 'bob', :hash, 1.0)"
+            ),
+            {"hash": "0" * 64},
+        )
+        for fighter in ("a1", "d1"):
             await connection.execute(
                 text(
-                    "INSERT INTO owners (id, name, token_hash, created_at) "
-                    "VALUES ('o1', 'bob', :hash, 1.0)"
+                    "INSERT INTO agents (id, owner_id, name, arena, entrant_type, "
+                    "sandbox_attested, status, consecutive_failures, hold, reputation, "
+                    "created_at, updated_at) VALUES (:id, 'o1', :id, 'cage', 'house', "
+                    "false, 'ACTIVE', 0, false, 0.0, 1.0, 1.0)"
                 ),
-                {"hash": "0" * 64},
+                {"id": fighter},
             )
-            for fighter in ("a1", "d1"):
+        for match_id, executors in ENTRANTS.items():
+            material = {
+                "secret": {"access_code": "QUILL-1234-ZEBRA"},
+                "entrants": {side: {"executor": e} for side, e in executors.items()},
+            }
+            await connection.execute(
+                text(
+                    "INSERT INTO matches (id, attacker_id, defender_id, ruleset, kind, "
+                    "status, seed, material, deadline_ms, next_turn, created_at, "
+                    "updated_at) VALUES (:id, 'a1', 'd1', 'cage.v1', 'rated', 'RUNNING', "
+                    "1, :material, 60000, 3, 1.0, 1.0)"
+                ).bindparams(bindparam("material", type_=JSON)),
+                {"id": match_id, "material": material},
+            )
+            for turn, side, status in ((1, "attacker", "OK"), (2, "defender", "OK")):
                 await connection.execute(
                     text(
-                        "INSERT INTO agents (id, owner_id, name, arena, entrant_type, "
-                        "sandbox_attested, status, consecutive_failures, hold, reputation, "
-                        "created_at, updated_at) VALUES (:id, 'o1', :id, 'cage', 'house', "
-                        "false, 'ACTIVE', 0, false, 0.0, 1.0, 1.0)"
+                        "INSERT INTO turns (match_id, turn, side, fighter_id, status, "
+                        "payload, started_at) VALUES (:m, :turn, :side, :fighter, "
+                        ":status, 'p', 1.0)"
                     ),
-                    {"id": fighter},
-                )
-            for match_id, executors in ENTRANTS.items():
-                material = {
-                    "secret": {"access_code": "QUILL-1234-ZEBRA"},
-                    "entrants": {side: {"executor": e} for side, e in executors.items()},
-                }
-                await connection.execute(
-                    text(
-                        "INSERT INTO matches (id, attacker_id, defender_id, ruleset, kind, "
-                        "status, seed, material, deadline_ms, next_turn, created_at, "
-                        "updated_at) VALUES (:id, 'a1', 'd1', 'cage.v1', 'rated', 'RUNNING', "
-                        "1, :material, 60000, 3, 1.0, 1.0)"
-                    ).bindparams(bindparam("material", type_=JSON)),
-                    {"id": match_id, "material": material},
-                )
-                for turn, side, status in ((1, "attacker", "OK"), (2, "defender", "OK")):
-                    await connection.execute(
-                        text(
-                            "INSERT INTO turns (match_id, turn, side, fighter_id, status, "
-                            "payload, started_at) VALUES (:m, :turn, :side, :fighter, "
-                            ":status, 'p', 1.0)"
-                        ),
-                        {
-                            "m": match_id,
-                            "turn": turn,
-                            "side": side,
-                            "fighter": "a1" if side == "attacker" else "d1",
-                            "status": status,
-                        },
-                    )
-                await connection.execute(
-                    text(
-                        "INSERT INTO turns (match_id, turn, side, fighter_id, status, payload, "
-                        "started_at) VALUES (:m, 3, 'attacker', 'a1', 'RUNNING', 'p', 1.0)"
-                    ),
-                    {"m": match_id},
+                    {
+                        "m": match_id,
+                        "turn": turn,
+                        "side": side,
+                        "fighter": "a1" if side == "attacker" else "d1",
+                        "status": status,
+                    },
                 )
             await connection.execute(
                 text(
-                    "INSERT INTO runs (id, goal, launchpad, status, phase, config, created_at, "
-                    "updated_at) VALUES ('r1', 'g', 'make-money', 'RUNNING', 'SCOUT', "
-                    ":config, 1.0, 1.0)"
-                ).bindparams(bindparam("config", type_=JSON)),
-                {"config": {}},
+                    "INSERT INTO turns (match_id, turn, side, fighter_id, status, payload, "
+                    "started_at) VALUES (:m, 3, 'attacker', 'a1', 'RUNNING', 'p', 1.0)"
+                ),
+                {"m": match_id},
             )
-            for slot, (task_id, (executor, via)) in enumerate(TASKS.items()):
-                await connection.execute(
-                    text(
-                        "INSERT INTO tasks (id, run_id, phase, slot, attempt, executor, status, "
-                        "via, created_at) VALUES (:id, 'r1', 'SCOUT', :slot, 0, :executor, "
-                        "'SUCCEEDED', :via, 1.0)"
-                    ),
-                    {"id": task_id, "slot": slot, "executor": executor, "via": via},
-                )
-            await connection.run_sync(lambda c: migrate(c, AFTER))
-            turns = {
-                (match_id, turn): (producer, model_id)
-                for match_id, turn, producer, model_id in await connection.execute(
-                    text("SELECT match_id, turn, producer, model_id FROM turns")
-                )
-            }
-            rows = await connection.execute(text("SELECT id, producer FROM tasks"))
-            tasks: dict[str, str | None] = {row.id: row.producer for row in rows}
-    finally:
-        await db.dispose()
+        await connection.execute(
+            text(
+                "INSERT INTO runs (id, goal, launchpad, status, phase, config, created_at, "
+                "updated_at) VALUES ('r1', 'g', 'make-money', 'RUNNING', 'SCOUT', "
+                ":config, 1.0, 1.0)"
+            ).bindparams(bindparam("config", type_=JSON)),
+            {"config": {}},
+        )
+        for slot, (task_id, (executor, via)) in enumerate(TASKS.items()):
+            await connection.execute(
+                text(
+                    "INSERT INTO tasks (id, run_id, phase, slot, attempt, executor, status, "
+                    "via, created_at) VALUES (:id, 'r1', 'SCOUT', :slot, 0, :executor, "
+                    "'SUCCEEDED', :via, 1.0)"
+                ),
+                {"id": task_id, "slot": slot, "executor": executor, "via": via},
+            )
+        await connection.run_sync(lambda c: migrate(c, AFTER))
+        turns = {
+            (match_id, turn): (producer, model_id)
+            for match_id, turn, producer, model_id in await connection.execute(
+                text("SELECT match_id, turn, producer, model_id FROM turns")
+            )
+        }
+        rows = await connection.execute(text("SELECT id, producer FROM tasks"))
+        tasks: dict[str, str | None] = {row.id: row.producer for row in rows}
     assert turns == {
         ("m-baseline", 1): ("agent", None),
         ("m-baseline", 2): ("house_baseline", None),

@@ -16,6 +16,7 @@ import pytest
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection, inspect, text
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 import palaestra.store
 from palaestra.protocol.failures import CallFailure
@@ -24,7 +25,7 @@ from palaestra.store import history
 from palaestra.store.db import Database, migrate
 from palaestra.store.rollup_models import DAY, HOUR, histogram_counts, percentile
 from palaestra.store.rollups import UNTIL_KEY
-from tests.integration.platform_fixtures import reset_postgres
+from tests.integration.platform_fixtures import store_at
 from tests.integration.test_rollups import Arena
 
 pytestmark = pytest.mark.asyncio
@@ -82,47 +83,54 @@ def _merged(rows: list[tuple[Any, ...]]) -> dict[tuple[Any, ...], tuple[Any, ...
     }
 
 
+async def _stored(db: Database) -> list[tuple[Any, ...]]:
+    """:data:`ROWS` written as 0014 to 0019 kept them, for agents of their own, with the
+    roll-ups' watermark; the rows, their agents' ids in place of their numbers."""
+    arena = Arena(db)
+    await arena.open()
+    rows = [(arena.agents[r[0]], *r[1:]) for r in ROWS]
+    async with db.engine.begin() as connection:
+        await connection.execute(
+            text(
+                f"INSERT INTO agent_rollups ({COLUMNS}, bucket, {SUMS}) VALUES (:a, :span, "
+                ":start, :kind, :outcome, :failure, :bucket, :events, :ms, :first, :last)"
+            ),
+            [dict(zip(("a", "span", "start", "kind", "outcome", "failure", "bucket",
+                       "events", "ms", "first", "last"), row, strict=True))
+             for row in rows],
+        )  # fmt: skip
+        await connection.execute(
+            text("INSERT INTO meta (key, value) VALUES (:key, :value)"),
+            {"key": UNTIL_KEY, "value": str(int(UNTIL))},
+        )
+    return rows
+
+
+async def _merged_found(connection: AsyncConnection) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+    """The upgraded rows as :func:`_merged` gives them, their histograms read."""
+    return {
+        tuple(r[:6]): (*r[6:10], histogram_counts(r[10]))
+        for r in await connection.execute(
+            text(f"SELECT {COLUMNS}, {SUMS}, latency_histogram FROM agent_rollups")
+        )
+    }
+
+
 async def test_the_rows_of_a_group_become_one_with_its_histogram_and_come_back(
     settings: Settings,
 ) -> None:
-    url = settings.effective_database_url
-    if url.startswith("postgresql"):
-        await reset_postgres(url)
-    db = Database(url)
-    try:
+    async with store_at(settings, BEFORE) as db:
+        rows = await _stored(db)
         async with db.engine.begin() as connection:
-            await connection.run_sync(lambda c: migrate(c, BEFORE))
-        arena = Arena(db)
-        await arena.open()
-        rows = [(arena.agents[r[0]], *r[1:]) for r in ROWS]
-        async with db.engine.begin() as connection:
-            await connection.execute(
-                text(
-                    f"INSERT INTO agent_rollups ({COLUMNS}, bucket, {SUMS}) VALUES (:a, :span, "
-                    ":start, :kind, :outcome, :failure, :bucket, :events, :ms, :first, :last)"
-                ),
-                [dict(zip(("a", "span", "start", "kind", "outcome", "failure", "bucket",
-                           "events", "ms", "first", "last"), row, strict=True))
-                 for row in rows],
-            )  # fmt: skip
-            await connection.execute(
-                text("INSERT INTO meta (key, value) VALUES (:key, :value)"),
-                {"key": UNTIL_KEY, "value": str(int(UNTIL))},
-            )
             await connection.run_sync(lambda c: migrate(c, AFTER))
-            found = {
-                tuple(r[:6]): (*r[6:10], histogram_counts(r[10]))
-                for r in await connection.execute(
-                    text(f"SELECT {COLUMNS}, {SUMS}, latency_histogram FROM agent_rollups")
-                )
-            }
+            found = await _merged_found(connection)
             texts = set(
                 await connection.scalars(text("SELECT latency_histogram FROM agent_rollups"))
             )
         assert found == _merged(rows)
         assert "-1:2,5:3,12:1" in texts  # the buckets ascending, on both stores
         async with db.session() as session:  # the reads are those of the rows per bucket
-            for agent in arena.agents[:2]:
+            for agent in dict.fromkeys(r[0] for r in rows):  # the agents of ROWS, in order
                 mine = [r for r in rows if r[0] == agent]
                 for kinds in (("ping",), ("ping", "dispatch")):
                     histogram = Counter[int]()
@@ -162,33 +170,14 @@ async def test_the_rows_of_a_group_become_one_with_its_histogram_and_come_back(
         for r in back:  # the group's latency sum on its highest bucket, none on the others
             group = merged[_group(r)]
             assert r[8] == (group[1] if r[6] == max(group[4]) else 0)
-    finally:
-        await db.dispose()
 
 
 async def test_an_upgrade_cut_short_during_its_copy_is_run_again(settings: Settings) -> None:
     """SQLite commits the statements before the copy on their own: an upgrade stopped
     during it leaves the rows aside and a half-made table, and is run again from them."""
-    url = settings.effective_database_url
-    if url.startswith("postgresql"):
-        await reset_postgres(url)
-    db = Database(url)
-    try:
+    async with store_at(settings, BEFORE) as db:
+        rows = await _stored(db)
         async with db.engine.begin() as connection:
-            await connection.run_sync(lambda c: migrate(c, BEFORE))
-        arena = Arena(db)
-        await arena.open()
-        rows = [(arena.agents[r[0]], *r[1:]) for r in ROWS]
-        async with db.engine.begin() as connection:
-            await connection.execute(
-                text(
-                    f"INSERT INTO agent_rollups ({COLUMNS}, bucket, {SUMS}) VALUES (:a, :span, "
-                    ":start, :kind, :outcome, :failure, :bucket, :events, :ms, :first, :last)"
-                ),
-                [dict(zip(("a", "span", "start", "kind", "outcome", "failure", "bucket",
-                           "events", "ms", "first", "last"), row, strict=True))
-                 for row in rows],
-            )  # fmt: skip
             # Where the upgrade stopped: the rows aside, the new table made, nothing copied.
             await connection.execute(text("DROP INDEX ix_agent_rollups_span_start"))
             await connection.execute(
@@ -203,12 +192,7 @@ async def test_an_upgrade_cut_short_during_its_copy_is_run_again(settings: Setti
                 )
             await connection.execute(text("CREATE TABLE agent_rollups (half_made INTEGER)"))
             await connection.run_sync(lambda c: migrate(c, AFTER))
-            found = {
-                tuple(r[:6]): (*r[6:10], histogram_counts(r[10]))
-                for r in await connection.execute(
-                    text(f"SELECT {COLUMNS}, {SUMS}, latency_histogram FROM agent_rollups")
-                )
-            }
+            found = await _merged_found(connection)
             aside = await connection.run_sync(lambda c: inspect(c).has_table("agent_rollups_aside"))
             indexes = await connection.run_sync(
                 lambda c: [i["name"] for i in inspect(c).get_indexes("agent_rollups")]
@@ -216,5 +200,3 @@ async def test_an_upgrade_cut_short_during_its_copy_is_run_again(settings: Setti
         assert found == _merged(rows)
         assert not aside
         assert "ix_agent_rollups_span_start" in indexes
-    finally:
-        await db.dispose()
