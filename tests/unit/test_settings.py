@@ -90,20 +90,31 @@ def test_vault_round_trip_and_wrong_key() -> None:
         KeyVault("too-short")
 
 
+class _CountedFernet:
+    """A vault's Fernet that notes every token it decrypts (cryptography's own
+    Fernet is a Rust object whose methods cannot be replaced)."""
+
+    def __init__(self, fernet: Fernet) -> None:
+        self._fernet = fernet
+        self.decrypted: list[bytes] = []
+
+    def encrypt(self, data: bytes) -> bytes:
+        return self._fernet.encrypt(data)
+
+    def decrypt(self, token: bytes) -> bytes:
+        self.decrypted.append(token)
+        return self._fernet.decrypt(token)
+
+
 def test_vault_remembers_opened_keys_by_their_sealed_form(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     secret = Fernet.generate_key().decode()
     vault = KeyVault(secret)
     old, new = vault.seal("ea_old-key"), vault.seal("ea_rotated-key")
-    decrypted: list[bytes] = []
-    decrypt = vault._fernet.decrypt
-
-    def counted(token: bytes) -> bytes:
-        decrypted.append(token)
-        return decrypt(token)
-
-    monkeypatch.setattr(vault._fernet, "decrypt", counted)
+    counted = _CountedFernet(vault._fernet)
+    decrypted = counted.decrypted
+    monkeypatch.setattr(vault, "_fernet", counted)
     assert vault.open(old) == "ea_old-key"
     assert vault.open(old) == "ea_old-key"  # remembered: decrypted once
     assert decrypted == [old.encode()]
