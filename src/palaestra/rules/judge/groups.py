@@ -74,14 +74,11 @@ def _groups_windows(
     count = len(lengths)
     if not count:
         return b""
-    digits = source.astype(np.uint64)
-    places = len(digits) - block + 1
-    windows = np.zeros(max(places, 0), np.uint64)
-    if places > 0:
-        windows[:] = digits[:places]
-        for column in range(1, block):
-            windows *= np.uint64(base)
-            windows += digits[column : places + column]
+    places = len(source) - block + 1
+    windows = source[: max(places, 0)].astype(np.uint64)
+    for column in range(1, block if places > 0 else 1):
+        windows *= np.uint64(base)
+        windows += source[column : places + column]
     whole_groups = lengths // block
     short = lengths - whole_groups * block
     groups = whole_groups + (short > 0)
@@ -104,7 +101,7 @@ def _groups_windows(
     partial = np.flatnonzero(short)
     if len(partial):
         values[first_slot[partial] + whole_groups[partial]] = _short_groups(
-            digits, windows, starts[partial] + lengths[partial], short[partial], base, block
+            source, windows, starts[partial] + lengths[partial], short[partial], base, block
         )
     refused = np.zeros(count, bool)
     invalid = source == 255
@@ -119,9 +116,16 @@ def _groups_windows(
     values[first_slot[partial] + whole_groups[partial]] &= _SHORT_MASKS[base, block, size][
         short[partial]
     ]
-    if refused.any():
-        values[np.repeat(refused, slots)] = 0  # a value's bytes, not the row of them
+    spoilt = np.flatnonzero(refused)
+    if len(spoilt):  # each refused piece's slots, a value's bytes (not the row of them)
+        values[_places_of(first_slot[spoilt], slots[spoilt])] = 0
     return _low_bytes(values, size).tobytes()
+
+
+def _places_of(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The places ``starts[k]`` to ``starts[k] + lengths[k]`` of every ``k``, in order."""
+    ends = np.cumsum(lengths)
+    return np.arange(int(ends[-1])) + np.repeat(starts - (ends - lengths), lengths)
 
 
 def _short_groups(

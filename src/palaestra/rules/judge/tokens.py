@@ -54,10 +54,14 @@ def _per_token(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return np.add.reduceat(mask, starts, dtype=np.int64)
 
 
-def _signed(classes: np.ndarray, owner: np.ndarray, signs: tuple[bytes, ...]) -> np.ndarray:
+def _signed(classes: np.ndarray, starts: np.ndarray, signs: tuple[bytes, ...]) -> np.ndarray:
     """Whether each token holds one of ``signs`` within itself."""
-    out = np.zeros(int(owner[-1]) + 1, bool)
+    out = np.zeros(len(starts), bool)
     size = len(classes)
+    # Each place's token, as the count of the tokens started by it, less one.
+    begun = np.zeros(size, np.int32)
+    begun[starts] = 1
+    token = np.cumsum(begun, dtype=np.int32) - 1
     each = {kind: classes == kind for kind in set(b"".join(signs))}
     for sign in signs:
         if size < len(sign):
@@ -66,21 +70,39 @@ def _signed(classes: np.ndarray, owner: np.ndarray, signs: tuple[bytes, ...]) ->
         for at, kind in enumerate(sign[1:], 1):
             hit &= each[kind][at : size - len(sign) + 1 + at]
         places = np.flatnonzero(hit)
-        places = places[owner[places] == owner[places + len(sign) - 1]]
-        out[owner[places]] = True
+        places = places[token[places] == token[places + len(sign) - 1]]
+        out[token[places]] = True
     return out
 
 
-def _base85_signed(classes: np.ndarray, owner: np.ndarray, starts: np.ndarray) -> np.ndarray:
+def _base85_signed(classes: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """``judge_decoders._base85_word`` of each token: mixed cases with a mark or a digit, or
     two marks and a capital or a digit."""
-    marks = _per_token(classes == ord("p"), starts)
-    digits = _per_token(classes == ord("d"), starts)
-    capitals = _per_token(classes == ord("u"), starts)
-    pairs = (classes[:-1] == ord("l")) & (classes[1:] == ord("u")) & (owner[:-1] == owner[1:])
-    mixed = np.bincount(owner[:-1][pairs], minlength=len(starts)) > 0
+    if len(classes) < 1 << _FIELD:
+        # The marks, digits and capitals of each token counted in one sum, a field each.
+        counts = np.add.reduceat(_COUNTED[classes], starts)
+        marks, digits = counts & _FIELD_MASK, counts >> _FIELD & _FIELD_MASK
+        capitals = counts >> 2 * _FIELD
+    else:
+        marks = _per_token(classes == ord("p"), starts)
+        digits = _per_token(classes == ord("d"), starts)
+        capitals = _per_token(classes == ord("u"), starts)
+    # A lower-case letter before a capital of the same token: the token of each such pair.
+    pairs = np.flatnonzero((classes[:-1] == ord("l")) & (classes[1:] == ord("u")))
+    token = np.searchsorted(starts, pairs, "right") - 1
+    ends = np.append(starts[1:], len(classes))
+    mixed = np.zeros(len(starts), bool)
+    mixed[token[pairs + 1 < ends[token]]] = True
     marked = (marks > 0) | (digits > 0)
     return (mixed & marked) | ((marks >= 2) & ((capitals > 0) | (digits > 0)))
+
+
+#: The bits of each count in the sum of :func:`_base85_signed` (a token shorter than
+#: ``2 ** _FIELD`` fits), and what each class adds to it.
+_FIELD: Final = 21
+_FIELD_MASK: Final = (1 << _FIELD) - 1
+_COUNTED: Final = np.zeros(256, np.int64)
+_COUNTED[[ord("p"), ord("d"), ord("u")]] = [1, 1 << _FIELD, 1 << 2 * _FIELD]
 
 
 def _short_tails(
@@ -140,7 +162,6 @@ def decoded_many(
     joined = "".join(tokens)
     chars = np.frombuffer(joined.encode("ascii", "replace"), np.uint8)
     starts = np.cumsum(lengths) - lengths
-    owner = np.repeat(np.arange(count), lengths)
     # What the one-by-one cut does to a token of ASCII without controls: drop its
     # separators, test its sign, take it from each offset (and without dashes, and without
     # a short last word).
@@ -168,29 +189,36 @@ def decoded_many(
     kept = np.ones(256, bool)
     kept[list(spec.deleted)] = False
     keep = kept[chars]
-    # How many characters are kept before each place: each token's count, and where its
-    # kept characters start, read off one sum. (Sums of flags in 32 bits, here and below:
-    # a reply is far shorter than 2**31, and a sum in 64 bits took three times longer.)
-    kept_before = np.concatenate(([0], np.cumsum(keep, dtype=np.int32)))
-    kept_count = kept_before[starts + lengths] - kept_before[starts]
     classes = np.frombuffer(bytes(chars).translate(spec.classes), np.uint8)
     if spec.signs is None:
-        signed = _base85_signed(classes, owner, starts)
+        signed = _base85_signed(classes, starts)
     else:
-        signed = _signed(classes, owner, spec.signs)
-    fast = np.flatnonzero(quick & signed & (kept_count >= 2 * block))
+        signed = _signed(classes, starts, spec.signs)
     slow = np.flatnonzero(~quick & (lengths >= 2 * block))
+    if keep.all():  # nothing to drop (random base 64 or 85 has no separator)
+        fast = np.flatnonzero(quick & signed)
+        kept_chars, kept_start, kept_len = chars, starts[fast], lengths[fast]
+        kept_before = np.arange(len(chars) + 1, dtype=np.int32)
+    else:
+        # How many characters are kept before each place: each token's count, and where
+        # its kept characters start, read off one sum. (Sums of flags in 32 bits, here and
+        # below: a reply is far shorter than 2**31, and a sum in 64 bits took three times
+        # longer.)
+        kept_before = np.concatenate(([0], np.cumsum(keep, dtype=np.int32)))
+        kept_count = kept_before[starts + lengths] - kept_before[starts]
+        fast = np.flatnonzero(quick & signed & (kept_count >= 2 * block))
+        kept_chars, kept_start, kept_len = chars[keep], kept_before[starts[fast]], kept_count[fast]
     # The pieces of the fast tokens, as spans of their kept characters.
-    kept_chars = chars[keep]
-    kept_start = kept_before[starts[fast]]
-    kept_len = kept_count[fast]
     which, offset = _offsets(np.full(len(fast), block))
     spans = [(kept_chars, kept_start[which] + offset, kept_len[which] - offset)]
     keys = [fast[which] * _SLOTS + offset]
     # A token with dashes (or ``_``) left is read again without them.
     dash = (kept_chars == ord("-")) | (kept_chars == ord("_"))
-    before = np.concatenate(([0], np.cumsum(dash, dtype=np.int32)))
-    dashes = before[kept_start + kept_len] - before[kept_start]
+    if dash.any():
+        before = np.concatenate(([0], np.cumsum(dash, dtype=np.int32)))
+        dashes = before[kept_start + kept_len] - before[kept_start]
+    else:
+        dashes = np.zeros(len(fast), np.int32)
     some = np.flatnonzero(dashes)
     bare_len = kept_len[some] - dashes[some]
     # Only those tokens' characters are copied without their dashes (a copy of every
