@@ -125,7 +125,8 @@ def _groups_windows(
 def _places_of(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """The places ``starts[k]`` to ``starts[k] + lengths[k]`` of every ``k``, in order."""
     ends = np.cumsum(lengths)
-    return np.arange(int(ends[-1])) + np.repeat(starts - (ends - lengths), lengths)
+    places: np.ndarray = np.arange(int(ends[-1])) + np.repeat(starts - (ends - lengths), lengths)
+    return places
 
 
 def _short_groups(
