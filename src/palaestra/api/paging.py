@@ -7,25 +7,28 @@ carries ``Link: <...&cursor=...>; rel="next"`` (RFC 8288, relative to the reques
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
-from fastapi import Query, Request, Response
+from fastapi import Depends, Query, Request, Response
 
 from palaestra.store.paging import (
     KEYSET_CURSOR,
     POSITION_CURSOR,
     RANKED_CURSOR,
     SERIAL_CURSOR,
+    Page,
 )
 
 __all__ = [
     "NEXT_CURSOR_HEADER",
     "PAGED",
     "KeysetCursorQuery",
+    "Pager",
+    "PagerDep",
     "PositionCursorQuery",
     "RankedCursorQuery",
     "SerialCursorQuery",
-    "announce_next",
 ]
 
 NEXT_CURSOR_HEADER = "X-Next-Cursor"
@@ -78,12 +81,30 @@ RankedCursorQuery = Annotated[
 SerialCursorQuery = Annotated[str | None, _cursor(SERIAL_CURSOR, "s and the row's serial id")]
 
 
-def announce_next(
-    request: Request, response: Response, next_cursor: str | None, limit: int
-) -> None:
-    """Put the next page's cursor and link on ``response``, when there is a next page."""
-    if next_cursor is None:
-        return
-    url = request.url.include_query_params(cursor=next_cursor, limit=limit)
-    response.headers["Link"] = f'<{url.path}?{url.query}>; rel="next"'
-    response.headers[NEXT_CURSOR_HEADER] = next_cursor
+Row = TypeVar("Row")
+Shown = TypeVar("Shown")
+
+
+class Pager:
+    """A paged list's answer (a route dependency, :data:`PagerDep`): its rows as the API
+    shows them, the next page announced in the response's headers."""
+
+    def __init__(self, request: Request, response: Response) -> None:
+        self.request = request
+        self.response = response
+
+    def rows(self, page: Page[Row], limit: int, shown: Callable[[Row], Shown]) -> list[Shown]:
+        """``page``'s rows, each ``shown``, with its next page announced."""
+        self.announce(page.next_cursor, limit)
+        return [shown(row) for row in page.items]
+
+    def announce(self, next_cursor: str | None, limit: int) -> None:
+        """Put the next page's cursor and link on the response, when there is a next page."""
+        if next_cursor is None:
+            return
+        url = self.request.url.include_query_params(cursor=next_cursor, limit=limit)
+        self.response.headers["Link"] = f'<{url.path}?{url.query}>; rel="next"'
+        self.response.headers[NEXT_CURSOR_HEADER] = next_cursor
+
+
+PagerDep = Annotated[Pager, Depends()]

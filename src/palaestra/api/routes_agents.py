@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi import APIRouter, Header, Query, Request
 
 from palaestra.api.contract import errors
-from palaestra.api.paging import PAGED, KeysetCursorQuery, SerialCursorQuery, announce_next
+from palaestra.api.paging import PAGED, KeysetCursorQuery, PagerDep, SerialCursorQuery
 from palaestra.api.schemas import (
     AgentChange,
     AgentCreated,
@@ -66,8 +66,7 @@ async def register(body: NewAgent, platform: PlatformDep, caller: AnyCaller) -> 
 
 @router.get("/agents", response_model=list[AgentOut], tags=["agents"], responses=PAGED)
 async def agents(
-    request: Request,
-    response: Response,
+    pager: PagerDep,
     platform: PlatformDep,
     caller: AnyCaller,
     arena: Annotated[str | None, Query(pattern="^(edgearena|cage)$")] = None,
@@ -76,8 +75,7 @@ async def agents(
 ) -> list[AgentOut]:
     """The caller's agents (the admin's: all), newest first, a page at a time."""
     page = await service.list_agents(platform, caller, arena, limit=limit, cursor=cursor)
-    announce_next(request, response, page.next_cursor, limit)
-    return [AgentOut.of(a) for a in page.items]
+    return pager.rows(page, limit, AgentOut.of)
 
 
 @router.get("/agents/{agent_id}", response_model=AgentOut, tags=["agents"])
@@ -126,15 +124,13 @@ async def agent_history(
     agent_id: str,
     platform: PlatformDep,
     caller: AnyCaller,
-    request: Request,
-    response: Response,
+    pager: PagerDep,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
     cursor: SerialCursorQuery = None,
 ) -> list[EventOut]:
     """Recent pings, wizard checks, dispatches and status changes, newest first, paged."""
     page = await service.recent_history(platform, caller, agent_id, limit, cursor)
-    announce_next(request, response, page.next_cursor, limit)
-    return [EventOut.of(row) for row in page.items]
+    return pager.rows(page, limit, EventOut.of)
 
 
 @router.post(

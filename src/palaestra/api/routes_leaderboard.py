@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Query
 
 from palaestra.api.contract import errors
 from palaestra.api.leaderboard_schemas import (
@@ -13,7 +13,7 @@ from palaestra.api.leaderboard_schemas import (
     MatchmakingOut,
     PublishedOut,
 )
-from palaestra.api.paging import PAGED, PositionCursorQuery, RankedCursorQuery, announce_next
+from palaestra.api.paging import PAGED, PagerDep, PositionCursorQuery, RankedCursorQuery
 from palaestra.engine.cage import matchmaker
 from palaestra.engine.ratings import leaderboard
 from palaestra.engine.ratings.live import rate_pending
@@ -35,8 +35,7 @@ router = APIRouter(prefix="/api", tags=["leaderboard"])
 
 @router.get("/leaderboard", response_model=LeaderboardOut, responses=PAGED | errors(400, 409))
 async def get_leaderboard(
-    request: Request,
-    response: Response,
+    pager: PagerDep,
     platform: PlatformDep,
     arena: Annotated[ArenaName, Query(description="cage or edgearena")] = "cage",
     entrant_type: EntrantType = None,
@@ -68,14 +67,13 @@ async def get_leaderboard(
         cursor=cursor,
     )
     if limit is not None:
-        announce_next(request, response, data["next_cursor"], limit)
+        pager.announce(data["next_cursor"], limit)
     return LeaderboardOut.model_validate(data)
 
 
 @router.get("/leaderboard/live", response_model=list[LiveRow], responses=PAGED)
 async def live(
-    request: Request,
-    response: Response,
+    pager: PagerDep,
     platform: PlatformDep,
     entrant_type: EntrantType = None,
     fighter_class: Annotated[
@@ -95,8 +93,7 @@ async def live(
         limit=limit,
         cursor=cursor,
     )
-    announce_next(request, response, page.next_cursor, limit)
-    return [LiveRow.model_validate(row) for row in page.items]
+    return pager.rows(page, limit, LiveRow.model_validate)
 
 
 @router.post("/leaderboard/recompute", response_model=PublishedOut, responses=errors(400, 403))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi import APIRouter, Header, Query, Request
 
 from palaestra.api.contract import errors
 from palaestra.api.match_schemas import MatchCreate, MatchCreated, MatchOut, MatchSummary
-from palaestra.api.paging import PAGED, KeysetCursorQuery, announce_next
+from palaestra.api.paging import PAGED, KeysetCursorQuery, PagerDep
 from palaestra.engine.cage import matches as service
 from palaestra.engine.quotas import check_match_quota
 from palaestra.http.deps import AnyCaller, PlatformDep, ServicesDep, caller_of, guarded
@@ -40,16 +40,14 @@ async def create(
     "/matches", response_model=list[MatchSummary], response_model_by_alias=True, responses=PAGED
 )
 async def recent(
-    request: Request,
-    response: Response,
+    pager: PagerDep,
     platform: PlatformDep,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: KeysetCursorQuery = None,
 ) -> list[MatchSummary]:
     """Recent matches, newest first, a page at a time."""
     page = await service.list_matches(platform, limit, cursor)
-    announce_next(request, response, page.next_cursor, limit)
-    return [MatchSummary.of(match) for match in page.items]
+    return pager.rows(page, limit, MatchSummary.of)
 
 
 @router.get(

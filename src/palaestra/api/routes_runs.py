@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Final
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Query
 
 from palaestra.api.contract import errors
-from palaestra.api.paging import PAGED, KeysetCursorQuery, announce_next
+from palaestra.api.paging import PAGED, KeysetCursorQuery, PagerDep
 from palaestra.api.run_schemas import (
     NewRun,
     RunCreated,
@@ -51,8 +51,7 @@ async def start(
 
 @router.get("/runs", response_model=list[RunOut], responses=PAGED)
 async def recent(
-    request: Request,
-    response: Response,
+    pager: PagerDep,
     platform: PlatformDep,
     caller: AnyCaller,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
@@ -60,8 +59,7 @@ async def recent(
 ) -> list[RunOut]:
     """The caller's runs (the admin's: all), newest first, a page at a time."""
     page = await service.list_runs(platform, caller, limit, cursor)
-    announce_next(request, response, page.next_cursor, limit)
-    return [RunOut.of(run) for run in page.items]
+    return pager.rows(page, limit, RunOut.of)
 
 
 @router.get("/runs/{run_id}", response_model=RunDetailOut)

@@ -13,6 +13,7 @@ from palaestra.api.leaderboard_schemas import LiveRating
 from palaestra.checks import CheckResult
 from palaestra.engine.agents.reading import AgentRead, EventRead
 from palaestra.engine.cage.fighters import EntrantType
+from palaestra.engine.cage.reading import FighterRead
 from palaestra.protocol.constants import Role
 from palaestra.rules.ratings import FighterRatings, Rating, Record
 from palaestra.rules.reasons import owner_reason
@@ -234,21 +235,7 @@ class FighterEndpoint(_In):
     sandbox_attested: bool = False
 
 
-class FighterOut(BaseModel):
-    fighter_id: str
-    name: str
-    entrant_type: str | None
-    fighter_class: str | None = Field(serialization_alias="class")
-    status: str
-    harness_name: str | None
-    sandbox_attested: bool
-    has_endpoint: bool
-    rated_challenges: bool = Field(
-        description="Other owners may start rated matches against it (see POST /api/matches)"
-    )
-    friendly_challenges: bool = Field(
-        description="Other owners may start friendly matches against it (see POST /api/matches)"
-    )
+class FighterOut(FighterRead):
     attack: LiveRating | None = None
     defence: LiveRating | None = None
 
@@ -256,19 +243,11 @@ class FighterOut(BaseModel):
     def of(cls, fighter: Agent, ratings: FighterRatings | None = None) -> FighterOut:
         if ratings is None:
             ratings = FighterRatings()
-        return cls(
-            attack=_rating_out(ratings.attack, ratings.attack_record),
-            defence=_rating_out(ratings.defence, ratings.defence_record),
-            fighter_id=fighter.id,
-            name=fighter.name,
-            entrant_type=fighter.entrant_type,
-            fighter_class=fighter.fighter_class,
-            status=fighter.status,
-            harness_name=fighter.harness_name,
-            sandbox_attested=fighter.sandbox_attested,
-            rated_challenges=fighter.rated_challenges,
-            friendly_challenges=fighter.friendly_challenges,
-            has_endpoint=fighter.endpoint_url is not None,
+        return cls.model_validate(fighter).model_copy(
+            update={
+                "attack": _rating_out(ratings.attack, ratings.attack_record),
+                "defence": _rating_out(ratings.defence, ratings.defence_record),
+            }
         )
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
+from palaestra.engine.cage.reading import FighterRead
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
 from palaestra.rules.cage.matchflow import MatchStatus
@@ -22,10 +23,7 @@ __all__ = ["FighterPage", "fighter_page", "owned_fighters"]
 @dataclass(frozen=True, slots=True)
 class FighterPage:
     fighter: AgentView
-    harness_name: str | None
-    sandbox_attested: bool
-    rated_challenges: bool
-    friendly_challenges: bool
+    profile: FighterRead  # what the API shows of it
     model: str | None
     matches: Page[MatchRow]  # newest first, a page at a time
     record: dict[str, int]  # won, lost, drawn, voided: over all its matches
@@ -43,10 +41,7 @@ async def fighter_page(
         model = (fighter.provider or {}).get("model") if fighter.provider else None
     return FighterPage(
         fighter=row,
-        harness_name=fighter.harness_name,
-        sandbox_attested=fighter.sandbox_attested,
-        rated_challenges=fighter.rated_challenges,
-        friendly_challenges=fighter.friendly_challenges,
+        profile=FighterRead.model_validate(fighter),
         model=str(model) if model else None,
         matches=await matches_page(platform, cursor, fighter_id=fighter_id),
         record=await _record(platform, fighter_id),

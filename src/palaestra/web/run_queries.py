@@ -10,14 +10,22 @@ Signed payloads (the prompts) are not shown.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 import orjson
+from pydantic import Field
 from sqlalchemy import select
 
 from palaestra.engine.history import task_bodies_archive
-from palaestra.engine.runs.reading import UNSUCCESSFUL, RunDetail, TaskRead, read_run, shown_report
+from palaestra.engine.runs.reading import (
+    UNSUCCESSFUL,
+    RunDetail,
+    RunRead,
+    TaskRead,
+    read_run,
+    shown_report,
+)
 from palaestra.engine.runs.service import phase_summary
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Phase
@@ -87,24 +95,19 @@ class CandidateView:
     merged_into: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class RunPage:
-    id: str
-    goal: str
-    launchpad: str
+class RunPage(RunRead):
+    """A run as its page shows it: what the API shows of it, its error, and its steps,
+    candidates, tasks and report."""
+
     launchpad_title: str
-    status: str
-    phase: str
     error: str | None
-    created_at: float
     updated_at: float
-    finished_at: float | None
     steps: list[RunStep]
     candidates: list[CandidateView]
     tasks: list[TaskRow]
     report: dict[str, Any] | None
-    task_by_id: dict[str, TaskRow] = field(default_factory=dict)
-    sizes: dict[str, Any] = field(default_factory=dict)
+    task_by_id: dict[str, TaskRow] = Field(default_factory=dict)
+    sizes: dict[str, Any] = Field(default_factory=dict)
     #: Where history retention put the tasks' payloads and outputs ("archived on <date>,
     #: in <file>"), once it has; None while they are kept.
     bodies_archived: str | None = None
@@ -313,16 +316,10 @@ async def run_page(platform: Platform, run_id: str) -> RunPage | None:
     if run.finished_at is not None and any(t.payload is None for t in detail.tasks):
         archived = await task_bodies_archive(platform, run.id)
     return RunPage(
-        id=run.id,
-        goal=run.goal,
-        launchpad=run.launchpad,
+        **dict(RunRead.model_validate(run)),
         launchpad_title=str(config.get("launchpad_title") or run.launchpad),
-        status=run.status,
-        phase=run.phase,
         error=run.error,
-        created_at=run.created_at,
         updated_at=run.updated_at,
-        finished_at=run.finished_at,
         steps=_steps(detail, run),
         candidates=views,
         tasks=rows,
