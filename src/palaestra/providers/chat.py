@@ -20,7 +20,14 @@ from palaestra.protocol import InvalidJson, Phase, SchemaViolation, dumps, loads
 from palaestra.protocol.failures import Failure
 from palaestra.protocol.violations import json_type
 
-__all__ = ["ChatProvider", "Completion", "ProviderFailed", "parse_completion", "strip_code_fence"]
+__all__ = [
+    "ChatProvider",
+    "Completion",
+    "ProviderFailed",
+    "parse_completion",
+    "rejection_turns",
+    "strip_code_fence",
+]
 
 _USER_AGENT = f"Palaestra/{__version__}"
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
@@ -136,15 +143,21 @@ class ChatProvider:
             output, problem = _checked(phase, completion.content, candidate_id)
             if output is not None:
                 return output, completions
-            conversation += [
-                {"role": "assistant", "content": completion.content},
-                {
-                    "role": "user",
-                    "content": f"That answer was rejected: {problem}. Reply again with one "
-                    "JSON object that fixes this and follows every rule of the first message.",
-                },
-            ]
+            conversation += rejection_turns(completion.content, problem)
         raise ProviderFailed(f"the model's answer was invalid twice: {problem}")
+
+
+def rejection_turns(answer: str, problem: str) -> list[dict[str, str]]:
+    """The two messages that ask a model again: its rejected ``answer``, and why it was
+    rejected, to append to the conversation it came from."""
+    return [
+        {"role": "assistant", "content": answer},
+        {
+            "role": "user",
+            "content": f"That answer was rejected: {problem}. Reply again with one "
+            "JSON object that fixes this and follows every rule of the first message.",
+        },
+    ]
 
 
 def _checked(

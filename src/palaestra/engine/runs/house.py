@@ -31,6 +31,7 @@ import structlog
 from palaestra.egress import EgressClient
 from palaestra.protocol import Envelope, Phase, dumps, validate_output
 from palaestra.providers import ChatProvider, Completion, ProviderFailed
+from palaestra.providers.chat import rejection_turns
 from palaestra.providers.local import find_local_model, shared_local_model
 from palaestra.providers.local_house import FieldWriter
 from palaestra.rules.producers import Producer
@@ -184,14 +185,7 @@ class HouseAgent:
         messages = [dict(m) for m in task.messages]
         if previous is not None:
             reasons = "; ".join(str(p) for p in problems)
-            messages += [
-                {"role": "assistant", "content": dumps(previous).decode()},
-                {
-                    "role": "user",
-                    "content": f"That answer was rejected: {reasons}. Reply again with one "
-                    "JSON object that fixes this and follows every rule of the first message.",
-                },
-            ]
+            messages += rejection_turns(dumps(previous).decode(), reasons)
         return await self.provider.json_output(
             task.phase, messages, candidate_id=task.candidate_id, deadline=deadline
         )
