@@ -14,7 +14,8 @@ __all__ = ["FighterRead"]
 
 
 def _is_set(url: Any) -> bool:
-    return url is not None
+    """Whether the row has an endpoint URL; a model's own dump says so already."""
+    return url if isinstance(url, bool) else url is not None
 
 
 class FighterRead(BaseModel):
@@ -32,7 +33,9 @@ class FighterRead(BaseModel):
     harness_name: str | None
     sandbox_attested: bool
     # Read from the row's endpoint_url: only whether there is one.
-    has_endpoint: Annotated[bool, BeforeValidator(_is_set)] = Field(validation_alias="endpoint_url")
+    has_endpoint: Annotated[bool, BeforeValidator(_is_set)] = Field(
+        validation_alias=AliasChoices("endpoint_url", "has_endpoint")
+    )
     rated_challenges: bool = Field(
         description="Other owners may start rated matches against it (see POST /api/matches)"
     )

@@ -37,7 +37,7 @@ def groups_many(pieces: list[str], digits: bytes, base: int, block: int, size: i
 def groups_spans(
     source: np.ndarray, starts: np.ndarray, lengths: np.ndarray, base: int, block: int, size: int
 ) -> bytes:
-    """:func:`groups_many` of pieces given as spans of ``source`` (digits already read
+    """:func:`groups_many` of pieces given as spans of ``source`` (digits already read, in bytes,
     through their table): piece ``k`` is ``source[starts[k] : starts[k] + lengths[k]]``.
     A token's pieces from every offset are spans of its one copy, not strings apart; when
     they are long (the pieces, laid out, longer than the source), their whole blocks are
@@ -123,7 +123,8 @@ def _groups_windows(
 
 
 def _places_of(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The places ``starts[k]`` to ``starts[k] + lengths[k]`` of every ``k``, in order."""
+    """The places ``starts[k]`` to ``starts[k] + lengths[k]`` of every ``k``, in order (one
+    ``k`` or more)."""
     ends = np.cumsum(lengths)
     places: np.ndarray = np.arange(int(ends[-1])) + np.repeat(starts - (ends - lengths), lengths)
     return places

@@ -55,7 +55,8 @@ def _per_token(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
 
 
 def _signed(classes: np.ndarray, starts: np.ndarray, signs: tuple[bytes, ...]) -> np.ndarray:
-    """Whether each token holds one of ``signs`` within itself."""
+    """Whether each token holds one of ``signs`` within itself (the tokens, ``starts`` of
+    ``classes``, none of them empty)."""
     out = np.zeros(len(starts), bool)
     size = len(classes)
     # Each place's token, as the count of the tokens started by it, less one.
@@ -97,8 +98,8 @@ def _base85_signed(classes: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return (mixed & marked) | ((marks >= 2) & ((capitals > 0) | (digits > 0)))
 
 
-#: The bits of each count in the sum of :func:`_base85_signed` (a token shorter than
-#: ``2 ** _FIELD`` fits), and what each class adds to it.
+#: The bits of each count in the sum of :func:`_base85_signed` (for tokens of a text
+#: shorter than ``2 ** _FIELD``), and what each class adds to it.
 _FIELD: Final = 21
 _FIELD_MASK: Final = (1 << _FIELD) - 1
 _COUNTED: Final = np.zeros(256, np.int64)
