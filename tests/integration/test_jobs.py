@@ -23,7 +23,7 @@ from palaestra.jobs.runs import QueuedRuns
 from palaestra.jobs.sweeper import orphaned_matches
 from palaestra.jobs.tasks import Jobs
 from palaestra.platform import Platform
-from palaestra.store.models import Agent, Match, Turn
+from palaestra.store.models import Agent, Match, Run, Turn
 from tests.integration import run_support
 from tests.integration.arena_rows import add_agent, add_fighter, add_owner
 from tests.integration.edge_agents import EdgeAgent
@@ -188,6 +188,53 @@ async def test_a_run_advances_as_jobs_and_each_task_is_sent_once(platform: Platf
     assert [t.deadline_at for t in scouting] == pytest.approx(
         [(t.sent_at or 0) + 30 for t in scouting]
     )
+
+
+class Counted(Held):
+    """Kicks that are never sent, counted."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+
+    async def kick_step(self) -> None:
+        self.steps += 1
+
+
+async def test_an_event_while_a_step_holds_its_run_kicks_another_step(
+    platform: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task ending while a step holds its run makes the run due again as the step lets
+    it go, and the step kicks another: the job that event kicked may have run while the
+    lease was held and found nothing to claim, and no other would come for it."""
+    owner = await run_support.add_owner(platform)
+    run = await start_run(platform, Caller(owner), "Find a niche", sizes={"scouts": 1})
+    kicks = Counted()
+    broker = InProcessBroker(max_async_tasks=64)
+    jobs = Jobs(broker, platform)
+    runs = QueuedRuns(platform, kicks, jobs.flags)
+    read_context = runs.stepper._read_context
+
+    async def an_event_meanwhile(*args: Any) -> Any:
+        async with platform.db.session() as session:  # what the recorder does as a task ends
+            await session.execute(update(Run).where(Run.id == run.id).values(kicks=Run.kicks + 1))
+            await session.commit()
+        return await read_context(*args)
+
+    monkeypatch.setattr(runs.stepper, "_read_context", an_event_meanwhile)
+    stepped = await runs.step()
+    await asyncio.sleep(0)
+    assert stepped.claimed == (run.id,)
+    assert stepped.again == (run.id,)
+    assert kicks.steps == 1
+    monkeypatch.setattr(runs.stepper, "_read_context", read_context)
+    await runs.sends.wait()
+    kicks.steps = 0
+    quiet = await runs.step()  # due again at once: claimed, and nothing came meanwhile
+    assert quiet.claimed == (run.id,)
+    assert quiet.again == ()
+    assert kicks.steps == 0
+    await runs.close()
+    await jobs.close()
 
 
 async def test_two_workers_stepping_one_run_open_and_send_its_tasks_once(

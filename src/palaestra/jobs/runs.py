@@ -8,7 +8,9 @@ runs due again. What asks for a step (a run created, a task ended, an
 agent's callback, the sweeper) kicks one job; while one is waiting in the
 queue, further kicks only find it there (a flag in Redis), and a job that
 claimed a full batch kicks the next at once so that other workers share the
-load.
+load. A job also kicks the next when an event came for a run while it held
+the run's lease: the job that event kicked may have looked then, and found the
+run leased.
 
 A worker that dies loses nothing: the jobs it had not acknowledged are
 delivered again, its leases lapse, and the tasks it opened or sent but never
@@ -62,10 +64,12 @@ class QueuedRuns(SteppedRuns):
             await self.kicks.kick_step()
 
     async def step(self) -> Stepped:
-        """The job: one step of the due runs; a full batch kicks the next job at once."""
+        """The job: one step of the due runs; a full batch kicks the next job at once, and
+        so does a run that an event made due while this step held it: the job that event
+        kicked may have looked while the lease was held, and found nothing to claim."""
         await self.flags.lower(STEP_FLAG)  # kicks from now on ask for another job
         stepped = await self.stepper.step()
-        if len(stepped.claimed) >= self.stepper.batch:
+        if len(stepped.claimed) >= self.stepper.batch or stepped.again:
             await self.request_step()
         return stepped
 

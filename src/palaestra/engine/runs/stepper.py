@@ -83,6 +83,8 @@ class Stepped:
     opened: int = 0
     sent: int = 0
     voided: int = 0
+    #: Runs an event made due while this step held them: due again at once.
+    again: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -173,6 +175,7 @@ class RunStepper:
             opened=len(written.opened),
             sent=sent,
             voided=voided,
+            again=tuple(written.again),
         )
 
     def room(self) -> int:

@@ -80,6 +80,9 @@ class Written:
     held: set[str]
     opened: list[Opened]
     finished: list[str]
+    #: Runs an event made due while they were stepped: due again at once, for a step
+    #: that may have looked while their lease was held (and found nothing to claim).
+    again: list[str]
 
 
 _HELD: Final = select(_RUNS.c.id, _RUNS.c.kicks).where(
@@ -131,14 +134,16 @@ def write_batch(
     requests = [r for run in runs for r in run.requests]
     bodies = [b for run in runs for b in run.bodies]
     opened = open_in(platform, requests, bodies, house_executor, now, connection)
-    _release(connection, runs, kicks, now)
+    again = _release(connection, runs, kicks, now)
     for run in runs:
         if run.failed is not None:
             _fail(connection, run, now)
     finished = [run for run in runs if run.settlement is not None]
     settled = _settle(connection, finished, now)
     _move_reputations(connection, settled, lock=not ends and not sqlite)
-    return Written(set(kicks), opened, [run.run.id for run in settled])
+    ended = {run.run.id for run in settled} | {run.run.id for run in runs if run.failed is not None}
+    again = [run_id for run_id in again if run_id not in ended]
+    return Written(set(kicks), opened, [run.run.id for run in settled], again)
 
 
 def _lock_agents(connection: Connection, runs: Sequence[RunWrite], sqlite: bool) -> None:
@@ -190,13 +195,18 @@ def _store_shortlists(connection: Connection, runs: Sequence[RunWrite], now: flo
 
 def _release(
     connection: Connection, runs: Sequence[RunWrite], kicks: dict[str, int], now: float
-) -> None:
-    rows = []
+) -> list[str]:
+    """Release the runs' leases, each due at its wake time, or at once if an event came
+    while it was stepped (``runs.kicks`` moved); the runs due at once."""
+    rows, again = [], []
     for run in runs:
-        kicked = kicks[run.run.id] != run.run.kicks  # an event came while it was stepped
+        kicked = kicks[run.run.id] != run.run.kicks
+        if kicked:
+            again.append(run.run.id)
         due = now if kicked else run.wake_at
         rows.append((None, None, due, run.phase.value, now, run.run.id))
     update_values(connection, _RUNS, _RELEASE_COLUMNS, ("id",), rows)
+    return again
 
 
 #: A run moves RUNNING -> COMPLETED with its report, once: those still RUNNING are read
