@@ -45,15 +45,13 @@ typecheck: install
 # The other tiers run on two processes: each has its own PostgreSQL database and only ever
 # listens on ephemeral ports. In the acceptance tier, most of whose tests wait on servers
 # and subprocesses, the tests of the one demo it starts stay on one process (loadgroup).
-# The local model's tests run after the others (and apart from the browser tests, whose
-# Playwright leaves an event loop running in the process), on two processes, a file each
-# (loadfile): the model generates on one thread (half the cores), so one process would leave
-# a core idle; the demo's file, the longest, is named first so that it starts at once.
+# The local model's tests run alone, so that its generations get both cores (and apart
+# from the browser tests, whose Playwright leaves an event loop running in the process).
 test: install
 	@$(MAKE) --no-print-directory -j 3 --output-sync=target lint typecheck docs
 	$(BIN)/pytest tests/unit tests/integration -n 2 -m "not local_model" --durations 5
 	$(BIN)/pytest tests/acceptance -n 2 --dist loadgroup -m "not local_model" --durations 5
-	$(BIN)/pytest tests/acceptance/test_demo_local_model.py tests/integration/test_local_model.py -n 2 --dist loadfile --durations 5
+	$(BIN)/pytest tests/integration/test_local_model.py tests/acceptance/test_demo_local_model.py --durations 5
 
 test-unit: install
 	$(BIN)/pytest tests/unit

@@ -1,7 +1,7 @@
 """`palaestra demo` with the local model: a run answered by the model, matches played by it.
 
 In the local-model tier (``make test`` runs it in a pytest of its own, after the other
-tiers, on one process beside tests/integration/test_local_model.py): skipped with the reason when
+tiers, so that its generations have the machine's cores): skipped with the reason when
 the ``local`` extra is missing, and under CI it must run. The protocols' deadlines are
 the real ones; the demo fits its load to them.
 """
