@@ -73,7 +73,7 @@ from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.settings import Settings
 from palaestra.store.models import Run, Task
-from palaestra.web.live import LIVE_HEADER, STAMP_TTL_S
+from palaestra.web.live import AGE_STEP_S, LIVE_HEADER, STAMP_TTL_S
 
 PAGE = "/runs"
 #: A run's page: the clients' tabs are spread over the runs under way.
@@ -175,20 +175,16 @@ async def add_running_runs(platform: Platform, count: int) -> dict[str, list[str
     return tasks
 
 
-async def writer(settings: Settings, every: float, until: float, goals: list[str]) -> None:
+async def writer(platform: Platform, every: float, until: float, goals: list[str]) -> None:
     """A run added every ``every`` seconds until ``until``, from a platform of its own (as a
     worker would write)."""
-    platform = await Platform.open(settings)
-    try:
-        while time.monotonic() < until:
-            goals.append(await add_runs(platform, 1, "added"))
-            await asyncio.sleep(every)
-    finally:
-        await platform.close()
+    while time.monotonic() < until:
+        goals.append(await add_runs(platform, 1, "added"))
+        await asyncio.sleep(every)
 
 
 async def stepper(
-    settings: Settings,
+    platform: Platform,
     every: float,
     until: float,
     tasks: dict[str, list[str]],
@@ -197,29 +193,23 @@ async def stepper(
     """One task ended every ``every`` seconds until ``until``, a run after the other, as a
     step writes it (the task, then its run's ``updated_at``), from a platform of its own;
     ``ended`` counts the tasks ended in each run."""
-    platform = await Platform.open(settings)
     runs = list(tasks)
-    try:
-        step = 0
-        while time.monotonic() < until:
-            run_id = runs[step % len(runs)]
-            done = ended.get(run_id, 0)
-            if done < len(tasks[run_id]):
-                now = platform.clock.now()
-                async with platform.db.session() as session, session.begin():
-                    await session.execute(
-                        update(Task)
-                        .where(Task.id == tasks[run_id][done])
-                        .values(status="SUCCEEDED", latency_ms=420.0, completed_at=now, via="sync")
-                    )
-                    await session.execute(
-                        update(Run).where(Run.id == run_id).values(updated_at=now)
-                    )
-                ended[run_id] = done + 1
-            step += 1
-            await asyncio.sleep(every)
-    finally:
-        await platform.close()
+    step = 0
+    while time.monotonic() < until:
+        run_id = runs[step % len(runs)]
+        done = ended.get(run_id, 0)
+        if done < len(tasks[run_id]):
+            now = platform.clock.now()
+            async with platform.db.session() as session, session.begin():
+                await session.execute(
+                    update(Task)
+                    .where(Task.id == tasks[run_id][done])
+                    .values(status="SUCCEEDED", latency_ms=420.0, completed_at=now, via="sync")
+                )
+                await session.execute(update(Run).where(Run.id == run_id).values(updated_at=now))
+            ended[run_id] = done + 1
+        step += 1
+        await asyncio.sleep(every)
 
 
 async def client(
@@ -287,6 +277,14 @@ class Bench:
         return PAGE
 
 
+async def within_one_age_step(seconds: float) -> None:
+    """Wait, if need be, until ``seconds`` pass before the minute turns: a live part's tag
+    holds the minute (``AGE_STEP_S``), so every open page is drawn again when it turns."""
+    left = AGE_STEP_S - time.time() % AGE_STEP_S
+    if left < seconds:
+        await asyncio.sleep(left + 0.1)
+
+
 async def run_phase(name: str, bench: Bench) -> tuple[Phase, list[str], list[str], list[str]]:
     """The phase ``name``: the phase, each client's last body and page, and what changed
     meanwhile (the goals added, or the runs whose tasks were ended, a run per task)."""
@@ -294,21 +292,29 @@ async def run_phase(name: str, bench: Bench) -> tuple[Phase, list[str], list[str
     phase = Phase(name)
     live = name.startswith("live") or (name.startswith("run page") and "reload" not in name)
     changing = name.endswith("changing")
+    if name.endswith("unchanged"):  # all 304: not a page drawn again as the minute turns
+        await within_one_age_step(args.seconds + 1.0)
     paths = [bench.path(name, n) for n in range(args.clients)]
     changes: list[str] = []
     ended: dict[str, int] = {}
     connector = aiohttp.TCPConnector(limit=args.clients)
-    async with aiohttp.ClientSession(connector=connector) as session:
+    async with AsyncExitStack() as stack:
+        session = await stack.enter_async_context(aiohttp.ClientSession(connector=connector))
         tags = await asyncio.gather(*(loaded(session, bench.base, path) for path in paths))
+        # The writer's platform (its own, as a worker's) is opened before the phase's clock
+        # starts: its first change is written at once, however long opening takes.
+        writes = await Platform.open(bench.settings) if changing else None
+        if writes is not None:
+            stack.push_async_callback(writes.close)
         cpu_before, began = cpu_seconds(bench.server_pid), time.monotonic()
         until = began + args.seconds
         # The last change leaves every client time to ask once more and be told of it.
         quiet = until - args.interval - STAMP_TTL_S - 0.5
         write = None
-        if changing and name.startswith("run page"):
-            write = stepper(bench.settings, args.change_every, quiet, bench.running, ended)
-        elif changing:
-            write = writer(bench.settings, args.change_every, quiet, changes)
+        if writes is not None and name.startswith("run page"):
+            write = stepper(writes, args.change_every, quiet, bench.running, ended)
+        elif writes is not None:
+            write = writer(writes, args.change_every, quiet, changes)
         written = asyncio.create_task(write) if write is not None else None
         bodies = await asyncio.gather(
             *(
@@ -484,8 +490,8 @@ if __name__ == "__main__":
     )
     quick = {
         "clients": 5,
-        "seconds": 4.0,
-        "interval": 1.0,
+        "seconds": 2.5,
+        "interval": 0.5,
         "runs": 60,
         "running": 2,
         "change_every": 1.0,
