@@ -41,16 +41,21 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-# Lint, types and the docs build at once (each one's output printed whole), then the tiers.
-# The other tiers run on two processes: each has its own PostgreSQL database and only ever
+# The tiers run on two processes: each has its own PostgreSQL database and only ever
 # listens on ephemeral ports. In the acceptance tier, most of whose tests wait on servers
-# and subprocesses, the tests of the one demo it starts stay on one process (loadgroup).
-# The local model's tests run alone, so that its generations get both cores (and apart
-# from the browser tests, whose Playwright leaves an event loop running in the process).
+# and subprocesses (a third of both cores idle), the tests of the one demo it starts stay
+# on one process (loadgroup), and lint, types and the docs build run beside it, their
+# output printed whole once the tier has ended. The local model's tests run alone, so
+# that its generations get both cores (and apart from the browser tests, whose
+# Playwright leaves an event loop running in the process).
 test: install
-	@$(MAKE) --no-print-directory -j 3 --output-sync=target lint typecheck docs
 	$(BIN)/pytest tests/unit tests/integration -n 2 -m "not local_model" --durations 5
-	$(BIN)/pytest tests/acceptance -n 2 --dist loadgroup -m "not local_model" --durations 5
+	@echo "acceptance tier, with lint, types and the docs build beside it ($(VENV)/checks.log)"
+	@$(MAKE) --no-print-directory -j 3 --output-sync=target lint typecheck docs \
+		> $(VENV)/checks.log 2>&1 & checks=$$!; \
+	$(BIN)/pytest tests/acceptance -n 2 --dist loadgroup -m "not local_model" --durations 5; \
+	tier=$$?; wait $$checks; passed=$$?; cat $(VENV)/checks.log; \
+	test $$tier -eq 0 && test $$passed -eq 0
 	$(BIN)/pytest tests/integration/test_local_model.py tests/acceptance/test_demo_local_model.py --durations 5
 
 test-unit: install
