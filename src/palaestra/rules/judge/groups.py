@@ -76,9 +76,10 @@ def _groups_windows(
         return b""
     places = len(source) - block + 1
     windows = source[: max(places, 0)].astype(np.uint64)
-    for column in range(1, block if places > 0 else 1):
-        windows *= np.uint64(base)
-        windows += source[column : places + column]
+    if places > 0:
+        for column in range(1, block):
+            windows *= np.uint64(base)
+            windows += source[column : places + column]
     whole_groups = lengths // block
     short = lengths - whole_groups * block
     groups = whole_groups + (short > 0)
