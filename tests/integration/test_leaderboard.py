@@ -265,6 +265,10 @@ async def test_the_edgearena_table(platform: Platform) -> None:
     assert rows["builder"]["validity_rate"] == 0.0
     scouts = await view(platform, "edgearena", role="SCOUT")
     assert {r["role"] for r in scouts["agents"]} == {"SCOUT"}
+    async with running(platform) as api:
+        status, body = await api.call("GET", "/api/leaderboard?arena=edgearena&role=SCOUT")
+    assert status == 200, body
+    assert body["agents"] == scouts["agents"]  # the rows as ranked, every field published
 
 
 async def test_the_api(platform: Platform) -> None:

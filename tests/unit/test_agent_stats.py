@@ -18,7 +18,7 @@ def test_public_names() -> None:
     assert set(agent_stats.__all__) == {
         "FINISHED",
         "AgentFacts",
-        "AgentStanding",
+        "AgentRow",
         "TaskOutcome",
         "rank_agents",
         "summarise",

@@ -36,7 +36,6 @@ EXPORTS = {
     },
     "palaestra.engine.export.dataset": {"ExportSummary", "export_dataset"},
     "palaestra.api.leaderboard_schemas": {
-        "AgentRow",
         "CageRow",
         "DifferenceRow",
         "GroupRow",

@@ -6,8 +6,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from palaestra.rules.ratings.agent_stats import AgentRow
+
 __all__ = [
-    "AgentRow",
     "CageRow",
     "DifferenceRow",
     "GroupRow",
@@ -101,26 +102,6 @@ class DifferenceRow(_Out):
     defence: Interval
 
 
-class AgentRow(_Out):
-    """An edgearena agent, ranked by reputation within its role."""
-
-    rank: int
-    agent_id: str
-    name: str
-    role: str
-    status: str
-    reputation: float
-    tasks: int
-    succeeded: int
-    validity_rate: float | None
-    validity_low: float | None
-    validity_high: float | None
-    latency_p50_ms: float | None
-    latency_p90_ms: float | None
-    contribution_mean: float | None
-    contribution_total: float
-
-
 class LeaderboardOut(_Out):
     """The latest published leaderboard of one arena, filtered, with its computation time.
 
@@ -141,6 +122,7 @@ class LeaderboardOut(_Out):
     summary: list[GroupRow] = Field(default_factory=list)
     differences: list[DifferenceRow] = Field(default_factory=list)
     live: list[LiveRow] = Field(default_factory=list)
+    # The rules' rows, as ranked: the table is published in the shape it is computed in.
     agents: list[AgentRow] = Field(default_factory=list)
     next_cursor: str | None = Field(
         default=None,

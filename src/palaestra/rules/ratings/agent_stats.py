@@ -29,7 +29,7 @@ from palaestra.rules.runs.runflow import TaskStatus
 __all__ = [
     "FINISHED",
     "AgentFacts",
-    "AgentStanding",
+    "AgentRow",
     "TaskOutcome",
     "rank_agents",
     "summarise",
@@ -62,13 +62,15 @@ class AgentFacts:
 
 
 @dataclass(frozen=True, slots=True)
-class AgentStanding:
+class AgentRow:
+    """An edgearena agent, ranked by reputation within its role."""
+
+    rank: int
     agent_id: str
     name: str
     role: str
     status: str
     reputation: float
-    rank: int
     tasks: int
     succeeded: int
     validity_rate: float | None
@@ -91,7 +93,7 @@ def wilson_interval(successes: int, trials: int) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def summarise(agent: AgentFacts, tasks: Sequence[TaskOutcome], rank: int = 0) -> AgentStanding:
+def summarise(agent: AgentFacts, tasks: Sequence[TaskOutcome], rank: int = 0) -> AgentRow:
     """One agent's row from its tasks (unfinished ones are ignored)."""
     finished = [t for t in tasks if t.status in FINISHED]
     succeeded = sum(t.status == TaskStatus.SUCCEEDED for t in finished)
@@ -104,7 +106,7 @@ def summarise(agent: AgentFacts, tasks: Sequence[TaskOutcome], rank: int = 0) ->
     p50 = p90 = None
     if latencies:
         p50, p90 = (float(v) for v in np.percentile(latencies, [50, 90]))
-    return AgentStanding(
+    return AgentRow(
         **asdict(agent),
         rank=rank,
         tasks=len(finished),
@@ -119,14 +121,14 @@ def summarise(agent: AgentFacts, tasks: Sequence[TaskOutcome], rank: int = 0) ->
     )
 
 
-def rank_agents(agents: Iterable[AgentFacts], tasks: Iterable[TaskOutcome]) -> list[AgentStanding]:
+def rank_agents(agents: Iterable[AgentFacts], tasks: Iterable[TaskOutcome]) -> list[AgentRow]:
     """Every agent's row, grouped by role (alphabetically), ranked by reputation in each."""
     by_agent: dict[str, list[TaskOutcome]] = defaultdict(list)
     for task in tasks:
         by_agent[task.agent_id].append(task)
     rows = [summarise(agent, by_agent.get(agent.agent_id, [])) for agent in agents]
     rows.sort(key=lambda r: (r.role, -r.reputation, -(r.validity_rate or 0.0), r.name, r.agent_id))
-    ranked: list[AgentStanding] = []
+    ranked: list[AgentRow] = []
     position = 0
     for i, row in enumerate(rows):
         position = 1 if i == 0 or rows[i - 1].role != row.role else position + 1
