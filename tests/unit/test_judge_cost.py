@@ -25,13 +25,10 @@ from palaestra.rules.judge.decoders import printable_runs
 from palaestra.rules.judge.digits import (
     _A85_DIGITS,
     _RFC1924_DIGITS,
-    _a85,
     _b32,
     _b64,
-    _base85,
     _each,
     _hex,
-    _rfc1924,
     b32_many,
     b64_many,
     hex_many,
@@ -190,24 +187,14 @@ def _whole_groups(chars: str) -> str:
     return chars[: len(chars) - (len(chars) % 5 == 1)]
 
 
-@settings(max_examples=400, deadline=None)
-@given(data=st.binary(max_size=400), cut=st.integers(0, 4), noise=st.text(_A85, max_size=600))
-def test_the_base85_decodings_read_as_the_standard_library_does(
-    data: bytes, cut: int, noise: str
-) -> None:
-    """The judge's own base 85 decoder (the standard library's loops over every character
-    in Python; the judge's uses it only for short tokens) gives the same bytes, or refuses
-    the same groups (an overflow)."""
-    a85 = base64.a85encode(data).decode()[cut:]
-    for chars in (a85, noise):
-        expected = _outcome(lambda c: base64.a85decode(_whole_groups(c), adobe=False), chars)
-        assert _outcome(_a85, chars) == expected
-        assert _outcome(lambda c: _base85(c, _A85_DIGITS), chars) == expected
-    rfc = base64.b85encode(data).decode()[cut:]
-    for chars in (rfc, noise.translate(str.maketrans(_A85[:85], _RFC1924))):
-        expected = _outcome(lambda c: base64.b85decode(_whole_groups(c)), chars)
-        assert _outcome(_rfc1924, chars) == expected
-        assert _outcome(lambda c: _base85(c, _RFC1924_DIGITS), chars) == expected
+def _a85(chars: str) -> bytes:
+    """Ascii85 as the standard library reads it (a last character alone is no byte)."""
+    return base64.a85decode(_whole_groups(chars), adobe=False)
+
+
+def _rfc1924(chars: str) -> bytes:
+    """Base 85 in RFC 1924's alphabet as the standard library reads it."""
+    return base64.b85decode(_whole_groups(chars))
 
 
 @settings(max_examples=300, deadline=None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import random
 from collections.abc import Callable
 
 import numpy as np
@@ -228,6 +229,28 @@ def test_tokens_said_again_read_as_each_said_once(
     pieces = [p for token in tokens for p in dec._pieces(token, drop, block, signed)]
     expected = printable_runs(decode(pieces)) if pieces else None
     assert dec._decoded_tokens(tokens, drop, block, decode, signed) == expected
+
+
+def test_hundreds_of_distinct_tokens_said_again_read_as_each_decoded_alone() -> None:
+    """Hundreds of distinct tokens said again, their pieces decoded in one call: each
+    token reads as its own pieces decoded alone, in the order the tokens came in."""
+    for name, (drop, block, decode, signed) in _CUTS.items():
+        rng = random.Random(name)
+        distinct = [
+            _ENCODE[name](b"QUILL %d " % n + rng.randbytes(rng.randrange(1, 24)))
+            for n in range(300)
+        ]
+        tokens = distinct * 5
+        rng.shuffle(tokens)
+        alone = {
+            token: printable_runs(decode(pieces))
+            if (pieces := dec._pieces(token, drop, block, signed))
+            else None
+            for token in distinct
+        }
+        expected = [runs for token in tokens if (runs := alone[token]) is not None]
+        assert len(expected) == len(tokens), name  # every token reads as its QUILL
+        assert dec._decoded_tokens(tokens, drop, block, decode, signed) == "\n".join(expected)
 
 
 #: Every decoding's tokens as its view finds them in a long text (``judge.runs``).
