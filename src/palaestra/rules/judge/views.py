@@ -29,6 +29,7 @@ from palaestra.rules.judge import joined as judge_joined
 from palaestra.rules.judge import letters as judge_letters
 from palaestra.rules.judge import spelled as judge_spelled
 from palaestra.rules.judge.decoders import char_classes, long_words
+from palaestra.rules.judge.hints import literal_join_hint, spaced_hint
 from palaestra.rules.judge.runs import ClassRuns
 from palaestra.rules.judge.skeleton import skeleton
 from palaestra.rules.judge.translate import code_points
@@ -107,6 +108,8 @@ _SPACED: Final = re.compile(r"(?<![^\W_])[^\W_](?:[\s.\-_*|/]{1,2}[^\W_](?![^\W_
 _SPACED_HINT: Final = re.compile(
     r"[\s.\-_*|/][^\W_][\s.\-_*|/]{1,2}[^\W_][\s.\-_*|/]{1,2}[^\W_](?![^\W_])"
 )
+#: Whether each matches a text: from arrays of flags in a long text of ASCII.
+_literal_joins, _spaced_out = literal_join_hint(_LITERAL_JOIN), spaced_hint(_SPACED_HINT)
 _SEPARATOR: Final = re.compile(r"[\s.\-_*|/]+")
 #: The ASCII characters :data:`_SEPARATOR` matches, each deleted: an ASCII run closed up
 #: with one translation in C, where a substitution was a step per gap (tens of thousands
@@ -118,9 +121,9 @@ def separators(text: str) -> str | None:
     """Zero-width characters and soft hyphens removed, adjacent string literals joined
     (``"QUI" + "LL"``), and spaced-out characters closed up (``Q U I L L``)."""
     joined = _INVISIBLE.sub("", text) if not text.isascii() else text
-    if "'" in joined or '"' in joined or "`" in joined:
+    if ("'" in joined or '"' in joined or "`" in joined) and _literal_joins(joined):
         joined = _LITERAL_JOIN.sub("", joined)
-    if _SPACED_HINT.search(joined):
+    if _spaced_out(joined):
         joined = _closed_up(joined)
     return joined if joined != text else None
 

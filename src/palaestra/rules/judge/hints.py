@@ -1,0 +1,107 @@
+"""Whether a long text of ASCII holds what two of the ``separators`` view's patterns find,
+told from arrays of flags.
+
+Both patterns start with a character a reply is full of (a separator, a quote), so a
+search tries the rest of the pattern at each one: over 256 KiB of prose or JSON, tens of
+thousands of tries and 10 to 25 ms a pattern, most often to find nothing. Here each
+character's kind is looked up at once, and a few passes over the flags tell exactly
+whether the pattern matches anywhere; the view runs the pattern itself only when it does.
+A shorter text, or one with characters outside ASCII (whose whitespace and letters the
+tables do not hold), is searched with the pattern. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Final
+
+import numpy as np
+
+__all__ = ["literal_join_hint", "spaced_hint"]
+
+#: Up to this many characters, the pattern is searched: arrays cost more to set up.
+_SHORT: Final = 4096
+
+
+def _flags(pattern: str) -> bytes:
+    """For each ASCII character, whether ``pattern`` (one character) matches it, as a
+    translation to the bytes of bools (a translation in C, where a lookup in an array of
+    them converted every character to an index first: ten times longer)."""
+    one = re.compile(pattern)
+    return bytes(one.fullmatch(chr(c)) is not None for c in range(256))
+
+
+def _each(text: bytes, flags: bytes) -> np.ndarray:
+    return np.frombuffer(text.translate(flags), np.bool_)
+
+
+_SEPARATOR: Final = _flags(r"[\s.\-_*|/]")
+_WORD: Final = _flags(r"[^\W_]")
+_SPACE: Final = _flags(r"\s")
+_QUOTE: Final = _flags(r"[\"'`]")
+
+
+def _shifted(flags: np.ndarray, by: int) -> np.ndarray:
+    """``flags`` moved ``by`` places later (earlier, for a negative ``by``), False where
+    nothing moved in."""
+    out = np.zeros_like(flags)
+    if by > 0:
+        out[by:] = flags[:-by]
+    else:
+        out[:by] = flags[-by:]
+    return out
+
+
+def _spaced(text: bytes) -> bool:
+    """Three single letters or digits, the first after a separator, one or two separators
+    between each, no letter or digit after the last (``_SPACED_HINT``)."""
+    separator, word = _each(text, _SEPARATOR), _each(text, _WORD)
+    single = word & _shifted(separator, 1)  # a letter or digit after a separator
+    middle = single & _shifted(separator, -1)  # and before one
+    last = single & ~_shifted(word, -1)
+    # A middle one two or three places after a first one (between them one separator,
+    # or two: the first's after and the second's before), then a last one so after it.
+    second = middle & (_shifted(middle, 2) | _shifted(middle, 3))
+    return bool((last & (_shifted(second, 2) | _shifted(second, 3))).any())
+
+
+def _literal_join(text: bytes) -> bool:
+    """A quote, then whitespace, maybe a ``+`` and whitespace, then the same quote
+    (``_LITERAL_JOIN``)."""
+    quotes = np.flatnonzero(_each(text, _QUOTE))
+    if not len(quotes):
+        return False
+    padded = text + b"\0"  # past the end: no space, quote or plus
+    chars, space = np.frombuffer(padded, np.uint8), _each(padded, _SPACE)
+    after = quotes + 1
+    if not (space[after].any() or (chars[after] == ord("+")).any()):
+        return bool((chars[after] == chars[quotes]).any())  # JSON: a quote, then a mark
+    # The first character that is not whitespace at or after each place.
+    places = np.arange(len(padded), dtype=np.int32)
+    places[space] = len(text)
+    following = np.minimum.accumulate(places[::-1])[::-1]
+    first = following[after]
+    then = np.where(chars[first] == ord("+"), following[np.minimum(first + 1, len(text))], first)
+    return bool((chars[then] == chars[quotes]).any())
+
+
+def _hint(pattern: re.Pattern[str], arrays: Callable[[bytes], bool]) -> Callable[[str], bool]:
+    def matches(text: str) -> bool:
+        if len(text) <= _SHORT or not text.isascii():
+            return pattern.search(text) is not None
+        return arrays(text.encode("ascii"))
+
+    return matches
+
+
+def spaced_hint(pattern: re.Pattern[str]) -> Callable[[str], bool]:
+    """Whether ``pattern`` (the ``separators`` view's hint of spaced-out characters)
+    matches in a text."""
+    return _hint(pattern, _spaced)
+
+
+def literal_join_hint(pattern: re.Pattern[str]) -> Callable[[str], bool]:
+    """Whether ``pattern`` (the ``separators`` view's join of adjacent literals) matches
+    in a text."""
+    return _hint(pattern, _literal_join)
