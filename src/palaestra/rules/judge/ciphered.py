@@ -47,6 +47,7 @@ from palaestra.rules.judge.cipher_tables import (
     _shape_bits,
 )
 from palaestra.rules.judge.decoders import char_classes, long_words
+from palaestra.rules.judge.hints import later
 from palaestra.rules.judge.runs import ClassRuns
 
 __all__ = ["atbash_text", "caesar_text", "fitting_ciphers"]
@@ -219,17 +220,6 @@ _PAIR_KINDS: Final = np.array(
 _LEAST_PAIRS: Final = 8
 
 
-def _later(flags: np.ndarray, by: int) -> np.ndarray:
-    """``flags`` moved ``by`` places on (negative: back): each place holds the flag of the
-    one ``by`` before it, false where there is none."""
-    out = np.zeros_like(flags)
-    if by > 0:
-        out[by:] = flags[:-by]
-    else:
-        out[:by] = flags[-by:]
-    return out
-
-
 def _marked_pairs(text: str) -> bool:
     """Whether ``text`` may hold a run of :data:`_PAIRS` with a mark in it (one without
     adds no token). Such a run is eight pairs or more, each a digit from ``2`` to ``7``
@@ -244,15 +234,15 @@ def _marked_pairs(text: str) -> bool:
     pair = (kinds & _LEAD) != 0
     pair[:-1] &= (kinds[1:] & _ALNUM) != 0
     pair[-1:] = False
-    after_one = _later(sep | percent, 1)  # a lead three places after the one before
-    after_two = _later(sep, 2) & _later(percent, 1)  # four places after
-    chain, marked = pair, pair & _later(percent, 1)
+    after_one = later(sep | percent, 1)  # a lead three places after the one before
+    after_two = later(sep, 2) & later(percent, 1)  # four places after
+    chain, marked = pair, pair & later(percent, 1)
     for _ in range(_LEAST_PAIRS - 1):
-        across = after_one & _later(chain, 3) | after_two & _later(chain, 4)
-        chain, marked = pair & (_later(chain, 2) | across), pair & (_later(marked, 2) | across)
+        across = after_one & later(chain, 3) | after_two & later(chain, 4)
+        chain, marked = pair & (later(chain, 2) | across), pair & (later(marked, 2) | across)
         if not chain.any():
             return False
-    return bool(marked.any() or (chain & _later(sep, -2)).any())
+    return bool(marked.any() or (chain & later(sep, -2)).any())
 
 
 def _tokens(text: str) -> list[str]:

@@ -18,7 +18,7 @@ from typing import Final
 
 import numpy as np
 
-__all__ = ["literal_join_hint", "spaced_hint"]
+__all__ = ["later", "literal_join_hint", "spaced_hint"]
 
 #: Up to this many characters, the pattern is searched: arrays cost more to set up.
 _SHORT: Final = 4096
@@ -42,9 +42,9 @@ _SPACE: Final = _flags(r"\s")
 _QUOTE: Final = _flags(r"[\"'`]")
 
 
-def _shifted(flags: np.ndarray, by: int) -> np.ndarray:
-    """``flags`` moved ``by`` places later (earlier, for a negative ``by``), False where
-    nothing moved in."""
+def later(flags: np.ndarray, by: int) -> np.ndarray:
+    """``flags`` moved ``by`` places on (negative: back): each place holds the flag of the
+    one ``by`` before it, false where there is none."""
     out = np.zeros_like(flags)
     if by > 0:
         out[by:] = flags[:-by]
@@ -57,13 +57,13 @@ def _spaced(text: bytes) -> bool:
     """Three single letters or digits, the first after a separator, one or two separators
     between each, no letter or digit after the last (``_SPACED_HINT``)."""
     separator, word = _each(text, _SEPARATOR), _each(text, _WORD)
-    single = word & _shifted(separator, 1)  # a letter or digit after a separator
-    middle = single & _shifted(separator, -1)  # and before one
-    last = single & ~_shifted(word, -1)
+    single = word & later(separator, 1)  # a letter or digit after a separator
+    middle = single & later(separator, -1)  # and before one
+    last = single & ~later(word, -1)
     # A middle one two or three places after a first one (between them one separator,
     # or two: the first's after and the second's before), then a last one so after it.
-    second = middle & (_shifted(middle, 2) | _shifted(middle, 3))
-    return bool((last & (_shifted(second, 2) | _shifted(second, 3))).any())
+    second = middle & (later(middle, 2) | later(middle, 3))
+    return bool((last & (later(second, 2) | later(second, 3))).any())
 
 
 def _literal_join(text: bytes) -> bool:
