@@ -170,8 +170,9 @@ def decoded_many(
     for byte in spec.apart:
         odd |= chars == byte
     quick = (_per_token(odd, starts) == 0) & (lengths >= 2 * block)
-    tail = _short_tails(chars, starts, lengths, block)
+    tail = None
     if spec.marked:
+        tail = _short_tails(chars, starts, lengths, block)
         ends, last = starts + lengths, len(chars) - 1
         opens = (chars[starts] == ord("<")) & (chars[np.minimum(starts + 1, last)] == ord("~"))
         closes = (chars[np.maximum(ends - 2, 0)] == ord("~")) & (chars[ends - 1] == ord(">"))
@@ -232,10 +233,14 @@ def decoded_many(
     which, offset = _offsets(np.clip(bare_len - 1, 0, block))
     spans.append((bare_chars, bare_start[which] + offset, bare_len[which] - offset))
     keys.append(fast[some][which] * _SLOTS + block + offset)
-    # A token with a short last word is read again without it.
-    cut = np.flatnonzero(tail[fast] >= 0)
+    # A token with a short last word is read again without it: that word is looked for
+    # in the fast tokens only (in every token for Ascii85's markers, which needed it).
+    fast_tail = (
+        _short_tails(chars, starts[fast], lengths[fast], block) if tail is None else tail[fast]
+    )
+    cut = np.flatnonzero(fast_tail >= 0)
     cut_start = kept_start[cut]
-    cut_len = kept_before[starts[fast[cut]] + tail[fast[cut]]] - cut_start
+    cut_len = kept_before[starts[fast[cut]] + fast_tail[cut]] - cut_start
     which, offset = _offsets(np.clip(cut_len - 1, 0, block))
     # Spans of the same characters as the first pieces': one copy of them is read.
     spans[0] = (
