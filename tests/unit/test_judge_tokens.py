@@ -286,3 +286,18 @@ def test_the_runs_found_as_arrays_are_those_the_pattern_finds(
     text = "".join(pieces[at % len(pieces)] for at in order)
     text = (text * (2100 // len(text) + 1))[: max(2100, len(text))]
     assert runs.findall(text) == runs.pattern.findall(text)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    words=st.lists(st.text("aB3-~ \t\u00e9", max_size=16), min_size=700, max_size=900),
+    length=st.sampled_from([10, 12, 14]),
+)
+def test_the_long_words_of_a_long_text_are_those_a_split_gives(
+    words: list[str], length: int
+) -> None:
+    """A long text's long words, bounded from its spaces (and the longer read off the
+    shorter), are the words a split at every space gives, in order."""
+    text = " ".join(words)
+    split = tuple(w for w in dec.char_classes(text).split(b"s") if len(w) >= length)
+    assert dec.long_words(text, length) == split

@@ -153,11 +153,24 @@ def _signed(text: str, signs: tuple[bytes, ...]) -> bool:
 @lru_cache(maxsize=16)
 def long_words(text: str, length: int) -> tuple[bytes, ...]:
     """The classes (:func:`char_classes`) of the words of ``text`` at least ``length`` long:
-    most replies have none, which one C pass over the words tells."""
-    words = char_classes(text).split(b"s")
-    if max(map(len, words), default=0) < length:
-        return ()
-    return tuple(word for word in words if len(word) >= length)
+    most replies have none. The views ask for words of ten and of twelve: the longer ones
+    are read off the shorter. In a long text, the words are bounded from where its spaces
+    are, and only the long ones cut: a split into every word cost 8 ms at 256 KiB."""
+    if length > _LONG_WORD:
+        return tuple(word for word in long_words(text, _LONG_WORD) if len(word) >= length)
+    classes = char_classes(text)
+    if len(classes) <= _MANY_BYTES:
+        return tuple(word for word in classes.split(b"s") if len(word) >= length)
+    spaces = np.flatnonzero(np.frombuffer(classes, np.uint8) == ord("s"))
+    starts = np.concatenate(([0], spaces + 1))
+    ends = np.append(spaces, len(classes))
+    long = np.flatnonzero(ends - starts >= length)
+    bounds = zip(starts[long].tolist(), ends[long].tolist(), strict=True)
+    return tuple(classes[start:end] for start, end in bounds)
+
+
+#: The shortest words the views ask :func:`long_words` for.
+_LONG_WORD: Final = 10
 
 
 def _base85_word(word: bytes) -> bool:
