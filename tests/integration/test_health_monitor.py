@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from aiohttp import web
 from sqlalchemy import func, select
 
 from palaestra.clock import FrozenClock
@@ -222,3 +223,27 @@ async def test_a_crash_between_claim_and_record_loses_only_that_ping(
             select(func.count()).select_from(AgentEvent).where(AgentEvent.kind == "ping")
         )
     assert pings == 1
+
+
+async def test_a_round_longer_than_the_period_pings_each_agent_once(
+    platform: Platform, clock: FrozenClock
+) -> None:
+    """``run_once`` drains what was due when it began: an agent due again before its ping
+    is recorded (a round that outlasts the period, on a slow machine) waits for the next
+    round, so that a drain pings each agent once and always ends."""
+    agent = EdgeAgent(key="")
+    slow = False
+
+    async def handler(request: web.BaseRequest) -> web.StreamResponse:
+        if slow and request.method == "GET":
+            clock.advance(CADENCE["ACTIVE"] + 1)  # the ping outlasts the agent's period
+        return await agent(request)
+
+    async with running(platform) as api:
+        token = await api.owner()
+        async with serve(handler) as endpoint:
+            await admit(api, token, agent, endpoint.url("/a"))
+            clock.advance(CADENCE["ACTIVE"])
+            slow = True
+            assert await HealthMonitor(platform).run_once() == 1
+            assert await HealthMonitor(platform).run_once() == 1  # due again by now

@@ -71,19 +71,21 @@ class HealthMonitor:
     lags: list[float] = field(default_factory=list)
     record_lags: bool = False
 
-    async def claim(self, limit: int) -> list[DuePing]:
-        """Take up to ``limit`` due agents and push their next ping one period ahead."""
+    async def claim(self, limit: int, due_by: float | None = None) -> list[DuePing]:
+        """Take up to ``limit`` agents due now (or by ``due_by``, if earlier) and push their
+        next ping one period ahead."""
         platform = self.platform
         now = platform.clock.now()
+        due_at = now if due_by is None else min(now, due_by)
         # Most ticks find none due: a plain read says so, without a transaction or the ORM.
         async with platform.db.read() as connection:
-            if (await connection.execute(_ANY_DUE, {"now": now})).first() is None:
+            if (await connection.execute(_ANY_DUE, {"now": due_at})).first() is None:
                 return []
         async with platform.db.session() as session, session.begin():
             query = select(Agent).where(*_DUE).order_by(Agent.next_ping_at).limit(limit)
             if not platform.db.is_sqlite:
                 query = query.with_for_update(skip_locked=True)
-            agents = (await session.scalars(query, {"now": now})).all()
+            agents = (await session.scalars(query, {"now": due_at})).all()
             due = []
             for agent in agents:
                 due.append(DuePing(agent.id, agent.endpoint_url or "", agent.next_ping_at or now))
@@ -140,9 +142,12 @@ class HealthMonitor:
                 self.lags.append(outcome.lag_s)
 
     async def run_once(self) -> int:
-        """Ping every agent due now, record the outcomes, and return how many were pinged."""
+        """Ping every agent due now, record the outcomes, and return how many were pinged.
+        An agent due again meanwhile (a round longer than its period) waits for the next
+        round: a drain ends."""
         total = 0
-        while due := await self.claim(self.batch_size):
+        started = self.platform.clock.now()
+        while due := await self.claim(self.batch_size, due_by=started):
             outcomes = await _gather_limited(
                 [self.ping(d) for d in due], self.platform.settings.health_concurrency
             )
