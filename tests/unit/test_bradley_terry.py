@@ -10,6 +10,7 @@ from numpy.typing import NDArray
 from scipy.stats import kendalltau, spearmanr
 
 from palaestra.rules.ratings import bradley_terry as bt
+from palaestra.rules.ratings import solver
 from palaestra.rules.ratings.bradley_terry import (
     Games,
     Prior,
@@ -362,3 +363,37 @@ def test_the_fit_is_a_stationary_point_of_the_penalised_likelihood(prior: Prior)
     assert abs(g_h) < 1e-6
     assert np.abs(g_a - g_a.mean()).max() < 1e-6
     assert np.abs(g_d - g_d.mean()).max() < 1e-6
+
+
+@pytest.mark.parametrize("fighters", [2, 5, 12, 40])
+def test_the_newton_matrix_solved_directly_is_the_operator_conjugate_gradients_use(
+    fighters: int,
+) -> None:
+    """A small fit solves each Newton system with the matrix built whole: it is the
+    operator the conjugate gradients of a large fit apply, column for column."""
+    rng = np.random.default_rng(fighters)
+    games = 6 * fighters
+    pairs = solver.Pairs(
+        fighters,
+        rng.integers(0, fighters, games),
+        rng.integers(0, fighters, games),
+        rng.random(games),
+    )
+    weights = rng.random(len(pairs)) + 0.1
+    w_a, w_d = pairs.sums(weights)
+    curvature = solver._Curvature(pairs, w_a, w_d, float(weights.sum()), 0.7, 0.3)
+    matrix = curvature.dense()
+    for column in np.eye(2 * fighters + 1):
+        assert matrix @ column == pytest.approx(curvature(column), abs=1e-12)
+
+
+def test_a_small_fit_solved_directly_is_the_fit_conjugate_gradients_find(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _, _, games = arena(seed=8, fighters=20, matches=900)
+    direct = fit(games)
+    monkeypatch.setattr(solver, "_DENSE_UP_TO", 0)
+    iterative = fit(games)
+    assert direct.attack == pytest.approx(iterative.attack, abs=1e-6)
+    assert direct.defence == pytest.approx(iterative.defence, abs=1e-6)
+    assert direct.advantage == pytest.approx(iterative.advantage, abs=1e-6)
