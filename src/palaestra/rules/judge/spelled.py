@@ -27,8 +27,9 @@ _TENS: Final = {
     "seventy": 70, "eighty": 80, "ninety": 90,
 }  # fmt: skip
 _SCALES: Final = {"hundred": 100, "thousand": 1000}
+_UNIT_DIGITS: Final = {word: str(value) for word, value in _UNITS.items()}
+_RUN_SEPARATORS: Final = str.maketrans(",-", "  ")
 _NUMBER_WORDS: Final = frozenset(w.encode() for w in [*_UNITS, *_TENS, *_SCALES])
-_WORD: Final = re.compile(r"[a-z]+")
 
 
 def _alternation(words: frozenset[str]) -> str:
@@ -92,8 +93,12 @@ def _cardinal(words: list[str]) -> int:
 
 def _digits(words: list[str]) -> str:
     """``four eight two one`` as ``4821``, ``forty-eight twenty-one`` as ``4821``."""
-    if any(word in _SCALES for word in words):
+    if not _SCALES.keys().isdisjoint(words):
         return str(_cardinal(words))
+    if _TENS.keys().isdisjoint(words):
+        # Units alone, each its digits, read in C: a run of a long reply's words (tens of
+        # thousands) took a step of Python apiece.
+        return "".join(map(_UNIT_DIGITS.__getitem__, words))
     out: list[str] = []
     at = 0
     while at < len(words):
@@ -114,8 +119,9 @@ def number_words(text: str) -> str | None:
     def digits(run: re.Match[str]) -> str:
         if _glued(run):
             return run.group()
-        words = [w for w in _WORD.findall(run.group().lower()) if w != "and"]
-        return _digits(words)
+        # A run is its words, "and" among them, between whitespace, commas and dashes.
+        words = run.group().translate(_RUN_SEPARATORS).split()
+        return _digits([w for w in words if w != "and"] if "and" in words else words)
 
     present = _present(text, _NUMBER_WORDS)
     if len(present) < 2:
