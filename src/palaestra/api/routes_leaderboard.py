@@ -115,12 +115,7 @@ async def recompute(
 
 
 def _out(state: matchmaker.MatchmakingState) -> MatchmakingOut:
-    return MatchmakingOut(
-        enabled=state.enabled,
-        paused=state.paused,
-        scheduling=state.scheduling,
-        open_matches=state.open_matches,
-    )
+    return MatchmakingOut.model_validate(state, from_attributes=True)
 
 
 @router.get("/matchmaking", response_model=MatchmakingOut, responses=errors(403))
