@@ -5,14 +5,14 @@ a[i] - d[j])`` is minimised by Newton's method restricted to the subspace
 where both strength vectors have mean zero. Each Newton system is solved by
 SciPy's conjugate gradients (``scipy.sparse.linalg.cg``) preconditioned by the
 Hessian's diagonal, with Hessian-vector products through a sparse
-attacker-by-defender matrix of the pairs that met, so a step costs O(pairs)
-and never O(fighters ** 3). A step is halved until it decreases the
-objective, so the solver converges from any start; a warm start (the full
-fit, for a bootstrap resample) needs a few steps. An arena of up to 64 fighters
-solves each system directly instead, its (2n+1)-square matrix built whole: there
-the conjugate gradients' fixed costs per product (SciPy's operator calls and
-bookkeeping) made the published fit's 1,000 refits of a 12-fighter demo take 9 s
-of CPU, 1 s now.
+attacker-by-defender matrix of the pairs that met, so a step of a large fit
+costs O(pairs), never O(fighters ** 3). An arena of up to 64 fighters solves
+each system directly instead, its (2n+1)-square matrix built whole (O(fighters
+** 3), a few microseconds there): the conjugate gradients' fixed costs per
+product (SciPy's operator calls and bookkeeping) made the published fit's 1,000
+refits of a 12-fighter demo take 9 s of CPU (1.6 s now). A step is halved
+until it decreases the objective, so the solver converges from any start; a
+warm start (the full fit, for a bootstrap resample) needs a few steps.
 
 Why the Newton loop is ours and not ``scipy.optimize.minimize``: given the
 same objective, gradient and Hessian products (``bench/ratings.py``, 500
@@ -154,7 +154,8 @@ def solve(
         w_a, w_d = pairs.sums(weight)
         curvature = _Curvature(pairs, w_a, w_d, float(weight.sum()), lam, lam_h)
         if n <= _DENSE_UP_TO:
-            step = np.linalg.solve(curvature.dense(), gradient).astype(np.float64)
+            # Positive definite, with the ridge on the strengths: one solution.
+            step = np.asarray(np.linalg.solve(curvature.dense(), gradient), dtype=np.float64)
         else:
             shape = (2 * n + 1, 2 * n + 1)
             # Stopped by the iteration limit (info > 0), conjugate gradients still leave a
@@ -217,20 +218,25 @@ class _Curvature:
 
     def dense(self) -> Floats:
         """The operator as a matrix, for a direct solve: the Hessian projected to the
-        subspace (``C H C``, ``C`` the centring of each strength vector), plus the
-        identity across it (a mean's direction, ``J / n``)."""
+        subspace (``C H C``, ``C`` the centring of each strength vector: a block's row
+        and column means taken off, its mean added back), plus the identity across it (a
+        mean's direction, ``J / n``). Built with sums, not products of matrices (threaded
+        BLAS stalls on these sizes on a busy machine)."""
         n, lam = self.n, self.lam
-        centring = np.eye(n) - 1.0 / n
-        across = np.full((n, n), 1.0 / n)
-        pair_weights = self.matrix.toarray()
+
+        def centred(block: Floats) -> Floats:
+            rows, columns = block.mean(axis=1), block.mean(axis=0)
+            out: Floats = block - rows[:, None] - columns[None, :] + float(block.mean())
+            return out
+
         out = np.empty((2 * n + 1, 2 * n + 1))
         out[0, 0] = self.w_all + self.lam_h
-        out[0, 1:] = np.concatenate((centring @ self.w_a, -(centring @ self.w_d)))
+        out[0, 1:] = np.concatenate((centre(self.w_a), -centre(self.w_d)))
         out[1:, 0] = out[0, 1:]
         a, d = slice(1, n + 1), slice(n + 1, None)
-        out[a, a] = centring @ np.diag(self.w_a + lam) @ centring + across
-        out[d, d] = centring @ np.diag(self.w_d + lam) @ centring + across
-        out[a, d] = -(centring @ pair_weights @ centring)
+        out[a, a] = centred(np.diag(self.w_a + lam)) + 1.0 / n
+        out[d, d] = centred(np.diag(self.w_d + lam)) + 1.0 / n
+        out[a, d] = -centred(self.matrix.toarray())
         out[d, a] = out[a, d].T
         return out
 
