@@ -23,22 +23,32 @@ def test_the_arrays_tell_what_the_patterns_find(text: str) -> None:
 
 
 def test_a_long_text_is_told_from_arrays_as_the_pattern_tells_it() -> None:
-    """Past a few KiB of ASCII the arrays answer; both ways, the answer is the pattern's."""
+    """Past a few KiB of ASCII the arrays answer; both ways, the answer is the pattern's,
+    found and not found."""
     rng = random.Random(5)
     spaced = hints.spaced_hint(judge_views._SPACED_HINT)
     joins = hints.literal_join_hint(judge_views._LITERAL_JOIN)
+    answers = set()
     for _ in range(40):
-        filler = "".join(rng.choice("ab cd, ef: 12 ") for _ in range(6000))
+        # Words of two letters or more, marks and quotes beside them: no single letter.
+        filler = " ".join(
+            rng.choice(["ab", "cde,", "12:", '"fg":', "'hi',", "x9."]) for _ in range(1500)
+        )
         at = rng.randrange(len(filler))
         for inserted in (
             "",
-            " Q U I",
-            "Q.U-I",
+            " Q U I ",
+            " Q.U-I ",
             ' "QUI" + \n"LL"',
-            "'a'  'b'",
+            " 'a'  'b'",
             "`x``",
-            "\u00e9 Q U I",
+            " \u00e9 Q U I",
         ):
             text = filler[:at] + inserted + filler[at:]
-            assert spaced(text) == (judge_views._SPACED_HINT.search(text) is not None), text
-            assert joins(text) == (judge_views._LITERAL_JOIN.search(text) is not None), text
+            found = (judge_views._SPACED_HINT.search(text), judge_views._LITERAL_JOIN.search(text))
+            assert spaced(text) == (found[0] is not None), text
+            assert joins(text) == (found[1] is not None), text
+            answers.add((found[0] is not None, found[1] is not None, text.isascii()))
+    # Each answer was given by the arrays (ASCII) both ways, and by the pattern (not ASCII).
+    assert {(True, False, True), (False, True, True), (False, False, True)} <= answers
+    assert any(not ascii_only for *_, ascii_only in answers)

@@ -7,7 +7,7 @@ import random
 from collections.abc import Callable
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from palaestra.rules.judge import bytes as judge_bytes
@@ -240,6 +240,10 @@ def test_hundreds_of_distinct_tokens_said_again_read_as_each_decoded_alone() -> 
             _ENCODE[name](b"QUILL %d " % n + rng.randbytes(rng.randrange(1, 24)))
             for n in range(300)
         ]
+        # Some with a short last word, some with a character no digit, some too short.
+        distinct += [token + " gb" for token in distinct[:40]]
+        distinct += [token[:6] + "~" + token[6:] for token in distinct[40:80]]
+        distinct += [token[:5] for token in distinct[80:120]]
         tokens = distinct * 5
         rng.shuffle(tokens)
         alone = {
@@ -249,7 +253,7 @@ def test_hundreds_of_distinct_tokens_said_again_read_as_each_decoded_alone() -> 
             for token in distinct
         }
         expected = [runs for token in tokens if (runs := alone[token]) is not None]
-        assert len(expected) == len(tokens), name  # every token reads as its QUILL
+        assert len(expected) >= 5 * 300, name  # every whole token reads as its QUILL
         assert dec._decoded_tokens(tokens, drop, block, decode, signed) == "\n".join(expected)
 
 
@@ -298,6 +302,7 @@ def test_the_long_words_of_a_long_text_are_those_a_split_gives(
 ) -> None:
     """A long text's long words, bounded from its spaces (and the longer read off the
     shorter), are the words a split at every space gives, in order."""
-    text = " ".join(words)
+    text = " ".join(words) * 3  # past the few KiB from which the spaces are arrays
+    assume(len(text) > 4096)
     split = tuple(w for w in dec.char_classes(text).split(b"s") if len(w) >= length)
     assert dec.long_words(text, length) == split

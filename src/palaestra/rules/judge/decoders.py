@@ -26,7 +26,7 @@ from palaestra.rules.judge.digits import (
     hex_many,
     rfc1924_many,
 )
-from palaestra.rules.judge.groups import groups_many
+from palaestra.rules.judge.groups import groups_many, laid_out_bytes
 from palaestra.rules.judge.runs import ClassRuns
 from palaestra.rules.judge.tokens import MANY_TOKENS, Spec, decoded_many
 
@@ -235,30 +235,19 @@ def _runs_each(
     tokens: list[str], cut_one: Callable[[str], list[str]], decode: Callable[[list[str]], bytes]
 ) -> dict[str, str | None]:
     """Each token's printable runs. Every token's pieces are decoded in one call and each
-    token's bytes read off the result, where the layout of :func:`groups_many` puts them:
-    a call per token cost a pass of numpy each (0.4 ms for a token of base 85, a hundred
+    token's bytes read off the result where :func:`groups_many` lays them out: a call per
+    token cost a pass of numpy each (0.4 ms for a token of base 85, a hundred
     milliseconds over the few hundred distinct tokens of a reply)."""
     cuts = [cut_one(token) for token in tokens]
-    pieces = [piece for cut in cuts for piece in cut]
-    if len(pieces) <= _FEW_DISTINCT_PIECES:
-        return {
-            token: printable_runs(decode(cut)) if cut else None
-            for token, cut in zip(tokens, cuts, strict=True)
-        }
     table, base, block, size = GROUPS[decode]
-    raw = groups_many(pieces, table, base, block, size)
+    raw = groups_many([piece for cut in cuts for piece in cut], table, base, block, size)
     runs: dict[str, str | None] = {}
     at = 0
     for token, cut in zip(tokens, cuts, strict=True):
-        # Each piece's groups, then a group of zeros, each group ``size`` bytes.
-        end = at + size * sum((len(piece) + block - 1) // block + 1 for piece in cut)
+        end = at + sum(laid_out_bytes(len(piece), block, size) for piece in cut)
         runs[token] = printable_runs(raw[at:end]) if cut else None
         at = end
     return runs
-
-
-#: Up to this many pieces in all, the distinct tokens are decoded one by one.
-_FEW_DISTINCT_PIECES: Final = 64
 
 
 def _pieces(

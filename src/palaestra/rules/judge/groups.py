@@ -12,7 +12,7 @@ from typing import Final
 
 import numpy as np
 
-__all__ = ["groups_few", "groups_many", "groups_spans"]
+__all__ = ["groups_few", "groups_many", "groups_spans", "laid_out_bytes"]
 
 
 def groups_many(pieces: list[str], digits: bytes, base: int, block: int, size: int) -> bytes:
@@ -32,6 +32,12 @@ def groups_many(pieces: list[str], digits: bytes, base: int, block: int, size: i
         "".join(pieces).encode("ascii", "replace").translate(digits), dtype=np.uint8
     )
     return _groups(source, lengths, base, block, size)
+
+
+def laid_out_bytes(length: int, block: int, size: int) -> int:
+    """The bytes :func:`groups_many` gives a piece of ``length`` digits: its groups (a
+    short last one padded), then one group of zeros."""
+    return size * ((length + block - 1) // block + 1)
 
 
 def groups_spans(

@@ -1,5 +1,6 @@
-"""Whether a long text of ASCII holds what two of the ``separators`` view's patterns find,
-told from arrays of flags.
+"""Whether a long text of ASCII holds what a view's pattern finds, told from arrays of
+flags: the ``separators`` view's join of adjacent literals and its spaced-out characters
+here, and the moves of flags the caesar view's test of its tokens shares (:func:`later`).
 
 Both patterns start with a character a reply is full of (a separator, a quote), so a
 search tries the rest of the pattern at each one: over 256 KiB of prose or JSON, tens of
@@ -48,8 +49,10 @@ def later(flags: np.ndarray, by: int) -> np.ndarray:
     out = np.zeros_like(flags)
     if by > 0:
         out[by:] = flags[:-by]
-    else:
+    elif by < 0:
         out[:by] = flags[-by:]
+    else:
+        out[:] = flags
     return out
 
 
