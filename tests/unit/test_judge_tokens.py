@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from palaestra.rules.judge import bytes as judge_bytes
 from palaestra.rules.judge import ciphered as judge_ciphered
+from palaestra.rules.judge import classes as judge_classes
 from palaestra.rules.judge import decoders as dec
 from palaestra.rules.judge import digits
 from palaestra.rules.judge import groups as judge_groups
@@ -304,5 +305,5 @@ def test_the_long_words_of_a_long_text_are_those_a_split_gives(
     shorter), are the words a split at every space gives, in order."""
     text = " ".join(words) * 3  # past the few KiB from which the spaces are arrays
     assume(len(text) > 4096)
-    split = tuple(w for w in dec.char_classes(text).split(b"s") if len(w) >= length)
-    assert dec.long_words(text, length) == split
+    split = tuple(w for w in judge_classes.char_classes(text).split(b"s") if len(w) >= length)
+    assert judge_classes.long_words(text, length) == split

@@ -20,7 +20,7 @@ from itertools import compress
 from typing import Final
 
 from palaestra.rules.judge.alphabets import base2048, ecoji, uuencode
-from palaestra.rules.judge.decoders import CHAR_CLASSES, char_classes, long_words
+from palaestra.rules.judge.classes import CHAR_CLASSES, char_classes, long_words
 from palaestra.rules.judge.runs import ClassRuns
 from palaestra.rules.judge.tokens import unicode_candidates
 from palaestra.rules.judge.words import URLSAFE, b64_bytes, words_decoded
@@ -67,7 +67,7 @@ _B64_TOKEN: Final = re.compile(r"[A-Za-z0-9+/_\-]{12,}")
 _B64_RUNS: Final = ClassRuns(_B64_TOKEN)
 
 
-#: Each byte's character class, as :data:`~palaestra.rules.judge.decoders.CHAR_CLASSES` has
+#: Each byte's character class, as :data:`~palaestra.rules.judge.classes.CHAR_CLASSES` has
 #: them, whitespace read as punctuation (a token of base 64 holds none).
 _CLASSES: Final = CHAR_CLASSES.replace(b"s", b"p")
 

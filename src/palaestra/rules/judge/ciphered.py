@@ -46,7 +46,7 @@ from palaestra.rules.judge.cipher_tables import (
     _shape,
     _shape_bits,
 )
-from palaestra.rules.judge.decoders import char_classes, long_words
+from palaestra.rules.judge.classes import char_classes, long_words
 from palaestra.rules.judge.hints import later
 from palaestra.rules.judge.runs import ClassRuns
 
@@ -189,7 +189,7 @@ def _verified(chunk: str, encoding: _Encoding, mask: int) -> int:
 #: A token: twelve or more characters of the encodings' alphabets.
 _TOKEN: Final = re.compile(r"[A-Za-z0-9+/]{12,}")
 _TOKEN_RUNS: Final = ClassRuns(_TOKEN)
-#: Adjacent character classes (``judge_decoders.char_classes``) that mark an encoded word:
+#: Adjacent character classes (``judge_classes.char_classes``) that mark an encoded word:
 #: a letter beside a digit, a small letter beside a capital, or eight capitals (base32).
 _MIXED: Final = (b"ld", b"dl", b"ud", b"du", b"lu", b"ul", b"uuuuuuuu")
 

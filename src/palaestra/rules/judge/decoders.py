@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
-from functools import lru_cache
 from typing import Final
 
 import numpy as np
 
+from palaestra.rules.judge.classes import CHAR_CLASSES, char_classes, classes_of, long_words
 from palaestra.rules.judge.digits import (
     GROUPS,
     a85_many,
@@ -31,14 +31,11 @@ from palaestra.rules.judge.runs import ClassRuns
 from palaestra.rules.judge.tokens import MANY_TOKENS, Spec, decoded_many
 
 __all__ = [
-    "CHAR_CLASSES",
     "ascii85",
     "base32",
     "base64_text",
     "base85",
-    "char_classes",
     "hex_text",
-    "long_words",
     "printable_runs",
     "views",
 ]
@@ -103,36 +100,6 @@ def printable_runs(raw: bytes) -> str | None:
     return np.insert(data[places], breaks, 0x0A).tobytes().decode()
 
 
-CHAR_CLASSES: Final = bytes(
-    ord("l")
-    if chr(b).islower()
-    else ord("u")
-    if chr(b).isupper()
-    else ord("d")
-    if chr(b).isdigit()
-    else ord("s")
-    if chr(b).isspace()
-    else ord("p")
-    for b in range(256)
-)
-
-
-@lru_cache(maxsize=16)
-def char_classes(text: str) -> bytes:
-    """``text`` with each character replaced by its class: ``l`` lower-case, ``u`` upper-case,
-    ``d`` digit, ``s`` space, ``p`` anything else. Searching this for a short literal
-    (``b"ld"``: a letter then a digit) is how a view tells in microseconds that it has
-    nothing to read; a regular expression over the reply takes tens of them. Kept for the
-    last few texts: every view of a reply asks for the same one."""
-    return _classes_of(text)
-
-
-def _classes_of(token: str) -> bytes:
-    """:func:`char_classes` of a token, uncached: the cache is for whole replies, which
-    tokens would evict."""
-    return token.encode("ascii", "replace").translate(CHAR_CLASSES)
-
-
 #: What an encoding looks like and prose does not, as adjacent character classes: base64
 #: mixes case, or letters and digits, inside a word; base32 has digits beside capitals, or
 #: eight capitals in a row; hex has digits beside letters, eight digits in a row, or four
@@ -150,29 +117,6 @@ def _signed(text: str, signs: tuple[bytes, ...]) -> bool:
     return any(sign in classes for sign in signs)
 
 
-@lru_cache(maxsize=16)
-def long_words(text: str, length: int) -> tuple[bytes, ...]:
-    """The classes (:func:`char_classes`) of the words of ``text`` at least ``length`` long:
-    most replies have none. The views ask for words of ten and of twelve: the longer ones
-    are read off the shorter. In a long text, the words are bounded from where its spaces
-    are, and only the long ones cut: a split into every word cost 8 ms at 256 KiB."""
-    if length > _LONG_WORD:
-        return tuple(word for word in long_words(text, _LONG_WORD) if len(word) >= length)
-    classes = char_classes(text)
-    if len(classes) <= _MANY_BYTES:
-        return tuple(word for word in classes.split(b"s") if len(word) >= length)
-    spaces = np.flatnonzero(np.frombuffer(classes, np.uint8) == ord("s"))
-    starts = np.concatenate(([0], spaces + 1))
-    ends = np.append(spaces, len(classes))
-    long = np.flatnonzero(ends - starts >= length)
-    bounds = zip(starts[long].tolist(), ends[long].tolist(), strict=True)
-    return tuple(classes[start:end] for start, end in bounds)
-
-
-#: The shortest words the views ask :func:`long_words` for.
-_LONG_WORD: Final = 10
-
-
 def _base85_word(word: bytes) -> bool:
     """Whether a word's classes look like base 85: mixed cases with a mark or a digit, or
     two marks and a capital or a digit."""
@@ -186,7 +130,7 @@ def _base85_signed(text: str) -> bool:
 
 
 def _base85_token(token: str) -> bool:
-    return _base85_word(_classes_of(token))
+    return _base85_word(classes_of(token))
 
 
 def _decoded_tokens(
@@ -312,7 +256,7 @@ def _token_signed(signs: tuple[bytes, ...]) -> Callable[[str], bool]:
     across its spaces, even where another token of the text is encoded."""
 
     def signed(token: str) -> bool:
-        classes = _classes_of(token)
+        classes = classes_of(token)
         return any(sign in classes for sign in signs)
 
     return signed

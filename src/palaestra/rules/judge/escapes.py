@@ -19,7 +19,7 @@ from functools import cache, lru_cache
 from itertools import product, repeat
 from typing import Final
 
-from palaestra.rules.judge.decoders import char_classes
+from palaestra.rules.judge.classes import char_classes
 
 __all__ = [
     "binary_codes",

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from typing import Final
 
-from palaestra.rules.judge.decoders import char_classes
+from palaestra.rules.judge.classes import char_classes
 
 __all__ = ["VIEWS", "literals", "regrouped"]
 

@@ -39,7 +39,7 @@ class Spec:
     decode: Callable[[list[str]], bytes]
     #: The bytes a token's separators are (every one the token drops).
     deleted: bytes
-    #: Each byte's character class (``judge_decoders.char_classes``).
+    #: Each byte's character class (``judge_classes.char_classes``).
     classes: bytes
     #: The token's signs of the encoding in its classes; ``None`` for base 85's own.
     signs: tuple[bytes, ...] | None

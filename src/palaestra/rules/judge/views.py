@@ -28,7 +28,7 @@ from palaestra.rules.judge import hidden as judge_hidden
 from palaestra.rules.judge import joined as judge_joined
 from palaestra.rules.judge import letters as judge_letters
 from palaestra.rules.judge import spelled as judge_spelled
-from palaestra.rules.judge.decoders import char_classes, long_words
+from palaestra.rules.judge.classes import char_classes, long_words
 from palaestra.rules.judge.hints import literal_join_hint, spaced_hint
 from palaestra.rules.judge.runs import ClassRuns
 from palaestra.rules.judge.skeleton import skeleton

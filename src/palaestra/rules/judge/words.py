@@ -15,7 +15,7 @@ from typing import Final
 
 import numpy as np
 
-from palaestra.rules.judge.decoders import char_classes
+from palaestra.rules.judge.classes import char_classes
 
 __all__ = ["URLSAFE", "b64_bytes", "words_decoded"]
 
