@@ -59,10 +59,7 @@ def _signed(classes: np.ndarray, starts: np.ndarray, signs: tuple[bytes, ...]) -
     ``classes``, none of them empty)."""
     out = np.zeros(len(starts), bool)
     size = len(classes)
-    # Each place's token, as the count of the tokens started by it, less one.
-    begun = np.zeros(size, np.int32)
-    begun[starts] = 1
-    token = np.cumsum(begun, dtype=np.int32) - 1
+    token = _token_at(starts, size)
     each = {kind: classes == kind for kind in set(b"".join(signs))}
     for sign in signs:
         if size < len(sign):
@@ -74,6 +71,15 @@ def _signed(classes: np.ndarray, starts: np.ndarray, signs: tuple[bytes, ...]) -
         places = places[token[places] == token[places + len(sign) - 1]]
         out[token[places]] = True
     return out
+
+
+def _token_at(starts: np.ndarray, size: int) -> np.ndarray:
+    """Each place's token, of tokens starting at ``starts`` (in order, none empty) in
+    ``size`` places: the count of the tokens started by it, less one."""
+    begun = np.zeros(size, np.int32)
+    begun[starts] = 1
+    token: np.ndarray = np.cumsum(begun, dtype=np.int32) - 1
+    return token
 
 
 def _base85_signed(classes: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -90,10 +96,9 @@ def _base85_signed(classes: np.ndarray, starts: np.ndarray) -> np.ndarray:
         capitals = _per_token(classes == ord("u"), starts)
     # A lower-case letter before a capital of the same token: the token of each such pair.
     pairs = np.flatnonzero((classes[:-1] == ord("l")) & (classes[1:] == ord("u")))
-    token = np.searchsorted(starts, pairs, "right") - 1
-    ends = np.append(starts[1:], len(classes))
+    token = _token_at(starts, len(classes))
     mixed = np.zeros(len(starts), bool)
-    mixed[token[pairs + 1 < ends[token]]] = True
+    mixed[token[pairs][token[pairs] == token[pairs + 1]]] = True
     marked = (marks > 0) | (digits > 0)
     return (mixed & marked) | ((marks >= 2) & ((capitals > 0) | (digits > 0)))
 
