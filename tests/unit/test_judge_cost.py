@@ -21,7 +21,6 @@ from palaestra.rules.judge import groups as judge_groups
 from palaestra.rules.judge import match as judge_match
 from palaestra.rules.judge import views as judge_views
 from palaestra.rules.judge.chains import BUDGET_PER_CHAR, judge_budget
-from palaestra.rules.judge.decoders import printable_runs
 from palaestra.rules.judge.digits import (
     _A85_DIGITS,
     _RFC1924_DIGITS,
@@ -35,6 +34,7 @@ from palaestra.rules.judge.digits import (
 )
 from palaestra.rules.judge.escapes import html_entities
 from palaestra.rules.judge.match import needles, scan
+from palaestra.rules.judge.runs import printable_runs
 from palaestra.rules.judge.task_bank import AnswerKind, UserTask
 from palaestra.rules.judge.verdict import Secret
 

@@ -17,7 +17,7 @@ from palaestra.rules.judge import decoders as dec
 from palaestra.rules.judge import digits
 from palaestra.rules.judge import groups as judge_groups
 from palaestra.rules.judge import words as judge_words
-from palaestra.rules.judge.decoders import printable_runs
+from palaestra.rules.judge.runs import printable_runs
 from palaestra.rules.judge.tokens import MANY_TOKENS, decoded_many, unicode_candidates
 
 #: Each decoding's tokens as its view finds them: how it drops, its block, its decoder of
@@ -307,3 +307,27 @@ def test_the_long_words_of_a_long_text_are_those_a_split_gives(
     assume(len(text) > 4096)
     split = tuple(w for w in judge_classes.char_classes(text).split(b"s") if len(w) >= length)
     assert judge_classes.long_words(text, length) == split
+
+
+#: The characters of a run of hex's characters that matter to its cut into tokens, with
+#: the prefixes as units (a generated run is mostly ``0x``, ``\x``, digits and separators).
+_HEX_RUN_PARTS = st.sampled_from(
+    [*"0xX\\aF19 -,:'\u200b", "0x", "0X", "\\x", "\\X", "00x", "\\\\x"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_HEX_RUN_PARTS, min_size=1, max_size=80))
+def test_a_long_run_of_hex_is_cut_as_the_token_pattern_cuts_it(parts: list[str]) -> None:
+    run = "".join(parts)
+    assert dec.hex_run_tokens(run) == dec._HEX_TOKEN.findall(run)
+    # Its digits, prefixes dropped, as the pattern drops them.
+    assert dec._dropped(run, dec._HEX_SKIP) == dec._HEX_SKIP.sub("", run)
+
+
+def test_a_long_run_of_escapes_is_one_token_and_its_bytes() -> None:
+    escapes = "\\x41" * 1000 + "\\ \\x42\\x43" + "0x44" * 700
+    assert len(escapes) > dec._LONG_RUN
+    assert dec._hex_tokens(escapes) == dec._HEX_TOKEN.findall(escapes)
+    assert dec._hex_tokens(escapes) == ["\\x41" * 1000, " \\x42\\x43" + "0x44" * 700]
+    assert dec.hex_text(escapes + " AB12") is not None

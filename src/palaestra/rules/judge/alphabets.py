@@ -19,7 +19,7 @@ from typing import Final
 import base2048 as _base2048
 import ecoji as _ecoji
 
-from palaestra.rules.judge.decoders import printable_runs
+from palaestra.rules.judge.runs import printable_runs
 
 __all__ = ["base2048", "ecoji", "uuencode"]
 

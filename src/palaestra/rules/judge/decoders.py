@@ -27,8 +27,9 @@ from palaestra.rules.judge.digits import (
     rfc1924_many,
 )
 from palaestra.rules.judge.groups import groups_many, laid_out_bytes
-from palaestra.rules.judge.runs import ClassRuns
+from palaestra.rules.judge.runs import ClassRuns, printable_runs
 from palaestra.rules.judge.tokens import MANY_TOKENS, Spec, decoded_many
+from palaestra.rules.judge.translate import code_points
 
 __all__ = [
     "ascii85",
@@ -36,13 +37,9 @@ __all__ = [
     "base64_text",
     "base85",
     "hex_text",
-    "printable_runs",
     "views",
 ]
 
-#: Decoded runs of printable text shorter than this are noise, not a message.
-MIN_RUN: Final = 4
-_PRINTABLE_RUN: Final = re.compile(rb"[\x20-\x7e]{%d,}" % MIN_RUN)
 #: What may sit inside an encoded token without ending it.
 _SEPARATORS: Final = "\\s\"'`+,\\-\u00ad\u200b-\u200f\u2060-\u2064\ufeff"
 _B64_TOKEN: Final = re.compile(f"[A-Za-z0-9/_{_SEPARATORS}]{{8,}}")
@@ -57,6 +54,7 @@ _HEX_WIDE: Final = re.compile(f"[0-9A-Fa-fxX\\\\:{_SEPARATORS}]{{8,}}")
 _HEX_BARE: Final = re.compile(f"[0-9A-Fa-f:{_SEPARATORS}]{{8,}}")
 _HEX_PREFIX: Final = re.compile(r"[0\\][xX]")
 _HEX_SKIP: Final = re.compile(r"0[xX]|\\[xX]|[^0-9A-Fa-f]")
+_ZERO_X: Final = re.compile(r"0[xX]")
 _B85_TOKEN: Final = re.compile(r"<~[!-u\s]+~>|[!-u]{10,}")
 #: :data:`_B85_TOKEN` in a text without ``<~``: one class, where the alternation was tried
 #: at every character.
@@ -68,36 +66,6 @@ _B64_RUNS, _B32_RUNS, _HEX_RUNS, _HEX_BARE_RUNS, _A85_RUNS, _RFC1924_RUNS = map(
 )
 _NOT_B64: Final = re.compile(r"[^A-Za-z0-9+/_\-]")
 _NOT_B32: Final = re.compile(r"[^A-Za-z2-7]")
-
-
-#: Past this many bytes, the runs are found with numpy: a pattern tried at every byte of
-#: a long decoding (random bytes have a short run every few dozen) cost three times more.
-_MANY_BYTES: Final = 4096
-
-
-def printable_runs(raw: bytes) -> str | None:
-    """The runs of printable ASCII in ``raw``, one per line; ``None`` if there are none."""
-    if len(raw) <= _MANY_BYTES:
-        runs = _PRINTABLE_RUN.findall(raw)
-        return b"\n".join(runs).decode() if runs else None
-    data = np.frombuffer(raw, np.uint8)
-    printable = (data - np.uint8(0x20)) < 0x5F  # 0x20 to 0x7e, wrapping below
-    # Where MIN_RUN printable bytes in a row start, then every byte such a window covers:
-    # the bytes of the long runs, found in a few passes over bools (finding each run's
-    # edges, then gathering each run, cost three times more on random bytes).
-    width = len(data) - MIN_RUN + 1
-    starts = printable[:width].copy()
-    for at in range(1, MIN_RUN):
-        starts &= printable[at : at + width]
-    if not starts.any():
-        return None
-    covered = np.zeros(len(data), bool)
-    for at in range(MIN_RUN):
-        covered[at : at + width] |= starts
-    places = np.flatnonzero(covered)
-    # A line break after each run but the last: where the places stop following on.
-    breaks = np.flatnonzero(np.diff(places) != 1) + 1
-    return np.insert(data[places], breaks, 0x0A).tobytes().decode()
 
 
 #: What an encoding looks like and prose does not, as adjacent character classes: base64
@@ -232,7 +200,10 @@ def _dropped(group: str, drop: re.Pattern[str]) -> str:
     if drop is _SPACE and group.isprintable() and " " not in group and "~" not in group:
         return group
     if drop is _HEX_SKIP and ("x" in group or "X" in group):
-        return drop.sub("", group)
+        # A ``\\x`` is two characters that are not hex digits: only ``0x`` is more than
+        # its characters, and it is found where a ``0`` is (the whole pattern, tried at
+        # every character, cost 11 ms on a long token of escapes).
+        group = _ZERO_X.sub("", group)
     if drop is _SPACE:
         if not group.isascii():
             return drop.sub("", group)
@@ -278,10 +249,41 @@ def _hex_tokens(text: str) -> list[str]:
     tokens: list[str] = []
     for run in runs:
         if "x" in run or "X" in run or "\\" in run:
-            tokens += _HEX_TOKEN.findall(run)
+            tokens += _HEX_TOKEN.findall(run) if len(run) <= _LONG_RUN else hex_run_tokens(run)
         else:
             tokens.append(run)
     return tokens
+
+
+#: A run of hex's characters longer than this is cut into tokens by :func:`hex_run_tokens`.
+_LONG_RUN: Final = 2048
+
+
+def hex_run_tokens(run: str) -> list[str]:
+    """``_HEX_TOKEN.findall(run)`` for a run of :data:`_HEX_WIDE`, with arrays: the
+    pattern's alternation, tried at every character, cost 12 ms on a long run of escapes.
+
+    In such a run only two characters stand in no token: an ``x`` after neither a ``0``
+    nor a backslash, and a backslash before no ``x`` (every ``0`` and every backslash
+    before an ``x`` begins a step of the pattern). The tokens are the stretches between
+    them of eight steps or more, an ``x`` and what precedes it being one step."""
+    raw = code_points(run)
+    ex = (raw == ord("x")) | (raw == ord("X"))
+    slash = raw == ord("\\")
+    after = np.zeros(len(raw), bool)
+    after[1:] = (raw[:-1] == ord("0")) | slash[:-1]
+    before = np.zeros(len(raw), bool)
+    before[:-1] = ex[1:]
+    stray = np.flatnonzero((ex & ~after) | (slash & ~before))
+    starts = np.concatenate(([0], stray + 1))
+    ends = np.concatenate((stray, [len(raw)]))
+    exes = np.concatenate(([0], np.cumsum(ex)))
+    steps = ends - starts - (exes[ends] - exes[starts])
+    keep = np.flatnonzero(steps >= 8)
+    return [
+        run[start:end]
+        for start, end in zip(starts[keep].tolist(), ends[keep].tolist(), strict=True)
+    ]
 
 
 def base64_text(text: str) -> str | None:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from typing import Final
 
-from palaestra.rules.judge.decoders import printable_runs
+from palaestra.rules.judge.runs import printable_runs
 
 __all__ = ["VIEWS", "tag_characters", "variation_selectors", "zero_width_binary"]
 

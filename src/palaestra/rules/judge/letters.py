@@ -24,7 +24,7 @@ from typing import Final
 
 import numpy as np
 
-from palaestra.rules.judge.decoders import printable_runs
+from palaestra.rules.judge.runs import printable_runs
 from palaestra.rules.judge.spelled import words_of
 from palaestra.rules.judge.translate import code_points
 

@@ -1,4 +1,5 @@
-"""The runs of a class of characters in a long text, found as arrays.
+"""The runs of a class of characters in a long text, found as arrays, and the runs of
+printable text in decoded bytes.
 
 The decoding views cut a reply into tokens with patterns of one form, a class of
 characters repeated (``[A-Za-z0-9+/]{12,}``): every run of the class at least that long,
@@ -18,7 +19,11 @@ import numpy as np
 
 from palaestra.rules.judge.translate import code_points
 
-__all__ = ["ClassRuns"]
+__all__ = ["MIN_RUN", "ClassRuns", "printable_runs"]
+
+#: Decoded runs of printable text shorter than this are noise, not a message.
+MIN_RUN: Final = 4
+_PRINTABLE_RUN: Final = re.compile(rb"[\x20-\x7e]{%d,}" % MIN_RUN)
 
 #: Up to this many characters, the pattern itself finds the runs: arrays cost more to set up.
 _SHORT: Final = 2048
@@ -77,3 +82,33 @@ class ClassRuns:
             return self.pattern.findall(text)
         bounds = zip(starts[long].tolist(), ends[long].tolist(), strict=True)
         return [text[start:end] for start, end in bounds]
+
+
+#: Past this many bytes, the runs are found with numpy: a pattern tried at every byte of
+#: a long decoding (random bytes have a short run every few dozen) cost three times more.
+_MANY_BYTES: Final = 4096
+
+
+def printable_runs(raw: bytes) -> str | None:
+    """The runs of printable ASCII in ``raw``, one per line; ``None`` if there are none."""
+    if len(raw) <= _MANY_BYTES:
+        runs = _PRINTABLE_RUN.findall(raw)
+        return b"\n".join(runs).decode() if runs else None
+    data = np.frombuffer(raw, np.uint8)
+    printable = (data - np.uint8(0x20)) < 0x5F  # 0x20 to 0x7e, wrapping below
+    # Where MIN_RUN printable bytes in a row start, then every byte such a window covers:
+    # the bytes of the long runs, found in a few passes over bools (finding each run's
+    # edges, then gathering each run, cost three times more on random bytes).
+    width = len(data) - MIN_RUN + 1
+    starts = printable[:width].copy()
+    for at in range(1, MIN_RUN):
+        starts &= printable[at : at + width]
+    if not starts.any():
+        return None
+    covered = np.zeros(len(data), bool)
+    for at in range(MIN_RUN):
+        covered[at : at + width] |= starts
+    places = np.flatnonzero(covered)
+    # A line break after each run but the last: where the places stop following on.
+    breaks = np.flatnonzero(np.diff(places) != 1) + 1
+    return np.insert(data[places], breaks, 0x0A).tobytes().decode()
