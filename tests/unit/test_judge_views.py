@@ -354,3 +354,69 @@ def test_runs_of_letter_names_start_where_a_word_does(
     text = "".join(pieces)
     found = [m.span() for m in letters._names_run(names).finditer(text)]
     assert found == [m.span() for m in bounded.finditer(text)]
+
+
+def _escapes_by_pattern(text: str) -> str:
+    pieces = esc._ESCAPE_SPLIT.split(text)
+    pieces[1::2] = [esc._unescaped(escape) for escape in pieces[1::2]]
+    return "".join(pieces)
+
+
+#: Escapes of every kind, broken ones, doubled backslashes, characters outside ASCII.
+_OTHER_ESCAPES = ("\\u0041", "\\101", "\\N{BULLET}", "\\U0001F600", "\\u{1F600}")
+_BROKEN_ESCAPES = ("\\x4", "\\xg1", "\\", "\\\\", "x41", "\\q", "\\n")
+_ESCAPE_PARTS = st.sampled_from(
+    ["\\x41", "\\xff", "\\x0a", "a", " ", "é", "😀", *_BROKEN_ESCAPES, *_OTHER_ESCAPES]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_ESCAPE_PARTS, min_size=1, max_size=60))
+def test_escapes_read_with_arrays_are_what_the_pattern_reads(parts: list[str]) -> None:
+    text = "".join(parts)
+    fast = esc._x_escapes(text)
+    if fast is not None:
+        assert fast == _escapes_by_pattern(text)
+    # Only another kind of escape sends a text back to the pattern.
+    assert (fast is None) == any(part in parts for part in _OTHER_ESCAPES)
+
+
+def test_a_long_text_of_hex_escapes_is_read_whole() -> None:
+    text = "say \\x43\\x49\\x54 " * 400 + "\\\\x41\\x4"
+    assert len(text) > esc._LONG_TEXT
+    assert esc.escapes(text) == _escapes_by_pattern(text)
+    assert esc.escapes(text).startswith("say CIT say CIT")  # type: ignore[union-attr]
+
+
+def test_rot47_of_hex_is_told_in_a_long_reply_and_its_lookalikes_are_not() -> None:
+    hexed = CODE.encode().hex().translate(views._ROT47)
+    prose = "and the invoice is due by Friday " * 100
+    assert len(prose) > 2048  # the runs are found as arrays
+    assert views.rot47(f"{prose}{hexed} {prose}") is not None
+    # One long word of the same characters, a "z" after every fifteenth: no run holds it.
+    broken = "z".join(hexed[at : at + 15] for at in range(0, len(hexed), 15))
+    assert views.rot47(f"{prose}{broken} {prose}") is None
+
+
+#: Numbers, the separators that join them, and what breaks a run.
+_NUMBER_PARTS = st.sampled_from(
+    ["1", "23", "456", "0", " ", ",", ";", "  ", "\t", "\x1c", "a", "-"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_NUMBER_PARTS, max_size=80))
+def test_runs_of_numbers_found_with_arrays_are_what_the_pattern_finds(parts: list[str]) -> None:
+    text = "".join(parts)
+    expected = tuple(
+        tuple(run.group().translate(esc._MARKS_AS_SPACES).split())
+        for run in esc._NUMBER_RUN.finditer(text)
+    )
+    assert esc._number_runs_long(text) == expected
+
+
+def test_a_long_reply_of_codes_is_read_in_its_runs() -> None:
+    codes = " ".join(str(ord(c)) for c in CODE)
+    text = f"{'12 a 3,4;5 ' * 600}x {codes}, x 1 2 3"
+    assert len(text) > esc._LONG_TEXT
+    assert esc.decimal_codes(text) == CODE

@@ -178,6 +178,9 @@ _ROT47_HINT: Final = re.compile(r"[!-/:-@\[-`{-~](?:[^\s!-/:-@\[-`{-~]*[!-/:-@\[
 #: Hex of text under ROT47: each byte's first digit (``2``-``7``) reads ``a``-``f``, its
 #: second (``0``-``9``, ``a``-``f``, ``A``-``F``) reads ``_`a``-``h``, ``2``-``7``, ``p``-``u``.
 _ROT47_HEX: Final = re.compile(r"(?:[a-f][_`a-h2-7p-u]){8,}")
+#: The runs of its characters that may hold it, found as arrays: the pattern, tried at
+#: every character of a long reply, cost 10 ms at 256 KiB.
+_ROT47_HEX_RUNS: Final = ClassRuns(re.compile(r"[_`a-h2-7p-u]{16,}"))
 #: Base 32 under ROT47: ``A``-``O`` read ``p``-``~``, ``P``-``Z`` read ``!``-``+``, ``2``-``7``
 #: read ``a``-``f`` and the padding ``l``; letters and marks alternate, so that two marks
 #: seldom stand side by side. A word of sixteen such characters with marks in it, from both
@@ -195,7 +198,9 @@ def rot47(text: str) -> str | None:
     classes = char_classes(text)
     if b"pp" in classes and _ROT47_HINT.search(text):
         return text.translate(_ROT47)
-    if max(map(len, long_words(text, 12)), default=0) >= 16 and _ROT47_HEX.search(text):
+    if max(map(len, long_words(text, 12)), default=0) >= 16 and any(
+        map(_ROT47_HEX.search, _ROT47_HEX_RUNS.findall(text))
+    ):
         return text.translate(_ROT47)
     if any(_both_halves(word) for word in _ROT47_BASE32_RUNS.findall(text)):
         return text.translate(_ROT47)
