@@ -17,7 +17,7 @@ from palaestra.rules.judge import decoders as dec
 from palaestra.rules.judge import digits
 from palaestra.rules.judge import groups as judge_groups
 from palaestra.rules.judge import words as judge_words
-from palaestra.rules.judge.runs import printable_runs
+from palaestra.rules.judge.runs import ClassRuns, printable_runs
 from palaestra.rules.judge.tokens import MANY_TOKENS, decoded_many, unicode_candidates
 
 #: Each decoding's tokens as its view finds them: how it drops, its block, its decoder of
@@ -331,3 +331,21 @@ def test_a_long_run_of_escapes_is_one_token_and_its_bytes() -> None:
     assert dec._hex_tokens(escapes) == dec._HEX_TOKEN.findall(escapes)
     assert dec._hex_tokens(escapes) == ["\\x41" * 1000, " \\x42\\x43" + "0x44" * 700]
     assert dec.hex_text(escapes + " AB12") is not None
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(
+        [dec._B64_RUNS, dec._B32_RUNS, dec._HEX_RUNS, dec._A85_RUNS, dec._RFC1924_RUNS]
+    ),
+    st.lists(
+        st.sampled_from(["QUILL", "a", "0", "-", " ", "~", "\u200b", "é", "x" * 40]), max_size=60
+    ),
+    st.integers(min_value=0, max_value=2),
+)
+def test_runs_found_as_arrays_are_what_the_pattern_finds(
+    runs: ClassRuns, words: list[str], filler: int
+) -> None:
+    # A long text (the arrays' way) of short and long runs, ASCII or not.
+    text = "".join(words) + ("-" * 3000, "a" * 3000, "é" * 3000)[filler] + "".join(words)
+    assert runs.findall(text) == runs.pattern.findall(text)

@@ -76,10 +76,6 @@ class ClassRuns:
         if inside[-1]:
             ends = np.concatenate((ends, [len(text)]))
         long = ends - starts >= self._least
-        if 2 * np.count_nonzero(long) > len(long):
-            # Mostly runs long enough: the pattern reads those in one step each, a step
-            # of C, where a cut here is a step of Python (it is slow on short runs).
-            return self.pattern.findall(text)
         bounds = zip(starts[long].tolist(), ends[long].tolist(), strict=True)
         return [text[start:end] for start, end in bounds]
 
