@@ -1,13 +1,15 @@
-"""The ``separators`` view's patterns told from arrays of flags find what the patterns find."""
+"""What the views tell from arrays (the ``separators`` view's patterns, the signs of a long
+text's character classes) is what the patterns and searches find."""
 
 from __future__ import annotations
 
+import itertools
 import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palaestra.rules.judge import hints
+from palaestra.rules.judge import classes, hints
 from palaestra.rules.judge import views as judge_views
 
 #: Letters, digits, every separator and quote, whitespace of several kinds, other marks.
@@ -52,3 +54,15 @@ def test_a_long_text_is_told_from_arrays_as_the_pattern_tells_it() -> None:
     # Each answer was given by the arrays (ASCII) both ways, and by the pattern (not ASCII).
     assert {(True, False, True), (False, True, True), (False, False, True)} <= answers
     assert any(not ascii_only for *_, ascii_only in answers)
+
+
+#: Every sign of two to four classes.
+_SIGNS = [bytes(sign) for n in (2, 3, 4) for sign in itertools.product(b"dlpsu", repeat=n)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.text("aZ7 .-\t\u00e9\U0001f600", min_size=1, max_size=8), repeat=st.integers(1, 900))
+def test_a_long_text_holds_the_signs_its_classes_hold(text: str, repeat: int) -> None:
+    long = "Quill 4821 " * 500 + text * repeat  # long: the pairs are looked up first
+    held = classes.char_classes(long)
+    assert [classes.holds(long, sign) for sign in _SIGNS] == [sign in held for sign in _SIGNS]

@@ -20,7 +20,7 @@ from itertools import compress
 from typing import Final
 
 from palaestra.rules.judge.alphabets import base2048, ecoji, uuencode
-from palaestra.rules.judge.classes import CHAR_CLASSES, char_classes, long_words
+from palaestra.rules.judge.classes import CHAR_CLASSES, holds, long_words
 from palaestra.rules.judge.runs import ClassRuns
 from palaestra.rules.judge.tokens import unicode_candidates
 from palaestra.rules.judge.words import URLSAFE, b64_bytes, words_decoded
@@ -166,7 +166,7 @@ def hex_unicode(text: str) -> str | None:
     words = b"s".join(w for w in long_words(text, 10) if len(w) >= 12)
     signed = (
         any(sign in words for sign in _HEX_SIGNS)
-        or b"ddsddsdd" in char_classes(text)
+        or holds(text, b"ddsddsdd")
         or bool(_CODE_UNITS.search(text))
     )
     points = "U+" in text or "u+" in text

@@ -17,7 +17,7 @@ from typing import Final
 
 import numpy as np
 
-from palaestra.rules.judge.classes import CHAR_CLASSES, char_classes, classes_of, long_words
+from palaestra.rules.judge.classes import CHAR_CLASSES, classes_of, holds, long_words
 from palaestra.rules.judge.digits import (
     GROUPS,
     a85_many,
@@ -81,8 +81,7 @@ _SIGNS: Final = {
 
 
 def _signed(text: str, signs: tuple[bytes, ...]) -> bool:
-    classes = char_classes(text)
-    return any(sign in classes for sign in signs)
+    return any(holds(text, sign) for sign in signs)
 
 
 def _base85_word(word: bytes) -> bool:

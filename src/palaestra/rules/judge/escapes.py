@@ -21,7 +21,7 @@ from typing import Final
 
 import numpy as np
 
-from palaestra.rules.judge.classes import char_classes
+from palaestra.rules.judge.classes import holds
 from palaestra.rules.judge.translate import code_points
 
 __all__ = [
@@ -267,8 +267,7 @@ def _codes(base: int) -> dict[str, str]:
 
 def _code_runs(base: int) -> Callable[[str], str | None]:
     def decoded(text: str) -> str | None:
-        classes = char_classes(text)
-        if b"dsd" not in classes and b"dpd" not in classes and b"dpsd" not in classes:
+        if not any(holds(text, sign) for sign in (b"dsd", b"dpd", b"dpsd")):
             return None
         codes = _codes(base)
         runs: list[str] = []

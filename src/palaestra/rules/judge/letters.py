@@ -25,7 +25,7 @@ from typing import Final
 import numpy as np
 
 from palaestra.rules.judge.runs import printable_runs
-from palaestra.rules.judge.spelled import words_of
+from palaestra.rules.judge.spelled import word_set, words_of
 from palaestra.rules.judge.translate import code_points
 
 __all__ = ["LOOK_ALIKES", "VIEWS", "braille", "letter_names"]
@@ -164,12 +164,11 @@ def _spelled(run: re.Match[str]) -> str:
 def letter_names(text: str) -> str | None:
     """Runs of three or more English letter names (and digit words) as letters and digits:
     ``pee double-u en ee dee`` reads ``pwned``; a letter run and a digit run stay apart."""
-    words = words_of(text)
-    named = _COUNTED.intersection(words)
+    named = _COUNTED.intersection(word_set(text))
     # The letters named are at least as many as the names: counted only when too few.
-    if len(named) < _MIN_LETTERS and sum(map(words.count, named)) < _MIN_LETTERS:
+    if len(named) < _MIN_LETTERS and sum(map(words_of(text).count, named)) < _MIN_LETTERS:
         return None
-    names = frozenset(w.decode() for w in _NAME_BYTES.intersection(words))
+    names = frozenset(w.decode() for w in _NAME_BYTES.intersection(word_set(text)))
     lower = text.lower()
     # A run reads as letters only with three names or more (each name reads one symbol,
     # the letters counted among them): without that, every run is written back as it is.

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Final
 
-__all__ = ["morse", "nato", "number_words", "words_of"]
+__all__ = ["morse", "nato", "number_words", "word_set", "words_of"]
 
 _UNITS: Final = {
     "zero": 0, "oh": 0, "nought": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
@@ -67,10 +67,17 @@ def words_of(text: str) -> list[bytes]:
     return text.lower().encode("ascii", "replace").translate(_NOT_LETTER).split()
 
 
+@lru_cache(maxsize=2)
+def word_set(text: str) -> frozenset[bytes]:
+    """The distinct :func:`words_of` ``text``: each vocabulary meets them in a step per
+    word of its own (a few dozen), where it took one per word of a long reply."""
+    return frozenset(words_of(text))
+
+
 def _present(text: str, vocabulary: frozenset[bytes]) -> frozenset[str]:
     """The words of ``vocabulary`` in ``text`` (lower-cased), found in C (a Python loop
     over every word of a long reply was slow)."""
-    return frozenset(word.decode() for word in vocabulary.intersection(words_of(text)))
+    return frozenset(word.decode() for word in vocabulary.intersection(word_set(text)))
 
 
 def _glued(run: re.Match[str]) -> bool:

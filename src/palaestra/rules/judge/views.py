@@ -28,7 +28,7 @@ from palaestra.rules.judge import hidden as judge_hidden
 from palaestra.rules.judge import joined as judge_joined
 from palaestra.rules.judge import letters as judge_letters
 from palaestra.rules.judge import spelled as judge_spelled
-from palaestra.rules.judge.classes import char_classes, long_words
+from palaestra.rules.judge.classes import char_classes, holds, long_words
 from palaestra.rules.judge.hints import literal_join_hint, spaced_hint
 from palaestra.rules.judge.runs import ClassRuns
 from palaestra.rules.judge.skeleton import skeleton
@@ -195,8 +195,7 @@ def rot47(text: str) -> str | None:
     """ROT47 (every printable ASCII character rotated by 47): applies when a word holds two
     punctuation marks side by side and three in all, as ROT47 of letters does, or reads as
     hex or base 32 under ROT47."""
-    classes = char_classes(text)
-    if b"pp" in classes and _ROT47_HINT.search(text):
+    if holds(text, b"pp") and _ROT47_HINT.search(text):
         return text.translate(_ROT47)
     if max(map(len, long_words(text, 12)), default=0) >= 16 and any(
         map(_ROT47_HEX.search, _ROT47_HEX_RUNS.findall(text))

@@ -15,7 +15,7 @@ from typing import Final
 
 import numpy as np
 
-from palaestra.rules.judge.classes import char_classes
+from palaestra.rules.judge.classes import holds
 
 __all__ = ["URLSAFE", "b64_bytes", "words_decoded"]
 
@@ -130,8 +130,7 @@ def _sign_places(classes: bytes) -> np.ndarray:
 def _signed_words(text: str) -> list[str]:
     """The words of ``text`` that look encoded, in order: each whole run of six to forty
     such characters with a sign in it, found from the places of the signs."""
-    shared = char_classes(text)
-    if not any(sign in shared for sign in _QUICK_SIGNS) and "=" not in text:
+    if not any(holds(text, sign) for sign in _QUICK_SIGNS) and "=" not in text:
         return []
     classes = text.encode("ascii", "replace").translate(_WORD_CLASSES)
     places = _sign_places(classes)
