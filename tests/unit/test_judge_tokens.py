@@ -258,6 +258,22 @@ def test_hundreds_of_distinct_tokens_said_again_read_as_each_decoded_alone() -> 
         assert dec._decoded_tokens(tokens, drop, block, decode, signed) == "\n".join(expected)
 
 
+def test_tokens_said_again_first_and_many_others_after_read_as_all_decoded_together() -> None:
+    """The first thousand tokens are a few said again, the rest hundreds of others: the
+    reply is not one of a few tokens, and reads as every piece decoded together."""
+    drop, block, decode, signed = _CUTS["base64"]
+    rng = random.Random(5)
+    said = [_ENCODE["base64"](b"QUILL %d " % n) for n in range(3)]
+    others = [_ENCODE["base64"](b"4821 %d " % n + rng.randbytes(9)) for n in range(600)]
+    tokens = [said[n % 3] for n in range(2 * dec._FEW_DISTINCT)] + others
+    pieces = [p for token in tokens for p in dec._pieces(token, drop, block, signed)]
+    expected = printable_runs(decode(pieces))
+    assert expected is not None
+    assert "QUILL 2" in expected
+    assert "4821 599" in expected
+    assert dec._decoded_tokens(tokens, drop, block, decode, signed) == expected
+
+
 #: Every decoding's tokens as its view finds them in a long text (``judge.runs``).
 _RUNS = {
     "base64": dec._B64_RUNS,

@@ -122,7 +122,11 @@ def _decoded_tokens(
         return known
 
     tokens = list(tokens)
-    distinct = dict.fromkeys(tokens)
+    # More distinct tokens among the first ones than a few are enough to tell: a dict of
+    # every token (tens of thousands in random base 85) cost a millisecond a view.
+    distinct = dict.fromkeys(tokens[: 2 * _FEW_DISTINCT])
+    if len(distinct) <= _FEW_DISTINCT:
+        distinct = dict.fromkeys(tokens)
     if len(distinct) <= _FEW_DISTINCT and len(distinct) * _REPEATED < len(tokens):
         # Each distinct token decoded once: a printable run never spans two tokens (their
         # pieces' bytes lie apart), so the reading is each token's runs, token by token.
