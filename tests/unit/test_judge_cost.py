@@ -243,6 +243,19 @@ def test_base64_base32_and_hex_of_many_pieces_at_once_read_as_one_at_a_time(
     assert printable_runs(hex_many(hexes)) == printable_runs(_each(_hex)(hexes))
 
 
+def test_a_long_base32_token_from_each_offset_reads_as_one_piece_at_a_time() -> None:
+    """A token of base 32 too long for Python's integers to be the faster way is read by
+    numpy, and reads the same, in either case."""
+    raw = (b"QUILL 4821 ZEBRA " * 10_000)[:160_000]
+    token = base64.b32encode(raw).decode().rstrip("=")
+    pieces = [token[k:] for k in range(8)] + [token.lower()[k:-3] for k in range(8)]
+    assert sum(map(len, pieces)) > 256 * 1024  # the long way
+    expected = printable_runs(_each(_b32)(pieces))
+    assert expected is not None
+    assert "QUILL 4821 ZEBRA" in expected
+    assert printable_runs(b32_many(pieces)) == expected
+
+
 def test_a_piece_with_a_group_past_two_to_the_32_shows_nothing_when_decoded_with_others() -> None:
     plain = base64.a85encode(b"HELLO WORLD").decode()
     refused = "uuuuu" + plain  # the encoding refuses the first group, so the whole piece

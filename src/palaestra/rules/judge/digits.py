@@ -107,8 +107,16 @@ def b64_many(pieces: list[str]) -> bytes:
 
 def b32_many(pieces: list[str]) -> bytes:
     if len(pieces) <= _FEW_PIECES:
+        if sum(map(len, pieces)) > _LONG_B32:
+            # A long token from each offset: numpy reads its blocks faster than an integer
+            # of it is read and written back (28 -> 16 ms for a token of 256 KiB).
+            return groups_few(pieces, _B32_TABLE, 32, 8, 5)
         return _each(_b32)(pieces)
     return groups_many(pieces, _B32_TABLE, 32, 8, 5)
+
+
+#: Few pieces of base 32 longer than this in all are read by :func:`groups_few`.
+_LONG_B32: Final = 256 * 1024
 
 
 def hex_many(pieces: list[str]) -> bytes:
