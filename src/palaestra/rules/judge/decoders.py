@@ -29,7 +29,6 @@ from palaestra.rules.judge.digits import (
 from palaestra.rules.judge.groups import groups_many, laid_out_bytes
 from palaestra.rules.judge.runs import ClassRuns, printable_runs
 from palaestra.rules.judge.tokens import MANY_TOKENS, Spec, decoded_many
-from palaestra.rules.judge.translate import code_points
 
 __all__ = [
     "ascii85",
@@ -195,8 +194,8 @@ _SHORT_TAIL: Final = re.compile(r"\s\S{1,7}\s*\Z")
 
 
 def _dropped(group: str, drop: re.Pattern[str]) -> str:
-    """``drop.sub("", group)``; where ``drop`` is a set of characters (and for hex, when
-    the token has no ``x``; for base 85, when it is ASCII with no ``~``), one bytes
+    """``drop.sub("", group)``; where ``drop`` is a set of characters (and for hex, once
+    its ``0x`` prefixes are gone; for base 85, when it is ASCII with no ``~``), one bytes
     translation instead: a pattern tried at each character of a long token cost more."""
     if (drop is _SPACE or drop is _NOT_B64) and group.isascii() and group.isalnum():
         return group  # letters and digits only: nothing to drop
@@ -270,7 +269,8 @@ def hex_run_tokens(run: str) -> list[str]:
     nor a backslash, and a backslash before no ``x`` (every ``0`` and every backslash
     before an ``x`` begins a step of the pattern). The tokens are the stretches between
     them of eight steps or more, an ``x`` and what precedes it being one step."""
-    raw = code_points(run)
+    # Not ``code_points``, whose cache is for whole replies: a run would push one out.
+    raw = np.frombuffer(run.encode("utf-32-le", "surrogatepass"), np.uint32)
     ex = (raw == ord("x")) | (raw == ord("X"))
     slash = raw == ord("\\")
     after = np.zeros(len(raw), bool)

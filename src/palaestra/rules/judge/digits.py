@@ -1,8 +1,9 @@
 """Strings of base 16, 32, 64 and 85 digits decoded to bytes, one piece or many at once.
 
 The judge's decoding views (:mod:`palaestra.rules.judge.decoders`) cut a reply's tokens
-into pieces, one from each offset; these decode them: a few pieces one by one in C, many
-at once with numpy. A piece the encoding refuses gives no bytes. Pure: no I/O.
+into pieces, one from each offset; these decode them: a few pieces one by one in C (a
+few long ones of base 32 or 85 with numpy, one at a time), many at once with numpy. A
+piece the encoding refuses gives no bytes. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -106,6 +107,8 @@ def b64_many(pieces: list[str]) -> bytes:
 
 
 def b32_many(pieces: list[str]) -> bytes:
+    """The pieces' bytes; each piece holds base 32's digits only, as the views cut them
+    (one by one, ``int`` would read ``0``, ``1``, ``8`` and ``9`` too)."""
     if len(pieces) <= _FEW_PIECES:
         if sum(map(len, pieces)) > _LONG_B32:
             # A long token from each offset: numpy reads its blocks faster than an integer
