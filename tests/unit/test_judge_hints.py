@@ -66,3 +66,8 @@ def test_a_long_text_holds_the_signs_its_classes_hold(text: str, repeat: int) ->
     long = "Quill 4821 " * 500 + text * repeat  # long: the pairs are looked up first
     held = classes.char_classes(long)
     assert [classes.holds(long, sign) for sign in _SIGNS] == [sign in held for sign in _SIGNS]
+    # Several signs: whether it holds one of them.
+    twos = list(zip(_SIGNS[::2], _SIGNS[1::2], strict=False))
+    assert [classes.holds(long, *two) for two in twos] == [
+        two[0] in held or two[1] in held for two in twos
+    ]

@@ -251,13 +251,13 @@ def _tokens(text: str) -> list[str]:
     tokens = []
     # A sign in a long word is one in the classes of the whole text (the signs hold no
     # ``s``, which ends a word): without one there, the words are not cut out.
-    if any(holds(text, sign) for sign in _MIXED):
+    if holds(text, *_MIXED):
         words = b"s".join(long_words(text, 12))  # s: a space, so no sign spans two words
         if any(sign in words for sign in _MIXED):
             tokens = _TOKEN_RUNS.findall(text)
     # A run of pairs is kept only with a letter in it, which stands right after its lead
     # digit: a text with no letter after a digit (a reply of decimal codes) has none.
-    if (holds(text, b"dl") or holds(text, b"du")) and _marked_pairs(text):
+    if holds(text, b"dl", b"du") and _marked_pairs(text):
         for pairs in _PAIRS.findall(text):
             joined = _PAIR_MARKS.sub("", pairs)
             # A token written whole is read above; one of digits only, no cipher changes.

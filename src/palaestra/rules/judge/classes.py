@@ -36,20 +36,21 @@ def char_classes(text: str) -> bytes:
     return classes_of(text)
 
 
-def holds(text: str, sign: bytes) -> bool:
-    """Whether ``char_classes(text)`` holds ``sign`` (classes side by side, ``b"ld"``). In a
-    long text each pair of the sign is first looked up among the text's pairs of classes
-    (:func:`_class_pairs`, a byte each): a sign it lacks, most of them in prose, was a
-    search of every character, up to half a millisecond at 256 KiB, and the views ask
-    for a dozen signs of every text."""
+def holds(text: str, *signs: bytes) -> bool:
+    """Whether ``char_classes(text)`` holds one of ``signs`` (classes side by side,
+    ``b"ld"``). In a long text each pair of a sign is first looked up among the text's
+    pairs of classes (:func:`_class_pairs`, a byte each): a sign it lacks, most of them in
+    prose, was a search of every character, up to half a millisecond at 256 KiB, and the
+    views ask for a dozen signs of every text."""
     classes = char_classes(text)
     if len(classes) <= _SHORT:
-        return sign in classes
+        return any(sign in classes for sign in signs)
     pairs = _class_pairs(text)
-    for at in range(len(sign) - 1):
-        if _PAIR_BYTE[sign[at : at + 2]] not in pairs:
-            return False
-    return len(sign) == 2 or sign in classes
+    return any(
+        all(_PAIR_BYTE[sign[at : at + 2]] in pairs for at in range(len(sign) - 1))
+        and (len(sign) == 2 or sign in classes)
+        for sign in signs
+    )
 
 
 @lru_cache(maxsize=16)

@@ -79,10 +79,6 @@ _SIGNS: Final = {
 }
 
 
-def _signed(text: str, signs: tuple[bytes, ...]) -> bool:
-    return any(holds(text, sign) for sign in signs)
-
-
 def _base85_word(word: bytes) -> bool:
     """Whether a word's classes look like base 85: mixed cases with a mark or a digit, or
     two marks and a capital or a digit."""
@@ -291,21 +287,21 @@ def hex_run_tokens(run: str) -> list[str]:
 
 def base64_text(text: str) -> str | None:
     """Base 64, standard and URL-safe alphabets, padding optional."""
-    if not _signed(text, _SIGNS["base64"]):
+    if not holds(text, *_SIGNS["base64"]):
         return None
     return _decoded_tokens(_B64_RUNS.findall(text), _NOT_B64, 4, b64_many, _TOKEN_SIGNED["base64"])
 
 
 def base32(text: str) -> str | None:
     """Base 32 (RFC 4648), either case, padding optional."""
-    if not _signed(text, _SIGNS["base32"]):
+    if not holds(text, *_SIGNS["base32"]):
         return None
     return _decoded_tokens(_B32_RUNS.findall(text), _NOT_B32, 8, b32_many, _TOKEN_SIGNED["base32"])
 
 
 def hex_text(text: str) -> str | None:
     """Hexadecimal bytes, with or without ``0x``/``\\x`` prefixes and separators."""
-    if not _signed(text, _SIGNS["hex"]):
+    if not holds(text, *_SIGNS["hex"]):
         return None
     return _decoded_tokens(_hex_tokens(text), _HEX_SKIP, 2, hex_many, _TOKEN_SIGNED["hex"])
 

@@ -22,6 +22,8 @@ from typing import Final
 import numpy as np
 
 from palaestra.rules.judge.classes import holds
+from palaestra.rules.judge.digits import GROUPS, hex_many
+from palaestra.rules.judge.runs import true_runs
 from palaestra.rules.judge.translate import code_points
 
 __all__ = [
@@ -146,10 +148,8 @@ def escapes(text: str) -> str | None:
 #: A text longer than this whose escapes are all ``\\xHH`` is read with arrays
 #: (:func:`_x_escapes`).
 _LONG_TEXT: Final = 4096
-#: Each ASCII character's value as a hex digit, -1 for the others.
-_HEX_VALUE: Final = np.full(128, -1, np.int16)
-for _digit in "0123456789abcdefABCDEF":
-    _HEX_VALUE[ord(_digit)] = int(_digit, 16)
+#: Each byte's value as a hex digit, 255 for the others (the hex decoding's own table).
+_HEX_VALUE: Final = np.frombuffer(GROUPS[hex_many][0], np.uint8)
 #: What may follow a backslash to begin an escape other than ``\\xHH``.
 _OTHER_ESCAPES: Final = np.array([ord(c) for c in "uUN01234567"], np.uint32)
 
@@ -163,15 +163,14 @@ def _x_escapes(text: str) -> str | None:
     points = code_points(text)
     slash = np.flatnonzero(points == ord("\\"))
     ahead = np.append(points, np.zeros(3, np.uint32))  # no escape runs past the end
-    digits = _HEX_VALUE[np.minimum(ahead, 127)]
-    digits[ahead > 127] = -1
-    high, low = digits[slash + 2], digits[slash + 3]
-    escape = (ahead[slash + 1] == ord("x")) & (high >= 0) & (low >= 0)
+    digits = _HEX_VALUE[np.minimum(ahead, 255)]  # past 255 no hex digit either
+    high, low = digits[slash + 2].astype(np.uint32), digits[slash + 3]
+    escape = (ahead[slash + 1] == ord("x")) & (high < 16) & (low < 16)
     if np.isin(ahead[slash[~escape] + 1], _OTHER_ESCAPES).any():
         return None
     starts = slash[escape]
     read = points.copy()
-    read[starts] = (high[escape] * 16 + low[escape]).astype(np.uint32)
+    read[starts] = high[escape] * 16 + low[escape]
     kept = np.ones(len(points), bool)
     for after in (1, 2, 3):
         kept[starts + after] = False
@@ -232,20 +231,15 @@ def _number_runs_long(text: str) -> tuple[tuple[str, ...], ...]:
     separators stand between two of them, so that four or more so joined make a run (the
     pattern, started at every digit of a reply of hex, cost 10 ms at 256 KiB)."""
     kinds = np.frombuffer(text.encode("ascii").translate(_NUMBER_KINDS), np.uint8)
-    digit = np.zeros(len(kinds) + 2, np.int8)
-    digit[1:-1] = kinds == 1
-    edges = np.diff(digit)
-    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    starts, ends = true_runs(kinds == 1)
     if len(starts) < 4:
         return ()
     others = np.concatenate(([0], np.cumsum(kinds != 2)))  # neither digit nor separator
     # Number k and the next are joined when what lies between them is all separators
     # (never empty: numbers are whole runs of digits).
     joined = others[starts[1:]] - others[ends[:-1]] == 0
-    # Chains of joined numbers: each begins where the one before is not joined to it.
-    flags = np.concatenate(([False], joined, [False])).astype(np.int8)
-    first = np.flatnonzero(np.diff(flags) == 1)  # the first join of each chain
-    last = np.flatnonzero(np.diff(flags) == -1)  # after its last join
+    # Chains of joined numbers, each from its first join to the one after its last.
+    first, last = true_runs(joined)
     long = np.flatnonzero(last - first >= 3)
     runs = zip(starts[first[long]].tolist(), ends[last[long]].tolist(), strict=True)
     return tuple(tuple(text[start:end].translate(_MARKS_AS_SPACES).split()) for start, end in runs)
@@ -267,7 +261,7 @@ def _codes(base: int) -> dict[str, str]:
 
 def _code_runs(base: int) -> Callable[[str], str | None]:
     def decoded(text: str) -> str | None:
-        if not any(holds(text, sign) for sign in (b"dsd", b"dpd", b"dpsd")):
+        if not holds(text, b"dsd", b"dpd", b"dpsd"):
             return None
         codes = _codes(base)
         runs: list[str] = []

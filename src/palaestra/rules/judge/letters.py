@@ -24,7 +24,7 @@ from typing import Final
 
 import numpy as np
 
-from palaestra.rules.judge.runs import printable_runs
+from palaestra.rules.judge.runs import printable_runs, true_runs
 from palaestra.rules.judge.spelled import word_set, words_of
 from palaestra.rules.judge.translate import code_points
 
@@ -83,8 +83,7 @@ def braille(text: str) -> str | None:
     cell = offsets < 0x100
     # A stretch of cells, spaces and hyphens is a run from its first cell on.
     within = cell | (codes == 0x20) | (codes == 0x2D)
-    edges = np.diff(within.astype(np.int8), prepend=np.int8(0), append=np.int8(0))
-    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    starts, ends = true_runs(within)
     cells_before = np.concatenate(([0], np.cumsum(cell)))
     has_cell = cells_before[ends] > cells_before[starts]
     starts, ends = starts[has_cell], ends[has_cell]

@@ -29,9 +29,9 @@ from enum import StrEnum
 from functools import cache, lru_cache
 from typing import Final
 
-import numpy as np
 from ahocorasick_rs import BytesAhoCorasick, Implementation
 
+from palaestra.rules.judge.runs import true_runs
 from palaestra.rules.judge.translate import Translation, code_points
 from palaestra.rules.judge.views import CIPHERS
 
@@ -115,10 +115,7 @@ _SHORT_TEXT: Final = 4096
 def _folded_runs(text: str) -> str:
     """``_OUTSIDE_ASCII.sub(_folded_run, text)``: each run of characters outside ASCII
     folded, the runs found where the code points pass 127."""
-    outside = np.zeros(len(text) + 2, np.int8)
-    outside[1:-1] = code_points(text) > 0x7F
-    edges = np.diff(outside)
-    starts, ends = np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()
+    starts, ends = (edge.tolist() for edge in true_runs(code_points(text) > 0x7F))
     pieces: list[str] = []
     at = 0
     for start, end in zip(starts, ends, strict=True):

@@ -19,7 +19,7 @@ import numpy as np
 
 from palaestra.rules.judge.translate import code_points
 
-__all__ = ["MIN_RUN", "ClassRuns", "printable_runs"]
+__all__ = ["MIN_RUN", "ClassRuns", "printable_runs", "true_runs"]
 
 #: Decoded runs of printable text shorter than this are noise, not a message.
 MIN_RUN: Final = 4
@@ -67,17 +67,18 @@ class ClassRuns:
             inside = np.frombuffer(text.encode("ascii").translate(self._bytes), np.bool_)
         else:
             inside = self._table[np.minimum(code_points(text), _LAST)]
-        # Where a run starts (in the class, after a character that is not, or first) and
-        # where it ends (the same, backwards).
-        starts = np.flatnonzero(inside[1:] > inside[:-1]) + 1
-        ends = np.flatnonzero(inside[:-1] > inside[1:]) + 1
-        if inside[0]:
-            starts = np.concatenate(([0], starts))
-        if inside[-1]:
-            ends = np.concatenate((ends, [len(text)]))
+        starts, ends = true_runs(inside)
         long = ends - starts >= self._least
         bounds = zip(starts[long].tolist(), ends[long].tolist(), strict=True)
         return [text[start:end] for start, end in bounds]
+
+
+def true_runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each run of true places of ``mask`` starts, and where it ends (the place after
+    its last): where the mask, read as 0 and 1 with a 0 before and after it, steps up and
+    down."""
+    edges = np.diff(mask.astype(np.int8), prepend=np.int8(0), append=np.int8(0))
+    return np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
 
 
 #: Past this many bytes, the runs are found with numpy: a pattern tried at every byte of

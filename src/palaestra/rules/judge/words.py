@@ -16,6 +16,7 @@ from typing import Final
 import numpy as np
 
 from palaestra.rules.judge.classes import holds
+from palaestra.rules.judge.runs import true_runs
 
 __all__ = ["URLSAFE", "b64_bytes", "words_decoded"]
 
@@ -130,15 +131,14 @@ def _sign_places(classes: bytes) -> np.ndarray:
 def _signed_words(text: str) -> list[str]:
     """The words of ``text`` that look encoded, in order: each whole run of six to forty
     such characters with a sign in it, found from the places of the signs."""
-    if not any(holds(text, sign) for sign in _QUICK_SIGNS) and "=" not in text:
+    if not holds(text, *_QUICK_SIGNS) and "=" not in text:
         return []
     classes = text.encode("ascii", "replace").translate(_WORD_CLASSES)
     places = _sign_places(classes)
     if not len(places):
         return []
     inside = np.frombuffer(classes, np.uint8) != 32
-    edges = np.diff(np.concatenate(([False], inside, [False])).astype(np.int8))
-    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    starts, ends = true_runs(inside)
     # The runs that hold a sign, in order (a mark per run: np.unique hashed them, slowly).
     which = np.zeros(len(starts), bool)
     which[np.searchsorted(starts, places, "right") - 1] = True
