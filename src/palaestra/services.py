@@ -29,9 +29,8 @@ from taskiq import AsyncBroker
 
 from palaestra.engine.cage.referee import Referee
 from palaestra.engine.loops import every
-from palaestra.engine.runs.driver import RunDriver
+from palaestra.engine.runs.driver import RunDriver, Runs
 from palaestra.engine.runs.endpoint import BEAT_S, announce_up, beat
-from palaestra.engine.runs.stepper import Runs
 from palaestra.jobs.context import EmbeddedWork
 from palaestra.jobs.embedded import embedded_supervisor
 from palaestra.jobs.serving import PendingKicker, through_broker

@@ -19,7 +19,7 @@ from palaestra.engine.cage.matches import create_match
 from palaestra.engine.cage.turns import LEASE_GRACE_S
 from palaestra.engine.runs.service import start_run
 from palaestra.jobs.broker import InProcessBroker
-from palaestra.jobs.runs import QueuedRuns
+from palaestra.jobs.runs import STEP_FLAG, QueuedRuns
 from palaestra.jobs.sweeper import orphaned_matches
 from palaestra.jobs.tasks import Jobs
 from palaestra.platform import Platform
@@ -153,7 +153,20 @@ async def settle(jobs: Jobs, broker: InProcessBroker, run_id: str, within_s: flo
         if run.status != "RUNNING" and not broker.running and not len(jobs.runs.sends):
             return
         await asyncio.sleep(0.01)
-    raise AssertionError(f"run {run_id} did not finish")
+    raise AssertionError(f"run {run_id} did not finish: {await stalled(jobs, run_id)}")
+
+
+async def stalled(jobs: Jobs, run_id: str) -> str:
+    """What a run that did not finish was left with: its lease, due time and kicks, its
+    tasks, and whether a step job was flagged as waiting."""
+    run = await run_support.run_row(jobs.platform, run_id)
+    tasks = await run_support.tasks_of(jobs.platform, run_id)
+    return (
+        f"phase {run.phase}, lease {run.lease_owner!r} until {run.lease_until}, "
+        f"due {run.due_at} (now {jobs.platform.clock.now()}), kicks {run.kicks}, "
+        f"step flag {'up' if STEP_FLAG in jobs.flags._local else 'down'}, tasks "
+        + ", ".join(f"{t.phase}:{t.status}:{t.attempt}:{t.reason}" for t in tasks)
+    )
 
 
 async def test_a_run_advances_as_jobs_and_each_task_is_sent_once(platform: Platform) -> None:

@@ -13,14 +13,19 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
+from sqlalchemy import update
 
 from palaestra.engine.accounts import Caller
 from palaestra.engine.runs import Stepped
 from palaestra.engine.runs.driver import RunDriver
 from palaestra.engine.runs.service import start_run
+from palaestra.jobs.broker import Flags
+from palaestra.jobs.runs import QueuedRuns
 from palaestra.platform import Platform
 from palaestra.settings import Settings
+from palaestra.store.models import Run
 from tests.integration.run_support import add_owner, run_row, tasks_of
+from tests.integration.test_jobs import Counted
 
 pytestmark = pytest.mark.asyncio
 
@@ -61,10 +66,11 @@ async def reached(event: asyncio.Event, step: asyncio.Task[Stepped]) -> None:
 
 
 def held_transaction(
-    platform: Platform, monkeypatch: pytest.MonkeyPatch, number: int
+    platform: Platform, monkeypatch: pytest.MonkeyPatch, number: int, *, done: bool = False
 ) -> tuple[asyncio.Event, asyncio.Event]:
     """Hold the store's ``number``-th transaction from now (1 for the next) until the second
-    event is set; the first is set when it is reached."""
+    event is set, before it runs (or, ``done``, once it has); the first is set when it is
+    reached."""
     reached, go_on = asyncio.Event(), asyncio.Event()
     transact = platform.db.transact
     calls = 0
@@ -72,13 +78,24 @@ def held_transaction(
     async def held(work: object, **options: object) -> object:
         nonlocal calls
         calls += 1
-        if calls == number:
+        this = calls
+        if this == number and not done:
             reached.set()
             await go_on.wait()
-        return await transact(work, **options)  # type: ignore[arg-type]
+        result: object = await transact(work, **options)  # type: ignore[arg-type]
+        if this == number and done:
+            reached.set()
+            await go_on.wait()
+        return result
 
     monkeypatch.setattr(platform.db, "transact", held)
     return reached, go_on
+
+
+async def due_at(platform: Platform, run_id: str, when: float) -> None:
+    async with platform.db.session() as session:
+        await session.execute(update(Run).where(Run.id == run_id).values(due_at=when))
+        await session.commit()
 
 
 async def test_a_full_process_claims_no_due_run_until_half_its_sends_are_free(
@@ -181,3 +198,36 @@ async def test_a_step_holds_only_the_room_its_plan_opens(
         assert len(await tasks_of(platform, run_id)) == 1
     for job in driver.sends.jobs():
         job.cancel()
+
+
+async def test_a_job_that_found_no_room_is_owed_a_step_by_the_job_that_held_it(
+    platform: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker's second step job finds the room held by its first and claims nothing. A run
+    made due after the first had claimed would then have no job coming: the first, as it
+    ends, says another step is ``owed`` and kicks it (the embedded driver steps again)."""
+    owner = await add_owner(platform)
+    run_id = (await start_run(platform, Caller(owner), "Goal", sizes=ONE_SCOUT)).id
+    await due_at(platform, run_id, platform.clock.now() + 3600)  # not due at the first claim
+    kicks = Counted()
+    runs = QueuedRuns(platform, kicks, Flags(None, "test", 5.0))
+    claimed, go_on = held_transaction(platform, monkeypatch, 1, done=True)
+    first = asyncio.create_task(runs.step())
+    await reached(claimed, first)
+    await due_at(platform, run_id, platform.clock.now())  # as a task of the run ends
+
+    second = await runs.step()
+    assert (second.claimed, second.owed) == ((), False)  # due, but no room: the first's
+    assert kicks.steps == 0
+
+    go_on.set()
+    stepped = await first
+    assert (stepped.claimed, stepped.owed) == ((), True)
+    assert kicks.steps == 1  # the step the second job could not take
+
+    third = await runs.step()
+    assert (third.claimed, third.owed) == ((run_id,), False)
+    assert kicks.steps == 1
+    for job in runs.sends.jobs():
+        job.cancel()
+    await runs.close()

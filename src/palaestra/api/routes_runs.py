@@ -18,7 +18,7 @@ from palaestra.api.run_schemas import (
 from palaestra.engine.history import task_bodies_archive
 from palaestra.engine.quotas import check_run_quota
 from palaestra.engine.runs import service
-from palaestra.engine.runs.stepper import Runs
+from palaestra.engine.runs.driver import Runs
 from palaestra.http.deps import AnyCaller, PlatformDep, ServicesDep
 
 __all__ = ["PREFIX", "RunsDep", "get_runs", "router"]

@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 from palaestra.engine.runs.completion import COMPLETION_BODY_CAP_BYTES, CompletionRejected
-from palaestra.engine.runs.driver import RunDriver
+from palaestra.engine.runs.driver import RunDriver, Runs
 from palaestra.engine.runs.reading import RunDetail, RunRead, TaskRead, read_run, shown_report
 from palaestra.engine.runs.service import (
     MAX_GOAL_CHARS,
@@ -27,7 +27,7 @@ from palaestra.engine.runs.service import (
     phase_summary,
     start_run,
 )
-from palaestra.engine.runs.stepper import BATCH, Runs, Stepped
+from palaestra.engine.runs.stepper import BATCH, Stepped
 from palaestra.engine.runs.work import DISPATCH_USER_AGENT
 
 __all__ = [

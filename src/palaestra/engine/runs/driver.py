@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import structlog
 from sqlalchemy import select
@@ -29,9 +30,20 @@ from palaestra.platform import Platform
 from palaestra.rules.runs.runflow import RunStatus
 from palaestra.store.models import Run
 
-__all__ = ["RunDriver", "SteppedRuns"]
+__all__ = ["RunDriver", "Runs", "SteppedRuns"]
 
 log = structlog.get_logger(__name__)
+
+
+class Runs(Protocol):
+    """What the API needs of whichever steps the runs, in this process or as jobs."""
+
+    #: Where the agents' async completions are received (the API's callback route).
+    completions: CompletionDesk
+
+    def kick(self, run_id: str) -> None:
+        """Advance ``run_id`` soon (a run was created or one of its tasks ended)."""
+        ...
 
 
 class SteppedRuns:
@@ -118,7 +130,7 @@ class RunDriver(SteppedRuns):
                 # A database hiccup must not stop the runs; every step is idempotent.
                 log.exception("run step failed")
                 stepped = Stepped()
-            if len(stepped.claimed) >= self.stepper.batch:
+            if len(stepped.claimed) >= self.stepper.batch or stepped.owed:
                 await asyncio.sleep(0)  # more are due: step again, letting the sends run
                 continue
             with contextlib.suppress(TimeoutError):

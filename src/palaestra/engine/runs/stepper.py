@@ -29,15 +29,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 import structlog
 from sqlalchemy import Row, select, update
 from sqlalchemy.engine import Connection
 
-from palaestra.engine.runs.completion import CompletionDesk
 from palaestra.engine.runs.dispatch import Body, Opened, SlotRequest
 from palaestra.engine.runs.facts import (
     ClaimedRun,
@@ -60,7 +59,7 @@ from palaestra.rules.runs.runflow import CandidateStatus, RunStatus, TaskStatus
 from palaestra.rules.runs.runplan import EndKind, Plan, RunFacts, plan
 from palaestra.store.models import Run
 
-__all__ = ["BATCH", "LEASE_S", "RunStepper", "Runs", "Stepped"]
+__all__ = ["BATCH", "LEASE_S", "RunStepper", "Stepped"]
 
 log = structlog.get_logger(__name__)
 
@@ -85,6 +84,8 @@ class Stepped:
     voided: int = 0
     #: Runs an event made due while this step held them: due again at once.
     again: tuple[str, ...] = ()
+    #: A step of this process found no room while this one held it: one more is due.
+    owed: bool = False
 
 
 @dataclass(slots=True)
@@ -120,6 +121,7 @@ class RunStepper:
         #: This stepper's name on the runs it leases.
         self.owner = f"{os.getpid()}-{new_id()}"
         self._full = False  # reached the bound on sends in flight, not yet half free
+        self._refused = False  # a step found no room, and no step has ended since
         self._reserved = Reserved()  # sends the steps under way may still open
 
     async def step(self, run_ids: Sequence[str] | None = None) -> Stepped:
@@ -127,17 +129,23 @@ class RunStepper:
         as the room left for sends in flight allows (:meth:`room`). The sends a step may open
         are reserved while it is under way, so that steps run at once in one process share
         the room rather than each taking all of it; the reservation shrinks to what the step
-        claimed, then to what it opens, as soon as each is known."""
+        claimed, then to what it opens, as soon as each is known. A step that finds no room
+        claims nothing; the next step here to end says another is ``owed`` (the room was
+        that step's, and a run due meanwhile has no other step coming), as does a send's end
+        (it kicks)."""
         if run_ids is not None:
             return await self._step(run_ids, self.batch, self._reserved.hold(0))
         limit = self.room()
         if not limit:
-            return Stepped()  # a send's end makes room, and kicks
+            self._refused = True
+            return Stepped()
         reserved = self._reserved.hold(limit * _SENDS_PER_RUN)
         try:
-            return await self._step(None, limit, reserved)
+            stepped = await self._step(None, limit, reserved)
         finally:
             reserved.shrink(0)
+        owed, self._refused = self._refused, False
+        return replace(stepped, owed=True) if owed else stepped
 
     async def _step(
         self, run_ids: Sequence[str] | None, limit: int, reserved: Reservation
@@ -346,17 +354,6 @@ class RunStepper:
             else:
                 self.in_flight.start(item.task_id, request.run_id, self.work.send(item))
         return len(claimed)
-
-
-class Runs(Protocol):
-    """What the API needs of whichever steps the runs, in this process or as jobs."""
-
-    #: Where the agents' async completions are received (the API's callback route).
-    completions: CompletionDesk
-
-    def kick(self, run_id: str) -> None:
-        """Advance ``run_id`` soon (a run was created or one of its tasks ended)."""
-        ...
 
 
 def _broken(run: ClaimedRun, exc: Exception) -> RunWrite:
