@@ -309,8 +309,15 @@ def test_a_short_word_after_an_encoded_token_does_not_change_its_end() -> None:
 
 
 _NAMES = sorted(html.entities.html5)
+_OLD_NAMES = [name for name in _NAMES if not name.endswith(";")]  # read with no ``;``
 _REFERENCE_PARTS = (
     st.sampled_from(_NAMES).map(lambda name: "&" + name)
+    # An old name at the start of a longer run, read as its start ("&notit;" as "¬it;").
+    | st.tuples(st.sampled_from(_OLD_NAMES), st.text("aeimnotuxyAZ09;", max_size=6)).map(
+        lambda parts: "&" + "".join(parts)
+    )
+    # A run of letters and digits, about as long as the longest run read, ``;`` or not.
+    | st.from_regex(r"&[A-Za-z][A-Za-z0-9]{0,33};?", fullmatch=True)
     | st.integers(0, 1 << 22).map(lambda n: f"&#{n}")
     | st.integers(0, 1 << 24).map(lambda n: f"&#x{n:x}")
     | st.text("&#;xX0123456789abfAEmplgt \t\n<>", max_size=12)
@@ -326,6 +333,12 @@ def test_html_entities_reads_as_the_standard_library_does(parts: list[str]) -> N
     read = esc.html_entities(text)
     if read is not None:
         assert read == html.unescape(esc._LONG_REFERENCE.sub(esc._short_reference, text))
+
+
+def test_html_entities_reads_every_name_the_standard_library_knows() -> None:
+    for first in range(0, len(_NAMES), 256):  # too few to be read whole
+        text = " ".join(f"&{name} &{name}x" for name in _NAMES[first : first + 256])
+        assert esc.html_entities(text) == html.unescape(text)
 
 
 def test_html_entities_of_many_distinct_references_reads_them_all() -> None:

@@ -66,23 +66,24 @@ def _short_reference(found: re.Match[str]) -> str:
     return "&#x" + (value if len(value) <= 6 else "110000")
 
 
-def _name_starts() -> str:
-    """What a named reference that ``html.unescape`` reads starts with: the first two
-    characters of a name it knows (its shortest are two long), as a pattern."""
-    seconds: dict[str, set[str]] = {}
-    for name in html.entities.html5:
-        seconds.setdefault(name[0], set()).add(name[1])
-    return "|".join(
-        re.escape(first) + "[" + "".join(map(re.escape, sorted(chars))) + "]"
-        for first, chars in sorted(seconds.items())
-    )
+def _read_names() -> str:
+    """What a named reference that ``html.unescape`` reads is, as a pattern to look ahead
+    with: a name it knows ended by ``;`` (every such name is a letter, then letters and
+    digits, at most 32 in all: its run), or one of the old names that need no ``;`` at its
+    start (it reads the longest such start of a run). It leaves any other as it is."""
+    old = sorted((name for name in html.entities.html5 if not name.endswith(";")), key=len)
+    by_first: dict[str, list[str]] = {}
+    for name in reversed(old):
+        by_first.setdefault(name[0], []).append(re.escape(name[1:]))
+    starts = "|".join(f"{first}(?:{'|'.join(rests)})" for first, rests in sorted(by_first.items()))
+    return f"{starts}|[A-Za-z][A-Za-z0-9]{{0,31}};"
 
 
-#: The references ``html.unescape`` reads (its own pattern), a named one only when it may
-#: start with a name it knows: any other it leaves as it is, and a call apiece for those
-#: cost 6 ms on random base 85. One group, the whole reference: ``split`` keeps them.
+#: The references ``html.unescape`` reads (its own pattern), a named one only when it reads
+#: it (:func:`_read_names`): any other it leaves as it is, and a call apiece for those cost
+#: 6 ms on random base 85. One group, the whole reference: ``split`` keeps them.
 _REFERENCE: Final = re.compile(
-    r"(&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|(?=" + _name_starts() + r")[^\t\n\f <&#;]{1,32};?))"
+    r"(&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|(?=" + _read_names() + r")[^\t\n\f <&#;]{1,32};?))"
 )
 #: Past this many distinct references, and one in four of those found, the text is read
 #: by ``html.unescape`` whole: a call per distinct one would cost more.
