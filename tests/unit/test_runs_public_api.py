@@ -119,8 +119,8 @@ EXPORTS = {
         "shown_report",
         "start_run",
     },
-    "palaestra.engine.runs.stepper": {"BATCH", "LEASE_S", "RunStepper", "Runs", "Stepped"},
-    "palaestra.engine.runs.driver": {"RunDriver", "SteppedRuns"},
+    "palaestra.engine.runs.stepper": {"BATCH", "LEASE_S", "RunStepper", "Stepped"},
+    "palaestra.engine.runs.driver": {"RunDriver", "Runs", "SteppedRuns"},
     "palaestra.engine.runs.facts": {
         "ClaimedRun",
         "Context",
