@@ -17,7 +17,7 @@ import urllib.parse
 from collections.abc import Callable
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from palaestra.rules.judge import cipher_tables, ciphered, letters, spelled, views
@@ -433,3 +433,30 @@ def test_a_long_reply_of_codes_is_read_in_its_runs() -> None:
     text = f"{'12 a 3,4;5 ' * 600}x {codes}, x 1 2 3"
     assert len(text) > esc._LONG_TEXT
     assert esc.decimal_codes(text) == CODE
+
+
+#: Words of the spelled views' vocabularies, and what may stand between or inside words.
+_SPELLED_PARTS = st.sampled_from(
+    ["one", "two", "Twenty", "alfa", "X", "x", "ray", "bee", "double", "u", "a", "I", "ex"]
+) | st.text(" -,.\n\t3éß’İ", max_size=3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_SPELLED_PARTS, max_size=60), st.integers(0, 200))
+@example(["one", " ", "one", " ", "two", "-", "ex", "-", "ray", "one"], 0)  # words in a row
+@example(["tenfold", " ", "one"], 4)  # cut inside "tenfold", after "ten"
+@example(["one"], 2)  # cut inside "one"
+def test_the_words_of_a_vocabulary_in_a_text_are_those_its_split_gives(
+    parts: list[str], shift: int
+) -> None:
+    """The words of a vocabulary in a text, and how many, found with one automaton, are
+    those of the text split at every character but an ASCII letter, lower-cased; in a
+    long text too, searched in two steps, wherever among its words the cut falls."""
+    short = "".join(parts)
+    filler = "q " * spelled._FIRST_CHARS
+    long = filler[: spelled._FIRST_CHARS - shift] + short + " " + filler
+    for text in (short, long):
+        words = text.lower().encode("ascii", "replace").translate(spelled._NOT_LETTER).split()
+        for vocabulary in (spelled._NUMBER_WORDS, spelled._NATO_WORDS, letters._NAME_BYTES):
+            assert spelled.words_in(text, vocabulary) == vocabulary.intersection(words)
+            assert spelled.count_in(text, vocabulary) == sum(w in vocabulary for w in words)

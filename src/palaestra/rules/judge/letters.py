@@ -25,7 +25,7 @@ from typing import Final
 import numpy as np
 
 from palaestra.rules.judge.runs import printable_runs, true_runs
-from palaestra.rules.judge.spelled import word_set, words_of
+from palaestra.rules.judge.spelled import count_in, words_in
 from palaestra.rules.judge.translate import code_points
 
 __all__ = ["LOOK_ALIKES", "VIEWS", "braille", "letter_names"]
@@ -163,11 +163,12 @@ def _spelled(run: re.Match[str]) -> str:
 def letter_names(text: str) -> str | None:
     """Runs of three or more English letter names (and digit words) as letters and digits:
     ``pee double-u en ee dee`` reads ``pwned``; a letter run and a digit run stay apart."""
-    named = _COUNTED.intersection(word_set(text))
+    present = words_in(text, _NAME_BYTES)
+    named = _COUNTED.intersection(present)
     # The letters named are at least as many as the names: counted only when too few.
-    if len(named) < _MIN_LETTERS and sum(map(words_of(text).count, named)) < _MIN_LETTERS:
+    if len(named) < _MIN_LETTERS and count_in(text, named) < _MIN_LETTERS:
         return None
-    names = frozenset(w.decode() for w in _NAME_BYTES.intersection(word_set(text)))
+    names = frozenset(w.decode() for w in present)
     lower = text.lower()
     # A run reads as letters only with three names or more (each name reads one symbol,
     # the letters counted among them): without that, every run is written back as it is.
