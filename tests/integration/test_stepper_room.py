@@ -130,6 +130,7 @@ async def test_a_full_process_claims_no_due_run_until_half_its_sends_are_free(
     stepped = await driver.step()
 
     assert len(stepped.claimed) == 1
+    assert not stepped.owed  # the sends filled the room, not a step: their ends kick
     opened = [run_id for run_id in runs if await tasks_of(platform, run_id)]
     assert opened == list(stepped.claimed)
     for event in held:

@@ -10,9 +10,9 @@ queue, further kicks only find it there (a flag in Redis), and a job that
 claimed a full batch kicks the next at once so that other workers share the
 load. A job also kicks the next when an event came for a run while it held
 the run's lease: the job that event kicked may have looked then, and found the
-run leased. So does a job that another of this worker's jobs found without room
-(the room for sends is shared by the steps under way in a process): that job
-claimed nothing, and what made it run may have no other job coming.
+run leased. So does a job that ends after another of this worker's jobs found
+the room for sends held by the steps under way (they share it): that job claimed
+nothing, and what made it run may have no other job coming.
 
 A worker that dies loses nothing: the jobs it had not acknowledged are
 delivered again, its leases lapse, and the tasks it opened or sent but never
@@ -69,7 +69,7 @@ class QueuedRuns(SteppedRuns):
         """The job: one step of the due runs; a full batch kicks the next job at once, and
         so does a run that an event made due while this step held it (the job that event
         kicked may have looked while the lease was held, and found nothing to claim), and a
-        job of this worker that found no room while this step held it (``owed``)."""
+        job of this worker that found the room held by steps under way (``owed``)."""
         await self.flags.lower(STEP_FLAG)  # kicks from now on ask for another job
         stepped = await self.stepper.step()
         if len(stepped.claimed) >= self.stepper.batch or stepped.again or stepped.owed:

@@ -84,7 +84,8 @@ class Stepped:
     voided: int = 0
     #: Runs an event made due while this step held them: due again at once.
     again: tuple[str, ...] = ()
-    #: A step of this process found no room while this one held it: one more is due.
+    #: A step of this process found the room held by steps under way (this one among
+    #: them) and claimed nothing: one more is due.
     owed: bool = False
 
 
@@ -121,7 +122,7 @@ class RunStepper:
         #: This stepper's name on the runs it leases.
         self.owner = f"{os.getpid()}-{new_id()}"
         self._full = False  # reached the bound on sends in flight, not yet half free
-        self._refused = False  # a step found no room, and no step has ended since
+        self._refused = False  # a step found the room held by others, none ended well since
         self._reserved = Reserved()  # sends the steps under way may still open
 
     async def step(self, run_ids: Sequence[str] | None = None) -> Stepped:
@@ -130,14 +131,15 @@ class RunStepper:
         are reserved while it is under way, so that steps run at once in one process share
         the room rather than each taking all of it; the reservation shrinks to what the step
         claimed, then to what it opens, as soon as each is known. A step that finds no room
-        claims nothing; the next step here to end says another is ``owed`` (the room was
-        that step's, and a run due meanwhile has no other step coming), as does a send's end
-        (it kicks)."""
+        claims nothing. Where sends in flight fill it, their ends kick; where steps under way
+        hold it, the next of them to end says another is ``owed`` (a run made due after its
+        claim has no other step coming). One that fails leaves that to the sweeper, as it
+        does its own runs: kicking again at once would only fail again."""
         if run_ids is not None:
             return await self._step(run_ids, self.batch, self._reserved.hold(0))
         limit = self.room()
         if not limit:
-            self._refused = True
+            self._refused = self._refused or self._reserved.total > 0
             return Stepped()
         reserved = self._reserved.hold(limit * _SENDS_PER_RUN)
         try:
