@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from sqlalchemy import update
 
 from palaestra.engine.accounts import Caller
-from palaestra.engine.runs import Stepped
 from palaestra.engine.runs.driver import RunDriver
 from palaestra.engine.runs.service import start_run
 from palaestra.jobs.broker import Flags
@@ -56,7 +56,7 @@ async def driver(platform: Platform) -> AsyncIterator[RunDriver]:
     await runs.close()
 
 
-async def reached(event: asyncio.Event, step: asyncio.Task[Stepped]) -> None:
+async def reached(event: asyncio.Event, step: asyncio.Task[Any]) -> None:
     """Wait until ``event`` is set; fail, rather than wait for ever, if ``step`` ends first."""
     waiting = asyncio.ensure_future(event.wait())
     await asyncio.wait({waiting, step}, return_when=asyncio.FIRST_COMPLETED)
@@ -232,3 +232,33 @@ async def test_a_job_that_found_no_room_is_owed_a_step_by_the_job_that_held_it(
     for job in runs.sends.jobs():
         job.cancel()
     await runs.close()
+
+
+async def test_the_driver_steps_again_at_once_when_a_step_is_owed(
+    platform: Platform, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In one process the driver's loop that held the room steps again as soon as it ends,
+    rather than at its next tick (here a minute away) or the next event."""
+    owner = await add_owner(platform)
+    run_id = (await start_run(platform, Caller(owner), "Goal", sizes=ONE_SCOUT)).id
+    await due_at(platform, run_id, platform.clock.now() + 3600)  # not due at the first claim
+    driver = RunDriver(platform, tick_s=60.0)
+    stop = asyncio.Event()
+    claimed, go_on = held_transaction(platform, monkeypatch, 1, done=True)
+    loops = asyncio.create_task(driver.run(stop))
+    try:
+        await reached(claimed, loops)
+        await due_at(platform, run_id, platform.clock.now())  # as a task of the run ends
+        assert (await driver.step()).claimed == ()  # due, but no room: the loop's
+
+        go_on.set()
+        for _ in range(200):  # ten seconds, far from the tick
+            if await tasks_of(platform, run_id):
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the loop did not step again until its tick")
+    finally:
+        stop.set()
+        await loops
+        await driver.close()
