@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from palaestra.rules.cage.baseline import baseline_move
 from palaestra.rules.cage.material import draw_material
 from palaestra.rules.judge import Rule, judge_reply
-from palaestra.rules.judge import match as judge_match
+from palaestra.rules.judge import present as judge_present
 from palaestra.rules.judge.folding import fold
 from palaestra.rules.judge.task_bank import AnswerKind, UserTask
 from palaestra.rules.judge.verdict import (
@@ -642,7 +642,7 @@ def test_an_encoded_secret_is_decoded_whole_in_the_evidence(code: str, padding: 
 @given(
     patterns=st.frozensets(st.binary(min_size=1, max_size=8), min_size=1, max_size=10),
     places=st.lists(st.tuples(st.integers(0, 3), st.integers(-12, 12)), max_size=6),
-    length=st.sampled_from([100, 2 * judge_match._FIRST_CHARS + 1, 3 * judge_match._FIRST_CHARS]),
+    length=st.sampled_from([100, 2 * judge_present.FIRST_CHARS + 1, 3 * judge_present.FIRST_CHARS]),
 )
 def test_the_parts_found_in_a_long_view_in_two_steps_are_those_found_in_one(
     patterns: frozenset[bytes], places: list[tuple[int, int]], length: int
@@ -653,9 +653,9 @@ def test_the_parts_found_in_a_long_view_in_two_steps_are_those_found_in_one(
     text = bytearray(b"\x00" * length)
     for which, shift in places:
         pattern = ordered[which % len(ordered)]
-        at = max(0, min(length - len(pattern), judge_match._FIRST_CHARS + shift))
+        at = max(0, min(length - len(pattern), judge_present.FIRST_CHARS + shift))
         text[at : at + len(pattern)] = pattern
-    automaton = judge_match._automaton(ordered)
-    assert judge_match._present(automaton, ordered, bytes(text)) == judge_match._all_present(
+    automaton = judge_present.automaton(ordered)
+    assert judge_present.present(automaton, ordered, bytes(text)) == judge_present.all_present(
         automaton, ordered, bytes(text)
     )

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from palaestra.rules.judge import cipher_tables, ciphered, letters, spelled, views
+from palaestra.rules.judge import cipher_tables, ciphered, letters, present, spelled, views
 from palaestra.rules.judge import decoders as dec
 from palaestra.rules.judge import escapes as esc
 from palaestra.rules.judge.chains import depth2_budget, view_chains
@@ -453,8 +453,8 @@ def test_the_words_of_a_vocabulary_in_a_text_are_those_its_split_gives(
     those of the text split at every character but an ASCII letter, lower-cased; in a
     long text too, searched in two steps, wherever among its words the cut falls."""
     short = "".join(parts)
-    filler = "q " * spelled._FIRST_CHARS
-    long = filler[: spelled._FIRST_CHARS - shift] + short + " " + filler
+    filler = "q " * present.FIRST_CHARS
+    long = filler[: present.FIRST_CHARS - shift] + short + " " + filler
     for text in (short, long):
         words = text.lower().encode("ascii", "replace").translate(spelled._NOT_LETTER).split()
         for vocabulary in (spelled._NUMBER_WORDS, spelled._NATO_WORDS, letters._NAME_BYTES):

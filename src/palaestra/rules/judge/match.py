@@ -31,6 +31,7 @@ from typing import Final
 
 from ahocorasick_rs import BytesAhoCorasick, Implementation
 
+from palaestra.rules.judge.present import present
 from palaestra.rules.judge.runs import true_runs
 from palaestra.rules.judge.translate import Translation, code_points
 from palaestra.rules.judge.views import CIPHERS
@@ -328,52 +329,19 @@ def _searcher(found_needles: tuple[Needle, ...]) -> _Searcher:
     )
 
 
-#: A view longer than this is searched in two steps (:func:`_present`).
-_FIRST_CHARS: Final = 16 * 1024
-
-
-def _present(automaton: BytesAhoCorasick, patterns: tuple[bytes, ...], text: bytes) -> set[bytes]:
-    """Which of ``patterns`` occur in ``text``, overlapping ones included.
-
-    A long text is searched for all of them in its first :data:`_FIRST_CHARS` characters,
-    then, in the rest, for those not found there: a part said thousands of times was
-    listed thousands of times, where one place says it is present."""
-    if len(text) <= 2 * _FIRST_CHARS:
-        return _all_present(automaton, patterns, text)
-    found = _all_present(automaton, patterns, text[:_FIRST_CHARS])
-    if len(found) == len(patterns):
-        return found
-    rest = tuple(pattern for pattern in patterns if pattern not in found)
-    # The rest starts early enough for a pattern across the cut to be found whole.
-    longest = max(map(len, rest))
-    tail = text[_FIRST_CHARS - longest + 1 :]
-    return found | _all_present(_automaton(rest), rest, tail)
-
-
-def _all_present(
-    automaton: BytesAhoCorasick, patterns: tuple[bytes, ...], text: bytes
-) -> set[bytes]:
-    return {patterns[i] for i, _, _ in automaton.find_matches_as_indexes(text, overlapping=True)}
-
-
-@lru_cache(maxsize=256)
-def _automaton(patterns: tuple[bytes, ...]) -> BytesAhoCorasick:
-    return BytesAhoCorasick(patterns, implementation=Implementation.DFA)
-
-
 def _may_show(needle: Needle, substrings: set[bytes]) -> bool:
     """Whether enough of the needle's parts occur at all for the parts rules to find it (a
     token is a substring: this rules out most needles, and the cutting into tokens)."""
-    present = sum(part in substrings for part in needle.byte_parts)
+    shown = sum(part in substrings for part in needle.byte_parts)
     wanted = len(needle.parts) - 1 if len(needle.parts) >= 3 else len(needle.parts)
-    return present >= max(wanted, 1)
+    return shown >= max(wanted, 1)
 
 
 def scan(folded: str, found_needles: tuple[Needle, ...]) -> Iterator[Seen]:
     """Each needle found in the folded view ``folded``, by the first rule that finds it."""
     raw = folded.encode()  # ASCII: fold_view keeps nothing else
     searcher = _searcher(found_needles)
-    whole = _present(
+    whole = present(
         searcher.joined, searcher.joined_patterns, raw.translate(None, _SEPARATOR_BYTES)
     )
     substrings: set[bytes] | None = None
@@ -383,7 +351,7 @@ def scan(folded: str, found_needles: tuple[Needle, ...]) -> Iterator[Seen]:
             yield Seen(needle, Rule.WHOLE, 0, len(folded), needle.parts)
         elif needle.by_parts and searcher.parts is not None:
             if substrings is None:
-                substrings = _present(searcher.parts, searcher.part_patterns, raw)
+                substrings = present(searcher.parts, searcher.part_patterns, raw)
             if not _may_show(needle, substrings):
                 continue
             if tokens is None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Final
 
-from ahocorasick_rs import BytesAhoCorasick, Implementation
+from palaestra.rules.judge.present import automaton, present
 
 __all__ = ["count_in", "morse", "nato", "number_words", "words_in"]
 
@@ -70,46 +70,30 @@ def _spaced_words(text: str) -> bytes:
     return b" " + text.lower().encode("ascii", "replace").translate(_NOT_LETTER) + b" "
 
 
-@lru_cache(maxsize=32)
-def _spaced(vocabulary: frozenset[bytes]) -> tuple[BytesAhoCorasick, tuple[bytes, ...]]:
-    """Each word of ``vocabulary`` between spaces, as one automaton, and the words by index."""
-    words = tuple(sorted(vocabulary))
-    patterns = [b" " + word + b" " for word in words]
-    return BytesAhoCorasick(patterns, implementation=Implementation.DFA), words
-
-
-def _found(spaced: bytes, vocabulary: frozenset[bytes]) -> Iterator[bytes]:
-    """The words of ``vocabulary`` in ``spaced`` (:func:`_spaced_words`), once a place."""
-    if not vocabulary:
-        return iter(())
-    automaton, words = _spaced(vocabulary)
-    # Overlapping: two words in a row share the space between them.
-    matches = automaton.find_matches_as_indexes(spaced, overlapping=True)
-    return (words[index] for index, _, _ in matches)
-
-
-#: A text longer than this is searched for a vocabulary in two steps (:func:`words_in`).
-_FIRST_CHARS: Final = 16 * 1024
+def _spaced(vocabulary: frozenset[bytes]) -> tuple[bytes, ...]:
+    """Each word of ``vocabulary`` between spaces, in order."""
+    return tuple(b" " + word + b" " for word in sorted(vocabulary))
 
 
 def words_in(text: str, vocabulary: frozenset[bytes]) -> frozenset[bytes]:
     """The words of ``vocabulary`` that are words of ``text`` (its runs of ASCII letters,
-    lower-cased), found in C: splitting a long reply into its words, tens of thousands,
-    cost 10 ms. A long text is searched in its first words, then in the rest for the
-    words not found there: a reply of number words would list each of its words."""
-    spaced = _spaced_words(text)
-    cut = spaced.rfind(b" ", 0, _FIRST_CHARS) if len(spaced) > 2 * _FIRST_CHARS else 0
-    if cut <= 0:
-        return frozenset(_found(spaced, vocabulary))
-    # Both sides keep the space at the cut: every word is whole in one of them.
-    found = frozenset(_found(spaced[: cut + 1], vocabulary))
-    missing = vocabulary - found
-    return found | frozenset(_found(spaced[cut:], missing)) if missing else found
+    lower-cased), found in C (:func:`~.present.present`, each word between spaces):
+    splitting a long reply into its words, tens of thousands, cost 10 ms."""
+    if not vocabulary:
+        return frozenset()
+    patterns = _spaced(vocabulary)
+    found = present(automaton(patterns), patterns, _spaced_words(text))
+    return frozenset(pattern[1:-1] for pattern in found)
 
 
 def count_in(text: str, vocabulary: frozenset[bytes]) -> int:
     """How many words of ``text`` are words of ``vocabulary``."""
-    return sum(1 for _ in _found(_spaced_words(text), vocabulary))
+    if not vocabulary:
+        return 0
+    patterns = _spaced(vocabulary)
+    # Overlapping: two words in a row share the space between them.
+    matches = automaton(patterns).find_matches_as_indexes(_spaced_words(text), overlapping=True)
+    return len(matches)
 
 
 def _present(text: str, vocabulary: frozenset[bytes]) -> frozenset[str]:
