@@ -7,6 +7,7 @@ import random
 from collections.abc import Callable
 
 import numpy as np
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +19,12 @@ from palaestra.rules.judge import digits
 from palaestra.rules.judge import groups as judge_groups
 from palaestra.rules.judge import words as judge_words
 from palaestra.rules.judge.runs import ClassRuns, printable_runs
-from palaestra.rules.judge.tokens import MANY_TOKENS, decoded_many, unicode_candidates
+from palaestra.rules.judge.tokens import (
+    MANY_TOKENS,
+    decoded_many,
+    unicode_candidates,
+    unicode_pieces,
+)
 
 #: Each decoding's tokens as its view finds them: how it drops, its block, its decoder of
 #: many pieces and its sign.
@@ -89,7 +95,9 @@ _TEXT = st.text(
     min_size=4,
     max_size=24,
 )
-_FORMS = ["utf-8", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le"]
+_FORMS = ["utf-8", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"]
+#: Byte order marks, of UTF-16 either way and of UTF-32 big-endian, put before any text.
+_MARKS = [b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff"]
 
 
 @settings(max_examples=150, deadline=None)
@@ -98,7 +106,10 @@ _FORMS = ["utf-8", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le"]
         st.binary(min_size=1, max_size=40)
         | st.tuples(st.binary(max_size=3), _TEXT, st.sampled_from(_FORMS)).map(
             lambda t: t[0] + t[1].encode(t[2])
-        ),
+        )
+        | st.tuples(
+            st.binary(max_size=5), st.sampled_from(_MARKS), _TEXT, st.sampled_from(_FORMS)
+        ).map(lambda t: t[0] + t[1] + t[2].encode(t[3])),
         min_size=1,
         max_size=40,
     ),
@@ -116,6 +127,61 @@ def test_a_piece_left_out_of_the_unicode_readings_has_none(
         if not candidate:
             raw = judge_words.b64_bytes(piece.translate(judge_words.URLSAFE))
             assert judge_bytes._unicode_readings(raw) == []
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"\xfe\xff" + "ЖЖЖЖЖЖЖЖ".encode("utf-16-be"),
+        b"\xff\xfe" + "ЖЖЖЖЖЖЖЖ".encode("utf-16-le"),
+        b"\x00\x00\xfe\xff" + "ЖЖЖЖЖЖЖЖЖЖ".encode("utf-16-be"),
+        b"\x41\x42\x00\x00\xfe\xff" + "ЖЖЖЖЖЖЖЖЖЖ".encode("utf-16-be"),
+    ],
+    ids=["utf-16-be", "utf-16-le", "utf-32-be mark", "utf-32-be mark later"],
+)
+def test_a_piece_read_through_its_byte_order_mark_alone_is_a_candidate(raw: bytes) -> None:
+    # Too few zero bytes for UTF-16 to be tried without the mark.
+    assert raw.count(0) * 4 < len(raw)
+    assert judge_bytes._unicode_readings(raw)
+    piece = base64.b64encode(raw).decode().rstrip("=")
+    # Among many pieces of random bytes, each with a mark's byte but no mark.
+    rng = random.Random(5)
+    noise = [base64.b64encode(bytes([0xFE]) + rng.randbytes(11)).decode() for _ in range(80)]
+    candidates = unicode_candidates([*noise, piece])
+    assert candidates[-1]
+    readings = [judge_bytes._unicode_readings(judge_words.b64_bytes(p)) for p in noise]
+    assert sum(candidates[:-1]) < 8, "a mark's byte alone is no mark"
+    assert all(not r for r, c in zip(readings, candidates[:-1], strict=True) if not c)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    blobs=st.lists(
+        st.binary(min_size=9, max_size=40)
+        | st.tuples(st.binary(max_size=3), _TEXT, st.sampled_from(_FORMS)).map(
+            lambda t: t[0] + t[1].encode(t[2])
+        )
+        | st.text("abcdefghijklmnop", min_size=12, max_size=20).map(str.encode),
+        min_size=1,
+        max_size=60,
+    ),
+    cuts=st.lists(st.integers(0, 3), min_size=1, max_size=5),
+)
+def test_the_pieces_cut_at_once_are_those_cut_one_by_one(
+    blobs: list[bytes], cuts: list[int]
+) -> None:
+    # Base 64 of bytes, of text in other forms and of letters alone (no sign of base 64),
+    # either alphabet, some tokens cut short.
+    tokens = [
+        (base64.urlsafe_b64encode if i % 2 else base64.b64encode)(blob)
+        .decode()
+        .rstrip("=")[cuts[i % len(cuts)] :]
+        for i, blob in enumerate(blobs)
+    ]
+    tokens = [token for token in tokens if len(token) >= 12]
+    one_by_one = [piece for token in tokens for piece in judge_bytes._pieces(token)]
+    kept = [p for p, c in zip(one_by_one, unicode_candidates(one_by_one), strict=True) if c]
+    assert unicode_pieces(tokens, judge_bytes._B64_SIGNS) == kept
 
 
 _WORDS = st.text("abcXY12~>-_=+/", min_size=1, max_size=9)

@@ -16,13 +16,12 @@ from __future__ import annotations
 import binascii
 import re
 from collections.abc import Callable
-from itertools import compress
 from typing import Final
 
 from palaestra.rules.judge.alphabets import base2048, ecoji, uuencode
 from palaestra.rules.judge.classes import CHAR_CLASSES, holds, long_words
 from palaestra.rules.judge.runs import ClassRuns
-from palaestra.rules.judge.tokens import unicode_candidates
+from palaestra.rules.judge.tokens import unicode_pieces
 from palaestra.rules.judge.words import URLSAFE, b64_bytes, words_decoded
 
 __all__ = ["VIEWS", "base64_unicode", "hex_unicode"]
@@ -79,18 +78,11 @@ def base64_unicode(text: str) -> str | None:
     words = b"s".join(w for w in long_words(text, 10) if len(w) >= 12)
     if not any(sign in words for sign in _B64_SIGNS):
         return None
-    pieces: list[str] = []
-    for token in dict.fromkeys(_B64_RUNS.findall(text)):
-        # The URL-safe marks read as the standard ones, a mark for a mark: the token's
-        # classes are those of what it reads as.
-        if _B64_SIGN.search(token.encode().translate(_CLASSES)) is None:
-            continue
-        chars = token.translate(URLSAFE) if "-" in token or "_" in token else token
-        # A whole token decodes from its start; from a later offset only when its length
-        # says something may be glued before it.
-        pieces += (chars[offset:] for offset in range(1 if len(chars) % 4 == 0 else 4))
-    if len(pieces) > _FEW_PIECES:  # only those that may read as Unicode text
-        pieces = list(compress(pieces, unicode_candidates(pieces)))
+    tokens = list(dict.fromkeys(_B64_RUNS.findall(text)))
+    if len(tokens) > _FEW_TOKENS:  # cut, and kept only if they may read as Unicode text
+        pieces = unicode_pieces(tokens, _B64_SIGNS)
+    else:
+        pieces = [piece for token in tokens for piece in _pieces(token)]
     runs: list[str] = []
     for piece in pieces:
         try:
@@ -101,8 +93,19 @@ def base64_unicode(text: str) -> str | None:
     return "\n".join(dict.fromkeys(runs)) if runs else None
 
 
-#: Past this many pieces, those that cannot read as Unicode text are found at once.
-_FEW_PIECES: Final = 64
+#: Past this many tokens, they are cut and their pieces tested all at once.
+_FEW_TOKENS: Final = 16
+
+
+def _pieces(token: str) -> list[str]:
+    """What one token is decoded as, when it holds a sign of base 64: from its start when
+    its length is a multiple of four, else from each offset within one block (something
+    may be glued before it); the URL-safe marks read as the standard ones, a mark for a
+    mark (the token's classes are those of what it reads as)."""
+    if _B64_SIGN.search(token.encode().translate(_CLASSES)) is None:
+        return []
+    chars = token.translate(URLSAFE) if "-" in token or "_" in token else token
+    return [chars[offset:] for offset in range(1 if len(chars) % 4 == 0 else 4)]
 
 
 #: Hex digits in pairs or code units, separators (or a ``0x``) between them allowed; a digit

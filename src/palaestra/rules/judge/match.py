@@ -29,9 +29,9 @@ from enum import StrEnum
 from functools import cache, lru_cache
 from typing import Final
 
-from ahocorasick_rs import BytesAhoCorasick, Implementation
+from ahocorasick_rs import BytesAhoCorasick
 
-from palaestra.rules.judge.present import present
+from palaestra.rules.judge.present import automaton, present
 from palaestra.rules.judge.runs import true_runs
 from palaestra.rules.judge.translate import Translation, code_points
 from palaestra.rules.judge.views import CIPHERS
@@ -308,25 +308,24 @@ class _Tokens:
 
 @dataclass(frozen=True, slots=True)
 class _Searcher:
-    """Every needle's joined form, and every part, each as one automaton: a view is read
-    once for all of them (Aho-Corasick), not once per needle."""
+    """Every needle's joined form and every part, as one automaton: a view is read once
+    for all of them (Aho-Corasick), not once per needle. A part is a run of letters or
+    digits, so one that stands in the view stands in it with its separators removed too:
+    the search of that text finds the joined forms and which parts may be there at once,
+    and the view itself is searched for parts only when some may be."""
 
-    joined: BytesAhoCorasick
-    joined_patterns: tuple[bytes, ...]
-    parts: BytesAhoCorasick | None
+    every: BytesAhoCorasick
+    patterns: tuple[bytes, ...]
+    #: The parts alone, for the search of the view itself.
     part_patterns: tuple[bytes, ...]
 
 
 @lru_cache(maxsize=256)
 def _searcher(found_needles: tuple[Needle, ...]) -> _Searcher:
-    joined = tuple(sorted({n.byte_joined for n in found_needles if n.byte_joined}))
-    parts = tuple(sorted({p for n in found_needles if n.by_parts for p in n.byte_parts if p}))
-    return _Searcher(
-        BytesAhoCorasick(joined, implementation=Implementation.DFA),
-        joined,
-        BytesAhoCorasick(parts, implementation=Implementation.DFA) if parts else None,
-        parts,
-    )
+    joined = frozenset(n.byte_joined for n in found_needles if n.byte_joined)
+    parts = frozenset(p for n in found_needles if n.by_parts for p in n.byte_parts if p)
+    patterns = tuple(sorted(joined | parts))
+    return _Searcher(automaton(patterns), patterns, tuple(sorted(parts)))
 
 
 def _may_show(needle: Needle, substrings: set[bytes]) -> bool:
@@ -341,21 +340,20 @@ def scan(folded: str, found_needles: tuple[Needle, ...]) -> Iterator[Seen]:
     """Each needle found in the folded view ``folded``, by the first rule that finds it."""
     raw = folded.encode()  # ASCII: fold_view keeps nothing else
     searcher = _searcher(found_needles)
-    whole = present(
-        searcher.joined, searcher.joined_patterns, raw.translate(None, _SEPARATOR_BYTES)
-    )
+    seen = present(searcher.every, searcher.patterns, raw.translate(None, _SEPARATOR_BYTES))
     substrings: set[bytes] | None = None
     tokens: _Tokens | None = None
     for needle in found_needles:
-        if needle.byte_joined in whole:
+        if needle.byte_joined in seen:
             yield Seen(needle, Rule.WHOLE, 0, len(folded), needle.parts)
-        elif needle.by_parts and searcher.parts is not None:
+        elif needle.by_parts and _may_show(needle, seen):
             if substrings is None:
-                substrings = present(searcher.parts, searcher.part_patterns, raw)
+                parts = searcher.part_patterns
+                substrings = present(automaton(parts), parts, raw)
             if not _may_show(needle, substrings):
                 continue
             if tokens is None:
                 tokens = _Tokens(folded)
-            seen = _by_parts(folded, needle, tokens)
-            if seen is not None:
-                yield seen
+            found = _by_parts(folded, needle, tokens)
+            if found is not None:
+                yield found

@@ -13,7 +13,7 @@ from ahocorasick_rs import BytesAhoCorasick, Implementation
 __all__ = ["FIRST_CHARS", "all_present", "automaton", "present"]
 
 #: A text longer than twice this is searched in two steps (:func:`present`).
-FIRST_CHARS: Final = 16 * 1024
+FIRST_CHARS: Final = 4 * 1024
 
 
 def present(searcher: BytesAhoCorasick, patterns: tuple[bytes, ...], text: bytes) -> set[bytes]:
