@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from palaestra.rules.judge import Rule, judge_reply
 from palaestra.rules.judge import decoders as judge_decoders
 from palaestra.rules.judge import groups as judge_groups
+from palaestra.rules.judge import joined as judge_joined
 from palaestra.rules.judge import match as judge_match
 from palaestra.rules.judge import views as judge_views
 from palaestra.rules.judge.chains import BUDGET_PER_CHAR, judge_budget
@@ -416,3 +417,62 @@ def test_a_view_with_few_characters_outside_ascii_folds_as_one_with_many(
     for at, char in others:
         text = text[:at] + char + text[at:]
     assert judge_match.fold_view(text) == text.translate(judge_match._FOLD_TABLE)
+
+
+def _literals_by_pattern(text: str) -> str | None:
+    joined, count = judge_joined._LITERALS.subn(judge_joined._contents, text)
+    return joined if count and joined != text else None
+
+
+#: Pieces of text that make, break and nest literals: quotes of every kind, escapes,
+#: prefixes, the joins, line breaks, and letters.
+_LITERAL_PIECES = st.sampled_from(
+    [
+        '"',
+        "'",
+        "`",
+        "\\",
+        "\\\\",
+        "b",
+        "r",
+        "f",
+        "x",
+        "a b",
+        " ",
+        "\n",
+        "+",
+        " + ",
+        ".",
+        "||",
+        "&",
+        "'a'",
+        '"b"',
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(pieces=st.lists(_LITERAL_PIECES, max_size=40), repeat=st.integers(1, 40))
+def test_literals_tried_where_runs_may_start_are_those_the_pattern_finds(
+    pieces: list[str], repeat: int
+) -> None:
+    # Repeated, a text has more of the quotes that close a literal another follows than
+    # the view tries one by one: both ways are held to the pattern's own reading.
+    text = "".join(pieces) * repeat
+    assert judge_joined.literals(text) == _literals_by_pattern(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        # The quotes '' close a literal another follows, but inside the run's first literal.
+        ("\"x 'a''b' y\" \"z\" and 'c' \\' 'd' b'e' r\"f\"", "\"x 'a''b' yz\""),
+        # The quote before the one that closes the first literal is escaped: the run
+        # starts at the quote before that.
+        ("say 'a\\'x' 'c' then", 'say "a\\\'xc" then'),
+    ],
+    ids=["quotes-inside", "escaped-quote"],
+)
+def test_a_run_of_literals_starts_where_the_pattern_finds_it(text: str, start: str) -> None:
+    assert judge_joined.literals(text) == _literals_by_pattern(text)
+    assert (judge_joined.literals(text) or "").startswith(start)
