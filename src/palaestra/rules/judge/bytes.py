@@ -151,8 +151,10 @@ def _hex_digits(token: str) -> str:
     return token.encode().translate(None, _NOT_HEX_BYTES).decode()
 
 
-#: Code points written one by one: ``U+0051`` (``\u0051`` is the escapes view's).
-_CODE_POINT: Final = re.compile(r"[Uu]\+([0-9A-Fa-f]{4,6})")
+#: Code points written one by one: ``U+0051`` (``\u0051`` is the escapes view's). The
+#: pattern starts with the ``+``, which the search finds as a literal, the ``U`` looked
+#: behind for: starting with ``[Uu]``, it was tried at each, 1.5 ms on random base 85.
+_CODE_POINT: Final = re.compile(r"\+(?<=[Uu]\+)([0-9A-Fa-f]{4,6})")
 
 
 def _code_points(text: str) -> list[str]:
