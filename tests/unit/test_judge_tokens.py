@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import random
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -431,3 +432,35 @@ def test_runs_found_as_arrays_are_what_the_pattern_finds(
     # A long text (the arrays' way) of short and long runs, ASCII or not.
     text = "".join(words) + ("-" * 3000, "a" * 3000, "é" * 3000)[filler] + "".join(words)
     assert runs.findall(text) == runs.pattern.findall(text)
+
+
+_ENCODED_WORD = st.text(
+    st.characters(min_codepoint=0x20, max_codepoint=0x7E), min_size=3, max_size=24
+).map(lambda word: base64.b64encode(word.encode()).decode()) | st.text(
+    "aZq09+/=-_QUIL4821xy", min_size=1, max_size=12
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    words=st.lists(st.tuples(_ENCODED_WORD, st.sampled_from([" ", ".", ", ", "\n"])), max_size=30)
+)
+def test_the_words_that_look_encoded_are_the_runs_holding_a_sign(
+    words: list[tuple[str, str]],
+) -> None:
+    # Base 64 of text (most of it read), and words of its characters (most of them not).
+    text = "".join(word + gap for word, gap in words)
+    classes = text.encode("ascii", "replace").translate(judge_words._WORD_CLASSES)
+    runs = [found.span() for found in re.finditer(rb"[^ ]+", classes)]
+    signed = [
+        (start, end)
+        for start, end in runs
+        if judge_words._sign_places(classes[start:end]).any()
+        and judge_words._WORD_MIN <= end - start <= judge_words._WORD_MAX
+    ]
+    starts = np.array([start for start, _ in signed], np.int64)
+    lengths = np.array([end - start for start, end in signed], np.int64)
+    codes = np.frombuffer(text.encode("ascii", "replace"), np.uint8)
+    readable = judge_words._may_read(codes, starts, lengths) if signed else []
+    expected = [text[a:b] for (a, b), ok in zip(signed, readable, strict=True) if ok]
+    assert judge_words._signed_words(text) == expected

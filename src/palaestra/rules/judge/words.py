@@ -108,14 +108,14 @@ def _runs(of: np.ndarray, length: int) -> np.ndarray:
 
 
 def _sign_places(classes: bytes) -> np.ndarray:
-    """Where a sign of encoding starts in ``classes``: a pair of :data:`_PAIR_SIGNS`, two
-    capitals before a small letter, eight capitals, six digits, or four capitals before
-    padding; with numpy, one pass per sign (a pattern of them all tried at every place
-    cost ten times more)."""
+    """Whether a sign of encoding starts at each place of ``classes``: a pair of
+    :data:`_PAIR_SIGNS`, two capitals before a small letter, eight capitals, six digits, or
+    four capitals before padding; with numpy, one pass per sign (a pattern of them all
+    tried at every place cost ten times more)."""
     c = np.frombuffer(classes, np.uint8)
-    if len(c) < 2:
-        return np.zeros(0, np.intp)
     signed = np.zeros(len(c), bool)
+    if len(c) < 2:
+        return signed
     pairs = c[:-1].astype(np.uint16) << 8 | c[1:]
     signed[:-1] = _PAIR_SIGNED[pairs]
     upper, digit = c == ord("u"), c == ord("d")
@@ -125,7 +125,7 @@ def _sign_places(classes: bytes) -> np.ndarray:
             signed[: len(c) - length + 1] |= _runs(run, length)
     if len(c) >= 5:
         signed[:-4] |= _runs(upper, 4)[:-1] & (c[4:] == ord("w"))
-    return np.flatnonzero(signed)
+    return signed
 
 
 def _signed_words(text: str) -> list[str]:
@@ -134,14 +134,15 @@ def _signed_words(text: str) -> list[str]:
     if not holds(text, *_QUICK_SIGNS) and "=" not in text:
         return []
     classes = text.encode("ascii", "replace").translate(_WORD_CLASSES)
-    places = _sign_places(classes)
-    if not len(places):
+    signed = _sign_places(classes)
+    if not signed.any():
         return []
     inside = np.frombuffer(classes, np.uint8) != 32
     starts, ends = true_runs(inside)
-    # The runs that hold a sign, in order (a mark per run: np.unique hashed them, slowly).
-    which = np.zeros(len(starts), bool)
-    which[np.searchsorted(starts, places, "right") - 1] = True
+    # The runs that hold a sign, in order: a sign lies inside its run, so a sum from each
+    # run's start to the next one's counts that run's signs alone (each sign's run looked
+    # up cost 1.8 ms on the hundred thousand signs of random base 85).
+    which = np.add.reduceat(signed, starts, dtype=np.int32) > 0 if len(starts) else starts
     starts, ends = starts[which], ends[which]
     length = ends - starts
     keep = (length >= _WORD_MIN) & (length <= _WORD_MAX)
