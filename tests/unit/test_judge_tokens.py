@@ -99,15 +99,17 @@ _TEXT = st.text(
 _FORMS = ["utf-8", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"]
 #: Byte order marks, of UTF-16 either way and of UTF-32 big-endian, put before any text.
 _MARKS = [b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff"]
+#: Text in one of :data:`_FORMS`, after a few stray bytes.
+_ENCODED_TEXT = st.tuples(st.binary(max_size=3), _TEXT, st.sampled_from(_FORMS)).map(
+    lambda t: t[0] + t[1].encode(t[2])
+)
 
 
 @settings(max_examples=150, deadline=None)
 @given(
     blobs=st.lists(
         st.binary(min_size=1, max_size=40)
-        | st.tuples(st.binary(max_size=3), _TEXT, st.sampled_from(_FORMS)).map(
-            lambda t: t[0] + t[1].encode(t[2])
-        )
+        | _ENCODED_TEXT
         | st.tuples(
             st.binary(max_size=5), st.sampled_from(_MARKS), _TEXT, st.sampled_from(_FORMS)
         ).map(lambda t: t[0] + t[1] + t[2].encode(t[3])),
@@ -159,9 +161,7 @@ def test_a_piece_read_through_its_byte_order_mark_alone_is_a_candidate(raw: byte
 @given(
     blobs=st.lists(
         st.binary(min_size=9, max_size=40)
-        | st.tuples(st.binary(max_size=3), _TEXT, st.sampled_from(_FORMS)).map(
-            lambda t: t[0] + t[1].encode(t[2])
-        )
+        | _ENCODED_TEXT
         | st.text("abcdefghijklmnop", min_size=12, max_size=20).map(str.encode),
         min_size=1,
         max_size=60,
