@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import random
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from palaestra.rules.judge import classes, hints
@@ -54,6 +54,45 @@ def test_a_long_text_is_told_from_arrays_as_the_pattern_tells_it() -> None:
     # Each answer was given by the arrays (ASCII) both ways, and by the pattern (not ASCII).
     assert {(True, False, True), (False, True, True), (False, False, True)} <= answers
     assert any(not ascii_only for *_, ascii_only in answers)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(_CHARS, min_size=1, max_size=60), repeat=st.integers(-2, 3))
+@example(text="x b cd ", repeat=1).via("a word after the second single character")
+@example(text="x b -cd ", repeat=1).via("two separators, then a word")
+def test_the_pairs_found_from_arrays_are_where_the_pattern_matches(text: str, repeat: int) -> None:
+    # Repeated past 4 KiB, or just short of it (the pattern's own search then).
+    text = text * (4096 // len(text) + repeat)
+    expected = [
+        at for at in range(len(text)) if judge_views._SPACED_PAIR.match(text, at) is not None
+    ]
+    places = hints.spaced_pairs(text)
+    if len(text) <= 4096:
+        assert places is None
+    else:
+        assert places is not None
+        assert places.tolist() == expected
+    assert judge_views.separators(text) == _separators_by_pattern(text)
+
+
+def _separators_by_pattern(text: str) -> str | None:
+    """The view as it searched its pairs with the pattern, one place after another."""
+    joined = text
+    if judge_views._LITERAL_JOIN.search(joined):
+        joined = judge_views._LITERAL_JOIN.sub("", joined)
+    if judge_views._SPACED_HINT.search(joined):
+        pieces: list[str] = []
+        last = at = 0
+        while (pair := judge_views._SPACED_PAIR.search(joined, at)) is not None:
+            at = pair.start() + 1
+            for start in range(max(last, pair.start() - 2), pair.start()):
+                run = judge_views._SPACED.match(joined, start)
+                if run is not None:
+                    pieces += (joined[last:start], judge_views._close(run.group()))
+                    last = at = run.end()
+                    break
+        joined = "".join(pieces) + joined[last:] if pieces else joined
+    return joined if joined != text else None
 
 
 #: Every sign of two to four classes.
