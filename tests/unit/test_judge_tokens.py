@@ -461,6 +461,6 @@ def test_the_words_that_look_encoded_are_the_runs_holding_a_sign(
     starts = np.array([start for start, _ in signed], np.int64)
     lengths = np.array([end - start for start, end in signed], np.int64)
     codes = np.frombuffer(text.encode("ascii", "replace"), np.uint8)
-    readable = judge_words._may_read(codes, starts, lengths) if signed else []
+    readable = judge_words._may_read(codes, starts, lengths) if signed else np.zeros(0, bool)
     expected = [text[a:b] for (a, b), ok in zip(signed, readable, strict=True) if ok]
     assert judge_words._signed_words(text) == expected
