@@ -19,7 +19,7 @@ from typing import Final
 
 import numpy as np
 
-__all__ = ["later", "literal_join_hint", "spaced_hint", "spaced_pairs"]
+__all__ = ["later", "literal_join_hint", "next_spaced_pair", "spaced_hint", "spaced_pairs"]
 
 #: Up to this many characters, the pattern is searched: arrays cost more to set up.
 _SHORT: Final = 4096
@@ -67,6 +67,18 @@ def _spaced(text: bytes) -> bool:
     # or two: the first's after and the second's before), then a last one so after it.
     second = middle & (later(middle, 2) | later(middle, 3))
     return bool((last & (later(second, 2) | later(second, 3))).any())
+
+
+def next_spaced_pair(text: str, pattern: re.Pattern[str]) -> Callable[[int], int | None]:
+    """Where ``pattern`` (the ``separators`` view's pair of spaced-out characters) next
+    matches in ``text`` from a place on: looked up among the places :func:`spaced_pairs`
+    finds in a long text of ASCII, else searched for."""
+    places = spaced_pairs(text)
+    if places is None:
+        return lambda at: None if (pair := pattern.search(text, at)) is None else pair.start()
+    return lambda at: (
+        None if (i := int(np.searchsorted(places, at))) == len(places) else int(places[i])
+    )
 
 
 def spaced_pairs(text: str) -> np.ndarray | None:

@@ -29,7 +29,7 @@ from palaestra.rules.judge import joined as judge_joined
 from palaestra.rules.judge import letters as judge_letters
 from palaestra.rules.judge import spelled as judge_spelled
 from palaestra.rules.judge.classes import char_classes, holds, long_words
-from palaestra.rules.judge.hints import literal_join_hint, spaced_hint, spaced_pairs
+from palaestra.rules.judge.hints import literal_join_hint, next_spaced_pair, spaced_hint
 from palaestra.rules.judge.runs import ClassRuns
 from palaestra.rules.judge.skeleton import skeleton
 from palaestra.rules.judge.translate import code_points
@@ -140,7 +140,7 @@ def _closed_up(text: str) -> str:
     (tried at every character, the pattern cost most of the view's time)."""
     pieces: list[str] = []
     last = at = 0
-    next_pair = _pairs(text)
+    next_pair = next_spaced_pair(text, _SPACED_PAIR)
     while (pair := next_pair(at)) is not None:
         at = pair + 1
         for start in range(max(last, pair - 2), pair):
@@ -150,18 +150,6 @@ def _closed_up(text: str) -> str:
                 last = at = run.end()
                 break
     return "".join(pieces) + text[last:] if pieces else text
-
-
-def _pairs(text: str) -> Callable[[int], int | None]:
-    """Where :data:`_SPACED_PAIR` next matches in ``text`` from a place on: looked up among
-    the places arrays found in a long text of ASCII (:func:`~.hints.spaced_pairs`), else
-    searched for."""
-    places = spaced_pairs(text)
-    if places is None:
-        return lambda at: None if (pair := _SPACED_PAIR.search(text, at)) is None else pair.start()
-    return lambda at: (
-        None if (i := int(np.searchsorted(places, at))) == len(places) else int(places[i])
-    )
 
 
 def _close(run: str) -> str:
