@@ -141,4 +141,13 @@ def shapes(code: str, phrase: str) -> dict[str, Shape]:
         "a quote before a long run of spaces": lambda n: '"' + " " * (n - 2) + "x",
         "lines of punctuation only": lambda n: _fill("-\n", n),
         "a character reference of many digits": lambda n: "&#" + "9" * (n - 3) + ";",
+        # Each quote a literal may open, read to the end of the line past escaped quotes:
+        # adjacent literals took 12 s at 64 KiB.
+        "escaped quotes to the line's end": lambda n: _fill("\\'\"", n - 1) + "'",
+        "escaped backslashes before quotes": lambda n: (
+            _fill("\\\\'", n // 2) + _fill("\\\\'\"", n - n // 2)
+        ),
+        "a literal no run follows, opened again at each escaped quote": lambda n: (
+            "'" + _fill("\\'", n // 4 * 2) + "' '" + _fill("\\'", n - n // 4 * 2 - 4)
+        ),
     }

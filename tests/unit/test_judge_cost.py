@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
 import pytest
 from bench._judge_shapes import shapes
 from hypothesis import given, settings
@@ -323,6 +324,9 @@ def test_a_partial_disclosure_too_costly_to_locate_is_listed_over_the_whole_repl
         "a quote before a long run of spaces",  # adjacent string literals (separators)
         "lines of punctuation only",  # acrostic-lines
         "a character reference of many digits",  # html-entities: it failed the judge
+        "escaped quotes to the line's end",  # adjacent literals: 12 s at 64 KiB
+        "escaped backslashes before quotes",  # adjacent literals, walked back quote by quote
+        "a literal no run follows, opened again at each escaped quote",  # adjacent literals
     ],
 )
 def test_a_shape_that_was_quadratic_in_one_view_is_judged_at_64_kib_within_two_seconds(
@@ -476,3 +480,20 @@ def test_literals_tried_where_runs_may_start_are_those_the_pattern_finds(
 def test_a_run_of_literals_starts_where_the_pattern_finds_it(text: str, start: str) -> None:
     assert judge_joined.literals(text) == _literals_by_pattern(text)
     assert (judge_joined.literals(text) or "").startswith(start)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pieces=st.lists(
+        _LITERAL_PIECES | st.sampled_from(["\u00a0", "\u2028", "é", "\r", "..", "|"]), max_size=40
+    )
+)
+def test_the_quotes_that_close_a_literal_another_follows_are_those_the_pattern_finds(
+    pieces: list[str],
+) -> None:
+    text = "".join(pieces)
+    chars = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+    expected = [found.start() for found in judge_joined._CLOSE.finditer(text)]
+    assert judge_joined._closes(chars).tolist() == expected
+    if text.isascii():
+        assert judge_joined._closes(np.frombuffer(text.encode(), np.uint8)).tolist() == expected

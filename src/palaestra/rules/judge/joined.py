@@ -20,7 +20,10 @@ import re
 from collections.abc import Callable
 from typing import Final
 
+import numpy as np
+
 from palaestra.rules.judge.classes import char_classes
+from palaestra.rules.judge.runs import true_runs
 
 __all__ = ["VIEWS", "literals", "regrouped"]
 
@@ -159,51 +162,160 @@ def _contents(run: re.Match[str]) -> str:
 
 
 def literals(text: str) -> str | None:
-    """Adjacent string literals (with prefixes, or joined by an operator) as one literal."""
+    """Adjacent string literals (with prefixes, or joined by an operator) as one literal:
+    what ``_LITERALS.subn(_contents, text)`` gives, at a cost in proportion to the text.
+
+    The pattern, tried at every quote, read each one to the next quote like it, or to the
+    end of the line past escaped ones: 8 ms on random Ascii85, and seconds on a line of
+    escaped quotes, each read to its end. Here a run is tried only where it may start
+    (:func:`_run_starts`), and a literal whose run failed after it is not read again."""
     if '"' not in text and "'" not in text and "`" not in text:
         return None
-    closes = [found.start() for found in itertools.islice(_CLOSE.finditer(text), _FEW_CLOSES + 1)]
-    if not closes:
+    found = [close.start() for close in itertools.islice(_CLOSE.finditer(text), _FEW + 1)]
+    if not found:
         return None
-    if len(closes) > _FEW_CLOSES:  # runs of literals: the pattern reads them in C
-        joined, count = _LITERALS.subn(_contents, text)
-        return joined if count and joined != text else None
+    # Not ``code_points``, whose cache is for whole replies: a view's text would push one out.
+    if text.isascii():
+        chars: np.ndarray = np.frombuffer(text.encode("ascii"), np.uint8)
+    else:
+        chars = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+    closes = np.array(found, np.int64) if len(found) <= _FEW else _closes(chars)
+    starts, ends = _run_starts(chars, closes)
     pieces: list[str] = []
-    at = 0
-    for start in _run_starts(text, closes):
-        if start < at:
+    at = index = 0
+    failed: set[int] = set()  # the closing quotes of first literals no run follows
+    while index < len(starts):
+        start, close = int(starts[index]), int(ends[index])
+        index += 1
+        if start < at or close in failed:
             continue
         run = _LITERALS.match(text, start)
-        if run is not None:
-            pieces += (text[at:start], _contents(run))
-            at = run.end()
+        if run is None:
+            first = _FIRST_LITERAL.match(text, start)
+            if first is not None:  # what follows it fails any run whose first it is
+                failed.add(first.end() - 1)
+            continue
+        pieces += (text[at:start], _contents(run))
+        at = run.end()
+        index = max(index, int(np.searchsorted(starts, at)))
     joined = "".join(pieces) + text[at:]
     return joined if pieces and joined != text else None
 
 
-#: Up to this many such quotes, runs are tried only where they may start (:func:`_run_starts`).
-_FEW_CLOSES: Final = 1024
+_FIRST_LITERAL: Final = re.compile(_first_literal())
+#: Up to this many quotes that close a literal another follows, the pattern lists them;
+#: past it, arrays find them (a match at a time, tens of thousands in a run of literals).
+_FEW: Final = 256
 
 
-def _run_starts(text: str, closes: list[int]) -> list[int]:
-    """Every place a run of :data:`_LITERALS` may start, in order, of a text whose quotes
-    that close a literal another follows are ``closes``: ``_LITERALS.subn`` finds its runs
-    there, where it tried every quote and read each to the next quote like it (8 ms on
-    random Ascii85, a quote in thirty, to find a few hundred runs).
+def _closes(chars: np.ndarray) -> np.ndarray:
+    """Where :data:`_CLOSE` matches in the text of code points ``chars``, from arrays: a
+    quote, whitespace, maybe an operator (``+``, ``.``, ``..``, ``||``, ``&``) and
+    whitespace, up to two prefix letters, a quote (the search listed a match at a time,
+    tens of thousands in a run of literals)."""
+    quotes = np.flatnonzero(_is(chars, _QUOTES))
+    if not len(quotes):
+        return quotes
+    space = np.append(_is_space(chars), False)  # no whitespace past the end
+    first_space, after_space = true_runs(space)
+    size = len(chars)
 
-    A run's first literal ends at one of ``closes``. It starts on that line, at the quote
-    of that kind before it or, where that one may be escaped (a backslash before it), at
-    one further back; after up to two prefix letters."""
-    starts: set[int] = set()
-    for close in closes:
-        quote, line = text[close], text.rfind("\n", 0, close) + 1
-        opening = text.rfind(quote, line, close)
-        while opening >= line:
-            starts.update(range(max(opening - 2, 0), opening + 1))
-            if opening == 0 or text[opening - 1] != "\\":
-                break
-            opening = text.rfind(quote, line, opening)
-    return sorted(starts)
+    def past_spaces(places: np.ndarray) -> np.ndarray:
+        """The first place at or after each that is not whitespace: the end of the run of
+        whitespace each stands in, looked up for those in one."""
+        inside = np.flatnonzero(space[places])
+        found = places.copy()
+        found[inside] = after_space[np.searchsorted(first_space, places[inside], "right") - 1]
+        return found
+
+    padded = np.append(chars, np.zeros(3, chars.dtype))
+    first = past_spaces(quotes + 1)
+    one, two = padded[first], padded[first + 1]
+    dots, bars = (one == ord(".")) & (two == ord(".")), (one == ord("|")) & (two == ord("|"))
+    operator = np.where(dots | bars, 2, _is(one, "+.&").astype(np.int64))
+    at = np.where(operator > 0, past_spaces(np.minimum(first + operator, size)), first)
+    quote = [_is(padded[at + k], _QUOTES) for k in range(3)]
+    prefix = [_is(padded[at + k], _PREFIXES) for k in range(2)]
+    found = quote[0] | prefix[0] & (quote[1] | prefix[1] & quote[2])
+    closes: np.ndarray = quotes[found]
+    return closes
+
+
+_QUOTES: Final = "\"'`"
+
+
+def _is(chars: np.ndarray, among: str) -> np.ndarray:
+    """Whether each code point is one of ``among`` (ASCII): looked up in a table."""
+    table = np.zeros(256, bool)
+    table[[ord(char) for char in among]] = True
+    if chars.dtype == np.uint8:
+        return table[chars]  # type: ignore[no-any-return]
+    found: np.ndarray = (chars < 256) & table[np.minimum(chars, 255)]
+    return found
+
+
+def _is_space(chars: np.ndarray) -> np.ndarray:
+    """Whether each code point is whitespace as ``\\s`` reads it (``str.isspace``)."""
+    if chars.dtype == np.uint8:
+        return _ASCII_SPACE[chars]  # type: ignore[no-any-return]
+    distinct = np.unique(chars)
+    spaces = [code for code in distinct.tolist() if chr(code).isspace()]
+    return np.isin(chars, spaces)
+
+
+_ASCII_SPACE: Final = np.array([chr(code).isspace() for code in range(256)])
+
+
+def _run_starts(chars: np.ndarray, closes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where a run of :data:`_LITERALS` may start, in order, and where its first literal
+    would close, in a text (its code points ``chars``) whose quotes that close a literal
+    another follows are ``closes``: at a quote (or up to two prefix letters before it)
+    whose literal closes at one of them.
+
+    A literal read from its opening quote closes at the first quote of its kind after it
+    that no backslash escapes (one after an even run of backslashes; a backtick literal
+    holds no backslash), on the same line: found for every quote at once, from arrays."""
+    newlines = np.flatnonzero(chars == ord("\n"))
+    slashes = np.flatnonzero(chars == ord("\\"))
+    # Each run of backslashes: where it starts, and where it ends (the place after it).
+    first, last = true_runs(chars == ord("\\")) if len(slashes) else (slashes, slashes)
+    is_close = np.zeros(len(chars), bool)
+    is_close[closes] = True
+    openings: list[np.ndarray] = []
+    closings: list[np.ndarray] = []
+    for quote in "\"'`":
+        places = np.flatnonzero(chars == ord(quote))
+        if not len(places):
+            continue
+        if quote == "`":
+            unescaped, barriers = places, np.union1d(newlines, slashes)
+        else:
+            # The run of backslashes right before each quote, if one ends there.
+            run = np.searchsorted(last, places)
+            ends_here = run < len(last)
+            ends_here[ends_here] = last[run[ends_here]] == places[ends_here]
+            length = np.zeros(len(places), np.int64)
+            length[ends_here] = places[ends_here] - first[run[ends_here]]
+            unescaped, barriers = places[length % 2 == 0], newlines
+        if len(unescaped) == len(places):  # no quote escaped: each closes at the next
+            opening, closing = places[:-1], places[1:]
+        else:
+            after = np.searchsorted(unescaped, places, "right")
+            has = after < len(unescaped)
+            opening, closing = places[has], unescaped[after[has]]
+        on_line = np.searchsorted(barriers, closing) == np.searchsorted(barriers, opening, "right")
+        keep = on_line & is_close[closing]
+        openings.append(opening[keep])
+        closings.append(closing[keep])
+    if not openings:
+        return closes[:0], closes[:0]
+    opening, closing = np.concatenate(openings), np.concatenate(closings)
+    # Each opening, after none, one or two prefix letters: three places each.
+    start = (opening[:, None] - np.arange(2, -1, -1)).ravel()
+    close = np.repeat(closing, 3)
+    inside = start >= 0
+    order = np.argsort(start[inside], kind="stable")
+    return start[inside][order], close[inside][order]
 
 
 #: Every view of this module, by name, in the order the judge tries them.
