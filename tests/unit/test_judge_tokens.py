@@ -139,8 +139,9 @@ def test_a_piece_left_out_of_the_unicode_readings_has_none(
         b"\xff\xfe" + "ЖЖЖЖЖЖЖЖ".encode("utf-16-le"),
         b"\x00\x00\xfe\xff" + "ЖЖЖЖЖЖЖЖЖЖ".encode("utf-16-be"),
         b"\x41\x42\x00\x00\xfe\xff" + "ЖЖЖЖЖЖЖЖЖЖ".encode("utf-16-be"),
+        b"ABCD\x00\x00\xfe\xff" + "ЖЖЖЖЖЖЖЖЖЖ".encode("utf-16-be"),
     ],
-    ids=["utf-16-be", "utf-16-le", "utf-32-be mark", "utf-32-be mark later"],
+    ids=["utf-16-be", "utf-16-le", "utf-32-be mark", "utf-32-be mark later", "mark at byte 4"],
 )
 def test_a_piece_read_through_its_byte_order_mark_alone_is_a_candidate(raw: bytes) -> None:
     # Too few zero bytes for UTF-16 to be tried without the mark.

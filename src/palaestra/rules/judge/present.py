@@ -31,7 +31,7 @@ def present(searcher: BytesAhoCorasick, patterns: tuple[bytes, ...], text: bytes
     rest = tuple(pattern for pattern in patterns if pattern not in found)
     # The rest starts early enough for a pattern across the cut to be found whole.
     longest = max(map(len, rest))
-    tail = text[FIRST_CHARS - longest + 1 :]
+    tail = text[max(FIRST_CHARS - longest + 1, 0) :]
     return found | all_present(automaton(rest), rest, tail)
 
 

@@ -298,8 +298,9 @@ def unicode_candidates(pieces: list[str]) -> list[bool]:
     after an ASCII one, a lead byte with none after it, or a byte UTF-8 never holds: each
     reads as one U+FFFD), a quarter of zero bytes (UTF-16, UTF-32), or a byte order mark
     where that reading looks for one. All pieces at once: a call per piece cost 50 ms on
-    random base 85. (Any byte of 0xFE or 0xFF among the first eight, where only a mark
-    counts, let one piece of random base 85 in six through, 25 ms of readings that found
+    random base 85. (A byte of 0xFE or 0xFF anywhere among the first eight, where only a
+    mark counts, let one piece of random base 85 in fourteen through, and a lone lead byte
+    was not counted: 1,063 of its 7,743 pieces were read, now 126, to readings that found
     nothing.)"""
     lengths = np.fromiter(map(len, pieces), np.int64, len(pieces))
     chars = np.frombuffer("".join(pieces).encode("ascii", "replace"), np.uint8)
