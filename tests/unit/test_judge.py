@@ -659,3 +659,11 @@ def test_the_parts_found_in_a_long_view_in_two_steps_are_those_found_in_one(
     assert judge_present.present(automaton, ordered, bytes(text)) == judge_present.all_present(
         automaton, ordered, bytes(text)
     )
+
+
+def test_a_pattern_longer_than_the_first_step_is_found_in_the_rest() -> None:
+    long = b"q" * (judge_present.FIRST_CHARS + 904)
+    text = b"\x00" * 100 + long + b"\x00" * (2 * judge_present.FIRST_CHARS)
+    patterns = (b"never", long)
+    automaton = judge_present.automaton(patterns)
+    assert judge_present.present(automaton, patterns, text) == {long}
