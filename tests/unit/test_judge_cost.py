@@ -474,8 +474,12 @@ def test_literals_tried_where_runs_may_start_are_those_the_pattern_finds(
         # The quote before the one that closes the first literal is escaped: the run
         # starts at the quote before that.
         ("say 'a\\'x' 'c' then", 'say "a\\\'xc" then'),
+        # A run's first literal opens inside an earlier run, and again past it (escaped).
+        ("\"a\" \"b'c\" \\'' 'x'", '"ab\'c" \\"x"'),
+        # ... and its next start is passed by another run before it is tried.
+        ('"a" "b\'x"; "c\\\'d" "e"; \' \'z\'', "\"ab'x\"; \"c\\'de\"; ' 'z'"),
     ],
-    ids=["quotes-inside", "escaped-quote"],
+    ids=["quotes-inside", "escaped-quote", "opened-again-past-a-run", "passed-again"],
 )
 def test_a_run_of_literals_starts_where_the_pattern_finds_it(text: str, start: str) -> None:
     assert judge_joined.literals(text) == _literals_by_pattern(text)

@@ -15,9 +15,12 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import itertools
 import re
-from collections.abc import Callable
+import string
+from collections.abc import Callable, Iterable
 from typing import Final
 
 import numpy as np
@@ -168,7 +171,7 @@ def literals(text: str) -> str | None:
     The pattern, tried at every quote, read each one to the next quote like it, or to the
     end of the line past escaped ones: 8 ms on random Ascii85, and seconds on a line of
     escaped quotes, each read to its end. Here a run is tried only where it may start
-    (:func:`_run_starts`), and a literal whose run failed after it is not read again."""
+    (:func:`_run_starts`), and once for all the first literals that close at one quote."""
     if '"' not in text and "'" not in text and "`" not in text:
         return None
     found = [close.start() for close in itertools.islice(_CLOSE.finditer(text), _FEW + 1)]
@@ -181,28 +184,55 @@ def literals(text: str) -> str | None:
         chars = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
     closes = np.array(found, np.int64) if len(found) <= _FEW else _closes(chars)
     starts, ends = _run_starts(chars, closes)
+    if not len(starts):
+        return None
+    # The starts of each close's first literals, a group each (its first start first); in
+    # lists, searched with bisect: a call of numpy per run cost more than the run.
+    edges = np.flatnonzero(ends[1:] != ends[:-1]) + 1
+    low, high = np.concatenate(([0], edges)), np.concatenate((edges, [len(ends)]))
+    order = np.argsort(starts[low], kind="stable")
+    closes_past = ends[low][order]
+    first, close = starts[low][order].tolist(), closes_past.tolist()
+    low, high, every = low[order].tolist(), high[order].tolist(), starts.tolist()
     pieces: list[str] = []
-    at = index = 0
-    failed: set[int] = set()  # the closing quotes of first literals no run follows
-    while index < len(starts):
-        start, close = int(starts[index]), int(ends[index])
-        index += 1
-        if start < at or close in failed:
-            continue
+    at = taken = 0
+    later: list[tuple[int, int]] = []  # (start, group): groups gone on past a run
+
+    def go_on(group: int) -> None:
+        """Its first start at or after ``at``, if its literals close after it."""
+        if close[group] >= at:
+            found = bisect.bisect_left(every, at, low[group], high[group])
+            if found < high[group]:
+                heapq.heappush(later, (every[found], group))
+
+    while taken < len(first) or later:
+        if later and (taken == len(first) or later[0][0] < first[taken]):
+            start, group = heapq.heappop(later)
+            if start < at:  # passed by a run since: on from it
+                go_on(group)
+                continue
+        else:
+            start, taken = first[taken], taken + 1
+        # Runs whose first literals close at the same quote go on alike from it: one start
+        # of a group is tried, and if it fails, so would the others.
         run = _LITERALS.match(text, start)
         if run is None:
-            first = _FIRST_LITERAL.match(text, start)
-            if first is not None:  # what follows it fails any run whose first it is
-                failed.add(first.end() - 1)
             continue
         pieces += (text[at:start], _contents(run))
         at = run.end()
-        index = max(index, int(np.searchsorted(starts, at)))
+        passed = bisect.bisect_left(first, at, taken)
+        ahead: Iterable[int] = range(taken, passed)
+        if passed - taken > _FEW_GROUPS:  # a long run: those closing past it, at once
+            ahead = (np.flatnonzero(closes_past[taken:passed] >= at) + taken).tolist()
+        for group in ahead:
+            go_on(group)
+        taken = max(taken, passed)
     joined = "".join(pieces) + text[at:]
     return joined if pieces and joined != text else None
 
 
-_FIRST_LITERAL: Final = re.compile(_first_literal())
+#: Past this many groups a run passes, those whose literals close after it are found at once.
+_FEW_GROUPS: Final = 64
 #: Up to this many quotes that close a literal another follows, the pattern lists them;
 #: past it, arrays find them (a match at a time, tens of thousands in a run of literals).
 _FEW: Final = 256
@@ -310,12 +340,23 @@ def _run_starts(chars: np.ndarray, closes: np.ndarray) -> tuple[np.ndarray, np.n
     if not openings:
         return closes[:0], closes[:0]
     opening, closing = np.concatenate(openings), np.concatenate(closings)
-    # Each opening, after none, one or two prefix letters: three places each.
-    start = (opening[:, None] - np.arange(2, -1, -1)).ravel()
-    close = np.repeat(closing, 3)
-    inside = start >= 0
-    order = np.argsort(start[inside], kind="stable")
-    return start[inside][order], close[inside][order]
+    # Each opening as the first literal's pattern starts it: at the quote, or one or two
+    # prefix letters before it; no letter, digit or underscore before that.
+    padded = np.concatenate((np.zeros(3, chars.dtype), chars))  # chars[k] is padded[k + 3]
+    word, prefix = (_is(padded, among) for among in (_WORD_CHARACTERS, _PREFIXES))
+    starts = [opening, opening - 1, opening - 2]
+    valid = [
+        ~word[opening + 2],
+        prefix[opening + 2] & ~word[opening + 1],
+        prefix[opening + 2] & prefix[opening + 1] & ~word[opening],
+    ]
+    start = np.concatenate([begin[ok] for begin, ok in zip(starts, valid, strict=True)])
+    close = np.concatenate([closing[ok] for ok in valid])
+    order = np.lexsort((start, close))
+    return start[order], close[order]
+
+
+_WORD_CHARACTERS: Final = string.ascii_letters + string.digits + "_"
 
 
 #: Every view of this module, by name, in the order the judge tries them.
