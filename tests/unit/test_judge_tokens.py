@@ -456,7 +456,7 @@ def test_the_words_that_look_encoded_are_the_runs_holding_a_sign(
     signed = [
         (start, end)
         for start, end in runs
-        if judge_words._sign_places(classes[start:end]).any()
+        if judge_words._sign_starts(classes[start:end]).any()
         and judge_words._WORD_MIN <= end - start <= judge_words._WORD_MAX
     ]
     starts = np.array([start for start, _ in signed], np.int64)

@@ -243,7 +243,7 @@ def _closes(chars: np.ndarray) -> np.ndarray:
     quote, whitespace, maybe an operator (``+``, ``.``, ``..``, ``||``, ``&``) and
     whitespace, up to two prefix letters, a quote (the search listed a match at a time,
     tens of thousands in a run of literals)."""
-    quotes = np.flatnonzero(_is(chars, _QUOTES))
+    quotes = np.flatnonzero(_is(chars, _QUOTE))
     if not len(quotes):
         return quotes
     space = np.append(_is_space(chars), False)  # no whitespace past the end
@@ -262,22 +262,29 @@ def _closes(chars: np.ndarray) -> np.ndarray:
     first = past_spaces(quotes + 1)
     one, two = padded[first], padded[first + 1]
     dots, bars = (one == ord(".")) & (two == ord(".")), (one == ord("|")) & (two == ord("|"))
-    operator = np.where(dots | bars, 2, _is(one, "+.&").astype(np.int64))
+    operator = np.where(dots | bars, 2, _is(one, _OPERATOR).astype(np.int64))
     at = np.where(operator > 0, past_spaces(np.minimum(first + operator, size)), first)
-    quote = [_is(padded[at + k], _QUOTES) for k in range(3)]
-    prefix = [_is(padded[at + k], _PREFIXES) for k in range(2)]
+    quote = [_is(padded[at + k], _QUOTE) for k in range(3)]
+    prefix = [_is(padded[at + k], _PREFIX) for k in range(2)]
     found = quote[0] | prefix[0] & (quote[1] | prefix[1] & quote[2])
     closes: np.ndarray = quotes[found]
     return closes
 
 
-_QUOTES: Final = "\"'`"
-
-
-def _is(chars: np.ndarray, among: str) -> np.ndarray:
-    """Whether each code point is one of ``among`` (ASCII): looked up in a table."""
+def _table(among: str) -> np.ndarray:
+    """For each byte, whether it is one of the ASCII characters ``among``."""
     table = np.zeros(256, bool)
     table[[ord(char) for char in among]] = True
+    return table
+
+
+_QUOTE, _OPERATOR, _PREFIX, _WORD = map(
+    _table, ("\"'`", "+.&", _PREFIXES, string.ascii_letters + string.digits + "_")
+)
+
+
+def _is(chars: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Whether each code point is one of ``table``'s (:func:`_table`)."""
     if chars.dtype == np.uint8:
         return table[chars]  # type: ignore[no-any-return]
     found: np.ndarray = (chars < 256) & table[np.minimum(chars, 255)]
@@ -306,9 +313,10 @@ def _run_starts(chars: np.ndarray, closes: np.ndarray) -> tuple[np.ndarray, np.n
     that no backslash escapes (one after an even run of backslashes; a backtick literal
     holds no backslash), on the same line: found for every quote at once, from arrays."""
     newlines = np.flatnonzero(chars == ord("\n"))
-    slashes = np.flatnonzero(chars == ord("\\"))
+    backslash = chars == ord("\\")
+    slashes = np.flatnonzero(backslash)
     # Each run of backslashes: where it starts, and where it ends (the place after it).
-    first, last = true_runs(chars == ord("\\")) if len(slashes) else (slashes, slashes)
+    first, last = true_runs(backslash) if len(slashes) else (slashes, slashes)
     is_close = np.zeros(len(chars), bool)
     is_close[closes] = True
     openings: list[np.ndarray] = []
@@ -343,7 +351,7 @@ def _run_starts(chars: np.ndarray, closes: np.ndarray) -> tuple[np.ndarray, np.n
     # Each opening as the first literal's pattern starts it: at the quote, or one or two
     # prefix letters before it; no letter, digit or underscore before that.
     padded = np.concatenate((np.zeros(3, chars.dtype), chars))  # chars[k] is padded[k + 3]
-    word, prefix = (_is(padded, among) for among in (_WORD_CHARACTERS, _PREFIXES))
+    word, prefix = _is(padded, _WORD), _is(padded, _PREFIX)
     starts = [opening, opening - 1, opening - 2]
     valid = [
         ~word[opening + 2],
@@ -354,9 +362,6 @@ def _run_starts(chars: np.ndarray, closes: np.ndarray) -> tuple[np.ndarray, np.n
     close = np.concatenate([closing[ok] for ok in valid])
     order = np.lexsort((start, close))
     return start[order], close[order]
-
-
-_WORD_CHARACTERS: Final = string.ascii_letters + string.digits + "_"
 
 
 #: Every view of this module, by name, in the order the judge tries them.

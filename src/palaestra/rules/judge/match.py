@@ -306,6 +306,7 @@ class _Searcher:
     every: BytesAhoCorasick
     patterns: tuple[bytes, ...]
     #: The parts alone, for the search of the view itself.
+    parts: BytesAhoCorasick
     part_patterns: tuple[bytes, ...]
 
 
@@ -313,8 +314,8 @@ class _Searcher:
 def _searcher(found_needles: tuple[Needle, ...]) -> _Searcher:
     joined = frozenset(n.byte_joined for n in found_needles if n.byte_joined)
     parts = frozenset(p for n in found_needles if n.by_parts for p in n.byte_parts if p)
-    patterns = tuple(sorted(joined | parts))
-    return _Searcher(automaton(patterns), patterns, tuple(sorted(parts)))
+    patterns, part_patterns = tuple(sorted(joined | parts)), tuple(sorted(parts))
+    return _Searcher(automaton(patterns), patterns, automaton(part_patterns), part_patterns)
 
 
 def _may_show(needle: Needle, substrings: set[bytes]) -> bool:
@@ -337,8 +338,7 @@ def scan(folded: str, found_needles: tuple[Needle, ...]) -> Iterator[Seen]:
             yield Seen(needle, Rule.WHOLE, 0, len(folded), needle.parts)
         elif needle.by_parts and _may_show(needle, seen):
             if substrings is None:
-                parts = searcher.part_patterns
-                substrings = present(automaton(parts), parts, raw)
+                substrings = present(searcher.parts, searcher.part_patterns, raw)
             if not _may_show(needle, substrings):
                 continue
             if tokens is None:

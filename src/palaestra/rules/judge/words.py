@@ -107,7 +107,7 @@ def _runs(of: np.ndarray, length: int) -> np.ndarray:
     return window
 
 
-def _sign_places(classes: bytes) -> np.ndarray:
+def _sign_starts(classes: bytes) -> np.ndarray:
     """Whether a sign of encoding starts at each place of ``classes``: a pair of
     :data:`_PAIR_SIGNS`, two capitals before a small letter, eight capitals, six digits, or
     four capitals before padding; with numpy, one pass per sign (a pattern of them all
@@ -134,7 +134,7 @@ def _signed_words(text: str) -> list[str]:
     if not holds(text, *_QUICK_SIGNS) and "=" not in text:
         return []
     classes = text.encode("ascii", "replace").translate(_WORD_CLASSES)
-    signed = _sign_places(classes)
+    signed = _sign_starts(classes)
     if not signed.any():
         return []
     inside = np.frombuffer(classes, np.uint8) != 32
