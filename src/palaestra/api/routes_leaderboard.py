@@ -21,12 +21,13 @@ from palaestra.engine.ratings.live_table import live_table
 from palaestra.errors import InvalidRequest
 from palaestra.http.deps import AdminCaller, PlatformDep
 from palaestra.protocol.constants import Arena
+from palaestra.rules.cage import EntrantType
 
 #: The arenas, as the schema states them (an unknown one is a 422 before any rule runs).
 ArenaName = Literal["cage", "edgearena"]
 
-EntrantType = Annotated[
-    Literal["harness", "model", "house"] | None,
+EntrantTypeQuery = Annotated[
+    EntrantType | None,
     Query(description="cage only (given with arena=edgearena: 400)"),
 ]
 
@@ -38,7 +39,7 @@ async def get_leaderboard(
     pager: PagerDep,
     platform: PlatformDep,
     arena: Annotated[ArenaName, Query(description="cage or edgearena")] = "cage",
-    entrant_type: EntrantType = None,
+    entrant_type: EntrantTypeQuery = None,
     fighter_class: Annotated[
         str | None,
         Query(alias="class", description="cage only: a class (given with arena=edgearena: 400)"),
@@ -75,7 +76,7 @@ async def get_leaderboard(
 async def live(
     pager: PagerDep,
     platform: PlatformDep,
-    entrant_type: EntrantType = None,
+    entrant_type: EntrantTypeQuery = None,
     fighter_class: Annotated[
         str | None, Query(alias="class", max_length=64, description="a class")
     ] = None,

@@ -12,9 +12,9 @@ from pydantic_core import PydanticCustomError
 from palaestra.api.leaderboard_schemas import LiveRating
 from palaestra.checks import CheckResult
 from palaestra.engine.agents.reading import AgentRead, EventRead
-from palaestra.engine.cage.fighters import EntrantType
 from palaestra.engine.cage.reading import FighterRead
 from palaestra.protocol.constants import Role
+from palaestra.rules.cage import EntrantType
 from palaestra.rules.ratings import FighterRatings, Rating, Record
 from palaestra.rules.reasons import owner_reason
 from palaestra.store.models import Agent, AgentEvent

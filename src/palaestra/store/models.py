@@ -21,7 +21,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from palaestra.protocol.cage import Side
 from palaestra.protocol.constants import Arena, Phase, Role
-from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES, MatchStatus, TurnStatus
+from palaestra.rules.cage import OPEN_MATCH_STATUSES, EntrantType, MatchStatus, TurnStatus
 from palaestra.rules.cage.outcome import DecidedBy
 from palaestra.rules.producers import Producer
 from palaestra.rules.runs.runflow import CandidateStatus, RunStatus, TaskStatus
@@ -99,7 +99,7 @@ class Agent(Base):
     name: Mapped[str] = mapped_column(String(200))
     arena: Mapped[Arena] = mapped_column(closed_set(Arena, 16))
     role: Mapped[Role | None] = mapped_column(closed_set(Role, 16))
-    entrant_type: Mapped[str | None] = mapped_column(String(16))  # harness | model | house
+    entrant_type: Mapped[EntrantType | None] = mapped_column(closed_set(EntrantType, 16))
     fighter_class: Mapped[str | None] = mapped_column(String(32))
     endpoint_url: Mapped[str | None] = mapped_column(Text)
     harness_name: Mapped[str | None] = mapped_column(String(200))

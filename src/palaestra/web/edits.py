@@ -15,11 +15,12 @@ from fastapi import APIRouter, Form, Request
 from starlette.responses import RedirectResponse, Response
 
 from palaestra.engine.agents.endpoints import change_endpoint
-from palaestra.engine.cage.fighters import EntrantType, change_model
+from palaestra.engine.cage.fighters import change_model
 from palaestra.errors import Forbidden, NotFound, TooManyRequests
 from palaestra.http.deps import PlatformDep
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
+from palaestra.rules.cage import EntrantType
 from palaestra.store.models import Agent
 from palaestra.web.fighters import ModelFields
 from palaestra.web.forms import FormText, SenderDep

@@ -16,13 +16,9 @@ from fastapi import APIRouter, Form, Request
 from starlette.responses import RedirectResponse, Response
 
 from palaestra.engine.accounts import Caller
-from palaestra.engine.cage.fighters import (
-    EntrantType,
-    ModelConfig,
-    create_fighter,
-    set_challenges,
-)
+from palaestra.engine.cage.fighters import ModelConfig, create_fighter, set_challenges
 from palaestra.http.deps import services_of
+from palaestra.rules.cage import EntrantType
 from palaestra.store.models import Agent
 from palaestra.web.forms import FormFields, FormSender, FormText, SenderDep
 from palaestra.web.rendering import render

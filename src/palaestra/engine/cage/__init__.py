@@ -21,7 +21,6 @@ from palaestra.engine.cage.entrants import (
     executor_of,
 )
 from palaestra.engine.cage.fighters import (
-    EntrantType,
     ModelConfig,
     NewFighter,
     claim_endpoint,
@@ -55,7 +54,6 @@ __all__ = [
     "BaselineEntrant",
     "CreateMatch",
     "Entrant",
-    "EntrantType",
     "HarnessEntrant",
     "MatchTranscript",
     "Matchmaker",

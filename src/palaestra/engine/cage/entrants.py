@@ -16,7 +16,6 @@ from typing import Any, Protocol
 
 from palaestra.clock import Clock
 from palaestra.egress import EgressClient
-from palaestra.engine.cage.fighters import EntrantType
 from palaestra.errors import EntrantMisconfigured
 from palaestra.platform import Platform
 from palaestra.protocol import (
@@ -40,6 +39,7 @@ from palaestra.providers.local import (
     find_local_model,
     shared_local_model,
 )
+from palaestra.rules.cage import EntrantType
 from palaestra.rules.cage.baseline import BASELINE_NAME, baseline_move
 from palaestra.rules.cage.house import DEFENDER_GRAMMAR, HOUSE_SYSTEM_PROMPTS, attacker_grammar
 from palaestra.rules.cage.material import Material

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
-from enum import StrEnum
 
 from sqlalchemy import update
 
@@ -17,13 +16,12 @@ from palaestra.protocol import ChallengeRequest, UserAgent, challenge_problem, d
 from palaestra.protocol.constants import CHALLENGE_TIMEOUT_S, Arena
 from palaestra.protocol.urls import require_url
 from palaestra.providers.local import LOCAL_MODEL
-from palaestra.rules.cage.challenges import accepts_friendlies_by_default
+from palaestra.rules.cage import EntrantType, accepts_friendlies_by_default
 from palaestra.rules.status import Status
 from palaestra.security import hash_token, new_token, token_matches
 from palaestra.store.models import Agent
 
 __all__ = [
-    "EntrantType",
     "ModelConfig",
     "NewFighter",
     "change_model",
@@ -32,12 +30,6 @@ __all__ = [
     "get_fighter",
     "set_challenges",
 ]
-
-
-class EntrantType(StrEnum):
-    HARNESS = "harness"
-    MODEL = "model"
-    HOUSE = "house"
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,11 +26,12 @@ from sqlalchemy.orm import aliased
 
 from palaestra.engine.accounts import Caller
 from palaestra.engine.cage.entrants import executor_of
-from palaestra.engine.cage.fighters import EntrantType, get_fighter
+from palaestra.engine.cage.fighters import get_fighter
 from palaestra.errors import Conflict, Forbidden, InvalidRequest, NotFound, TooManyRequests
 from palaestra.ids import new_id
 from palaestra.platform import Platform
 from palaestra.protocol.constants import CAGE_RULESET
+from palaestra.rules.cage import EntrantType
 from palaestra.rules.cage.challenges import Challenged, challenge_refusal
 from palaestra.rules.cage.matchflow import MatchKind, MatchStatus
 from palaestra.rules.cage.material import Material, draw_material

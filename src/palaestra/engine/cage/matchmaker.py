@@ -26,13 +26,13 @@ from sqlalchemy import func, select
 
 from palaestra.engine.accounts import Caller
 from palaestra.engine.cage.entrants import house_plays_baseline
-from palaestra.engine.cage.fighters import EntrantType
 from palaestra.engine.cage.matches import create_match
 from palaestra.engine.loops import every
 from palaestra.engine.ratings.live import live_ratings
 from palaestra.errors import PalaestraError
 from palaestra.platform import Platform
 from palaestra.protocol.constants import Arena
+from palaestra.rules.cage import EntrantType
 from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES
 from palaestra.rules.cage.matchmaking import EligibleFighter, eligible, select_pairings
 from palaestra.rules.ratings import FighterRatings

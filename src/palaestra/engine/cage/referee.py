@@ -36,12 +36,12 @@ from sqlalchemy.exc import IntegrityError
 from palaestra.egress import PEER_ERRORS
 from palaestra.engine.cage.desk import TurnDesk
 from palaestra.engine.cage.entrants import Move, entrant_for
-from palaestra.engine.cage.fighters import EntrantType
 from palaestra.engine.cage.turns import Claim, Played, Waiting
 from palaestra.errors import EgressRefused, EntrantMisconfigured, NotFound, PalaestraError
 from palaestra.platform import Platform
 from palaestra.protocol import Side
 from palaestra.providers import ProviderFailed
+from palaestra.rules.cage import EntrantType
 from palaestra.rules.judge import judge_reply
 from palaestra.store.models import OPEN_MATCHES, Match
 

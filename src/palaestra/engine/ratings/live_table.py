@@ -44,17 +44,11 @@ _TABLES_KEPT: Final = 32
 _REREAD_S: Final = 60.0
 
 
-async def cage_fighters(
-    platform: Platform, *, entrant_type: str | None = None, fighter_class: str | None = None
-) -> list[FighterFacts]:
-    """Every fighter (or those of one entrant type and/or class), what the tables show of it."""
+async def cage_fighters(platform: Platform) -> list[FighterFacts]:
+    """Every fighter, what the tables show of it (they filter it themselves)."""
     query = select(
         Agent.id, Agent.name, Agent.entrant_type, Agent.fighter_class, Agent.status
     ).where(Agent.arena == Arena.CAGE)
-    if entrant_type is not None:
-        query = query.where(Agent.entrant_type == entrant_type)
-    if fighter_class is not None:
-        query = query.where(Agent.fighter_class == fighter_class)
     async with platform.db.session() as session:
         rows = (await session.execute(query)).all()
     return [FighterFacts(r.id, r.name, r.entrant_type, r.fighter_class, r.status) for r in rows]

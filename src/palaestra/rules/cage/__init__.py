@@ -1,7 +1,7 @@
 """cage.v1 matches, pure.
 
 - ``matchflow``: the statuses of a match and of its turns; ``challenges``: the consent an
-  owner's match needs;
+  owner's match needs; ``entrants``: the kinds of entrant;
 - ``material``: a match's secret material from its seed; ``payloads``: the text of every turn;
 - ``outcome``: who won, from the turn records; ``rejudge``: a finished match judged again;
 - ``matchmaking``: which fighters meet next (imported from its module, never from here:
@@ -20,6 +20,7 @@ from palaestra.rules.cage.challenges import (
     accepts_friendlies_by_default,
     challenge_refusal,
 )
+from palaestra.rules.cage.entrants import EntrantType
 from palaestra.rules.cage.house import DEFENDER_GRAMMAR, HOUSE_SYSTEM_PROMPTS, attacker_grammar
 from palaestra.rules.cage.matchflow import OPEN_MATCH_STATUSES, MatchKind, MatchStatus, TurnStatus
 from palaestra.rules.cage.material import Material, draw_material
@@ -36,6 +37,7 @@ __all__ = [
     "TURNS",
     "UTILITY_TO_WIN",
     "Challenged",
+    "EntrantType",
     "MatchKind",
     "MatchStatus",
     "Material",

@@ -27,6 +27,7 @@ from typing import Final
 import numpy as np
 from scipy.special import ndtr
 
+from palaestra.rules.cage.entrants import EntrantType
 from palaestra.rules.ratings import BETA, Rating
 from palaestra.rules.status import Status
 
@@ -42,7 +43,7 @@ __all__ = [
 
 ELIGIBLE_STATUS: Final = Status.ACTIVE
 #: Entrant types that need no endpoint of their own.
-PLAYABLE_TYPES: Final = frozenset({"model", "house"})
+PLAYABLE_TYPES: Final = frozenset({EntrantType.MODEL, EntrantType.HOUSE})
 _SEATS_PER_PAIRING: Final = 2
 _UNRATED: Final = Rating()
 
@@ -51,7 +52,7 @@ def eligible(status: str, hold: bool, entrant_type: str | None, endpoint_url: st
     """May this fighter be scheduled now?"""
     if status != ELIGIBLE_STATUS or hold:
         return False
-    if entrant_type == "harness":
+    if entrant_type == EntrantType.HARNESS:
         return bool(endpoint_url)
     return entrant_type in PLAYABLE_TYPES
 

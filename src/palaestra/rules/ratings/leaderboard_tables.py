@@ -14,6 +14,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from palaestra.rules.cage.entrants import EntrantType
 from palaestra.rules.ratings import bradley_terry as bt
 from palaestra.rules.ratings.agent_stats import AgentFacts, TaskOutcome, rank_agents
 from palaestra.rules.ratings.live import FighterRatings, Rating, live_score
@@ -29,7 +30,7 @@ __all__ = [
 ]
 
 #: The order entrant types are compared in (harness vs model vs house).
-ENTRANT_TYPES: Final = ("harness", "model", "house")
+ENTRANT_TYPES: Final = tuple(EntrantType)
 _ALL: Final = "all"
 
 
@@ -39,7 +40,7 @@ class FighterFacts:
 
     fighter_id: str
     name: str
-    entrant_type: str | None
+    entrant_type: EntrantType | None
     fighter_class: str | None
     status: str
 
