@@ -280,6 +280,32 @@ def test_blocks_read_from_one_pass_over_the_source_read_as_laid_out(
     assert judge_groups._groups_windows(source, starts, lengths, base, block, size) == laid_out
 
 
+def _base85_digits(value: int) -> list[int]:
+    return [value // 85**column % 85 for column in range(4, -1, -1)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    near=st.lists(st.integers(-3, 3), min_size=1, max_size=12),
+    noise=st.lists(st.integers(0, 84), max_size=12),
+    spans=st.lists(st.tuples(st.integers(0, 80), st.integers(0, 40)), min_size=1, max_size=12),
+)
+def test_blocks_of_base85_past_2_32_refuse_their_pieces_as_laid_out(
+    near: list[int], noise: list[int], spans: list[tuple[int, int]]
+) -> None:
+    """Blocks of base 85 read in 32 bits tell one past 2**32 from its first digit: blocks
+    right around 2**32 (and short last groups there) refuse their pieces as the blocks
+    laid out in 64 bits do."""
+    digits = [d for delta in near for d in _base85_digits(2**32 - 1 + delta)] + noise
+    source = np.array(digits, np.uint8)
+    starts = np.array([min(at, len(digits)) for at, _ in spans], np.int64)
+    lengths = np.array(
+        [min(n, len(digits) - int(at)) for at, (_, n) in zip(starts, spans, strict=True)]
+    )
+    laid_out = judge_groups._groups_laid_out(source, starts, lengths, 85, 5, 4)
+    assert judge_groups._groups_windows(source, starts, lengths, 85, 5, 4) == laid_out
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     name=st.sampled_from(sorted(_CUTS)),

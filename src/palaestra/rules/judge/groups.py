@@ -75,17 +75,15 @@ def _groups_windows(
 ) -> bytes:
     """:func:`groups_spans`, the value of the block that starts at each place of
     ``source`` computed once (a block's worth of multiplications over the source, where
-    laying the pieces out costs as many over every piece, and the moves besides)."""
-    starts, lengths = starts.astype(np.int64), lengths.astype(np.int64)
+    laying the pieces out costs as many over every piece, and the moves besides).
+
+    Every array is as narrow as its values allow (the values in 32 bits but for base 32's
+    40, the places and counts in 32 bits: a reply is far shorter than 2**31 / block): each
+    new page of memory costs the kernel as much as a pass of numpy over it."""
     count = len(lengths)
     if not count:
         return b""
-    places = len(source) - block + 1
-    windows = source[: max(places, 0)].astype(np.uint64)
-    if places > 0:
-        for column in range(1, block):
-            windows *= np.uint64(base)
-            windows += source[column : places + column]
+    starts, lengths = starts.astype(np.int32), lengths.astype(np.int32)
     whole_groups = lengths // block
     short = lengths - whole_groups * block
     groups = whole_groups + (short > 0)
@@ -94,39 +92,87 @@ def _groups_windows(
     # is read so (those past the source, from its last block); then the zeros, and each
     # short last group, are put in their slots.
     slots = groups + 1
-    first_slot = np.cumsum(slots) - slots
-    if places > 0:
-        # In 32 bits (half the memory to move): a reply is far shorter than 2**31 / block.
-        at = np.repeat((starts - first_slot * block).astype(np.int32), slots)
-        at += np.arange(0, len(at) * block, block, dtype=np.int32)
-        values = windows[np.minimum(at, places - 1, out=at)]
+    first_slot = np.cumsum(slots, dtype=np.int32) - slots
+    zeros = first_slot + groups
+    windows, over = _windows(source, base, block)
+    if len(windows):
+        at = _slot_places(starts, first_slot, slots, block)
+        np.minimum(at, len(windows) - 1, out=at)
+        # Indexed, not taken: ``take`` would copy the places to 64 bits first.
+        values = windows[at]
+        # Base 85 refuses a piece with a group past 2**32: its whole groups' blocks.
+        over_slots = over[at] if over is not None else None
+        del at
     else:
-        values = np.zeros(int(slots.sum()), np.uint64)
-    values[first_slot + groups] = 0
-    # A short last group is padded (base 85 with its highest digit, others with zeros);
-    # in base 85 a last character alone is no byte, and reads as a zero.
+        values = np.zeros(int(zeros[-1]) + 1, windows.dtype)
+        over_slots = None
+    values[zeros] = 0
+    refused = np.zeros(count, bool)
     partial = np.flatnonzero(short)
     if len(partial):
-        values[first_slot[partial] + whole_groups[partial]] = _short_groups(
-            source, windows, starts[partial] + lengths[partial], short[partial], base, block
+        # A short last group is padded (base 85 with its highest digit, others with zeros),
+        # and keeps only the bytes its digits make; in base 85 a last character alone is
+        # no byte.
+        last = zeros[partial] - 1
+        padded, past = _short_groups(
+            source, starts[partial] + lengths[partial], short[partial], base, block
         )
-    refused = np.zeros(count, bool)
+        masks = _SHORT_MASKS[base, block, size][short[partial]]
+        values[last] = (padded & masks).astype(values.dtype)
+        if past is not None:
+            refused[partial[past]] = True
+        if over_slots is not None:
+            over_slots[last] = False
+    if over_slots is not None:
+        over_slots[zeros] = False
+        refused[np.searchsorted(first_slot, np.flatnonzero(over_slots), "right") - 1] = True
     invalid = source == 255
     if invalid.any():
-        before = np.concatenate(([0], np.cumsum(invalid)))
+        before = np.concatenate(([0], np.cumsum(invalid, dtype=np.int32)))
         refused |= before[starts + lengths] > before[starts]
-    if base == 85:
-        # The piece of each group past 2**32 (few), found among the pieces' first slots.
-        over = np.flatnonzero(values > 0xFFFFFFFF)
-        refused[np.searchsorted(first_slot, over, "right") - 1] = True
-    # A short last group keeps only the bytes its digits make.
-    values[first_slot[partial] + whole_groups[partial]] &= _SHORT_MASKS[base, block, size][
-        short[partial]
-    ]
     spoilt = np.flatnonzero(refused)
     if len(spoilt):  # each refused piece's slots, a value's bytes (not the row of them)
         values[_places_of(first_slot[spoilt], slots[spoilt])] = 0
     return _low_bytes(values, size).tobytes()
+
+
+def _slot_places(
+    starts: np.ndarray, first_slot: np.ndarray, slots: np.ndarray, block: int
+) -> np.ndarray:
+    """Where the block of each slot starts in the source: ``starts[k] + j * block`` for
+    slot ``j`` of piece ``k``. A sum of steps, ``block`` each but at each piece's first
+    slot, in one array (a repeat of the starts and a range beside it made two)."""
+    steps = np.full(int(first_slot[-1] + slots[-1]), block, np.int32)
+    ends = starts + (slots - 1) * block  # where each piece's last slot starts
+    steps[first_slot[1:]] = starts[1:] - ends[:-1]
+    steps[0] = starts[0]
+    return np.cumsum(steps, out=steps)
+
+
+def _windows(source: np.ndarray, base: int, block: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """The value of the block that starts at each place of ``source`` (where a whole one
+    does), and for base 85, whether it is past 2**32: its value is then kept modulo 2**32.
+    In 32 bits but for base 32 (40 bits a block): the value of base 85's last four digits
+    is under 85**4, and its first digit says whether the block is past 2**32."""
+    places = max(len(source) - block + 1, 0)
+    wide = np.uint64 if base == 32 else np.uint32
+    first = 1 if base == 85 else 0
+    windows: np.ndarray = source[first : places + first].astype(wide)
+    for column in range(first + 1, block):
+        windows *= wide(base)
+        windows += source[column : places + column]
+    if base != 85:
+        return windows, None
+    lead = source[:places]
+    over = (lead > _LEAD_MOST) | ((lead == _LEAD_MOST) & (windows > _REST_MOST))
+    windows += lead * np.uint32(85**4)
+    return windows, over
+
+
+#: Base 85's largest first digit of a block within 2**32, and the largest value of the
+#: other four after it.
+_LEAD_MOST: Final = (1 << 32) // 85**4
+_REST_MOST: Final = (1 << 32) - 1 - _LEAD_MOST * 85**4
 
 
 def _places_of(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -138,35 +184,25 @@ def _places_of(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 
 def _short_groups(
-    digits: np.ndarray,
-    windows: np.ndarray,
-    ends: np.ndarray,
-    kept: np.ndarray,
-    base: int,
-    block: int,
-) -> np.ndarray:
+    digits: np.ndarray, ends: np.ndarray, kept: np.ndarray, base: int, block: int
+) -> tuple[np.ndarray, np.ndarray | None]:
     """The value of each short last group: its ``kept`` digits, the last before ``ends``,
     padded (base 85 with its highest digit, others with zeros; in base 85 a last
-    character alone is no byte, and reads as a zero). Read off the block that ends where
-    the group does: its last digits are the group's, whatever comes before them (a
-    multiple of a power of the base); a group too near the start of the source for such
-    a block is read digit by digit."""
+    character alone is no byte, and reads as a zero); and for base 85, whether it is past
+    2**32. Read a column of digits at a time, from the last: the blocks' values over the
+    source are kept modulo 2**32 in base 85, and say nothing of their last digits."""
     powers, pads = _POWERS_AND_PADS[base, block]
-    at = ends - block
-    inside = at >= 0
-    own = np.zeros(len(kept), np.uint64)
-    if inside.any():
-        own[inside] = windows[at[inside]] % powers[kept[inside]]
-    for index in np.flatnonzero(~inside).tolist():
-        start = int(ends[index] - kept[index])
-        value = 0
-        for digit in digits[start : int(ends[index])].tolist():
-            value = value * base + digit
-        own[index] = value
+    wide = np.uint64 if base == 32 else np.uint32  # under base ** (block - 1)
+    own: np.ndarray = np.zeros(len(kept), wide)
+    for back in range(1, block):
+        digit: np.ndarray = digits.take(ends - back, mode="clip").astype(wide)
+        digit[kept < back] = 0
+        digit *= wide(base ** (back - 1))
+        own += digit
     if base == 85:
         own[kept == 1] = 0
     values: np.ndarray = own * powers[block - kept] + pads[kept]
-    return values
+    return values, values > 0xFFFFFFFF if base == 85 else None
 
 
 def _powers_and_pads(base: int, block: int) -> tuple[np.ndarray, np.ndarray]:
@@ -188,11 +224,17 @@ def _powers_and_pads(base: int, block: int) -> tuple[np.ndarray, np.ndarray]:
 def _low_bytes(values: np.ndarray, size: int) -> np.ndarray:
     """The low ``size`` bytes of each value, big-endian, one row per value: the columns of
     one cast to big-endian integers of four or eight bytes (a byte at a time, shifted and
-    stacked, cost twice as much)."""
+    stacked, cost twice as much). Values of that width already are turned in place (a
+    copy of a million of them cost as much as the rest of their decoding's last steps)."""
     if size == 1:
         return values.astype(np.uint8).reshape(-1, 1)
     width = 4 if size <= 4 else 8
-    rows = values.astype(f">u{width}").view(np.uint8).reshape(-1, width)
+    if values.dtype.itemsize == width and values.dtype.isnative:
+        if np.little_endian:
+            values.byteswap(inplace=True)
+        rows = values.view(np.uint8).reshape(-1, width)
+    else:
+        rows = values.astype(f">u{width}").view(np.uint8).reshape(-1, width)
     return rows[:, width - size :] if size < width else rows
 
 
