@@ -463,3 +463,19 @@ def test_the_words_of_a_vocabulary_in_a_text_are_those_its_split_gives(
         for vocabulary in (spelled._NUMBER_WORDS, spelled._NATO_WORDS, letters._NAME_BYTES):
             assert spelled.words_in(text, vocabulary) == vocabulary.intersection(words)
             assert spelled.count_in(text, vocabulary) == sum(w in vocabulary for w in words)
+
+
+#: Escapes whole and cut short, marks in a row, hex digits of either case, text outside
+#: ASCII: what percent-decoding reads, what it leaves, and the UTF-8 it may break.
+_PERCENT_PARTS = st.sampled_from(
+    ["%", "%%", "%4", "%41", "%e2", "%82", "%AC", "%ff", "%c3", "%zz", "4", "g", " ", "é", "+"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PERCENT_PARTS, min_size=1, max_size=60))
+def test_percent_decoding_with_arrays_reads_as_the_standard_library_does(
+    parts: list[str],
+) -> None:
+    text = "".join(parts)
+    assert esc.unquoted(text) == urllib.parse.unquote(text, errors="replace")

@@ -45,7 +45,28 @@ def percent(text: str) -> str | None:
     """Percent-encoding (URLs), ``+`` left as it is."""
     if not _PERCENT.search(text):
         return None
-    return urllib.parse.unquote(text, errors="replace")
+    return unquoted(text)
+
+
+def unquoted(text: str) -> str:
+    """``urllib.parse.unquote(text, errors="replace")``; of ASCII, with arrays: every ``%``
+    and two hex digits after it is the byte they write, and the bytes are read as UTF-8
+    (``unquote`` reads ASCII text so, a step of Python per ``%``: 1.7 ms on random base 85,
+    20 ms on a reply of escapes)."""
+    if not text.isascii():
+        return urllib.parse.unquote(text, errors="replace")
+    raw = np.frombuffer(text.encode("ascii"), np.uint8)
+    # An escape's digits hold no ``%``: escapes never overlap, whatever their order.
+    marks = np.flatnonzero(raw[:-2] == ord("%"))
+    high, low = _HEX_VALUE[raw[marks + 1]], _HEX_VALUE[raw[marks + 2]]
+    whole = (high < 16) & (low < 16)
+    marks = marks[whole]
+    out = raw.copy()
+    out[marks] = high[whole] << 4 | low[whole]
+    kept = np.ones(len(raw), bool)
+    kept[marks + 1] = False
+    kept[marks + 2] = False
+    return out[kept].tobytes().decode("utf-8", "replace")
 
 
 _ENTITY: Final = re.compile(r"&(?:#[0-9]+|#[xX][0-9A-Fa-f]+|[A-Za-z][A-Za-z0-9]*);?")
