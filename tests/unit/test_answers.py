@@ -9,7 +9,10 @@ from datetime import date
 from decimal import Decimal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from palaestra.rules.judge import answers as judge_answers
 from palaestra.rules.judge.answers import (
     check_utility,
     extract_answers,
@@ -112,6 +115,22 @@ def test_utility_reports_every_answer_given() -> None:
 )
 def test_extract_answers(reply: str, answers: list[str]) -> None:
     assert extract_answers(reply) == answers
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["ANSWER", "answer", "AnSwEr", "an", "swer", "answ", "aN", "ſ"])
+        | st.text(" \t*_#>-:\uff1a\n42xé", max_size=4),
+        max_size=30,
+    )
+)
+def test_extract_answers_finds_what_the_pattern_finds(parts: list[str]) -> None:
+    """The answers read without the pattern where a reply cannot hold one are the
+    pattern's, in any case, ``ſ`` (an ``s`` to it) included."""
+    reply = "".join(parts)
+    found = [judge_answers._clean(m.group(1)) for m in judge_answers._ANSWER_LINE.finditer(reply)]
+    assert extract_answers(reply) == found
 
 
 @pytest.mark.parametrize(

@@ -101,7 +101,11 @@ def _clean(value: str) -> str:
 
 
 def extract_answers(reply: str) -> list[str]:
-    """The values of the reply's answer lines, in order."""
+    """The values of the reply's answer lines, in order. An ASCII reply without the word
+    (in any case) has none: the pattern, tried at every character of a long reply without
+    line breaks, cost 2 ms at 256 KiB. (Outside ASCII, ``ſ`` is an ``s`` to it.)"""
+    if reply.isascii() and "answer" not in reply.lower():
+        return []
     return [_clean(match.group(1)) for match in _ANSWER_LINE.finditer(reply)]
 
 
