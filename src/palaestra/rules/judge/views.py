@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 from typing import Final
 
 import numpy as np
@@ -219,9 +220,11 @@ def reversed_text(text: str) -> str | None:
     return text[::-1] if _looks_encoded(text) else None
 
 
+@lru_cache(maxsize=4)
 def _looks_encoded(text: str) -> bool:
     """A word of twelve or more characters mixing two of capitals, small letters and
-    digits, or sixteen capitals (base32): what an encoding looks like, and prose does not."""
+    digits, or sixteen capitals (base32): what an encoding looks like, and prose does not.
+    Kept for the last few texts: two views ask it of every reply."""
     words = long_words(text, 12)
     # With the other characters left out, a word that mixes two kinds has two of them
     # side by side: substring searches in C, not a step of Python per word.
@@ -261,6 +264,8 @@ def acrostic_lines(text: str) -> str | None:
     of bytes: with all but letters, digits and line breaks left out, a line's first
     letter or digit is one after a line break (a search per line cost a step of Python
     apiece)."""
+    if text.count("\n") < MIN_ACROSTIC - 1:
+        return None  # a line gives one letter at most
     if text.isascii():
         chars = np.frombuffer(text.encode("ascii"), np.uint8)
         chars = chars[_LETTERS_OR_BREAKS[chars]]
