@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from palaestra.rules.judge import bytes as judge_bytes
@@ -491,3 +491,22 @@ def test_the_words_that_look_encoded_are_the_runs_holding_a_sign(
     readable = judge_words._may_read(codes, starts, lengths) if signed else np.zeros(0, bool)
     expected = [text[a:b] for (a, b), ok in zip(signed, readable, strict=True) if ok]
     assert judge_words._signed_words(text) == expected
+
+
+_ASCII85_PARTS = st.sampled_from(
+    ["<~", "~>", "<", "~", ">", " ", "\n", "v", "é", "a", "<~a~>", "!" * 10, "Q" * 40, "<~<~"]
+    + ["u" * n for n in range(7, 11)]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_ASCII85_PARTS, max_size=60), st.integers(0, 2))
+@example(["<~a~>", "u" * 8, "<~a~>"], 0)  # a run of nine and the ``<``: no run of ten
+@example(["<~a~>", "u" * 9, "<~a~>"], 0)  # a run of ten takes the ``<``
+def test_ascii85_tokens_are_what_the_pattern_finds(parts: list[str], filler: int) -> None:
+    """Marked tokens found where the pattern tries them (not where a run of ten takes the
+    ``<``, nor inside an earlier token), and runs between them, in a short text and in a
+    long one (whose runs are found as arrays)."""
+    text = "".join(parts)
+    text += ("", "x" * 3000, " " * 3000)[filler] + text
+    assert dec.ascii85_tokens(text) == dec._B85_TOKEN.findall(text)
