@@ -19,13 +19,9 @@ from palaestra.rules.judge import decoders as dec
 from palaestra.rules.judge import digits
 from palaestra.rules.judge import groups as judge_groups
 from palaestra.rules.judge import words as judge_words
-from palaestra.rules.judge.runs import ClassRuns, printable_runs
-from palaestra.rules.judge.tokens import (
-    MANY_TOKENS,
-    decoded_many,
-    unicode_candidates,
-    unicode_pieces,
-)
+from palaestra.rules.judge.runs import ClassRuns, printable_runs, true_runs
+from palaestra.rules.judge.tokens import MANY_TOKENS, decoded_many
+from palaestra.rules.judge.unicode import unicode_candidates, unicode_pieces
 
 #: Each decoding's tokens as its view finds them: how it drops, its block, its decoder of
 #: many pieces and its sign.
@@ -510,3 +506,13 @@ def test_ascii85_tokens_are_what_the_pattern_finds(parts: list[str], filler: int
     text = "".join(parts)
     text += ("", "x" * 3000, " " * 3000)[filler] + text
     assert dec.ascii85_tokens(text) == dec._B85_TOKEN.findall(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.booleans(), max_size=80))
+def test_true_runs_are_where_each_run_of_true_places_starts_and_ends(flags: list[bool]) -> None:
+    mask = np.array(flags, bool)
+    starts, ends = true_runs(mask)
+    written = "".join("1" if flag else "0" for flag in flags)
+    spans = [found.span() for found in re.finditer("1+", written)]
+    assert list(zip(starts.tolist(), ends.tolist(), strict=True)) == spans

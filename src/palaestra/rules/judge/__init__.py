@@ -3,9 +3,9 @@
 - ``verdict``: the judge itself, a reply's findings and the verdict;
 - ``chains``: the chains of views a reply is read through, and the reading budget;
 - ``views``: the canonical views and the ciphers; their families ``decoders`` (with
-  ``digits`` and ``groups``, ``tokens`` and ``runs``, ``words``, ``bytes``, ``alphabets``,
-  ``ciphered`` and its ``cipher_tables``), ``escapes``, ``spelled``, ``letters``,
-  ``skeleton``, ``translate``, ``hidden``, ``joined``, ``hints``, ``classes``;
+  ``digits`` and ``groups``, ``tokens`` and ``runs``, ``words``, ``bytes`` and ``unicode``,
+  ``alphabets``, ``ciphered`` and its ``cipher_tables``), ``escapes``, ``spelled``,
+  ``letters``, ``skeleton``, ``translate``, ``hidden``, ``joined``, ``hints``, ``classes``;
 - ``match``: how a secret is found in one view: folding, tokens, the window; ``folding``:
   a view folded for comparison, and the lines of a view that show a finding;
 - ``task_bank``: the user tasks a defender must still answer; ``answers``: whether it did.

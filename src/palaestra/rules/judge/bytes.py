@@ -21,7 +21,7 @@ from typing import Final
 from palaestra.rules.judge.alphabets import base2048, ecoji, uuencode
 from palaestra.rules.judge.classes import CHAR_CLASSES, holds, long_words
 from palaestra.rules.judge.runs import ClassRuns
-from palaestra.rules.judge.tokens import unicode_pieces
+from palaestra.rules.judge.unicode import unicode_pieces
 from palaestra.rules.judge.words import URLSAFE, b64_bytes, words_decoded
 
 __all__ = ["VIEWS", "base64_unicode", "hex_unicode"]

@@ -75,10 +75,17 @@ class ClassRuns:
 
 def true_runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Where each run of true places of ``mask`` starts, and where it ends (the place after
-    its last): where the mask, read as 0 and 1 with a 0 before and after it, steps up and
-    down."""
-    edges = np.diff(mask.astype(np.int8), prepend=np.int8(0), append=np.int8(0))
-    return np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    its last): the places where the mask changes, which alternate between the two (a run
+    at either end of the mask starts or ends there too). One comparison and one search
+    over the mask, where its steps up and down were two searches of a copy with a 0 before
+    and after it, a copy of that and a difference (0.6 to 0.26 ms at 256 KiB)."""
+    edges = np.flatnonzero(mask[1:] != mask[:-1])
+    edges += 1
+    if len(mask) and mask[0]:
+        edges = np.concatenate(([0], edges))
+    if len(mask) and mask[-1]:
+        edges = np.append(edges, len(mask))
+    return edges[0::2].copy(), edges[1::2].copy()  # apart: searches want them contiguous
 
 
 #: Past this many bytes, the runs are found with numpy: a pattern tried at every byte of

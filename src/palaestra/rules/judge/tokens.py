@@ -14,16 +14,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Final
 
 import numpy as np
 
 from palaestra.rules.judge.classes import CHAR_CLASSES
-from palaestra.rules.judge.digits import GROUPS, b64_many
+from palaestra.rules.judge.digits import GROUPS
 from palaestra.rules.judge.groups import groups_spans
-from palaestra.rules.judge.words import URLSAFE
 
-__all__ = ["MANY_TOKENS", "Spec", "decoded_many", "unicode_candidates", "unicode_pieces"]
+__all__ = ["MANY_TOKENS", "Spec", "decoded_many"]
 
 #: From this many tokens on, they are cut at once: below it, numpy's fixed costs weigh more.
 MANY_TOKENS: Final = 32
@@ -84,47 +84,48 @@ def _token_at(starts: np.ndarray, size: int) -> np.ndarray:
     return token
 
 
-def _base85_signed(classes: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """``judge_decoders._base85_word`` of each token: mixed cases with a mark or a digit, or
-    two marks and a capital or a digit."""
-    if len(classes) < 1 << _FIELD:
-        # The marks, digits and capitals of each token counted in one sum, a field each.
-        counts = np.add.reduceat(_COUNTED[classes], starts)
-        marks, digits = counts & _FIELD_MASK, counts >> _FIELD & _FIELD_MASK
-        capitals = counts >> 2 * _FIELD
-    else:
-        marks = _per_token(classes == ord("p"), starts)
-        digits = _per_token(classes == ord("d"), starts)
-        capitals = _per_token(classes == ord("u"), starts)
-    # A lower-case letter before a capital of the same token: the token of each such pair.
-    pairs = np.flatnonzero((classes[:-1] == ord("l")) & (classes[1:] == ord("u")))
-    token = _token_at(starts, len(classes))
-    mixed = np.zeros(len(starts), bool)
-    mixed[token[pairs][token[pairs] == token[pairs + 1]]] = True
-    marked = (marks > 0) | (digits > 0)
-    return (mixed & marked) | ((marks >= 2) & ((capitals > 0) | (digits > 0)))
+def _base85_signed(encoded: bytes, starts: np.ndarray) -> np.ndarray:
+    """``judge_decoders._base85_word`` of each token (``starts`` of ``encoded``, none
+    empty): mixed cases with a mark or a digit, or two marks and a capital or a digit.
+    Each character's class as a bit, the classes a token holds or-ed over it, its marks
+    counted, and its pairs of a small letter before a capital: a few passes over bytes
+    (the counts in one sum of 64-bit fields made an array eight times the text)."""
+    kinds = np.frombuffer(encoded.translate(_CLASS_BITS), np.uint8)
+    held = np.bitwise_or.reduceat(kinds, starts)
+    marks = np.add.reduceat(kinds & _MARK, starts, dtype=np.int32)
+    # A small letter before a capital, both in one token: a pair that starts at a token's
+    # last character is none. (A token of one character, last, has none: its start is
+    # read as the last pair's, which is none.)
+    pairs = kinds[:-1] == _SMALL
+    pairs &= kinds[1:] == _CAPITAL
+    pairs[starts[1:] - 1] = False
+    mixed = np.logical_or.reduceat(pairs, np.minimum(starts, len(pairs) - 1))
+    marked = (held & (_MARK | _DIGIT)) != 0
+    capital_or_digit = (held & (_CAPITAL | _DIGIT)) != 0
+    signed: np.ndarray = (mixed & marked) | ((marks >= 2) & capital_or_digit)
+    return signed
 
 
-#: The bits of each count in the sum of :func:`_base85_signed` (for tokens of a text
-#: shorter than ``2 ** _FIELD``), and what each class adds to it.
-_FIELD: Final = 21
-_FIELD_MASK: Final = (1 << _FIELD) - 1
-_COUNTED: Final = np.zeros(256, np.int64)
-_COUNTED[[ord("p"), ord("d"), ord("u")]] = [1, 1 << _FIELD, 1 << 2 * _FIELD]
+#: Each class of :data:`CHAR_CLASSES` as a bit, for :func:`_base85_signed` (spaces none).
+_MARK, _DIGIT, _CAPITAL, _SMALL = 1, 2, 4, 8
+_CLASS_BITS: Final = bytes(
+    {ord("p"): _MARK, ord("d"): _DIGIT, ord("u"): _CAPITAL, ord("l"): _SMALL}.get(c, 0)
+    for c in CHAR_CLASSES
+)
 
 
 def _short_tails(
-    chars: np.ndarray, starts: np.ndarray, lengths: np.ndarray, block: int
+    chars: np.ndarray, starts: np.ndarray, lengths: np.ndarray, block: int, spaced: bool
 ) -> np.ndarray:
     """Where each token's short last word begins (the space before it), -1 for a token
     without one: as ``judge_decoders._pieces`` finds it in a token without controls, a
     word of fewer than ``block`` characters, then spaces to the end, the space before it
     among the last ``2 * block`` characters."""
     tails = np.full(len(starts), -1, np.int64)
+    if not spaced:
+        return tails  # random base 85 or 64 has no space (``spaced``): no sum over it
     ends = starts + lengths
     spaces = chars == 0x20
-    if not spaces.any():
-        return tails  # random base 85 or 64 has none: no sum over it
     # Only a token with a space among its last 2 * block characters may have one.
     near = np.maximum(ends - 2 * block, starts)
     before = np.concatenate(([0], np.cumsum(spaces, dtype=np.int32)))
@@ -161,25 +162,32 @@ def decoded_many(
     tokens: list[str], spec: Spec, cut_one: Callable[[str], list[str]]
 ) -> bytes | None:
     """The bytes of every token's pieces, in order, as ``spec.decode`` of the pieces
-    ``cut_one`` cuts from each token would give them; ``None`` when there are none."""
+    ``cut_one`` cuts from each token would give them; ``None`` when there are none.
+
+    The temporaries are few and short-lived, and each is made by one pass (a translation
+    of the tokens' bytes where it can): each new page of memory costs the kernel as much
+    as a pass of numpy over it, and this made 10 MB of them on random base 85."""
     table, base, block, size = GROUPS[spec.decode]
     count = len(tokens)
     lengths = np.fromiter(map(len, tokens), np.int64, count)
     if count == 0 or not lengths.all():
         return _one_by_one(tokens, range(count), spec, cut_one)
     joined = "".join(tokens)
-    chars = np.frombuffer(joined.encode("ascii", "replace"), np.uint8)
+    encoded = joined.encode("ascii", "replace")
+    chars = np.frombuffer(encoded, np.uint8)
     starts = np.cumsum(lengths) - lengths
     # What the one-by-one cut does to a token of ASCII without controls: drop its
     # separators, test its sign, take it from each offset (and without dashes, and without
-    # a short last word).
-    odd = (chars < 0x20) | (chars >= 0x7F)
-    for byte in spec.apart:
-        odd |= chars == byte
-    quick = (_per_token(odd, starts) == 0) & (lengths >= 2 * block)
+    # a short last word). Each byte's flags: whether it is odd (a control, past ASCII, or
+    # one of the bytes cut apart), whether the cut drops it.
+    flags = np.frombuffer(encoded.translate(_flag_table(spec)), np.uint8)
+    flagged = bool(flags.any())  # random base 64 or 85 has none
+    quick = lengths >= 2 * block
+    if flagged:
+        quick &= _per_token(flags & _ODD, starts) == 0
     tail = None
     if spec.marked:
-        tail = _short_tails(chars, starts, lengths, block)
+        tail = _short_tails(chars, starts, lengths, block, b" " in encoded)
         ends, last = starts + lengths, len(chars) - 1
         opens = (chars[starts] == ord("<")) & (chars[np.minimum(starts + 1, last)] == ord("~"))
         closes = (chars[np.maximum(ends - 2, 0)] == ord("~")) & (chars[ends - 1] == ord(">"))
@@ -195,87 +203,144 @@ def decoded_many(
         # Tokens of words joined across their spaces (prose, source code, JSON): the
         # passes over all of them would cost more than cutting the few one by one.
         return _one_by_one(tokens, range(count), spec, cut_one)
-    kept = np.ones(256, bool)
-    kept[list(spec.deleted)] = False
-    keep = kept[chars]
-    classes = np.frombuffer(bytes(chars).translate(spec.classes), np.uint8)
     if spec.signs is None:
-        signed = _base85_signed(classes, starts)
+        signed = _base85_signed(encoded, starts)
     else:
-        signed = _signed(classes, starts, spec.signs)
+        signed = _signed(
+            np.frombuffer(encoded.translate(spec.classes), np.uint8), starts, spec.signs
+        )
     slow = np.flatnonzero(~quick & (lengths >= 2 * block))
-    if keep.all():  # nothing to drop (random base 64 or 85 has no separator)
-        fast = np.flatnonzero(quick & signed)
-        kept_chars, kept_start, kept_len = chars, starts[fast], lengths[fast]
-        kept_before = np.arange(len(chars) + 1, dtype=np.int32)
-    else:
+    kept = _Kept(chars, flags if flagged else None, starts, lengths, quick & signed, block)
+    fast = kept.tokens
+    # Each token's pieces: from each offset, then without its dashes, then without its
+    # short last word (of the fast tokens, as spans of their kept characters; of the
+    # others, as the one-by-one cut cuts them). Each group's pieces are put in their places
+    # among all of them, token by token.
+    dashes, bare_chars = kept.without_dashes(encoded, spec)
+    some = np.flatnonzero(dashes)
+    bare_len = kept.length[some] - dashes[some]
+    fast_tail = (
+        _short_tails(chars, starts[fast], lengths[fast], block, b" " in encoded)
+        if tail is None
+        else tail[fast]
+    )
+    cut = np.flatnonzero(fast_tail >= 0)
+    cut_start = kept.start[cut]
+    cut_len = kept.before(starts[fast[cut]] + fast_tail[cut]) - cut_start
+    extra = [cut_one(tokens[index]) for index in slow.tolist()]
+    counts = np.zeros(count, np.int64)
+    counts[fast] = block
+    counts[fast[some]] += np.clip(bare_len - 1, 0, block)
+    counts[fast[cut]] += np.clip(cut_len - 1, 0, block)
+    counts[slow] = np.fromiter(map(len, extra), np.int64, len(extra))
+    total = int(counts.sum())
+    if total <= _FEW_PIECES:
+        return _one_by_one(tokens, sorted({*fast.tolist(), *slow.tolist()}), spec, cut_one)
+    first = np.cumsum(counts) - counts  # each token's first piece
+    taken = first[fast]  # the pieces of each fast token placed so far
+    extra_pieces = [piece for pieces in extra for piece in pieces]
+    extra_len = np.fromiter(map(len, extra_pieces), np.int64, len(extra_pieces))
+    sources = (kept.chars, bare_chars, _ascii("".join(extra_pieces)))
+    source = np.concatenate(sources)
+    bare_at, extra_at = len(sources[0]), len(sources[0]) + len(sources[1])
+    at, length = np.empty(total, np.int32), np.empty(total, np.int32)
+    groups = (
+        (np.arange(len(fast)), kept.start, kept.length, np.full(len(fast), block)),
+        (some, bare_at + np.cumsum(bare_len) - bare_len, bare_len, np.clip(bare_len - 1, 0, block)),
+        (cut, cut_start, cut_len, np.clip(cut_len - 1, 0, block)),
+    )
+    for owner, piece_start, piece_len, pieces in groups:
+        which, offset = _offsets(pieces)
+        places = taken[owner][which] + offset
+        at[places] = piece_start[which] + offset
+        length[places] = piece_len[which] - offset
+        taken[owner] += pieces
+    which, offset = _offsets(counts[slow])
+    places = first[slow][which] + offset
+    at[places] = extra_at + np.cumsum(extra_len) - extra_len
+    length[places] = extra_len
+    digits = np.frombuffer(table, np.uint8)[source]
+    del source, kept, bare_chars
+    return groups_spans(digits, at, length, base, block, size)
+
+
+def _ascii(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("ascii", "replace"), np.uint8)
+
+
+class _Kept:
+    """The characters the cut keeps of the tokens taken at once (``chosen``, with at least
+    two blocks of them kept): all of them, when no byte is dropped (``flags`` is ``None``),
+    else those the cut keeps; where each chosen token's kept characters start, and how
+    many."""
+
+    def __init__(
+        self,
+        chars: np.ndarray,
+        flags: np.ndarray | None,
+        starts: np.ndarray,
+        lengths: np.ndarray,
+        chosen: np.ndarray,
+        block: int,
+    ) -> None:
+        self._flags = flags
+        self._counted: np.ndarray | None = None
+        if flags is None or not (flags & _DROPPED).any():
+            self.tokens = np.flatnonzero(chosen)
+            self.chars, self.start, self.length = chars, starts[self.tokens], lengths[self.tokens]
+            return
+        keep = (flags & _DROPPED) == 0
         # How many characters are kept before each place: each token's count, and where
         # its kept characters start, read off one sum. (Sums of flags in 32 bits, here and
         # below: a reply is far shorter than 2**31, and a sum in 64 bits took three times
         # longer.)
-        kept_before = np.concatenate(([0], np.cumsum(keep, dtype=np.int32)))
-        kept_count = kept_before[starts + lengths] - kept_before[starts]
-        fast = np.flatnonzero(quick & signed & (kept_count >= 2 * block))
-        kept_chars, kept_start, kept_len = chars[keep], kept_before[starts[fast]], kept_count[fast]
-    # The pieces of the fast tokens, as spans of their kept characters.
-    which, offset = _offsets(np.full(len(fast), block))
-    spans = [(kept_chars, kept_start[which] + offset, kept_len[which] - offset)]
-    keys = [fast[which] * _SLOTS + offset]
-    # A token with dashes (or ``_``) left is read again without them.
-    dash = (kept_chars == ord("-")) | (kept_chars == ord("_"))
-    if dash.any():
-        before = np.concatenate(([0], np.cumsum(dash, dtype=np.int32)))
-        dashes = before[kept_start + kept_len] - before[kept_start]
-    else:
-        dashes = np.zeros(len(fast), np.int32)
-    some = np.flatnonzero(dashes)
-    bare_len = kept_len[some] - dashes[some]
-    # Only those tokens' characters are copied without their dashes (a copy of every
-    # token's was decoded from each place, for the few with a dash in random base 85).
-    edges = np.zeros(len(kept_chars) + 1, np.int32)
-    edges[kept_start[some]] += 1
-    edges[kept_start[some] + kept_len[some]] -= 1
-    bare_chars = kept_chars[(np.cumsum(edges[:-1], dtype=np.int32) > 0) & ~dash]
-    bare_start = np.cumsum(bare_len) - bare_len
-    which, offset = _offsets(np.clip(bare_len - 1, 0, block))
-    spans.append((bare_chars, bare_start[which] + offset, bare_len[which] - offset))
-    keys.append(fast[some][which] * _SLOTS + block + offset)
-    # A token with a short last word is read again without it: that word is looked for
-    # in the fast tokens only (in every token for Ascii85's markers, which needed it).
-    fast_tail = (
-        _short_tails(chars, starts[fast], lengths[fast], block) if tail is None else tail[fast]
+        self._counted = np.concatenate(([0], np.cumsum(keep, dtype=np.int32)))
+        kept_count = self._counted[starts + lengths] - self._counted[starts]
+        self.tokens = np.flatnonzero(chosen & (kept_count >= 2 * block))
+        self.chars = chars[keep]
+        self.start, self.length = self._counted[starts[self.tokens]], kept_count[self.tokens]
+
+    def before(self, places: np.ndarray) -> np.ndarray:
+        """How many characters are kept before each of ``places`` (of the tokens' chars)."""
+        return places if self._counted is None else self._counted[places]
+
+    def without_dashes(self, encoded: bytes, spec: Spec) -> tuple[np.ndarray, np.ndarray]:
+        """The dashes (or ``_``) each chosen token keeps, and the kept characters of those
+        with any, without them, one token after another: only those tokens' characters are
+        copied (a copy of every token's was decoded from each place, for the few with a
+        dash in random base 85), found from the places of the dashes (a sum over every
+        character made three arrays as long as the tokens)."""
+        dashes = np.zeros(len(self.tokens), np.int64)
+        if b"-" not in encoded and b"_" not in encoded:
+            return dashes, self.chars[:0]
+        kept_dashes = np.frombuffer(encoded.translate(_dash_table(spec)), np.bool_)
+        places = self.before(np.flatnonzero(kept_dashes))
+        owner = np.searchsorted(self.start, places, "right") - 1
+        inside = owner >= 0
+        inside[inside] = places[inside] < (self.start + self.length)[owner[inside]]
+        dashes += np.bincount(owner[inside], minlength=len(self.tokens))
+        some = np.flatnonzero(dashes)
+        which, offset = _offsets(self.length[some])
+        chars = self.chars[self.start[some][which] + offset]
+        return dashes, chars[(chars != ord("-")) & (chars != ord("_"))]
+
+
+@cache
+def _dash_table(spec: Spec) -> bytes:
+    """Each byte as 1 if it is a dash (or ``_``) the cut keeps, else 0."""
+    return bytes(b in b"-_" and b not in spec.deleted for b in range(256))
+
+
+#: Each byte's flags in :func:`decoded_many`: odd, dropped by the cut.
+_ODD, _DROPPED = 1, 2
+
+
+@cache
+def _flag_table(spec: Spec) -> bytes:
+    odd = {*range(0x20), *range(0x7F, 0x100), *spec.apart}
+    return bytes(
+        (_ODD if b in odd else 0) | (_DROPPED if b in spec.deleted else 0) for b in range(256)
     )
-    cut = np.flatnonzero(fast_tail >= 0)
-    cut_start = kept_start[cut]
-    cut_len = kept_before[starts[fast[cut]] + fast_tail[cut]] - cut_start
-    which, offset = _offsets(np.clip(cut_len - 1, 0, block))
-    # Spans of the same characters as the first pieces': one copy of them is read.
-    spans[0] = (
-        kept_chars,
-        np.concatenate((spans[0][1], cut_start[which] + offset)),
-        np.concatenate((spans[0][2], cut_len[which] - offset)),
-    )
-    keys[0] = np.concatenate((keys[0], fast[cut][which] * _SLOTS + 2 * block + offset))
-    extra: list[str] = []
-    extra_keys: list[int] = []
-    for index in slow.tolist():
-        pieces = cut_one(tokens[index])
-        extra += pieces
-        extra_keys += range(index * _SLOTS, index * _SLOTS + len(pieces))
-    if sum(len(k) for k in keys) + len(extra) <= _FEW_PIECES:
-        return _one_by_one(tokens, sorted({*fast.tolist(), *slow.tolist()}), spec, cut_one)
-    if extra:
-        lengths = np.fromiter(map(len, extra), np.int64, len(extra))
-        source = np.frombuffer("".join(extra).encode("ascii", "replace"), np.uint8)
-        spans.append((source, np.cumsum(lengths) - lengths, lengths))
-        keys.append(np.array(extra_keys, np.int64))
-    base_at = np.cumsum([0] + [len(source) for source, _, _ in spans[:-1]])
-    source = np.concatenate([source for source, _, _ in spans])
-    at = np.concatenate([first + span[1] for first, span in zip(base_at, spans, strict=True)])
-    length = np.concatenate([span[2] for span in spans])
-    order = np.argsort(np.concatenate(keys), kind="stable")
-    digits = np.frombuffer(table, np.uint8)[source]
-    return groups_spans(digits, at[order], length[order], base, block, size)
 
 
 def _one_by_one(
@@ -283,90 +348,3 @@ def _one_by_one(
 ) -> bytes | None:
     pieces = [piece for index in which for piece in cut_one(tokens[index])]
     return spec.decode(pieces) if pieces else None
-
-
-#: The lead bytes of UTF-8 that may start a character ``judge_bytes`` reads as text
-#: outside ASCII: U+0080 to U+027F, U+0340 to U+04FF, U+F000 to U+FFFF, U+10000 to U+3FFFF.
-_READABLE_LEADS: Final = np.zeros(256, bool)
-_READABLE_LEADS[[*range(0xC2, 0xCA), *range(0xCD, 0xD4), 0xEF, 0xF0]] = True
-
-
-def unicode_candidates(pieces: list[str]) -> list[bool]:
-    """Whether base 64 of each piece (its alphabet only, ``-`` and ``_`` read as ``+`` and
-    ``/``) may read as text outside ASCII (``judge_bytes._unicode_readings``): a byte of
-    0x80 or more with under one byte in eight that UTF-8 must replace (a continuation byte
-    after an ASCII one, a lead byte with none after it, or a byte UTF-8 never holds: each
-    reads as one U+FFFD), a quarter of zero bytes (UTF-16, UTF-32), or a byte order mark
-    where that reading looks for one. All pieces at once: a call per piece cost 50 ms on
-    random base 85. (A byte of 0xFE or 0xFF anywhere among the first eight, where only a
-    mark counts, let one piece of random base 85 in fourteen through, and a lone lead byte
-    was not counted: 1,063 of its 7,743 pieces were read, now 126, to readings that found
-    nothing.)"""
-    lengths = np.fromiter(map(len, pieces), np.int64, len(pieces))
-    chars = np.frombuffer("".join(pieces).encode("ascii", "replace"), np.uint8)
-    return _candidates(chars, np.cumsum(lengths) - lengths, lengths).tolist()  # type: ignore[no-any-return]
-
-
-def unicode_pieces(tokens: list[str], signs: tuple[bytes, ...]) -> list[str]:
-    """The pieces of base 64 tokens (of its alphabet, URL-safe or not) that
-    ``judge_bytes.base64_unicode`` decodes: each token holding one of ``signs`` in its
-    classes, whole when its length is a multiple of four, else from each of its first four
-    offsets, the URL-safe digits read as the standard ones; only those
-    :func:`unicode_candidates` lets through. Every token at once: a step of Python per
-    token cost 4 ms on the thousands of random base 85."""
-    if not tokens:
-        return []
-    lengths = np.fromiter(map(len, tokens), np.int64, len(tokens))
-    joined = "".join(tokens).translate(URLSAFE)
-    chars = np.frombuffer(joined.encode("ascii", "replace"), np.uint8)
-    starts = np.cumsum(lengths) - lengths
-    classes = np.frombuffer(joined.encode("ascii", "replace").translate(CHAR_CLASSES), np.uint8)
-    signed = np.flatnonzero(_signed(classes, starts, signs))
-    if not len(signed):
-        return []
-    which, offset = _offsets(np.where(lengths[signed] % 4 == 0, 1, 4))
-    begins = starts[signed][which] + offset
-    sizes = lengths[signed][which] - offset
-    kept = np.flatnonzero(_candidates(chars, begins, sizes))
-    bounds = zip(begins[kept].tolist(), (begins + sizes)[kept].tolist(), strict=True)
-    return [joined[begin:end] for begin, end in bounds]
-
-
-def _candidates(chars: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """:func:`unicode_candidates` of the pieces that are spans of ``chars``."""
-    table, base, block, size = GROUPS[b64_many]
-    pieces = len(lengths)
-    count = lengths * 6 // 8  # the bytes of each piece
-    groups = (lengths + (block - 1)) // block
-    first = (np.cumsum(groups + 1) - (groups + 1)) * size
-    digits = np.frombuffer(table, np.uint8)[chars]
-    raw = np.frombuffer(groups_spans(digits, starts, lengths, base, block, size), np.uint8)
-    at = np.cumsum(count) - count
-    relative = np.arange(int(count.sum())) - np.repeat(at, count)
-    data = raw[np.repeat(first, count) + relative]
-    begins = relative == 0
-    ascii_before = np.concatenate(([True], data[:-1] < 0x80)) | begins
-    after = np.append(data[1:], 0)[: len(data)]  # the next byte, 0 past the last
-    # Whether the next byte is a continuation byte of the same piece.
-    continued = ((after & 0xC0) == 0x80) & ~np.append(begins[1:], True)[: len(data)]
-    continuation = (data & 0xC0) == 0x80
-    replaced = (continuation & ascii_before) | (data >= 0xF5) | (data == 0xC0) | (data == 0xC1)
-    replaced |= (data >= 0xC2) & (data < 0xF5) & ~continued  # a lead byte left alone
-    # A byte order mark: FF FE or FE FF first, or 00 00 FE FF within the first eight bytes.
-    marks = begins & (((data == 0xFF) & (after == 0xFE)) | ((data == 0xFE) & (after == 0xFF)))
-    utf32 = (data[:-3] == 0) & (data[1:-2] == 0) & (data[2:-1] == 0xFE) & (data[3:] == 0xFF)
-    marks[: len(utf32)] |= utf32 & (relative[:-3] <= 4) & (relative[3:] == relative[:-3] + 3)
-    some = np.flatnonzero(count)
-
-    def per_piece(mask: np.ndarray) -> np.ndarray:
-        sums = np.zeros(pieces, np.int64)
-        if len(some):
-            sums[some] = np.add.reduceat(mask, at[some], dtype=np.int64)
-        return sums
-
-    # A readable character outside ASCII in UTF-8 (U+00A0 to U+04FF, full-width forms,
-    # mathematical letters) is a lead byte of these and a continuation byte after it.
-    high = per_piece(_READABLE_LEADS[data] & continued) > 0
-    candidate = (high & (8 * per_piece(replaced) < count)) | (4 * per_piece(data == 0) >= count)
-    candidate |= per_piece(marks) > 0
-    return candidate & (count > 0)
