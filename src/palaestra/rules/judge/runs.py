@@ -75,17 +75,23 @@ class ClassRuns:
 
 def true_runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Where each run of true places of ``mask`` starts, and where it ends (the place after
-    its last): the places where the mask changes, which alternate between the two (a run
-    at either end of the mask starts or ends there too). One comparison and one search
-    over the mask, where its steps up and down were two searches of a copy with a 0 before
-    and after it, a copy of that and a difference (0.6 to 0.26 ms at 256 KiB)."""
-    edges = np.flatnonzero(mask[1:] != mask[:-1])
-    edges += 1
-    if len(mask) and mask[0]:
-        edges = np.concatenate(([0], edges))
-    if len(mask) and mask[-1]:
-        edges = np.append(edges, len(mask))
-    return edges[0::2].copy(), edges[1::2].copy()  # apart: searches want them contiguous
+    its last): the places where the mask changes, which alternate between the two, and a
+    run at either end of the mask starts or ends there. One comparison and one search over
+    the mask, where its steps up and down were two searches of a copy with a 0 before and
+    after it, a copy of that and a difference (0.6 to 0.26 ms at 256 KiB)."""
+    changes = np.flatnonzero(mask[1:] != mask[:-1])
+    changes += 1
+    first = bool(len(mask) and mask[0])  # a run starts at 0: the first change ends it
+    last = bool(len(mask) and mask[-1])  # a run ends at the end
+    count = (len(changes) + first + last) // 2
+    starts, ends = np.empty(count, changes.dtype), np.empty(count, changes.dtype)
+    starts[first:] = changes[first::2]
+    ends[: count - last] = changes[1 - first :: 2]
+    if first:
+        starts[0] = 0
+    if last:
+        ends[-1] = len(mask)
+    return starts, ends
 
 
 #: Past this many bytes, the runs are found with numpy: a pattern tried at every byte of
