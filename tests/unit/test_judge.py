@@ -661,6 +661,21 @@ def test_the_parts_found_in_a_long_view_in_two_steps_are_those_found_in_one(
     )
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    patterns=st.frozensets(st.binary(min_size=1, max_size=4), min_size=1, max_size=6),
+    text=st.binary(max_size=60),
+)
+def test_an_automaton_finds_its_patterns_and_only_them(
+    patterns: frozenset[bytes], text: bytes
+) -> None:
+    """What an automaton adds to keep it from a prefilter is never one of its patterns,
+    even in a text that holds it (the judge's texts are ASCII, and hold none)."""
+    ordered = tuple(sorted(patterns))
+    found = judge_present.all_present(judge_present.automaton(ordered), ordered, text)
+    assert found == {pattern for pattern in ordered if pattern in text}
+
+
 def test_a_pattern_longer_than_the_first_step_is_found_in_the_rest() -> None:
     long = b"q" * (judge_present.FIRST_CHARS + 904)
     text = b"\x00" * 100 + long + b"\x00" * (2 * judge_present.FIRST_CHARS)
