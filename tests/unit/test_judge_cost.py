@@ -222,6 +222,24 @@ def test_the_base85_decodings_of_many_pieces_at_once_read_as_one_at_a_time(
         assert printable_runs(decode(rfc, _RFC1924_DIGITS, 85, 5, 4)) == expected
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    raw=st.binary(min_size=8, max_size=80),
+    noise=st.text(_A85, min_size=2, max_size=40),
+    after=st.lists(st.integers(0, 6), max_size=6),
+)
+def test_a_token_from_each_offset_decodes_as_each_piece_alone(
+    raw: bytes, noise: str, after: list[int]
+) -> None:
+    """A few pieces that are one token from several offsets (their digits read once) show
+    what each piece decoded alone shows, among pieces of other tokens."""
+    token = base64.a85encode(raw).decode() + noise
+    pieces = [token[k:] for k in after] + [noise, *(token[k:] for k in range(5))]
+    pieces = [piece for piece in pieces if len(piece) >= 2]
+    expected = printable_runs(_each(_a85)(pieces))
+    assert printable_runs(judge_groups.groups_few(pieces, _A85_DIGITS, 85, 5, 4)) == expected
+
+
 _B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"
 
 

@@ -306,8 +306,15 @@ def groups_few(pieces: list[str], digits: bytes, base: int, block: int, size: in
     offset."""
     bits = base.bit_length() - 1
     out: list[bytes] = []
+    token, token_digits = "", np.zeros(0, np.uint8)
     for piece in pieces:
-        values = np.frombuffer(piece.encode("ascii", "replace").translate(digits), np.uint8)
+        if len(piece) < len(token) and token.endswith(piece):
+            # The same token from a later offset: its digits are read already (a token's
+            # every offset read again cost more than its one decoding).
+            values = token_digits[len(token) - len(piece) :]
+        else:
+            values = np.frombuffer(piece.encode("ascii", "replace").translate(digits), np.uint8)
+            token, token_digits = piece, values
         if base == 85 and len(values) % block == 1:
             values = values[:-1]  # a last character alone is no byte
         if 255 in values:
