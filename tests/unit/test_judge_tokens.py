@@ -516,3 +516,58 @@ def test_true_runs_are_where_each_run_of_true_places_starts_and_ends(flags: list
     written = "".join("1" if flag else "0" for flag in flags)
     spans = [found.span() for found in re.finditer("1+", written)]
     assert list(zip(starts.tolist(), ends.tolist(), strict=True)) == spans
+
+
+def _may_read_one(word: str) -> bool:
+    """``judge_words._may_read`` of one word, a step of Python per test: its first six
+    characters may start a reading, and the whole word may be one."""
+    w = judge_words
+    values = [int(w._B64_VALUES[ord(c)]) for c in word]
+
+    def b64_bytes_printable(count: int) -> bool:
+        made = [
+            (values[r] << (2 + 2 * (r % 4))) & 0xFF | values[r + 1] >> max(4 - 2 * (r % 4), 0)
+            for r in range(count)
+            if r % 4 < 3
+        ]
+        return all(0x20 <= byte <= 0x7E for byte in made)
+
+    def one_case(chars: str) -> bool:
+        return not (any("A" <= c <= "Z" for c in chars) and any("a" <= c <= "z" for c in chars))
+
+    start = word[: w._START]
+    if len(word) >= w._START and not (
+        "=" in start
+        or (all(c in w._HEX_CHARS for c in start) and one_case(start))
+        or (all(c in w._B32_CHARS for c in start) and one_case(start))
+        or b64_bytes_printable(3)
+    ):
+        return False
+    bare = len(word.rstrip("="))
+    hex_ = all(c in w._HEX_CHARS for c in word) and one_case(word) and len(word) >= 8
+    b32 = all(c in w._B32_CHARS for c in word) and one_case(word)
+    if "=" in word[:bare]:
+        codes = np.array([ord(c) for c in word], np.uint8)
+        b64 = bool(
+            w._first_bytes_printable(
+                w._B64_VALUES[codes], codes == ord("="), np.array([0]), np.array([len(word)])
+            )[0]
+        )
+    else:
+        b64 = b64_bytes_printable(max(bare - 1, 0)) and bare % 4 != 1 and bare * 6 // 8 >= 4
+    return (hex_ and len(word) % 2 == 0) or (b32 and (bare >= 8 or 2 <= bare < len(word))) or b64
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text("aZq09+/=-_QUIL4821xyB7f", min_size=1, max_size=40), max_size=30))
+def test_the_words_that_may_read_are_those_each_test_alone_lets_through(
+    words: list[str],
+) -> None:
+    """Each word's tests, its kinds or-ed over it (and over its first characters, a row per
+    place), let through what they let through a word at a time."""
+    text = " ".join(words)
+    codes = np.frombuffer(text.encode("ascii"), np.uint8)
+    lengths = np.array([len(word) for word in words], np.int64)
+    starts = np.cumsum(lengths + 1) - lengths - 1
+    readable = judge_words._may_read(codes, starts, lengths) if words else np.zeros(0, bool)
+    assert readable.tolist() == [_may_read_one(word) for word in words]

@@ -139,10 +139,11 @@ def _signed_words(text: str) -> list[str]:
         return []
     inside = np.frombuffer(classes, np.uint8) != 32
     starts, ends = true_runs(inside)
-    # The runs that hold a sign, in order: a sign lies inside its run, so a sum from each
-    # run's start to the next one's counts that run's signs alone (each sign's run looked
-    # up cost 1.8 ms on the hundred thousand signs of random base 85).
-    which = np.add.reduceat(signed, starts, dtype=np.int32) > 0 if len(starts) else starts
+    # The runs that hold a sign, in order: a sign lies inside its run, so the signs up to
+    # its end less those before its start are its own (each sign's run looked up cost 1.8
+    # ms on the hundred thousand signs of random base 85, a sum per run 1 ms).
+    counted = np.cumsum(signed, dtype=np.int32)  # the signs up to each place, it included
+    which = counted[ends - 1] - counted[starts] + signed[starts] > 0
     starts, ends = starts[which], ends[which]
     length = ends - starts
     keep = (length >= _WORD_MIN) & (length <= _WORD_MAX)
@@ -192,13 +193,16 @@ def _may_start(codes: np.ndarray, starts: np.ndarray) -> np.ndarray:
     :func:`_may_read_all`: hex and base 32 are of their characters throughout, in one
     case; base 64 without a padding mark there reads its first three bytes from the
     first four characters (a reading needs four bytes, so six characters), and they are
-    printable; a word with a padding mark there is kept (its reading skips the mark)."""
-    first = codes[starts[:, None] + np.arange(_START)]
-    padded = (first == ord("=")).any(axis=1)
-    one_case = ~(_IS_UPPER[first].any(axis=1) & _IS_LOWER[first].any(axis=1))
-    hex_ = _IS_HEX[first].all(axis=1) & one_case
-    b32 = _IS_B32[first].all(axis=1) & one_case
-    v = _B64_VALUES[first[:, :4]].astype(np.uint16).T
+    printable; a word with a padding mark there is kept (its reading skips the mark).
+    Each character's kinds are bits, or-ed over the six; the characters of one place in
+    all words are a row (a row per word made each step a reduction along it)."""
+    first = codes[np.arange(_START)[:, None] + starts]
+    held = np.bitwise_or.reduce(_KINDS[first], axis=0)
+    padded = (held & _PADDING) != 0
+    one_case = (held & _BOTH_CASES) != _BOTH_CASES
+    hex_ = ((held & _NOT_HEX) == 0) & one_case
+    b32 = ((held & _NOT_B32) == 0) & one_case
+    v = _B64_VALUES[first[:4]].astype(np.uint16)
     made = (
         (v[0] << 2 | v[1] >> 4) & 0xFF,
         (v[1] << 4 | v[2] >> 2) & 0xFF,
@@ -216,24 +220,18 @@ def _may_read_all(codes: np.ndarray, starts: np.ndarray, length: np.ndarray) -> 
     in :func:`_word_reading`: eight or more hex digits of one case, base 32 of one case,
     or base 64 whose every byte is printable (with a padding mark inside the word, whose
     first four bytes are); all words at once, where a call per word of random base 85 cost
-    80 ms (and a call per word that base 64 reads as control bytes, 20 ms)."""
+    80 ms (and a call per word that base 64 reads as control bytes, 20 ms). What each
+    word holds is one or-ed sum of bits per character (a sum per test was five)."""
     if not len(starts):
         return np.zeros(0, bool)
     first = np.cumsum(length) - length
     relative = np.arange(int(length.sum())) - np.repeat(first, length)
     chars = codes[np.repeat(starts, length) + relative]
-
-    def none(mask: np.ndarray) -> np.ndarray:
-        return np.add.reduceat(mask, first) == 0  # type: ignore[no-any-return]
-
     # The word without its padding at the end (``word.rstrip("=")``): ``bare`` long.
     padding = chars == ord("=")
     bare = np.maximum.reduceat(np.where(padding, -1, relative), first) + 1
-    inside = relative < np.repeat(bare, length)
-    padded_inside = ~none(padding & inside)
-    one_case = none(_IS_UPPER[chars]) | none(_IS_LOWER[chars])
-    hex_ = none(~_IS_HEX[chars]) & one_case & (length >= 8) & (length % 2 == 0)
-    b32 = none(~_IS_B32[chars]) & one_case & ((bare >= 8) | ((bare >= 2) & (bare < length)))
+    kinds = _KINDS[chars]
+    kinds[padding & (relative < np.repeat(bare, length))] |= _PADDED_INSIDE
     # Base 64 as a2b_base64 reads the bare word: each of the first three places of a block
     # of four makes a byte of its bits and the next character's (when the word has one).
     values = _B64_VALUES[chars]
@@ -242,14 +240,34 @@ def _may_read_all(codes: np.ndarray, starts: np.ndarray, length: np.ndarray) -> 
     following = np.append(values[1:], 0)
     byte = values.astype(np.uint16) << (2 + 2 * place) & 0xFF
     byte |= following >> np.maximum(4 - 2 * place, 0)
-    printable = (byte >= 0x20) & (byte <= 0x7E)
-    b64 = none(makes & ~printable) & (bare % 4 != 1) & (bare * 6 // 8 >= _MIN_WORD)
+    kinds[makes & ((byte < 0x20) | (byte > 0x7E))] |= _UNPRINTABLE
+    held = np.bitwise_or.reduceat(kinds, first)
+    padded_inside = (held & _PADDED_INSIDE) != 0
+    one_case = (held & _BOTH_CASES) != _BOTH_CASES
+    hex_ = ((held & _NOT_HEX) == 0) & one_case & (length >= 8) & (length % 2 == 0)
+    b32 = ((held & _NOT_B32) == 0) & one_case & ((bare >= 8) | ((bare >= 2) & (bare < length)))
+    b64 = ((held & _UNPRINTABLE) == 0) & (bare % 4 != 1) & (bare * 6 // 8 >= _MIN_WORD)
     b64 &= ~padded_inside
     some = np.flatnonzero(padded_inside)
     if len(some):
         b64[some] = _first_bytes_printable(values, padding, first[some], length[some])
     readable: np.ndarray = hex_ | b32 | b64
     return readable
+
+
+#: Each byte's kinds for :func:`_may_start` and :func:`_may_read_all`, as bits; two more
+#: bits are a word's own (a padding mark inside it, a byte of base 64 not printable).
+_PADDING, _UPPER, _LOWER, _NOT_HEX, _NOT_B32, _PADDED_INSIDE, _UNPRINTABLE = (
+    1 << bit for bit in range(7)
+)
+_BOTH_CASES: Final = _UPPER | _LOWER
+_KINDS: Final = (
+    (np.arange(256) == ord("=")) * _PADDING
+    | _IS_UPPER * _UPPER
+    | _IS_LOWER * _LOWER
+    | ~_IS_HEX * _NOT_HEX
+    | ~_IS_B32 * _NOT_B32
+).astype(np.uint8)
 
 
 def _first_bytes_printable(
