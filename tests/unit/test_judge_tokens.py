@@ -18,6 +18,7 @@ from palaestra.rules.judge import classes as judge_classes
 from palaestra.rules.judge import decoders as dec
 from palaestra.rules.judge import digits
 from palaestra.rules.judge import groups as judge_groups
+from palaestra.rules.judge import tokens as judge_tokens
 from palaestra.rules.judge import words as judge_words
 from palaestra.rules.judge.runs import ClassRuns, printable_runs, true_runs
 from palaestra.rules.judge.tokens import MANY_TOKENS, decoded_many
@@ -571,3 +572,27 @@ def test_the_words_that_may_read_are_those_each_test_alone_lets_through(
     starts = np.cumsum(lengths + 1) - lengths - 1
     readable = judge_words._may_read(codes, starts, lengths) if words else np.zeros(0, bool)
     assert readable.tolist() == [_may_read_one(word) for word in words]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    tokens=st.lists(st.text("lupds", min_size=1, max_size=14), min_size=1, max_size=20),
+    signs=st.sampled_from(
+        [
+            judge_bytes._B64_SIGNS,
+            dec._SIGNS["base64"],
+            dec._SIGNS["base32"],
+            dec._SIGNS["hex"],
+        ]
+    ),
+)
+def test_a_token_holds_a_sign_when_its_classes_hold_one(
+    tokens: list[str], signs: tuple[bytes, ...]
+) -> None:
+    """The signs found for every place at once, those that run into the next token left
+    out, are each token's own."""
+    classes = np.frombuffer("".join(tokens).encode(), np.uint8)
+    lengths = np.array([len(token) for token in tokens])
+    starts = np.cumsum(lengths) - lengths
+    expected = [any(sign in token.encode() for sign in signs) for token in tokens]
+    assert judge_tokens._signed(classes, starts, signs).tolist() == expected
