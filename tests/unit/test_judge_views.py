@@ -20,7 +20,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from palaestra.rules.judge import cipher_tables, ciphered, letters, present, spelled, views
+from palaestra.rules.judge import cipher_tables, ciphered, letters, present, spelled, tags, views
 from palaestra.rules.judge import decoders as dec
 from palaestra.rules.judge import escapes as esc
 from palaestra.rules.judge.chains import depth2_budget, view_chains
@@ -479,3 +479,54 @@ def test_percent_decoding_with_arrays_reads_as_the_standard_library_does(
 ) -> None:
     text = "".join(parts)
     assert esc.unquoted(text) == urllib.parse.unquote(text, errors="replace")
+
+
+def _morse_by_pattern(text: str) -> str | None:
+    """The Morse view as the pattern alone reads it, on any text (with the view's check of
+    its marks first)."""
+    plain = text
+    for look_alike, mark in spelled._DOTS:
+        plain = plain.replace(look_alike, mark)
+    if not any(marks in plain for marks in (".-", "-.", "...", "---")):
+        return None
+    written, count = spelled._MORSE_RUN.subn(spelled._morse_run, plain)
+    return written if count else None
+
+
+_MORSE_PARTS = st.sampled_from([".", "-", "...", "-.-", " ", "   ", "/", " / ", "|", "x", "·", "—"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_MORSE_PARTS, max_size=40), st.integers(0, 2))
+@example(["-.-", " ", "...", " / ", "-"], 1)  # three letters: two marks before gaps
+@example(["-.-", " ", "...", "x", "-", " ", "-"], 2)  # two apart, in two stretches
+def test_morse_read_where_two_gaps_may_be_is_what_the_pattern_reads(
+    parts: list[str], filler: int
+) -> None:
+    """A long text is searched for Morse only where a stretch of its characters holds two
+    marks before gaps: that reads what the pattern reads everywhere."""
+    text = "".join(parts)
+    text = ("", "x" * 5000, ". x " * 1300)[filler] + text + "y" * (5000 if filler else 0)
+    assert spelled.morse(text) == _morse_by_pattern(text)
+
+
+_TAG_PARTS = st.sampled_from(
+    ["<", ">", "<!--", "-->", "-", "--", "!", "a", "<b>", " ", "?", "/", "é"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_TAG_PARTS, max_size=40))
+def test_tags_found_from_arrays_are_what_the_pattern_removes(parts: list[str]) -> None:
+    """Comments' openings, tags and the arrows that close comments, found from where the
+    ``<`` and ``>`` are: what the pattern removes, reading left to right."""
+    text = "".join(parts)
+    if text.isascii():
+        assert tags._untagged(text) == tags._TAG.sub("", text)
+    long = (text + " x ") * (5000 // (len(text) + 3) + 1)
+    assert views.html_tags(long) == (None if "<" not in long else _sub_or_none(long))
+
+
+def _sub_or_none(text: str) -> str | None:
+    stripped = tags._TAG.sub("", text)
+    return stripped if stripped != text else None

@@ -33,6 +33,7 @@ from palaestra.rules.judge.classes import char_classes, holds, long_words
 from palaestra.rules.judge.hints import literal_join_hint, next_spaced_pair, spaced_hint
 from palaestra.rules.judge.runs import ClassRuns
 from palaestra.rules.judge.skeleton import skeleton
+from palaestra.rules.judge.tags import html_tags
 from palaestra.rules.judge.translate import code_points
 
 __all__ = [
@@ -156,17 +157,6 @@ def _closed_up(text: str) -> str:
 def _close(run: str) -> str:
     """``run`` without its separators."""
     return run.translate(_ASCII_SEPARATORS) if run.isascii() else _SEPARATOR.sub("", run)
-
-
-_TAG: Final = re.compile(r"<!--|-->|<[A-Za-z/!?][^<>]*>")
-
-
-def html_tags(text: str) -> str | None:
-    """Markup tags removed, their contents kept: ``<b>QUI</b>LL`` reads ``QUILL``."""
-    if "<" not in text:
-        return None
-    stripped = _TAG.sub("", text)
-    return stripped if stripped != text else None
 
 
 _ROT47: Final = str.maketrans(
