@@ -110,3 +110,21 @@ def test_a_long_text_holds_the_signs_its_classes_hold(text: str, repeat: int) ->
     assert [classes.holds(long, *two) for two in twos] == [
         two[0] in held or two[1] in held for two in twos
     ]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    parts=st.lists(
+        st.sampled_from(['"', "'", "`", " ", "+", "  + ", "\t", "a", "''", '" "']), max_size=40
+    ),
+    filler=st.sampled_from(["", "x" * 4100, "'a' " * 1100]),
+)
+@example(parts=["'", "'", "'", "'", "'"], filler="x" * 4100)  # a row of joins: every other one
+def test_adjacent_literals_joined_from_arrays_are_what_the_pattern_joins(
+    parts: list[str], filler: str
+) -> None:
+    """A long text of ASCII has its joins of adjacent literals found from arrays, and a row
+    of them, each starting at the one before's closing quote, taken every other one."""
+    text = filler + "".join(parts) + filler
+    removed = hints.literal_joins_removed(judge_views._LITERAL_JOIN)
+    assert removed(text) == judge_views._LITERAL_JOIN.sub("", text)

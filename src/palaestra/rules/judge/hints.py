@@ -19,7 +19,14 @@ from typing import Final
 
 import numpy as np
 
-__all__ = ["later", "literal_join_hint", "next_spaced_pair", "spaced_hint", "spaced_pairs"]
+__all__ = [
+    "later",
+    "literal_join_hint",
+    "literal_joins_removed",
+    "next_spaced_pair",
+    "spaced_hint",
+    "spaced_pairs",
+]
 
 #: Up to this many characters, the pattern is searched: arrays cost more to set up.
 _SHORT: Final = 4096
@@ -102,21 +109,60 @@ def spaced_pairs(text: str) -> np.ndarray | None:
 def _literal_join(text: bytes) -> bool:
     """A quote, then whitespace, maybe a ``+`` and whitespace, then the same quote
     (``_LITERAL_JOIN``)."""
+    return bool(len(_literal_joins(text)[0]))
+
+
+def _literal_joins(text: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Where ``_LITERAL_JOIN`` may match, by the quote it starts at: each such quote, in
+    order, and the place of the same quote that would end it."""
     quotes = np.flatnonzero(_each(text, _QUOTE))
     if not len(quotes):
-        return False
+        return quotes, quotes
     padded = text + b"\0"  # past the end: no space, quote or plus
     chars, space = np.frombuffer(padded, np.uint8), _each(padded, _SPACE)
     after = quotes + 1
     if not (space[after].any() or (chars[after] == ord("+")).any()):
-        return bool((chars[after] == chars[quotes]).any())  # JSON: a quote, then a mark
-    # The first character that is not whitespace at or after each place.
-    places = np.arange(len(padded), dtype=np.int32)
-    places[space] = len(text)
-    following = np.minimum.accumulate(places[::-1])[::-1]
-    first = following[after]
-    then = np.where(chars[first] == ord("+"), following[np.minimum(first + 1, len(text))], first)
-    return bool((chars[then] == chars[quotes]).any())
+        then = after  # JSON: a quote, then a mark
+    else:
+        # The first character that is not whitespace at or after each place. (In 64 bits:
+        # a running minimum of 32-bit numbers took four times longer, 1 ms at 256 KiB.)
+        places = np.arange(len(padded), dtype=np.int64)
+        places[space] = len(text)
+        following = np.minimum.accumulate(places[::-1])[::-1]
+        first = following[after]
+        plus = chars[first] == ord("+")
+        then = np.where(plus, following[np.minimum(first + 1, len(text))], first)
+    joins = chars[then] == chars[quotes]
+    return quotes[joins], then[joins]
+
+
+def literal_joins_removed(pattern: re.Pattern[str]) -> Callable[[str], str]:
+    """``pattern.sub("", text)`` for ``pattern`` the ``separators`` view's join of adjacent
+    literals; in a long text of ASCII, from where it may match: a match holds no quote
+    but its two, so one overlaps another only when it starts at the other's closing
+    quote, and in a row of them so the pattern takes every other one, from the first
+    (it was tried at every quote, thousands in random Ascii85: 1.5 ms)."""
+
+    def removed(text: str) -> str:
+        if len(text) <= _SHORT or not text.isascii():
+            return pattern.sub("", text)
+        starts, closes = _literal_joins(text.encode("ascii"))
+        if not len(starts):
+            return text
+        count = len(starts)
+        goes_on = np.zeros(count, bool)
+        goes_on[1:] = starts[1:] == closes[:-1]
+        first_of_row = np.maximum.accumulate(np.where(goes_on, 0, np.arange(count)))
+        taken = (np.arange(count) - first_of_row) % 2 == 0
+        edges = np.zeros(len(text) + 1, np.int32)
+        edges[starts[taken]] += 1
+        edges[closes[taken] + 1] -= 1
+        kept = np.cumsum(edges[:-1], dtype=np.int32) == 0
+        chars = np.frombuffer(text.encode("ascii"), np.uint8)
+        joined: bytes = chars[kept].tobytes()
+        return joined.decode("ascii")
+
+    return removed
 
 
 def _hint(pattern: re.Pattern[str], arrays: Callable[[bytes], bool]) -> Callable[[str], bool]:
