@@ -484,6 +484,17 @@ def test_literals_tried_where_runs_may_start_are_those_the_pattern_finds(
     assert judge_joined.literals(text) == _literals_by_pattern(text)
 
 
+@settings(max_examples=200, deadline=None)
+@given(pieces=st.lists(_LITERAL_PIECES, max_size=40), filler=st.sampled_from(["x", " ", "é"]))
+def test_literals_of_a_long_text_with_few_joins_are_those_the_pattern_finds(
+    pieces: list[str], filler: str
+) -> None:
+    """A long text has its closing quotes found from arrays at once, however few it holds
+    (none among the filler), in ASCII or not."""
+    text = filler * 2100 + "".join(pieces) + filler * 2100
+    assert judge_joined.literals(text) == _literals_by_pattern(text)
+
+
 @pytest.mark.parametrize(
     ("text", "start"),
     [
