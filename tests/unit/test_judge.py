@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from palaestra.rules.cage.baseline import baseline_move
 from palaestra.rules.cage.material import draw_material
 from palaestra.rules.judge import Rule, judge_reply
+from palaestra.rules.judge import match as judge_match
 from palaestra.rules.judge import present as judge_present
 from palaestra.rules.judge.folding import fold
 from palaestra.rules.judge.task_bank import AnswerKind, UserTask
@@ -674,6 +675,41 @@ def test_an_automaton_finds_its_patterns_and_only_them(
     ordered = tuple(sorted(patterns))
     found = judge_present.all_present(judge_present.automaton(ordered), ordered, text)
     assert found == {pattern for pattern in ordered if pattern in text}
+
+
+_SCANNED = st.sampled_from(
+    [
+        "QUILL",
+        "quill",
+        "4821",
+        "ZEBRA",
+        "Zebra",
+        "llliuq",
+        "dhvyy",
+        " ",
+        "-",
+        ".",
+        "_",
+        "x",
+        "é",
+        "\n",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(_SCANNED, max_size=40), repeat=st.integers(1, 400))
+def test_a_view_scanned_as_it_is_shows_what_its_folding_scanned_shows(
+    parts: list[str], repeat: int
+) -> None:
+    """A view of ASCII is searched in its own bytes, lower-cased and stripped in one step,
+    and folded only for the parts rules: the same needles, by the same rules, in the
+    same places, as a scan of its folding; outside ASCII, its folding is scanned."""
+    text = "".join(parts) * repeat
+    found = judge_match.needles("QUILL-4821-ZEBRA", None, True, 58)
+    found += judge_match.needles("I HAVE BEEN PWNED", None, False, 58)
+    expected = list(judge_match.scan(judge_match.fold_view(text), found))
+    assert list(judge_match.scan_view(text, found)) == expected
 
 
 def test_a_pattern_longer_than_the_first_step_is_found_in_the_rest() -> None:

@@ -21,7 +21,7 @@ from palaestra.rules.judge import groups as judge_groups
 from palaestra.rules.judge import tokens as judge_tokens
 from palaestra.rules.judge import words as judge_words
 from palaestra.rules.judge.runs import ClassRuns, printable_runs, true_runs
-from palaestra.rules.judge.tokens import MANY_TOKENS, decoded_many
+from palaestra.rules.judge.tokens import MANY_TOKENS, Spec, decoded_many
 from palaestra.rules.judge.unicode import unicode_candidates, unicode_pieces
 
 #: Each decoding's tokens as its view finds them: how it drops, its block, its decoder of
@@ -506,7 +506,7 @@ def test_ascii85_tokens_are_what_the_pattern_finds(parts: list[str], filler: int
     long one (whose runs are found as arrays)."""
     text = "".join(parts)
     text += ("", "x" * 3000, " " * 3000)[filler] + text
-    assert dec.ascii85_tokens(text) == dec._B85_TOKEN.findall(text)
+    assert list(dec.ascii85_tokens(text)) == dec._B85_TOKEN.findall(text)
 
 
 @settings(max_examples=300, deadline=None)
@@ -596,3 +596,32 @@ def test_a_token_holds_a_sign_when_its_classes_hold_one(
     starts = np.cumsum(lengths) - lengths
     expected = [any(sign in token.encode() for sign in signs) for token in tokens]
     assert judge_tokens._signed(classes, starts, signs).tolist() == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    runs=st.sampled_from([dec._B64_RUNS, dec._B32_RUNS, dec._A85_RUNS, dec._RFC1924_RUNS]),
+    words=st.lists(
+        st.sampled_from(["QUILL", "a", "0", "-", " ", "~", "é", "x" * 12, "aB3+/9zQ~<"]),
+        max_size=60,
+    ),
+    filler=st.integers(0, 2),
+)
+def test_tokens_read_off_their_text_are_the_runs_joined(
+    runs: ClassRuns, words: list[str], filler: int
+) -> None:
+    """A text's runs kept as bounds are its runs, one by one and joined, short text or
+    long, ASCII or not; and decoded at once they read as the same runs as a list."""
+    text = "".join(words) + ("", "-" * 3000, "é" * 3000)[filler] + "".join(words)
+    tokens = runs.tokens(text)
+    listed = runs.pattern.findall(text)
+    assert list(tokens) == listed
+    assert tokens.joined() == "".join(listed).encode("ascii", "replace")
+    assert tokens.lengths.tolist() == [len(token) for token in listed]
+    for spec in (dec._SPECS[digits.b64_many], dec._SPECS[digits.a85_many]):
+        assert decoded_many(tokens, spec, _cut(spec)) == decoded_many(listed, spec, _cut(spec))
+
+
+def _cut(spec: Spec) -> Callable[[str], list[str]]:
+    drop, block, _, signed = next(cut for cut in _CUTS.values() if dec._SPECS[cut[2]] is spec)
+    return lambda token: dec._pieces(token, drop, block, signed)

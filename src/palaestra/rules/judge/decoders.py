@@ -12,7 +12,7 @@ the runs of printable text in the result: what a reader would see. Pure: no I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
 import numpy as np
@@ -97,7 +97,7 @@ def _base85_token(token: str) -> bool:
 
 
 def _decoded_tokens(
-    tokens: Iterable[str],
+    tokens: Sequence[str],
     drop: re.Pattern[str],
     block: int,
     decode: Callable[[list[str]], bytes],
@@ -117,7 +117,6 @@ def _decoded_tokens(
             known = cut[group] = _pieces(group, drop, block, signed)
         return known
 
-    tokens = list(tokens)
     # More distinct tokens among the first ones than a few are enough to tell: a dict of
     # every token (tens of thousands in random base 85) cost a millisecond a view.
     distinct = dict.fromkeys(tokens[: 2 * _FEW_DISTINCT])
@@ -290,14 +289,14 @@ def base64_text(text: str) -> str | None:
     """Base 64, standard and URL-safe alphabets, padding optional."""
     if not holds(text, *_SIGNS["base64"]):
         return None
-    return _decoded_tokens(_B64_RUNS.findall(text), _NOT_B64, 4, b64_many, _TOKEN_SIGNED["base64"])
+    return _decoded_tokens(_B64_RUNS.tokens(text), _NOT_B64, 4, b64_many, _TOKEN_SIGNED["base64"])
 
 
 def base32(text: str) -> str | None:
     """Base 32 (RFC 4648), either case, padding optional."""
     if not holds(text, *_SIGNS["base32"]):
         return None
-    return _decoded_tokens(_B32_RUNS.findall(text), _NOT_B32, 8, b32_many, _TOKEN_SIGNED["base32"])
+    return _decoded_tokens(_B32_RUNS.tokens(text), _NOT_B32, 8, b32_many, _TOKEN_SIGNED["base32"])
 
 
 def hex_text(text: str) -> str | None:
@@ -343,7 +342,7 @@ def ascii85(text: str) -> str | None:
     return _decoded_tokens(ascii85_tokens(text), _SPACE, 5, a85_many, _base85_token)
 
 
-def ascii85_tokens(text: str) -> list[str]:
+def ascii85_tokens(text: str) -> Sequence[str]:
     """``_B85_TOKEN.findall(text)``: the runs of :data:`_A85_RUN`, found as arrays, but
     where an opening ``<~`` starts a token of its own (the pattern's alternation, tried at
     every character of random base 85, which holds a few ``<~``, cost 4 ms at 256 KiB).
@@ -363,7 +362,9 @@ def ascii85_tokens(text: str) -> list[str]:
             tokens += _A85_RUNS.findall(text[at:start])
             tokens.append(token.group())
             at = token.end()
-    return tokens + _A85_RUNS.findall(text[at:] if at else text)
+    if not tokens:
+        return _A85_RUNS.tokens(text)
+    return tokens + _A85_RUNS.findall(text[at:])
 
 
 _OPENING: Final = re.compile("<~")
@@ -375,7 +376,7 @@ def base85(text: str) -> str | None:
     """Base 85 in RFC 1924's alphabet (Python's and git's ``b85``)."""
     if not _base85_signed(text):
         return None
-    return _decoded_tokens(_RFC1924_RUNS.findall(text), _SPACE, 5, rfc1924_many, _base85_token)
+    return _decoded_tokens(_RFC1924_RUNS.tokens(text), _SPACE, 5, rfc1924_many, _base85_token)
 
 
 def views() -> Iterator[tuple[str, Callable[[str], str | None]]]:

@@ -96,12 +96,13 @@ def _groups_windows(
     zeros = first_slot + groups
     windows, over = _windows(source, base, block)
     if len(windows):
+        # Taken, places past the source read as its last block: in 64 bits, as ``take``
+        # wants them (indexing reads each place through a general iterator, three times
+        # the instructions).
         at = _slot_places(starts, first_slot, slots, block)
-        np.minimum(at, len(windows) - 1, out=at)
-        # Indexed, not taken: ``take`` would copy the places to 64 bits first.
-        values = windows[at]
+        values = windows.take(at, mode="clip")
         # Base 85 refuses a piece with a group past 2**32: its whole groups' blocks.
-        over_slots = over[at] if over is not None else None
+        over_slots = over.take(at, mode="clip") if over is not None else None
         del at
     else:
         values = np.zeros(int(zeros[-1]) + 1, windows.dtype)
@@ -142,7 +143,7 @@ def _slot_places(
     """Where the block of each slot starts in the source: ``starts[k] + j * block`` for
     slot ``j`` of piece ``k``. A sum of steps, ``block`` each but at each piece's first
     slot, in one array (a repeat of the starts and a range beside it made two)."""
-    steps = np.full(int(first_slot[-1] + slots[-1]), block, np.int32)
+    steps = np.full(int(first_slot[-1] + slots[-1]), block, np.intp)
     ends = starts + (slots - 1) * block  # where each piece's last slot starts
     steps[first_slot[1:]] = starts[1:] - ends[:-1]
     steps[0] = starts[0]

@@ -45,6 +45,7 @@ __all__ = [
     "in_order",
     "needles",
     "scan",
+    "scan_view",
 ]
 
 #: The access code's parts must lie within this many characters of a view, from the start
@@ -329,16 +330,42 @@ def _may_show(needle: Needle, substrings: set[bytes]) -> bool:
 def scan(folded: str, found_needles: tuple[Needle, ...]) -> Iterator[Seen]:
     """Each needle found in the folded view ``folded``, by the first rule that finds it."""
     raw = folded.encode()  # ASCII: fold_view keeps nothing else
+    stripped = raw.translate(None, _SEPARATOR_BYTES)
+    return _scan(stripped, lambda: folded, len(folded), found_needles)
+
+
+def scan_view(text: str, found_needles: tuple[Needle, ...]) -> Iterator[Seen]:
+    """:func:`scan` of ``fold_view(text)``. A text of ASCII is folded (lower-cased) only if
+    the parts rules read it: what the search reads, its letters and digits lower-cased, is
+    one translation of its bytes (a long view lower-cased first cost a pass more)."""
+    if not text.isascii():
+        return scan(fold_view(text), found_needles)
+    stripped = text.encode("ascii").translate(_LOWER_CASE, _NOT_ALNUM)
+    return _scan(stripped, text.lower, len(text), found_needles)
+
+
+_LOWER_CASE: Final = bytes.maketrans(_ALNUM[:26].upper(), _ALNUM[:26])
+_NOT_ALNUM: Final = bytes(b for b in range(256) if b not in _ALNUM + _ALNUM[:26].upper())
+
+
+def _scan(
+    stripped: bytes, fold: Callable[[], str], length: int, found_needles: tuple[Needle, ...]
+) -> Iterator[Seen]:
+    """:func:`scan` of a view whose letters and digits, folded, are ``stripped``; ``fold``
+    gives the folded view (``length`` characters long) if the parts rules read it."""
     searcher = _searcher(found_needles)
-    seen = present(searcher.every, searcher.patterns, raw.translate(None, _SEPARATOR_BYTES))
+    seen = present(searcher.every, searcher.patterns, stripped)
+    folded: str | None = None
     substrings: set[bytes] | None = None
     tokens: _Tokens | None = None
     for needle in found_needles:
         if needle.byte_joined in seen:
-            yield Seen(needle, Rule.WHOLE, 0, len(folded), needle.parts)
+            yield Seen(needle, Rule.WHOLE, 0, length, needle.parts)
         elif needle.by_parts and _may_show(needle, seen):
+            if folded is None:
+                folded = fold()
             if substrings is None:
-                substrings = present(searcher.parts, searcher.part_patterns, raw)
+                substrings = present(searcher.parts, searcher.part_patterns, folded.encode())
             if not _may_show(needle, substrings):
                 continue
             if tokens is None:

@@ -12,14 +12,15 @@ it starts and stops. Pure: no I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from functools import cached_property
-from typing import Final
+from typing import Final, overload
 
 import numpy as np
 
 from palaestra.rules.judge.translate import code_points
 
-__all__ = ["MIN_RUN", "ClassRuns", "printable_runs", "true_runs"]
+__all__ = ["MIN_RUN", "ClassRuns", "Tokens", "printable_runs", "true_runs"]
 
 #: Decoded runs of printable text shorter than this are noise, not a message.
 MIN_RUN: Final = 4
@@ -63,14 +64,67 @@ class ClassRuns:
     def findall(self, text: str) -> list[str]:
         if len(text) <= _SHORT:
             return self.pattern.findall(text)
+        return self.tokens(text)[:]
+
+    def tokens(self, text: str) -> Tokens:
+        """:meth:`findall`'s runs, by where each starts and ends."""
+        if len(text) <= _SHORT:
+            spans = [found.span() for found in self.pattern.finditer(text)]
+            bounds = np.array(spans, np.int64).reshape(-1, 2)
+            return Tokens(text, bounds[:, 0], bounds[:, 1])
         if text.isascii():
             inside = np.frombuffer(text.encode("ascii").translate(self._bytes), np.bool_)
         else:
             inside = self._table[np.minimum(code_points(text), _LAST)]
         starts, ends = true_runs(inside)
         long = ends - starts >= self._least
-        bounds = zip(starts[long].tolist(), ends[long].tolist(), strict=True)
-        return [text[start:end] for start, end in bounds]
+        return Tokens(text, starts[long], ends[long])
+
+
+class Tokens(Sequence[str]):
+    """Tokens of one text (whole runs, in order, none empty), by where each starts and
+    ends: each is sliced out of the text only when asked for, and all of them one after
+    another are read off the text at once (:meth:`joined`). A decoding of random base 85's
+    tens of thousands of tokens sliced each, joined them again and counted each one's
+    length: 2 ms a view."""
+
+    def __init__(self, text: str, starts: np.ndarray, ends: np.ndarray) -> None:
+        self.text, self.starts, self.ends = text, starts, ends
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            bounds = zip(self.starts[index].tolist(), self.ends[index].tolist(), strict=True)
+            return [self.text[start:end] for start, end in bounds]
+        return self.text[int(self.starts[index]) : int(self.ends[index])]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self[:])
+
+    @property
+    def lengths(self) -> np.ndarray:
+        lengths: np.ndarray = self.ends - self.starts
+        return lengths
+
+    def joined(self) -> bytes:
+        """``"".join(self).encode("ascii", "replace")``: the text's characters between
+        the tokens left out (in ASCII each character is one byte, ``?`` outside it)."""
+        chars = np.frombuffer(self.text.encode("ascii", "replace"), np.uint8)
+        # Between the tokens and each token, in turn: a repeat of left out and kept.
+        runs = np.empty(2 * len(self) + 1, np.int64)
+        runs[0::2] = np.append(self.starts, len(chars)) - np.insert(self.ends, 0, 0)
+        runs[1::2] = self.lengths
+        kept = np.repeat(np.arange(len(runs)) % 2 == 1, runs)
+        joined: bytes = np.compress(kept, chars).tobytes()
+        return joined
 
 
 def true_runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

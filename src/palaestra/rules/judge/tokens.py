@@ -12,7 +12,7 @@ are decoded in the order the tokens came in. Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Final
@@ -22,6 +22,7 @@ import numpy as np
 from palaestra.rules.judge.classes import CHAR_CLASSES
 from palaestra.rules.judge.digits import GROUPS
 from palaestra.rules.judge.groups import groups_spans
+from palaestra.rules.judge.runs import Tokens
 
 __all__ = ["MANY_TOKENS", "Spec", "decoded_many"]
 
@@ -170,7 +171,7 @@ def _offsets(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def decoded_many(
-    tokens: list[str], spec: Spec, cut_one: Callable[[str], list[str]]
+    tokens: Sequence[str], spec: Spec, cut_one: Callable[[str], list[str]]
 ) -> bytes | None:
     """The bytes of every token's pieces, in order, as ``spec.decode`` of the pieces
     ``cut_one`` cuts from each token would give them; ``None`` when there are none.
@@ -180,11 +181,17 @@ def decoded_many(
     as a pass of numpy over it, and this made 10 MB of them on random base 85."""
     table, base, block, size = GROUPS[spec.decode]
     count = len(tokens)
-    lengths = np.fromiter(map(len, tokens), np.int64, count)
-    if count == 0 or not lengths.all():
-        return _one_by_one(tokens, range(count), spec, cut_one)
-    joined = "".join(tokens)
-    encoded = joined.encode("ascii", "replace")
+    if isinstance(tokens, Tokens):  # runs of a text, read off it at once: none empty
+        lengths = tokens.lengths
+        if count == 0:
+            return None
+        encoded, ascii = tokens.joined(), tokens.text.isascii()
+    else:
+        lengths = np.fromiter(map(len, tokens), np.int64, count)
+        if count == 0 or not lengths.all():
+            return _one_by_one(tokens, range(count), spec, cut_one)
+        joined = "".join(tokens)
+        encoded, ascii = joined.encode("ascii", "replace"), joined.isascii()
     chars = np.frombuffer(encoded, np.uint8)
     starts = np.cumsum(lengths) - lengths
     # What the one-by-one cut does to a token of ASCII without controls: drop its
@@ -208,7 +215,7 @@ def decoded_many(
         at = starts[cut] + tail[cut]
         before[cut] = (chars[at - 2] == ord("~")) & (chars[at - 1] == ord(">"))
         quick &= ~(opens | closes | before)
-    if not joined.isascii():
+    if not ascii:
         quick &= np.fromiter((t.isascii() for t in tokens), bool, count)
     if np.count_nonzero(quick) < MANY_TOKENS:
         # Tokens of words joined across their spaces (prose, source code, JSON): the
@@ -270,7 +277,7 @@ def decoded_many(
     places = first[slow][which] + offset
     at[places] = extra_at + np.cumsum(extra_len) - extra_len
     length[places] = extra_len
-    digits = np.frombuffer(table, np.uint8)[source]
+    digits = np.frombuffer(source.tobytes().translate(table), np.uint8)
     del source, kept, bare_chars
     return groups_spans(digits, at, length, base, block, size)
 
@@ -355,7 +362,10 @@ def _flag_table(spec: Spec) -> bytes:
 
 
 def _one_by_one(
-    tokens: list[str], which: range | list[int], spec: Spec, cut_one: Callable[[str], list[str]]
+    tokens: Sequence[str],
+    which: range | list[int],
+    spec: Spec,
+    cut_one: Callable[[str], list[str]],
 ) -> bytes | None:
     pieces = [piece for index in which for piece in cut_one(tokens[index])]
     return spec.decode(pieces) if pieces else None

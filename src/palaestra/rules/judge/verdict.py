@@ -48,7 +48,7 @@ from typing import Any, Final
 from palaestra.rules.judge.answers import Utility, check_utility
 from palaestra.rules.judge.chains import Chain, Exhausted, Reading, chains, judge_budget, replay
 from palaestra.rules.judge.folding import fold, lines_showing
-from palaestra.rules.judge.match import Needle, Rule, Seen, fold_view, needles, scan
+from palaestra.rules.judge.match import Needle, Rule, Seen, needles, scan_view
 from palaestra.rules.judge.task_bank import UserTask
 from palaestra.rules.judge.views import CIPHERS, VIEW_CIPHERS, VIEWS, View
 
@@ -174,7 +174,7 @@ def _seen_in(
     read = replay(views, text) if views else text
     if read is None:
         return None
-    return next((s for s in scan(fold_view(read), (needle,)) if s.rule is rule), None)
+    return next((s for s in scan_view(read, (needle,)) if s.rule is rule), None)
 
 
 #: A long reply is first searched piece by piece (pieces this long, overlapping by a
@@ -264,7 +264,7 @@ def _hits(reply: str, secrets: dict[Secret, str], work: Reading) -> Iterator[_Hi
         work.spend(len(chain.text))
         pairs = _needles(chain, secrets)
         owner = {id(needle): secret for secret, needle in pairs}
-        for seen in scan(fold_view(chain.text), tuple(n for _, n in pairs)):
+        for seen in scan_view(chain.text, tuple(n for _, n in pairs)):
             yield _Hit(owner[id(seen.needle)], chain.views, seen)
 
 
