@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Final
 
 import numpy as np
@@ -46,6 +47,10 @@ def _each(text: bytes, flags: bytes) -> np.ndarray:
 
 _SEPARATOR: Final = _flags(r"[\s.\-_*|/]")
 _WORD: Final = _flags(r"[^\W_]")
+#: Each ASCII character's kind for the spaced-out hint: 1 a separator, 2 a letter or digit.
+_SPACING: Final = bytes(
+    separator | word << 1 for separator, word in zip(_SEPARATOR, _WORD, strict=True)
+)
 _SPACE: Final = _flags(r"\s")
 _QUOTE: Final = _flags(r"[\"'`]")
 
@@ -63,10 +68,19 @@ def later(flags: np.ndarray, by: int) -> np.ndarray:
     return out
 
 
-def _spaced(text: bytes) -> bool:
+@lru_cache(maxsize=2)
+def _spacing(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """Whether each place of a text of ASCII is a separator, and whether a letter or digit,
+    and five places past its end of neither: the ``separators`` view's hint and then its
+    pairs read both of one text (from one translation, each one of its bits)."""
+    kinds = np.frombuffer((text.encode("ascii") + bytes(5)).translate(_SPACING), np.uint8)
+    return (kinds & 1) != 0, (kinds & 2) != 0
+
+
+def _spaced(text: str) -> bool:
     """Three single letters or digits, the first after a separator, one or two separators
     between each, no letter or digit after the last (``_SPACED_HINT``)."""
-    separator, word = _each(text, _SEPARATOR), _each(text, _WORD)
+    separator, word = (flags[: len(text)] for flags in _spacing(text))
     single = word & later(separator, 1)  # a letter or digit after a separator
     middle = single & later(separator, -1)  # and before one
     last = single & ~later(word, -1)
@@ -98,18 +112,17 @@ def spaced_pairs(text: str) -> np.ndarray | None:
         return None
     # Past the end, five places of neither: sep[k : n + k] says whether the place k places
     # on is a separator, alnum[k : n + k] whether it is a letter or digit.
-    raw, n = text.encode("ascii") + bytes(5), len(text)
-    sep, alnum = _each(raw, _SEPARATOR), _each(raw, _WORD)
+    (sep, alnum), n = _spacing(text), len(text)
     single = sep[:n] & alnum[1 : n + 1] & sep[2 : n + 2]
     after_one = alnum[3 : n + 3] & ~alnum[4 : n + 4]
     after_two = sep[3 : n + 3] & alnum[4 : n + 4] & ~alnum[5 : n + 5]
     return np.flatnonzero(single & (after_one | after_two))
 
 
-def _literal_join(text: bytes) -> bool:
+def _literal_join(text: str) -> bool:
     """A quote, then whitespace, maybe a ``+`` and whitespace, then the same quote
-    (``_LITERAL_JOIN``)."""
-    return bool(len(_literal_joins(text)[0]))
+    (``_LITERAL_JOIN``), in a text of ASCII."""
+    return bool(len(_literal_joins(text.encode("ascii"))[0]))
 
 
 def _literal_joins(text: bytes) -> tuple[np.ndarray, np.ndarray]:
@@ -165,11 +178,11 @@ def literal_joins_removed(pattern: re.Pattern[str]) -> Callable[[str], str]:
     return removed
 
 
-def _hint(pattern: re.Pattern[str], arrays: Callable[[bytes], bool]) -> Callable[[str], bool]:
+def _hint(pattern: re.Pattern[str], arrays: Callable[[str], bool]) -> Callable[[str], bool]:
     def matches(text: str) -> bool:
         if len(text) <= _SHORT or not text.isascii():
             return pattern.search(text) is not None
-        return arrays(text.encode("ascii"))
+        return arrays(text)
 
     return matches
 

@@ -30,12 +30,7 @@ from palaestra.rules.judge import joined as judge_joined
 from palaestra.rules.judge import letters as judge_letters
 from palaestra.rules.judge import spelled as judge_spelled
 from palaestra.rules.judge.classes import char_classes, holds, long_words
-from palaestra.rules.judge.hints import (
-    literal_join_hint,
-    literal_joins_removed,
-    next_spaced_pair,
-    spaced_hint,
-)
+from palaestra.rules.judge.hints import literal_joins_removed, next_spaced_pair, spaced_hint
 from palaestra.rules.judge.runs import ClassRuns
 from palaestra.rules.judge.skeleton import skeleton
 from palaestra.rules.judge.tags import html_tags
@@ -115,9 +110,9 @@ _SPACED: Final = re.compile(r"(?<![^\W_])[^\W_](?:[\s.\-_*|/]{1,2}[^\W_](?![^\W_
 _SPACED_HINT: Final = re.compile(
     r"[\s.\-_*|/][^\W_][\s.\-_*|/]{1,2}[^\W_][\s.\-_*|/]{1,2}[^\W_](?![^\W_])"
 )
-#: Whether each matches a text: from arrays of flags in a long text of ASCII.
-_literal_joins, _spaced_out = literal_join_hint(_LITERAL_JOIN), spaced_hint(_SPACED_HINT)
-_unjoined = literal_joins_removed(_LITERAL_JOIN)
+#: Whether the hint matches a text, and a text's literals joined: from arrays of flags in
+#: a long text of ASCII.
+_spaced_out, _unjoined = spaced_hint(_SPACED_HINT), literal_joins_removed(_LITERAL_JOIN)
 _SEPARATOR: Final = re.compile(r"[\s.\-_*|/]+")
 #: The ASCII characters :data:`_SEPARATOR` matches, each deleted: an ASCII run closed up
 #: with one translation in C, where a substitution was a step per gap (tens of thousands
@@ -129,8 +124,8 @@ def separators(text: str) -> str | None:
     """Zero-width characters and soft hyphens removed, adjacent string literals joined
     (``"QUI" + "LL"``), and spaced-out characters closed up (``Q U I L L``)."""
     joined = _INVISIBLE.sub("", text) if not text.isascii() else text
-    if ("'" in joined or '"' in joined or "`" in joined) and _literal_joins(joined):
-        joined = _unjoined(joined)
+    if "'" in joined or '"' in joined or "`" in joined:
+        joined = _unjoined(joined)  # (the same text back when no literals are adjacent)
     if _spaced_out(joined):
         joined = _closed_up(joined)
     return joined if joined != text else None
