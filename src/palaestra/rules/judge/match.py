@@ -98,10 +98,15 @@ def fold_view(text: str) -> str:
     """``text`` case-folded, with each character outside ASCII folded as the rules say."""
     if text.isascii():
         return text.lower()
+    return _folded_outside(text).decode("ascii").lower()
+
+
+def _folded_outside(text: str) -> bytes:
+    """``text`` (not ASCII) with each character outside ASCII folded (ASCII, lower-cased),
+    as ASCII bytes: its ASCII letters are left in either case."""
     if (len(text) - len(text.encode("ascii", "ignore"))) * _FEW_OUTSIDE < len(text):
-        # Folded, a character outside ASCII is ASCII, which lower() leaves as it is.
-        return text.encode("ascii", _FOLD_ERRORS).decode("ascii").lower()
-    return _FOLDING(text)
+        return text.encode("ascii", _FOLD_ERRORS)
+    return _FOLDING(text).encode("ascii")
 
 
 def _fold_outside(error: UnicodeError) -> tuple[str, int]:
@@ -335,13 +340,13 @@ def scan(folded: str, found_needles: tuple[Needle, ...]) -> Iterator[Seen]:
 
 
 def scan_view(text: str, found_needles: tuple[Needle, ...]) -> Iterator[Seen]:
-    """:func:`scan` of ``fold_view(text)``. A text of ASCII is folded (lower-cased) only if
-    the parts rules read it: what the search reads, its letters and digits lower-cased, is
-    one translation of its bytes (a long view lower-cased first cost a pass more)."""
-    if not text.isascii():
-        return scan(fold_view(text), found_needles)
-    stripped = text.encode("ascii").translate(_LOWER_CASE, _NOT_ALNUM)
-    return _scan(stripped, text.lower, len(text), found_needles)
+    """:func:`scan` of ``fold_view(text)``, lower-cased only if the parts rules read it:
+    what the search reads, the folded view's letters and digits lower-cased, is one
+    translation of its bytes (a long view lower-cased and encoded first cost two passes
+    more, and one outside ASCII, decoded, one more)."""
+    raw = text.encode("ascii") if text.isascii() else _folded_outside(text)
+    stripped = raw.translate(_LOWER_CASE, _NOT_ALNUM)
+    return _scan(stripped, lambda: raw.decode("ascii").lower(), len(raw), found_needles)
 
 
 _LOWER_CASE: Final = bytes.maketrans(_ALNUM[:26].upper(), _ALNUM[:26])
