@@ -20,7 +20,7 @@ from palaestra.rules.judge import digits
 from palaestra.rules.judge import groups as judge_groups
 from palaestra.rules.judge import tokens as judge_tokens
 from palaestra.rules.judge import words as judge_words
-from palaestra.rules.judge.runs import ClassRuns, printable_runs, true_runs
+from palaestra.rules.judge.runs import _PRINTABLE_RUN, ClassRuns, printable_runs, true_runs
 from palaestra.rules.judge.tokens import MANY_TOKENS, Spec, decoded_many
 from palaestra.rules.judge.unicode import unicode_candidates, unicode_pieces
 
@@ -625,3 +625,21 @@ def test_tokens_read_off_their_text_are_the_runs_joined(
 def _cut(spec: Spec) -> Callable[[str], list[str]]:
     drop, block, _, signed = next(cut for cut in _CUTS.values() if dec._SPECS[cut[2]] is spec)
     return lambda token: dec._pieces(token, drop, block, signed)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([b"a", b"ab", b"abc", b"abcd", b"\x00", b"\x7f", b"\x1f", b" ", b"~~~~~"]),
+        max_size=80,
+    ),
+    st.integers(1, 200),
+)
+def test_the_printable_runs_found_as_arrays_are_those_the_pattern_finds(
+    parts: list[bytes], repeat: int
+) -> None:
+    """Runs of four printable bytes or more, at either end or between others, in bytes
+    long enough to be read as arrays: the pattern's runs, one a line."""
+    raw = b"".join(parts) * repeat + b"\x00" * 4100 + b"".join(parts)
+    runs = _PRINTABLE_RUN.findall(raw)
+    assert printable_runs(raw) == (b"\n".join(runs).decode() if runs else None)

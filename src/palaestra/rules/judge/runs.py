@@ -160,18 +160,21 @@ def printable_runs(raw: bytes) -> str | None:
         return b"\n".join(runs).decode() if runs else None
     data = np.frombuffer(raw, np.uint8)
     printable = (data - np.uint8(0x20)) < 0x5F  # 0x20 to 0x7e, wrapping below
-    # Where MIN_RUN printable bytes in a row start, then every byte such a window covers:
-    # the bytes of the long runs, found in a few passes over bools (finding each run's
-    # edges, then gathering each run, cost three times more on random bytes).
-    width = len(data) - MIN_RUN + 1
-    starts = printable[:width].copy()
-    for at in range(1, MIN_RUN):
-        starts &= printable[at : at + width]
+    # Where MIN_RUN (four) printable bytes in a row start, then every byte such a window
+    # covers: the bytes of the long runs, found in a few passes over bools, each doubling
+    # the width read (finding each run's edges, then gathering each run, cost three times
+    # more on random bytes; a pass per byte of the width, a third more).
+    pairs = printable[:-1] & printable[1:]
+    starts = pairs[:-2] & pairs[2:]  # len(data) - 3 places
     if not starts.any():
         return None
-    covered = np.zeros(len(data), bool)
-    for at in range(MIN_RUN):
-        covered[at : at + width] |= starts
+    # A byte is covered when a start lies zero to three places before it: a start at or
+    # one before it, or so two places further back.
+    near = np.zeros(len(data), bool)
+    near[: len(starts)] = starts
+    near[1 : len(starts) + 1] |= starts
+    covered = near.copy()
+    covered[2:] |= near[:-2]
     places = np.flatnonzero(covered)
     # A line break after each run but the last: where the places stop following on.
     breaks = np.flatnonzero(np.diff(places) != 1) + 1
