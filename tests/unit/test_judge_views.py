@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from palaestra.rules.judge import cipher_tables, ciphered, letters, present, spelled, tags, views
 from palaestra.rules.judge import decoders as dec
 from palaestra.rules.judge import escapes as esc
+from palaestra.rules.judge import regrouped as judge_regrouped
 from palaestra.rules.judge.chains import depth2_budget, view_chains
 from palaestra.rules.judge.folding import fold
 from palaestra.rules.judge.match import fold_view
@@ -530,3 +531,20 @@ def test_tags_found_from_arrays_are_what_the_pattern_removes(parts: list[str]) -
 def _sub_or_none(text: str) -> str | None:
     stripped = tags._TAG.sub("", text)
     return stripped if stripped != text else None
+
+
+_GROUPED_PARTS = st.sampled_from(
+    ["a", "ab", "4c", "UVVJ", "ABCDEFGHI", ".", "|", ":", "~", " ", "-", "ab.cd.ef.gh", "a;b"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_GROUPED_PARTS, max_size=40), st.integers(0, 2))
+def test_the_marks_runs_of_groups_start_at_are_those_the_pattern_finds(
+    parts: list[str], filler: int
+) -> None:
+    """A long text of ASCII has the marks three groups follow found from its runs of
+    group characters and its marks: the pattern's, with groups too long and too short."""
+    text = ("", "x" * 5000, "." * 5000)[filler] + "".join(parts) * 3
+    expected = [found.start() for found in judge_regrouped._RUN_MARK.finditer(text)]
+    assert judge_regrouped._run_marks(text) == expected

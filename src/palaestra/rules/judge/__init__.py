@@ -5,8 +5,8 @@
 - ``views``: the canonical views and the ciphers; their families ``decoders`` (with
   ``digits`` and ``groups``, ``tokens`` and ``runs``, ``words``, ``bytes`` and ``unicode``,
   ``alphabets``, ``ciphered`` and its ``cipher_tables``), ``escapes``, ``spelled``,
-  ``letters``, ``skeleton``, ``translate``, ``hidden``, ``joined``, ``hints``, ``tags``,
-  ``classes``;
+  ``letters``, ``skeleton``, ``translate``, ``hidden``, ``joined`` and ``regrouped``,
+  ``hints``, ``tags``, ``classes``;
 - ``match``: how a secret is found in one view: folding, tokens, the window; ``folding``:
   a view folded for comparison, and the lines of a view that show a finding;
 - ``task_bank``: the user tasks a defender must still answer; ``answers``: whether it did.

@@ -1,11 +1,9 @@
 """The judge's views of text put back together: encoded groups rejoined across separators,
 and string literals concatenated as the program that holds them would.
 
-- ``regrouped``: four or more groups of two to eight base-64 or hex characters, one mark
-  between each (``UVVJ.TEwt.NDgy``, ``51.55.49.4c``, ``51|55|49|4c``), closed up, and
-  lower-case base 32 in groups of four (``kzhv evcf lawt onbw hawu``) closed up in
-  capitals; only before a decoding (the decodings already rejoin tokens across
-  whitespace, dashes and commas, but see no base 32 in four-letter words).
+- ``regrouped`` (:mod:`palaestra.rules.judge.regrouped`): four or more groups of two to
+  eight base-64 or hex characters, one mark between each (``UVVJ.TEwt.NDgy``), closed up;
+  lower-case base 32 in groups of four closed up in capitals.
 - ``literals``: adjacent string literals joined, as Python, C and JavaScript read them:
   with a prefix (``b"CITADEL-40" b"89-MOSAIC"``, ``r'..'``, ``f".."``), and across the
   concatenation operators of common languages (``+``, ``.``, ``..``, ``||``, ``&``).
@@ -25,95 +23,10 @@ from typing import Final
 
 import numpy as np
 
-from palaestra.rules.judge.classes import char_classes
+from palaestra.rules.judge.regrouped import regrouped
 from palaestra.rules.judge.runs import true_runs
 
 __all__ = ["VIEWS", "literals", "regrouped"]
-
-#: The marks that may stand between groups (whitespace, dashes and commas are the decodings').
-_GROUP_MARKS: Final = ".|:;·•~_"
-_GROUPS: Final = re.compile(
-    f"[A-Za-z0-9+/=]{{2,8}}(?:[{re.escape(_GROUP_MARKS)}][A-Za-z0-9+/=]{{2,8}}){{3,}}"
-)
-_GROUP_MARK: Final = re.compile(f"[{re.escape(_GROUP_MARKS)}]")
-#: A mark that three groups follow, a mark between each: every run of :data:`_GROUPS` has
-#: one, its first mark. The pattern starts with the mark, which the search skips to in C.
-_RUN_MARK: Final = re.compile(
-    f"[{re.escape(_GROUP_MARKS)}](?=[A-Za-z0-9+/=]{{2,8}}"
-    f"[{re.escape(_GROUP_MARKS)}][A-Za-z0-9+/=]{{2,8}}"
-    f"[{re.escape(_GROUP_MARKS)}][A-Za-z0-9+/=]{{2}})"
-)
-#: A mark between two letters or digits; the pattern starts with the mark, which most
-#: characters are not, so that the search skips through a reply.
-_HINT: Final = re.compile(
-    f"[{re.escape(_GROUP_MARKS)}](?<=[A-Za-z0-9][{re.escape(_GROUP_MARKS)}])[A-Za-z0-9]"
-)
-
-
-#: Lower-case base 32 in groups of four, one space apart (``kfkv etkm``): five groups or
-#: more (twelve bytes: a secret is at least ten characters), the last one maybe shorter.
-_BASE32_GROUPS: Final = re.compile(
-    r"[a-z2-7]{4}(?: [a-z2-7]{4}){4,}(?: [a-z2-7]{1,3})?(?![a-z2-7])"
-)
-
-
-_FIVE_GROUPS: Final = b"llllsllllsllllsllllsllll"
-_NOT_GROUPED: Final = re.compile("[^A-Za-z0-9+/=]")
-
-
-def _first_run(text: str, start: int, stop: int) -> re.Match[str] | None:
-    """The first match of :data:`_GROUPS` starting from ``start`` to before ``stop``. A
-    run's first group ends where its characters do, at a mark, so every start before the
-    same mark matches or fails alike: one match tried per mark, not one per start."""
-    while start < stop:
-        found = _NOT_GROUPED.search(text, start)
-        end = len(text) if found is None else found.start()
-        if end - start > 8:
-            start = end - 8  # a first group is at most eight characters
-            continue
-        if end - start >= 2 and end < len(text) and text[end] in _GROUP_MARKS:
-            run = _GROUPS.match(text, start)
-            if run is not None:
-                return run
-        start = end + 1
-    return None
-
-
-def regrouped(text: str) -> str | None:
-    """Groups of encoded characters with a mark between each, closed up; and lower-case
-    base 32 in groups of four, closed up in capitals (as prose, four-letter words in a row
-    have no sign of base 32 to the decodings). Each run on a line of its own."""
-    runs: list[str] = []
-    last = 0
-    # A run found from a hint has its first mark at most six characters before the hint:
-    # only the hints up to six characters after a mark that may start a run are tried, in
-    # order (a reply with no such mark, most of them, has none).
-    tried = -1
-    for mark in [found.start() for found in _RUN_MARK.finditer(text)]:
-        for hint in _HINT.finditer(text, max(mark, tried + 1), mark + 8):
-            tried = hint.start()
-            # A run's first group is at most eight characters before its first mark: try
-            # the run from there, not the pattern at every character of the reply.
-            if hint.start() < last:
-                continue
-            run = _first_run(text, max(last, hint.start() - 8), hint.start() - 1)
-            if run is not None:
-                runs.append(_GROUP_MARK.sub("", run.group()))
-                last = run.end()
-    # Five groups of four letters, found in the character classes (one a character); with a
-    # digit, base 32 already shows as such to the decodings.
-    classes = char_classes(text)
-    at = classes.find(_FIVE_GROUPS)
-    while at != -1:
-        found = _BASE32_GROUPS.match(text, at)
-        if found is not None and not (at and text[at - 1].isalnum()):
-            runs.append(found.group().replace(" ", "").upper())
-            at = found.end()
-        else:
-            at += 1
-        at = classes.find(_FIVE_GROUPS, at)
-    return "\n".join(runs) if runs else None
-
 
 #: Each quote, and what follows it to the end of a literal it opens: ``{group}`` opens the
 #: group of the contents.
