@@ -20,7 +20,13 @@ from palaestra.rules.judge import digits
 from palaestra.rules.judge import groups as judge_groups
 from palaestra.rules.judge import tokens as judge_tokens
 from palaestra.rules.judge import words as judge_words
-from palaestra.rules.judge.runs import _PRINTABLE_RUN, ClassRuns, printable_runs, true_runs
+from palaestra.rules.judge.runs import (
+    _PRINTABLE_RUN,
+    ClassRuns,
+    long_runs,
+    printable_runs,
+    true_runs,
+)
 from palaestra.rules.judge.tokens import MANY_TOKENS, Spec, decoded_many
 from palaestra.rules.judge.unicode import unicode_candidates, unicode_pieces
 
@@ -643,3 +649,13 @@ def test_the_printable_runs_found_as_arrays_are_those_the_pattern_finds(
     raw = b"".join(parts) * repeat + b"\x00" * 4100 + b"".join(parts)
     runs = _PRINTABLE_RUN.findall(raw)
     assert printable_runs(raw) == (b"\n".join(runs).decode() if runs else None)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.booleans(), max_size=80), st.integers(1, 20))
+def test_the_long_runs_are_the_true_runs_at_least_so_long(flags: list[bool], least: int) -> None:
+    mask = np.array(flags, bool)
+    starts, ends = true_runs(mask)
+    long = ends - starts >= least
+    found = long_runs(mask, least)
+    assert (found[0].tolist(), found[1].tolist()) == (starts[long].tolist(), ends[long].tolist())
