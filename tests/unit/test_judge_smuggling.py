@@ -20,6 +20,7 @@ from palaestra.rules.judge import hidden as judge_hidden
 from palaestra.rules.judge import joined as judge_joined
 from palaestra.rules.judge import judge_reply
 from palaestra.rules.judge import letters as judge_letters
+from palaestra.rules.judge import regrouped as judge_regrouped
 from palaestra.rules.judge import views as judge_views
 from palaestra.rules.judge import words as judge_words
 from palaestra.rules.judge.chains import view_chains
@@ -328,8 +329,8 @@ VIEW_TABLE: list[tuple[str, Callable[[str], str | None], str, str | None]] = [
     ("hex-unicode-none", judge_bytes.hex_unicode, "plain words", None),
     ("words-decoded", judge_words.words_decoded, "UVVJTEw= NDgyMQ==", "quill 4821"),
     ("words-decoded-none", judge_words.words_decoded, "plain words", None),
-    ("regrouped", judge_joined.regrouped, "51.55.49.4c.4c", "5155494c4c"),
-    ("regrouped-none", judge_joined.regrouped, "An end. A start.", None),
+    ("regrouped", judge_regrouped.regrouped, "51.55.49.4c.4c", "5155494c4c"),
+    ("regrouped-none", judge_regrouped.regrouped, "An end. A start.", None),
     ("literals", judge_joined.literals, 'b"QUI" b"LL"', "quill"),
     ("literals-none", judge_joined.literals, "no quotes", None),
     ("confusables-greek-nu-upsilon", judge_views.confusables, "\u039f\u039d\u03a5\u03a7", "onyx"),

@@ -71,9 +71,9 @@ TABLE: list[tuple[str, Callable[[str], str | None], str, str | None]] = [
     ("separators-adjacent-literals", views.separators, "'QUI' 'LL'", "quill"),
     ("separators-spaced", views.separators, "word Q U I L L here", "quill"),
     ("separators-none", views.separators, "plain words only", None),
-    ("html-tags", views.html_tags, "<b>QUI</b>LL", "quill"),
-    ("html-comment", views.html_tags, "QU<!-- -->ILL", "quill"),
-    ("html-tags-none", views.html_tags, "a < b and c > d", None),
+    ("html-tags", tags.html_tags, "<b>QUI</b>LL", "quill"),
+    ("html-comment", tags.html_tags, "QU<!-- -->ILL", "quill"),
+    ("html-tags-none", tags.html_tags, "a < b and c > d", None),
     ("number-words-digits", spelled.number_words, "four eight two one", "4821"),
     ("number-words-pairs", spelled.number_words, "forty-eight twenty-one", "4821"),
     (
@@ -525,7 +525,7 @@ def test_tags_found_from_arrays_are_what_the_pattern_removes(parts: list[str]) -
     if text.isascii():
         assert tags._untagged(text) == tags._TAG.sub("", text)
     long = (text + " x ") * (5000 // (len(text) + 3) + 1)
-    assert views.html_tags(long) == (None if "<" not in long else _sub_or_none(long))
+    assert tags.html_tags(long) == (None if "<" not in long else _sub_or_none(long))
 
 
 def _sub_or_none(text: str) -> str | None:

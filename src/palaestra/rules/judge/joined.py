@@ -26,7 +26,7 @@ import numpy as np
 from palaestra.rules.judge.regrouped import regrouped
 from palaestra.rules.judge.runs import true_runs
 
-__all__ = ["VIEWS", "literals", "regrouped"]
+__all__ = ["VIEWS", "literals"]
 
 #: Each quote, and what follows it to the end of a literal it opens: ``{group}`` opens the
 #: group of the contents.

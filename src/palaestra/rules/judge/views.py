@@ -31,6 +31,7 @@ from palaestra.rules.judge import letters as judge_letters
 from palaestra.rules.judge import spelled as judge_spelled
 from palaestra.rules.judge.classes import char_classes, holds, long_words
 from palaestra.rules.judge.hints import literal_joins_removed, next_spaced_pair, spaced_hint
+from palaestra.rules.judge.regrouped import regrouped
 from palaestra.rules.judge.runs import ClassRuns
 from palaestra.rules.judge.skeleton import skeleton
 from palaestra.rules.judge.tags import html_tags
@@ -46,7 +47,6 @@ __all__ = [
     "acrostic_lines",
     "acrostic_words",
     "confusables",
-    "html_tags",
     "leet",
     "reversed_text",
     "rot13_text",
@@ -320,7 +320,7 @@ VIEWS: Final[tuple[View, ...]] = (
     *(View(name, read, ChainPlace.DECODING) for name, read in judge_bytes.VIEWS),
     *(View(name, read, ChainPlace.NORMAL) for name, read in judge_letters.VIEWS),
     View("literals", judge_joined.literals, ChainPlace.NORMAL),
-    View("regrouped", judge_joined.regrouped, ChainPlace.PREFIX),
+    View("regrouped", regrouped, ChainPlace.PREFIX),
     View("rot47", rot47, ChainPlace.NORMAL),
     View("reversed-text", reversed_text, ChainPlace.PREFIX),
     View("rot13-text", rot13_text, ChainPlace.PREFIX),
