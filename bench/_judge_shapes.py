@@ -150,4 +150,6 @@ def shapes(code: str, phrase: str) -> dict[str, Shape]:
         "a literal no run follows, opened again at each escaped quote": lambda n: (
             "'" + _fill("\\'", n // 4 * 2) + "' '" + _fill("\\'", n - n // 4 * 2 - 4)
         ),
+        # Each an opening of a marked Ascii85 token that never closes.
+        "Ascii85 openings": lambda n: _fill("<~", n - 16) + " !!A1bCdEfGhIjK",
     }
